@@ -1,0 +1,202 @@
+package blob
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/statsblob/statsblob/bsdrand"
+	"github.com/statsblob/statsblob/internal/abi"
+	"github.com/statsblob/statsblob/tdigest"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// Blob is a stats blob. Its bytes are complete: a copy of Bytes() shipped
+// elsewhere and read back with FromBytes is the same blob. The Env (clock
+// and random source) is configuration of this value, not part of the bytes.
+//
+// A Blob is not safe for concurrent use. Copying a Blob value shares its
+// bytes; use Clone for an independent copy.
+type Blob struct {
+	b   []byte // the buffer; the blob is b[:cursz], len(b) >= maxsz is not required
+	env *tdigest.Env
+}
+
+// Env is where a blob reads time (created/lastrst, t-digest reseeding) and
+// draws randomness (t-digest add and compress). It is the same type the
+// tdigest package uses.
+type Env = tdigest.Env
+
+// SBinTime converts a time to FreeBSD's sbintime_t: signed 32.32 fixed
+// point seconds, with the C's rounding of the nanoseconds.
+func SBinTime(sec int64, nsec int64) int64 {
+	return sec<<32 + int64((uint64(nsec)*9223372037+0x7fffffff)>>31)
+}
+
+// WallClock is the default clock: the current time since the Unix epoch as
+// an sbintime_t. (The C reads the uptime clock; an epoch clock keeps
+// created/lastrst meaningful across hosts.)
+func WallClock() int64 {
+	now := time.Now()
+	return SBinTime(now.Unix(), int64(now.Nanosecond()))
+}
+
+// NewEnv returns an Env with the given clock (WallClock if nil) and a fresh
+// random(3) source seeded with seed.
+func NewEnv(clock func() int64, seed uint32) *Env {
+	if clock == nil {
+		clock = WallClock
+	}
+	return &Env{Rand: bsdrand.New(seed), Clock: clock}
+}
+
+// New allocates a blob from template t (stats_blob_alloc): a buffer of the
+// template's size holding the template's bytes, stamped with its hash and
+// with created = lastrst = now. env may be nil for the defaults (WallClock,
+// and a random source of the blob's own, seeded with 1, made when a t-digest
+// first needs it).
+func New(t *tpl.Template, env *Env) *Blob {
+	b, hash := t.AppendBytes(nil)
+	bl := &Blob{b: b, env: env}
+	bl.stamp(hash)
+	return bl
+}
+
+// Init initialises buf with template t (stats_blob_init) and returns a Blob
+// using buf as its storage. As in the C, the buffer's size is the maxsz
+// field already in buf's header, and the template's bytes are copied
+// including the template's own maxsz. Errors: voi.ErrInvalid if buf is
+// shorter than its header claims or than the header itself;
+// voi.ErrOverflow if the template does not fit (buf is left unchanged).
+func Init(buf []byte, t *tpl.Template, env *Env) (*Blob, error) {
+	if len(buf) < abi.HeaderSize {
+		return nil, fmt.Errorf("blob: init: buffer of %d bytes: %w", len(buf), voi.ErrInvalid)
+	}
+	maxsz := abi.MaxSz(buf)
+	if maxsz > len(buf) {
+		return nil, fmt.Errorf("blob: init: header maxsz %d exceeds buffer of %d bytes: %w", maxsz, len(buf), voi.ErrInvalid)
+	}
+	tb, hash := t.AppendBytes(nil)
+	if maxsz < len(tb) {
+		return nil, fmt.Errorf("blob: init: template needs %d bytes, maxsz is %d: %w", len(tb), maxsz, voi.ErrOverflow)
+	}
+	copy(buf, tb)
+	bl := &Blob{b: buf, env: env}
+	bl.stamp(hash)
+	return bl, nil
+}
+
+func (bl *Blob) stamp(hash uint32) {
+	now := bl.now()
+	abi.PutU32(bl.b, abi.OffTplHash, hash)
+	abi.PutU64(bl.b, abi.OffCreated, uint64(now))
+	abi.PutU64(bl.b, abi.OffLastRst, uint64(now))
+}
+
+// FromBytes validates p as a STATS_ABI_V1 little-endian blob of exactly
+// len(p) == cursz bytes and returns a Blob holding a copy of it. The error
+// names the first inconsistency found and wraps voi.ErrInvalid (or
+// voi.ErrNotSupported for another ABI or byte order). See Validate.
+func FromBytes(p []byte, env *Env) (*Blob, error) {
+	if err := Validate(p); err != nil {
+		return nil, err
+	}
+	if len(p) != abi.CurSz(p) {
+		return nil, fmt.Errorf("blob: %d bytes given, header cursz is %d: %w", len(p), abi.CurSz(p), voi.ErrInvalid)
+	}
+	return &Blob{b: append([]byte(nil), p...), env: env}, nil
+}
+
+// Wrap validates the blob at the start of buf (len(buf) may exceed cursz)
+// and returns a Blob that uses buf as its storage, without copying. The
+// caller must not modify buf while the Blob is in use.
+func Wrap(buf []byte, env *Env) (*Blob, error) {
+	if err := Validate(buf); err != nil {
+		return nil, err
+	}
+	return &Blob{b: buf, env: env}, nil
+}
+
+// UnmarshalBinary replaces bl with a validated copy of p (see FromBytes),
+// keeping bl's Env. On error bl is unchanged.
+func (bl *Blob) UnmarshalBinary(p []byte) error {
+	n, err := FromBytes(p, bl.env)
+	if err != nil {
+		return err
+	}
+	bl.b = n.b
+	return nil
+}
+
+// MarshalBinary returns a copy of the blob's cursz bytes.
+func (bl *Blob) MarshalBinary() ([]byte, error) { return bl.AppendBinary(nil) }
+
+// AppendBinary appends the blob's cursz bytes to dst; it allocates nothing
+// when dst has room.
+func (bl *Blob) AppendBinary(dst []byte) ([]byte, error) {
+	return append(dst, bl.b[:abi.CurSz(bl.b)]...), nil
+}
+
+// Bytes returns the blob's cursz bytes. The slice aliases the blob: it
+// changes with updates, and the caller must not modify it.
+func (bl *Blob) Bytes() []byte { return bl.b[:abi.CurSz(bl.b)] }
+
+// Buffer returns the whole buffer the blob lives in (len >= cursz),
+// aliasing the blob; the caller must not modify it.
+func (bl *Blob) Buffer() []byte { return bl.b }
+
+// Env returns the blob's environment, creating the default one if none was
+// set.
+func (bl *Blob) Env() *Env {
+	if bl.env == nil {
+		bl.env = NewEnv(nil, 1)
+	}
+	return bl.env
+}
+
+// SetEnv replaces the blob's environment (nil restores the defaults).
+func (bl *Blob) SetEnv(env *Env) { bl.env = env }
+
+func (bl *Blob) now() int64 {
+	if bl.env != nil && bl.env.Clock != nil {
+		return bl.env.Clock()
+	}
+	return WallClock()
+}
+
+// Header fields.
+
+// ABI returns the ABI version byte (1).
+func (bl *Blob) ABI() uint8 { return bl.b[abi.OffABI] }
+
+// Endian returns the endianness byte (1: little-endian).
+func (bl *Blob) Endian() uint8 { return bl.b[abi.OffEndian] }
+
+// Flags returns the header flags (0).
+func (bl *Blob) Flags() uint16 { return abi.U16(bl.b, abi.OffFlags) }
+
+// MaxSz returns the header's maxsz: the size of the buffer the blob was
+// made for, in bytes.
+func (bl *Blob) MaxSz() int { return abi.MaxSz(bl.b) }
+
+// CurSz returns the blob's size in bytes.
+func (bl *Blob) CurSz() int { return abi.CurSz(bl.b) }
+
+// TplHash returns the hash of the template the blob was made from.
+func (bl *Blob) TplHash() uint32 { return abi.U32(bl.b, abi.OffTplHash) }
+
+// StatsOff returns the offset of voistat[].
+func (bl *Blob) StatsOff() int { return abi.StatsOff(bl.b) }
+
+// StatsDataOff returns the offset of the statistics' data.
+func (bl *Blob) StatsDataOff() int { return abi.StatsDataOff(bl.b) }
+
+// Created returns the creation time as an sbintime_t.
+func (bl *Blob) Created() int64 { return int64(abi.U64(bl.b, abi.OffCreated)) }
+
+// LastReset returns the time of the last reset as an sbintime_t.
+func (bl *Blob) LastReset() int64 { return int64(abi.U64(bl.b, abi.OffLastRst)) }
+
+// NumVOIs returns the number of voi[] slots: one more than the highest VOI
+// id of the template.
+func (bl *Blob) NumVOIs() int { return abi.NVOIs(bl.b) }

@@ -1,0 +1,123 @@
+package blob
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/statsblob/statsblob/hist"
+	"github.com/statsblob/statsblob/internal/abi"
+	"github.com/statsblob/statsblob/tdigest"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// Clone returns an independent copy of the blob in a buffer of exactly its
+// size (stats_blob_clone with SB_CLONE_ALLOCDST: the copy's maxsz is the
+// source's cursz). The copy shares bl's Env.
+func (bl *Blob) Clone() *Blob {
+	n := abi.CurSz(bl.b)
+	dst := make([]byte, n)
+	copyInto(dst, bl.b, n)
+	binary.LittleEndian.PutUint16(dst[abi.OffMaxSz:], uint16(n))
+	return &Blob{b: dst, env: bl.env}
+}
+
+// CloneInto copies the blob into dst, whose size for the copy is dstMaxSz
+// bytes (stats_blob_clone without ALLOCDST): everything but dst's maxsz
+// field is copied. It returns voi.ErrInvalid (dst untouched) when dstMaxSz
+// is under 8 or exceeds len(dst), and voi.ErrOverflow when the blob does
+// not fit, in which case, as in the C, only the first 4 bytes and the cursz
+// field are copied so the caller can learn the size needed.
+func (bl *Blob) CloneInto(dst []byte, dstMaxSz int) error {
+	if dstMaxSz < abi.MinBlobSz || dstMaxSz > len(dst) {
+		return fmt.Errorf("blob: clone into %d of %d bytes: %w", dstMaxSz, len(dst), voi.ErrInvalid)
+	}
+	n := abi.CurSz(bl.b)
+	if dstMaxSz < n {
+		copy(dst[:abi.OffMaxSz], bl.b)
+		copy(dst[abi.OffCurSz:abi.MinBlobSz], bl.b[abi.OffCurSz:])
+		return fmt.Errorf("blob: clone of %d bytes into %d: %w", n, dstMaxSz, voi.ErrOverflow)
+	}
+	copyInto(dst, bl.b, n)
+	return nil
+}
+
+// copyInto copies src[:n] to dst except the maxsz field.
+func copyInto(dst, src []byte, n int) {
+	copy(dst[:abi.OffMaxSz], src)
+	copy(dst[abi.OffCurSz:n], src[abi.OffCurSz:n])
+}
+
+// Snapshot returns a clone of the blob (see Clone) and, if reset is true,
+// then resets the blob (stats_blob_snapshot with SB_CLONE_ALLOCDST and
+// optionally SB_CLONE_RSTSRC).
+func (bl *Blob) Snapshot(reset bool) *Blob {
+	c := bl.Clone()
+	if reset {
+		bl.Reset()
+	}
+	return c
+}
+
+// SnapshotInto is CloneInto followed, on success and if reset is true, by
+// Reset of the source (stats_blob_snapshot into a caller's buffer).
+func (bl *Blob) SnapshotInto(dst []byte, dstMaxSz int, reset bool) error {
+	if err := bl.CloneInto(dst, dstMaxSz); err != nil {
+		return err
+	}
+	if reset {
+		bl.Reset()
+	}
+	return nil
+}
+
+// Reset returns every statistic to its initial state and sets lastrst to
+// now, as the C's reset does: SUM to 0, MAX/MIN to the data type's
+// extremes (Q values keep their control bits), histogram counts and oob to
+// 0, t-digests emptied; errs and the updated flag cleared. VOI state
+// (previous values for relative updates) is kept.
+func (bl *Blob) Reset() {
+	b := bl.b
+	for s := range bl.Walk(0) {
+		if s.Stat.Type == voi.StatVoiState {
+			continue
+		}
+		d := s.Data
+		dt := s.Stat.DType
+		switch s.Stat.Type {
+		case voi.Sum, voi.Max, voi.Min:
+			resetNumeric(d, s.Stat.Type, dt)
+		case voi.Hist:
+			hist.Reset(d, dt)
+		case voi.TDgst:
+			tdigest.Reset(d, dt)
+		}
+		off := s.statOff
+		b[off+abi.StatOffErrs] = 0
+		b[off+abi.StatOffFlags] &^= voi.StatValid
+	}
+	binary.LittleEndian.PutUint64(b[abi.OffLastRst:], uint64(bl.now()))
+}
+
+// resetNumeric writes a numeric statistic's initial value: 0 for SUM, the
+// data type's minimum for MAX and maximum for MIN; Q values keep their
+// control bits.
+func resetNumeric(d []byte, st voi.SType, dt voi.DType) {
+	var v uint64
+	switch st {
+	case voi.Max:
+		v = voi.LimitMin(dt)
+	case voi.Min:
+		v = voi.LimitMax(dt)
+	}
+	if len(d) == 4 {
+		if dt.IsQ() {
+			v |= uint64(d[0] & 7)
+		}
+		binary.LittleEndian.PutUint32(d, uint32(v))
+		return
+	}
+	if dt.IsQ() {
+		v |= uint64(d[0] & 7)
+	}
+	binary.LittleEndian.PutUint64(d, v)
+}

@@ -1,0 +1,112 @@
+package blob
+
+import (
+	"encoding/binary"
+
+	"github.com/statsblob/statsblob/internal/abi"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// Stat is a view of one statistic of a blob, as stats_voistat_fetch_dptr
+// returns it.
+type Stat struct {
+	DType  voi.DType // the data type of the statistic's data
+	Offset int       // byte offset of the data in the blob
+	Data   []byte    // the data (DSz bytes); aliases the blob, read-only
+	Errs   uint8     // errors counted by updates
+	Valid  bool      // updated since the last reset (VS_VSDVALID)
+}
+
+// Fetch returns statistic st of VOI id (stats_voistat_fetch_dptr). A slot
+// below the VOI's highest statistic that holds none is not an error: it
+// returns DType voi.VoiState and no data, as the C does. Errors wrap
+// voi.ErrInvalid: a negative id or one beyond the blob, a vacant VOI, or a
+// statistic type outside 0..the VOI's highest slot.
+func (bl *Blob) Fetch(id int32, st voi.SType) (Stat, error) {
+	b := bl.b
+	vo := abi.VOIAt(int(id))
+	if id < 0 || vo >= abi.StatsOff(b) {
+		return Stat{}, voi.ErrInvalid
+	}
+	v := abi.ReadVOI(b, vo)
+	if st < 0 || int(st) > int(v.MaxID) {
+		return Stat{}, voi.ErrInvalid
+	}
+	s := abi.ReadStat(b, int(v.StatsOff)+abi.StatSize*int(st))
+	if s.SType < 0 {
+		return Stat{DType: voi.DType(s.DType), Offset: int(s.DataOff)}, nil
+	}
+	return Stat{
+		DType:  voi.DType(s.DType),
+		Offset: int(s.DataOff),
+		Data:   b[s.DataOff : int(s.DataOff)+int(s.DSz)],
+		Errs:   s.Errs,
+		Valid:  s.Flags&voi.StatValid != 0,
+	}, nil
+}
+
+func (bl *Blob) fetchTyped(id int32, st voi.SType, want voi.DType) ([]byte, error) {
+	s, err := bl.Fetch(id, st)
+	if err != nil {
+		return nil, err
+	}
+	if s.DType != want || len(s.Data) < want.Size() {
+		return nil, voi.ErrTypeMismatch
+	}
+	return s.Data, nil
+}
+
+// FetchS32 returns an INT_S32 statistic's value; voi.ErrTypeMismatch if
+// the statistic has another data type (stats_voistat_fetch_s32).
+func (bl *Blob) FetchS32(id int32, st voi.SType) (int32, error) {
+	d, err := bl.fetchTyped(id, st, voi.IntS32)
+	if err != nil {
+		return 0, err
+	}
+	return int32(binary.LittleEndian.Uint32(d)), nil
+}
+
+// FetchU32 is FetchS32 for INT_U32.
+func (bl *Blob) FetchU32(id int32, st voi.SType) (uint32, error) {
+	d, err := bl.fetchTyped(id, st, voi.IntU32)
+	if err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint32(d), nil
+}
+
+// FetchS64 is FetchS32 for INT_S64.
+func (bl *Blob) FetchS64(id int32, st voi.SType) (int64, error) {
+	d, err := bl.fetchTyped(id, st, voi.IntS64)
+	if err != nil {
+		return 0, err
+	}
+	return int64(binary.LittleEndian.Uint64(d)), nil
+}
+
+// FetchU64 is FetchS32 for INT_U64.
+func (bl *Blob) FetchU64(id int32, st voi.SType) (uint64, error) {
+	d, err := bl.fetchTyped(id, st, voi.IntU64)
+	if err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint64(d), nil
+}
+
+// FetchSLong is FetchS32 for INT_SLONG.
+func (bl *Blob) FetchSLong(id int32, st voi.SType) (int64, error) {
+	d, err := bl.fetchTyped(id, st, voi.IntSLong)
+	if err != nil {
+		return 0, err
+	}
+	return int64(binary.LittleEndian.Uint64(d)), nil
+}
+
+// FetchULong is FetchS32 for INT_ULONG.
+func (bl *Blob) FetchULong(id int32, st voi.SType) (uint64, error) {
+	d, err := bl.fetchTyped(id, st, voi.IntULong)
+	if err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint64(d), nil
+}

@@ -1,0 +1,362 @@
+package blob
+
+import (
+	"encoding/binary"
+
+	"github.com/statsblob/statsblob/hist"
+	"github.com/statsblob/statsblob/internal/abi"
+	"github.com/statsblob/statsblob/qmath"
+	"github.com/statsblob/statsblob/tdigest"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// Updates feed one value of a VOI to every statistic the VOI keeps, from the
+// highest stat slot down, as stats_v1_voi_update does.
+//
+// The method must match the VOI's data type (UpdateU64 for an INT_U64 VOI,
+// UpdateULong for INT_ULONG, ...): a VOI id that is negative, vacant or
+// beyond the blob, or a data type that differs from the VOI's, gives
+// voi.ErrInvalid and changes nothing. The Rel variants add the value to the
+// VOI's previous value first; they need a VOI added with voi.FlagRelUpdate.
+//
+// A statistic that fails (a Q overflow, a t-digest that cannot place the
+// sample) counts the error in its voistat (saturating at 255); the other
+// statistics still update and the call returns the error, as the C does.
+// Errors are returned unwrapped (voi sentinels), so the call allocates
+// nothing.
+
+// UpdateS32 updates an INT_S32 VOI with v.
+func (bl *Blob) UpdateS32(id int32, v int32) error {
+	return bl.update(id, voi.IntS32, uint64(uint32(v)), false)
+}
+
+// UpdateU32 updates an INT_U32 VOI with v.
+func (bl *Blob) UpdateU32(id int32, v uint32) error {
+	return bl.update(id, voi.IntU32, uint64(v), false)
+}
+
+// UpdateS64 updates an INT_S64 VOI with v.
+func (bl *Blob) UpdateS64(id int32, v int64) error {
+	return bl.update(id, voi.IntS64, uint64(v), false)
+}
+
+// UpdateU64 updates an INT_U64 VOI with v.
+func (bl *Blob) UpdateU64(id int32, v uint64) error { return bl.update(id, voi.IntU64, v, false) }
+
+// UpdateSLong updates an INT_SLONG VOI with v.
+func (bl *Blob) UpdateSLong(id int32, v int64) error {
+	return bl.update(id, voi.IntSLong, uint64(v), false)
+}
+
+// UpdateULong updates an INT_ULONG VOI with v.
+func (bl *Blob) UpdateULong(id int32, v uint64) error { return bl.update(id, voi.IntULong, v, false) }
+
+// UpdateQ updates a Q VOI with q; q's kind selects the VOI data type
+// (qmath.S64 for Q_S64, ...).
+func (bl *Blob) UpdateQ(id int32, q qmath.Q) error {
+	return bl.update(id, qDType(q.Kind), q.Raw, false)
+}
+
+// UpdateRelS32 adds v to an INT_S32 VOI's previous value and updates with
+// the sum.
+func (bl *Blob) UpdateRelS32(id int32, v int32) error {
+	return bl.update(id, voi.IntS32, uint64(uint32(v)), true)
+}
+
+// UpdateRelU32 is UpdateRelS32 for an INT_U32 VOI.
+func (bl *Blob) UpdateRelU32(id int32, v uint32) error {
+	return bl.update(id, voi.IntU32, uint64(v), true)
+}
+
+// UpdateRelS64 is UpdateRelS32 for an INT_S64 VOI.
+func (bl *Blob) UpdateRelS64(id int32, v int64) error {
+	return bl.update(id, voi.IntS64, uint64(v), true)
+}
+
+// UpdateRelU64 is UpdateRelS32 for an INT_U64 VOI.
+func (bl *Blob) UpdateRelU64(id int32, v uint64) error { return bl.update(id, voi.IntU64, v, true) }
+
+// UpdateRelSLong is UpdateRelS32 for an INT_SLONG VOI.
+func (bl *Blob) UpdateRelSLong(id int32, v int64) error {
+	return bl.update(id, voi.IntSLong, uint64(v), true)
+}
+
+// UpdateRelULong is UpdateRelS32 for an INT_ULONG VOI.
+func (bl *Blob) UpdateRelULong(id int32, v uint64) error { return bl.update(id, voi.IntULong, v, true) }
+
+// UpdateRelQ is UpdateRelS32 for a Q VOI.
+func (bl *Blob) UpdateRelQ(id int32, q qmath.Q) error {
+	return bl.update(id, qDType(q.Kind), q.Raw, true)
+}
+
+// Update updates VOI id with a value of data type dt given as its bit
+// pattern (the low 32 bits for 32-bit types), absolutely or relatively.
+// It is the untyped form of the typed methods; a dt other than the VOI's
+// gives voi.ErrInvalid.
+func (bl *Blob) Update(id int32, dt voi.DType, bits uint64, rel bool) error {
+	if dt.Is32() {
+		bits = uint64(uint32(bits))
+	}
+	return bl.update(id, dt, bits, rel)
+}
+
+func qDType(k qmath.Kind) voi.DType {
+	switch k {
+	case qmath.S32:
+		return voi.QS32
+	case qmath.U32:
+		return voi.QU32
+	case qmath.S64:
+		return voi.QS64
+	}
+	return voi.QU64
+}
+
+// update is stats_v1_voi_update. bits holds a value of dt (32-bit values
+// zero-extended).
+func (bl *Blob) update(id int32, dt voi.DType, bits uint64, rel bool) error {
+	b := bl.b
+	statsOff := int(binary.LittleEndian.Uint16(b[abi.OffStatsOff:]))
+	vo := abi.HeaderSize + abi.VOISize*int(id)
+	if id < 0 || vo >= statsOff {
+		return voi.ErrInvalid
+	}
+	e := b[vo : vo+abi.VOISize]
+	flags := binary.LittleEndian.Uint16(e[abi.VOIOffFlags:])
+	if voi.DType(e[abi.VOIOffDType]) != dt || int16(binary.LittleEndian.Uint16(e[abi.VOIOffID:])) < 0 ||
+		rel && flags&voi.FlagReqState == 0 {
+		return voi.ErrInvalid
+	}
+	u := updater{
+		bl:    bl,
+		dt:    dt,
+		so:    int(binary.LittleEndian.Uint16(e[abi.VOIOffStatsOff:])),
+		maxID: int(int8(e[abi.VOIOffMaxID])),
+		state: -1,
+	}
+	if flags&voi.FlagReqState != 0 {
+		u.state = int(binary.LittleEndian.Uint16(b[u.so+abi.StatOffDataOff:]))
+	}
+	switch dt {
+	case voi.IntS32:
+		return updateInt32(&u, int32(bits), rel)
+	case voi.IntU32:
+		return updateInt32(&u, uint32(bits), rel)
+	case voi.IntS64, voi.IntSLong:
+		return updateInt64(&u, int64(bits), rel)
+	case voi.IntU64, voi.IntULong:
+		return updateInt64(&u, bits, rel)
+	}
+	return updateQ(&u, voi.AsQ(dt, bits), rel)
+}
+
+// updater carries one update's VOI through the per-type stat loops.
+type updater struct {
+	bl    *Blob
+	dt    voi.DType // the VOI's data type
+	so    int       // offset of the VOI's voistat[0]
+	maxID int       // highest stat slot
+	state int       // offset of the VOI state's data, -1 without state
+}
+
+// stat returns voistat[i]'s entry, or nil for a vacant slot.
+func (u *updater) stat(i int) []byte {
+	off := u.so + abi.StatSize*i
+	se := u.bl.b[off : off+abi.StatSize]
+	if int8(se[abi.StatOffSType]) < 0 {
+		return nil
+	}
+	return se
+}
+
+// data returns the data of the voistat entry se.
+func (u *updater) data(se []byte) []byte {
+	off := int(binary.LittleEndian.Uint16(se[abi.StatOffDataOff:]))
+	return u.bl.b[off : off+int(binary.LittleEndian.Uint16(se[abi.StatOffDSz:]))]
+}
+
+// compound updates a histogram or t-digest statistic.
+func (u *updater) compound(se []byte, bits uint64) error {
+	d := u.data(se)
+	sdt := voi.DType(se[abi.StatOffDType])
+	switch voi.SType(se[abi.StatOffSType]) {
+	case voi.Hist:
+		return hist.Update(d, sdt, u.dt, bits)
+	case voi.TDgst:
+		return tdigest.Update(d, sdt, u.dt, bits, u.bl.Env())
+	}
+	return nil
+}
+
+func markValid(se []byte) { se[abi.StatOffFlags] |= voi.StatValid }
+
+func countErr(se []byte) {
+	if se[abi.StatOffErrs] < abi.MaxErrs {
+		se[abi.StatOffErrs]++
+	}
+}
+
+func updateInt32[T int32 | uint32](u *updater, v T, rel bool) error {
+	b := u.bl.b
+	if rel {
+		v += T(binary.LittleEndian.Uint32(b[u.state:]))
+	}
+	var err error
+	for i := u.maxID; i > 0; i-- {
+		se := u.stat(i)
+		if se == nil {
+			continue
+		}
+		var serr error
+		switch voi.SType(se[abi.StatOffSType]) {
+		case voi.Sum:
+			d := u.data(se)[:4]
+			binary.LittleEndian.PutUint32(d, uint32(T(binary.LittleEndian.Uint32(d))+v))
+			markValid(se)
+		case voi.Max:
+			if d := u.data(se)[:4]; T(binary.LittleEndian.Uint32(d)) < v {
+				binary.LittleEndian.PutUint32(d, uint32(v))
+				markValid(se)
+			}
+		case voi.Min:
+			if d := u.data(se)[:4]; T(binary.LittleEndian.Uint32(d)) > v {
+				binary.LittleEndian.PutUint32(d, uint32(v))
+				markValid(se)
+			}
+		default:
+			if serr = u.compound(se, uint64(uint32(v))); serr == nil {
+				markValid(se)
+			}
+		}
+		if serr != nil {
+			err = serr
+			countErr(se)
+		}
+	}
+	if u.state >= 0 {
+		binary.LittleEndian.PutUint32(b[u.state:], uint32(v))
+	}
+	return err
+}
+
+func updateInt64[T int64 | uint64](u *updater, v T, rel bool) error {
+	b := u.bl.b
+	if rel {
+		v += T(binary.LittleEndian.Uint64(b[u.state:]))
+	}
+	var err error
+	for i := u.maxID; i > 0; i-- {
+		se := u.stat(i)
+		if se == nil {
+			continue
+		}
+		var serr error
+		switch voi.SType(se[abi.StatOffSType]) {
+		case voi.Sum:
+			d := u.data(se)[:8]
+			binary.LittleEndian.PutUint64(d, uint64(T(binary.LittleEndian.Uint64(d))+v))
+			markValid(se)
+		case voi.Max:
+			if d := u.data(se)[:8]; T(binary.LittleEndian.Uint64(d)) < v {
+				binary.LittleEndian.PutUint64(d, uint64(v))
+				markValid(se)
+			}
+		case voi.Min:
+			if d := u.data(se)[:8]; T(binary.LittleEndian.Uint64(d)) > v {
+				binary.LittleEndian.PutUint64(d, uint64(v))
+				markValid(se)
+			}
+		default:
+			if serr = u.compound(se, uint64(v)); serr == nil {
+				markValid(se)
+			}
+		}
+		if serr != nil {
+			err = serr
+			countErr(se)
+		}
+	}
+	if u.state >= 0 {
+		binary.LittleEndian.PutUint64(b[u.state:], uint64(v))
+	}
+	return err
+}
+
+// loadQ reads a Q of the VOI's kind from d; storeQ writes one.
+func loadQ(k qmath.Kind, d []byte) qmath.Q {
+	if k.Bits() == 32 {
+		return qmath.Q{Raw: uint64(binary.LittleEndian.Uint32(d)), Kind: k}
+	}
+	return qmath.Q{Raw: binary.LittleEndian.Uint64(d), Kind: k}
+}
+
+func storeQ(d []byte, q qmath.Q) {
+	if q.Kind.Bits() == 32 {
+		binary.LittleEndian.PutUint32(d, uint32(q.Raw))
+	} else {
+		binary.LittleEndian.PutUint64(d, q.Raw)
+	}
+}
+
+func updateQ(u *updater, v qmath.Q, rel bool) error {
+	b := u.bl.b
+	if rel {
+		sum, err := v.AddQ(loadQ(v.Kind, b[u.state:]))
+		if err != nil {
+			return err
+		}
+		v = sum
+	}
+	var err error
+	for i := u.maxID; i > 0; i-- {
+		se := u.stat(i)
+		if se == nil {
+			continue
+		}
+		var serr error
+		switch voi.SType(se[abi.StatOffSType]) {
+		case voi.Sum:
+			d := u.data(se)
+			var sum qmath.Q
+			if sum, serr = loadQ(v.Kind, d).AddQ(v); serr == nil {
+				storeQ(d, sum)
+				markValid(se)
+			}
+		case voi.Max:
+			d := u.data(se)
+			if cur := loadQ(v.Kind, d); cur.LT(v) {
+				var nv qmath.Q
+				if nv, serr = cur.CpyValQ(v); serr == nil {
+					storeQ(d, nv)
+					markValid(se)
+				}
+			}
+		case voi.Min:
+			d := u.data(se)
+			if cur := loadQ(v.Kind, d); cur.GT(v) {
+				var nv qmath.Q
+				if nv, serr = cur.CpyValQ(v); serr == nil {
+					storeQ(d, nv)
+					markValid(se)
+				}
+			}
+		default:
+			if serr = u.compound(se, v.Raw); serr == nil {
+				markValid(se)
+			}
+		}
+		if serr != nil {
+			err = serr
+			countErr(se)
+		}
+	}
+	if u.state >= 0 {
+		// The C assigns the result of storing the state to its return
+		// value, replacing (even with success) any statistic's error.
+		var prev qmath.Q
+		if prev, err = loadQ(v.Kind, b[u.state:]).CpyValQ(v); err == nil {
+			storeQ(b[u.state:], prev)
+		}
+	}
+	return err
+}

@@ -1,0 +1,9 @@
+package main
+
+import (
+	"io"
+)
+
+func runDemo(args []string, stdout, stderr io.Writer) int {
+	return 0
+}

@@ -1,0 +1,372 @@
+// Package tostr renders blobs and statistics as text, exactly as FreeBSD's
+// stats_blob_tostr and stats_voistatdata_tostr do: a freeform, indented
+// form for people and a JSON form for programs, each optionally with the
+// blob's internals (Objdump) and with template and VOI names looked up by
+// the blob's template hash (Meta).
+package tostr
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// Flags select optional parts of a rendering.
+type Flags uint32
+
+// The SB_TOSTR_* flags.
+const (
+	// Objdump adds the header, every VOI and stat slot (vacant ones too)
+	// and the layout fields of each (SB_TOSTR_OBJDUMP).
+	Objdump Flags = 0x1
+	// Meta renders template and VOI names, found in the registry by the
+	// blob's template hash (SB_TOSTR_META).
+	Meta Flags = 0x2
+)
+
+// Options configure a rendering.
+type Options struct {
+	Format Format
+	Flags  Flags
+	// Registry is where Meta looks the template up; nil means
+	// tpl.Default.
+	Registry *tpl.Registry
+}
+
+// Append appends the rendering of bl to dst. With Meta, a blob whose
+// template hash matches no registered template gives an error wrapping
+// voi.ErrInvalid and appends nothing, as the C does. A blob without VOIs
+// renders as the empty string in both formats (the C's behaviour; see
+// MarshalJSON for always-valid JSON).
+func Append(dst []byte, bl *blob.Blob, o Options) ([]byte, error) {
+	r := renderer{dst: dst, bl: bl, fmt: o.Format, dump: o.Flags&Objdump != 0}
+	if o.Flags&Meta != 0 {
+		reg := o.Registry
+		if reg == nil {
+			reg = tpl.Default
+		}
+		t, err := reg.ByHash(bl.TplHash())
+		if err != nil {
+			return dst, fmt.Errorf("tostr: no template with hash %d for META: %w", bl.TplHash(), voi.ErrInvalid)
+		}
+		r.tpl = t
+	}
+	include := blob.IterFlags(0)
+	if r.dump {
+		include = blob.NullVOI | blob.NullStat
+	}
+	for s := range bl.Walk(include) {
+		if r.fmt == JSON {
+			r.json(&s)
+		} else {
+			r.freeform(&s)
+		}
+	}
+	return r.dst, nil
+}
+
+// Write renders bl to w (see Append).
+func Write(w io.Writer, bl *blob.Blob, o Options) error {
+	b, err := Append(nil, bl, o)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// String returns the rendering of bl (see Append).
+func String(bl *blob.Blob, o Options) (string, error) {
+	b, err := Append(nil, bl, o)
+	return string(b), err
+}
+
+type renderer struct {
+	dst  []byte
+	bl   *blob.Blob
+	tpl  *tpl.Template
+	fmt  Format
+	dump bool
+}
+
+func (r *renderer) str(s string)  { r.dst = append(r.dst, s...) }
+func (r *renderer) uint(v uint64) { r.dst = strconv.AppendUint(r.dst, v, 10) }
+func (r *renderer) int(v int64)   { r.dst = strconv.AppendInt(r.dst, v, 10) }
+func (r *renderer) hex4(v uint64) { r.dst = appendHex(r.dst, v, 4) }
+func (r *renderer) voiName(id int16) string {
+	n, _ := r.tpl.VOIName(int(id))
+	return n
+}
+
+func appendHex(dst []byte, v uint64, width int) []byte {
+	var buf [16]byte
+	s := strconv.AppendUint(buf[:0], v, 16)
+	for i := len(s); i < width; i++ {
+		dst = append(dst, '0')
+	}
+	return append(dst, s...)
+}
+
+// header renders the blob-level fields of the first callback.
+func (r *renderer) freeformHeader() {
+	bl := r.bl
+	r.dst = fmt.Appendf(r.dst, "struct statsblobv1@%p", &bl.Buffer()[0])
+	if r.dump {
+		r.str(", abi=")
+		r.uint(uint64(bl.ABI()))
+		r.str(", endian=")
+		r.uint(uint64(bl.Endian()))
+		r.str(", maxsz=")
+		r.uint(uint64(bl.MaxSz()))
+		r.str(", cursz=")
+		r.uint(uint64(bl.CurSz()))
+		r.str(", created=")
+		r.int(bl.Created())
+		r.str(", lastrst=")
+		r.int(bl.LastReset())
+		r.str(", flags=0x")
+		r.hex4(uint64(bl.Flags()))
+		r.str(", stats_off=")
+		r.uint(uint64(bl.StatsOff()))
+		r.str(", statsdata_off=")
+		r.uint(uint64(bl.StatsDataOff()))
+	}
+	r.str(", tplhash=")
+	r.uint(uint64(bl.TplHash()))
+}
+
+// freeform is stats_v1_itercb_tostr_freeform.
+func (r *renderer) freeform(s *blob.Slot) {
+	if s.Flags&blob.FirstCB != 0 {
+		r.freeformHeader()
+	}
+	v := &s.VOI
+	if s.Flags&blob.FirstStat != 0 {
+		r.str("\n\tvois[")
+		r.int(int64(int16(s.VOISlot)))
+		r.str("]: id=")
+		r.int(int64(v.ID))
+		if v.ID < 0 {
+			return
+		}
+		r.str(`, name="`)
+		if r.tpl != nil {
+			r.str(r.voiName(v.ID))
+		}
+		r.str(`"`)
+		if r.dump {
+			r.str(", flags=0x")
+			r.hex4(uint64(v.Flags))
+			r.str(", dtype=")
+			r.str(v.DType.String())
+			r.str(", voistatmaxid=")
+			r.int(int64(v.MaxStat))
+			r.str(", stats_off=")
+			r.uint(uint64(v.StatsOff))
+		}
+	}
+	st := &s.Stat
+	if !r.dump && st.Type <= 0 {
+		return
+	}
+	r.str("\n\t\tvois[")
+	r.int(int64(v.ID))
+	r.str("]stat[")
+	r.int(int64(int8(s.StatSlot)))
+	r.str("]: stype=")
+	if st.Type < 0 {
+		r.int(int64(st.Type))
+		return
+	}
+	r.str(st.Type.String())
+	r.str(", errs=")
+	r.uint(uint64(st.Errs))
+	if r.dump {
+		r.str(", flags=0x")
+		r.hex4(uint64(st.Flags))
+		r.str(", dtype=")
+		r.str(st.DType.String())
+		r.str(", dsz=")
+		r.uint(uint64(st.DSz))
+		r.str(", data_off=")
+		r.uint(uint64(st.DataOff))
+	}
+	r.str("\n\t\t\tvoistatdata: ")
+	r.dst = AppendData(r.dst, s.Data, v.DType, st.DType, FreeForm, r.dump)
+}
+
+// json is stats_v1_itercb_tostr_json.
+func (r *renderer) json(s *blob.Slot) {
+	bl := r.bl
+	if s.Flags&blob.FirstCB != 0 {
+		r.str("{")
+		if r.dump {
+			r.str(`"abi":`)
+			r.uint(uint64(bl.ABI()))
+			r.str(`,"endian":`)
+			r.uint(uint64(bl.Endian()))
+			r.str(`,"maxsz":`)
+			r.uint(uint64(bl.MaxSz()))
+			r.str(`,"cursz":`)
+			r.uint(uint64(bl.CurSz()))
+			r.str(`,"created":`)
+			r.int(bl.Created())
+			r.str(`,"lastrst":`)
+			r.int(bl.LastReset())
+			r.str(`,"flags":`)
+			r.uint(uint64(bl.Flags()))
+			r.str(`,"stats_off":`)
+			r.uint(uint64(bl.StatsOff()))
+			r.str(`,"statsdata_off":`)
+			r.uint(uint64(bl.StatsDataOff()))
+			r.str(",")
+		}
+		r.str(`"tplname":`)
+		if r.tpl == nil {
+			r.str("null")
+		} else {
+			r.str(`"` + r.tpl.Name() + `"`)
+		}
+		r.str(`,"tplhash":`)
+		r.uint(uint64(bl.TplHash()))
+		r.str(`,"vois":{`)
+	}
+	v := &s.VOI
+	if s.Flags&blob.FirstStat != 0 {
+		if r.dump {
+			r.str(`"[`)
+			r.int(int64(s.VOISlot))
+			r.str(`]":{"id":`)
+			r.int(int64(v.ID))
+			if v.ID < 0 {
+				r.str("},")
+				return
+			}
+			r.str(`,"name":`)
+			if r.tpl == nil {
+				r.str("null")
+			} else {
+				r.str(`"` + r.voiName(v.ID) + `"`)
+			}
+			r.str(`,"flags":`)
+			r.uint(uint64(v.Flags))
+			r.str(`,"dtype":"`)
+			r.str(v.DType.String())
+			r.str(`","voistatmaxid":`)
+			r.int(int64(v.MaxStat))
+			r.str(`,"stats_off":`)
+			r.uint(uint64(v.StatsOff))
+			r.str(",")
+		} else if r.tpl == nil {
+			r.str(`"[`)
+			r.int(int64(v.ID))
+			r.str(`]":{`)
+		} else {
+			r.str(`"` + r.voiName(v.ID) + `":{`)
+		}
+		r.str(`"stats":{`)
+	}
+	st := &s.Stat
+	if r.dump {
+		r.str(`"[`)
+		r.int(int64(int8(s.StatSlot)))
+		r.str(`]":`)
+		if st.Type < 0 {
+			r.str(`{"stype":-1},`)
+			return
+		}
+		r.str(`{"stype":"`)
+		r.str(st.Type.String())
+		r.str(`","errs":`)
+		r.uint(uint64(st.Errs))
+		r.str(`,"flags":`)
+		r.uint(uint64(st.Flags))
+		r.str(`,"dtype":"`)
+		r.str(st.DType.String())
+		r.str(`","data_off":`)
+		r.uint(uint64(st.DataOff))
+		r.str(`,"voistatdata":{`)
+	} else if st.Type > 0 {
+		if r.tpl == nil {
+			r.str(`"[`)
+			r.int(int64(st.Type))
+			r.str(`]":`)
+		} else {
+			r.str(`"` + st.Type.String() + `":`)
+		}
+	} else {
+		return
+	}
+	if st.Flags&voi.StatValid != 0 || r.dump {
+		if !r.dump {
+			r.str(`{"errs":`)
+			r.uint(uint64(st.Errs))
+			r.str(",")
+		}
+		if !st.DType.IsCompound() {
+			r.str(`"val":`)
+		}
+		r.dst = AppendData(r.dst, s.Data, v.DType, st.DType, JSON, r.dump)
+		if r.dump {
+			r.str("}}")
+		} else {
+			r.str("}")
+		}
+	} else if r.dump {
+		r.str("null}")
+	} else {
+		r.str("null")
+	}
+	if s.Flags&blob.LastStat != 0 {
+		r.str("}}")
+	}
+	if s.Flags&blob.LastCB != 0 {
+		r.str("}}")
+	} else {
+		r.str(",")
+	}
+}
+
+// AppendData appends the text of one statistic's data
+// (stats_voistatdata_tostr): data of type dt belonging to a VOI of type
+// voiDT. Numeric values render as numbers, the VOI state as `prev=` (JSON
+// `"prev":`) and the VOI's value, histograms and t-digests as their
+// bucket and centroid lists; objdump adds array indices to those lists.
+// Data too short for its type renders as nothing.
+func AppendData(dst, data []byte, voiDT, dt voi.DType, f Format, objdump bool) []byte {
+	switch {
+	case dt == voi.VoiState:
+		if f == JSON {
+			dst = append(dst, `"prev":`...)
+		} else {
+			dst = append(dst, "prev="...)
+		}
+		return appendNumericData(dst, data, voiDT)
+	case dt.IsNumeric():
+		return appendNumericData(dst, data, dt)
+	case dt.IsHist():
+		return appendHist(dst, data, voiDT, dt, f, objdump)
+	case dt.IsTDigest():
+		return appendTDigest(dst, data, voiDT, dt, f, objdump)
+	}
+	return dst
+}
+
+func appendNumericData(dst, data []byte, dt voi.DType) []byte {
+	if !dt.IsNumeric() || len(data) < dt.Size() {
+		return dst
+	}
+	var v uint64
+	if dt.Size() == 4 {
+		v = uint64(uint32(data[0]) | uint32(data[1])<<8 | uint32(data[2])<<16 | uint32(data[3])<<24)
+	} else {
+		for i := 7; i >= 0; i-- {
+			v = v<<8 | uint64(data[i])
+		}
+	}
+	return voi.AppendNumeric(dst, dt, v)
+}

@@ -1,0 +1,365 @@
+package tpl
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/statsblob/statsblob/hist"
+	"github.com/statsblob/statsblob/internal/abi"
+	"github.com/statsblob/statsblob/qmath"
+	"github.com/statsblob/statsblob/tdigest"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// Template is a registered template: its name, slot id, VOIs and the
+// template blob they compile into. A Template is safe for concurrent use;
+// adding a VOI changes its bytes and its hash (blobs made earlier keep the
+// old hash).
+type Template struct {
+	reg  *Registry
+	id   int
+	name string
+
+	mu       sync.RWMutex
+	sb       []byte   // template blob, len == cursz == maxsz
+	voiNames []string // by VOI id; "" where no VOI was defined
+	voiSet   []bool   // by VOI id: whether voiNames[id] is defined
+	defs     []VOIDef // VOIs in the order they were added
+	hash     uint32
+}
+
+// VOIDef declares one VOI and its statistics.
+type VOIDef struct {
+	ID    int32     // VOI id: index into the blob's voi[]; sparse ids leave vacant slots
+	Name  string    // VOI name, shown by META renderings
+	DType voi.DType // one of the ten numeric types, voi.IntS32 .. voi.QU64
+	// Prec is the number of fractional bits requested for the SUM, MAX and
+	// MIN statistics of a Q VOI (1..64; rounded up to 2, 4, 6, 8, 16, 32,
+	// 48 or 64 as qmath does). Ignored for integer VOIs.
+	Prec int
+	// Flags is 0 or voi.FlagRelUpdate, which lets the VOI take relative
+	// updates by keeping its previous value in the blob.
+	Flags uint32
+	Stats []StatSpec // in order; data is laid out in this order
+}
+
+// StatSpec declares one statistic of a VOI. Build one with Sum, Max, Min,
+// Histogram or TDigest.
+type StatSpec struct {
+	Type    voi.SType
+	Hist    hist.Spec   // Type == voi.Hist
+	TDigest TDigestSpec // Type == voi.TDgst
+}
+
+// TDigestSpec is a t-digest statistic: its data type (voi.TDgstClust32 or
+// voi.TDgstClust64), the number of centroids and their Q precision in
+// fractional bits.
+type TDigestSpec struct {
+	DType voi.DType
+	NCtds uint32
+	Prec  uint32
+}
+
+// Sum, Max and Min declare the numeric statistics (STATS_VSS_SUM, _MAX,
+// _MIN): the statistic's data has the VOI's own data type.
+func Sum() StatSpec { return StatSpec{Type: voi.Sum} }
+
+// Max declares a maximum; see Sum.
+func Max() StatSpec { return StatSpec{Type: voi.Max} }
+
+// Min declares a minimum; see Sum.
+func Min() StatSpec { return StatSpec{Type: voi.Min} }
+
+// Histogram declares a histogram statistic built from s.
+func Histogram(s hist.Spec) StatSpec { return StatSpec{Type: voi.Hist, Hist: s} }
+
+// TDigest declares a t-digest statistic (STATS_VSS_TDGSTCLUST32/64).
+func TDigest(dt voi.DType, nctds, prec uint32) StatSpec {
+	return StatSpec{Type: voi.TDgst, TDigest: TDigestSpec{DType: dt, NCtds: nctds, Prec: prec}}
+}
+
+func newTemplate(r *Registry, id int, name string) *Template {
+	t := &Template{reg: r, id: id, name: name, sb: make([]byte, abi.HeaderSize)}
+	t.sb[abi.OffABI] = abi.V1
+	t.sb[abi.OffEndian] = abi.LittleEnd
+	abi.PutU16(t.sb, abi.OffMaxSz, abi.HeaderSize)
+	abi.PutU16(t.sb, abi.OffCurSz, abi.HeaderSize)
+	abi.PutU16(t.sb, abi.OffStatsOff, abi.HeaderSize)
+	abi.PutU16(t.sb, abi.OffStatsDataOff, abi.HeaderSize)
+	t.hash = t.computeHash()
+	return t
+}
+
+// ID returns the template's slot id in its registry.
+func (t *Template) ID() int { return t.id }
+
+// Name returns the template's name.
+func (t *Template) Name() string { return t.name }
+
+// Registry returns the registry the template belongs to.
+func (t *Template) Registry() *Registry { return t.reg }
+
+// Hash returns the template hash: hash32 of the name, then of each VOI name
+// in VOI id order, then of the template blob's bytes, as the C computes it.
+func (t *Template) Hash() uint32 {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.hash
+}
+
+// Spec returns the normative spec string `"NAME":HASH`.
+func (t *Template) Spec() string {
+	return `"` + t.name + `":` + strconv.FormatUint(uint64(t.Hash()), 10)
+}
+
+// Size returns the template blob's size in bytes: the size of every blob
+// made from it.
+func (t *Template) Size() int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return len(t.sb)
+}
+
+// Bytes returns a copy of the template blob.
+func (t *Template) Bytes() []byte {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return append([]byte(nil), t.sb...)
+}
+
+// AppendBytes appends the template blob to dst and returns the template
+// hash read under the same lock, so the two always match.
+func (t *Template) AppendBytes(dst []byte) ([]byte, uint32) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return append(dst, t.sb...), t.hash
+}
+
+// VOIName returns the name of VOI id and whether the template defines it.
+func (t *Template) VOIName(id int) (string, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if id < 0 || id >= len(t.voiSet) || !t.voiSet[id] {
+		return "", false
+	}
+	return t.voiNames[id], true
+}
+
+// VOIs returns the VOI definitions in the order they were added.
+func (t *Template) VOIs() []VOIDef {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return append([]VOIDef(nil), t.defs...)
+}
+
+func (t *Template) computeHash() uint32 {
+	h := abi.Hash32Str(0, t.name)
+	n := abi.NVOIs(t.sb)
+	for id := 0; id < n && id < len(t.voiSet); id++ {
+		if t.voiSet[id] {
+			h = abi.Hash32Str(h, t.voiNames[id])
+		}
+	}
+	return abi.Hash32(h, t.sb)
+}
+
+// builtStat is a statistic's initial data, as a C stat helper produces it.
+type builtStat struct {
+	stype voi.SType
+	dtype voi.DType
+	iv    []byte
+}
+
+// AddVOI adds a VOI and its statistics (stats_tpl_add_voistats). The new
+// VOI's voistats and data go to the start of their regions and the offsets
+// of existing VOIs shift, exactly as in the C, so template bytes and hashes
+// match FreeBSD's. Errors (the template is unchanged on error):
+// voi.ErrInvalid for a negative id, a non-numeric VOI dtype, no statistics,
+// a bad statistic spec or Q precision; voi.ErrNotSupported for an id that
+// is already defined; voi.ErrTooBig when the template would exceed 65535
+// bytes.
+func (t *Template) AddVOI(d VOIDef) error {
+	if err := t.addVOI(d); err != nil {
+		return fmt.Errorf("tpl: %s: add VOI %d (%q): %w", t.name, d.ID, d.Name, err)
+	}
+	return nil
+}
+
+func (t *Template) addVOI(d VOIDef) error {
+	if !d.DType.IsNumeric() {
+		return voi.ErrInvalid // FORMAT.md defect 4: checked before any helper
+	}
+	stats, err := buildStats(d)
+	if err != nil {
+		return err
+	}
+	if d.ID < 0 || len(stats) == 0 {
+		return voi.ErrInvalid
+	}
+	maxID := -1
+	dataBytes := 0
+	for i := len(stats) - 1; i >= 0; i-- {
+		s := stats[i]
+		if s.stype <= 0 || s.stype >= voi.NumSTypes || s.dtype == 0 || s.dtype >= voi.NumDTypes || len(s.iv) == 0 {
+			return voi.ErrInvalid
+		}
+		maxID = max(maxID, int(s.stype))
+		dataBytes += len(s.iv)
+	}
+	if d.Flags&voi.FlagRelUpdate != 0 {
+		dataBytes += abi.StateSize
+	}
+
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	sb := t.sb
+	nvois := abi.NVOIs(sb)
+	id := int(d.ID)
+	newVOIBytes := 0
+	if id < nvois {
+		if abi.ReadVOI(sb, abi.VOIAt(id)).ID != -1 {
+			return voi.ErrNotSupported // the C cannot add stats to a VOI
+		}
+	} else {
+		newVOIBytes = (id - (nvois - 1)) * abi.VOISize
+	}
+	newStatBytes := (maxID + 1) * abi.StatSize
+	grow := newVOIBytes + newStatBytes + dataBytes
+	if len(sb)+grow > abi.MaxBlobSz {
+		return voi.ErrTooBig
+	}
+
+	nb := expand(sb, newVOIBytes, newStatBytes, dataBytes)
+	statsOff := abi.StatsOff(nb)
+	dataOff := abi.StatsDataOff(nb)
+	v := abi.VOI{ID: int16(id), DType: uint8(d.DType), MaxID: int8(maxID), StatsOff: uint16(statsOff)}
+	next := 0
+	if d.Flags&voi.FlagRelUpdate != 0 {
+		v.Flags |= voi.FlagReqState
+		abi.WriteStat(nb, statsOff, abi.Stat{SType: int8(voi.StatVoiState), DType: uint8(voi.VoiState), DataOff: uint16(dataOff), DSz: abi.StateSize})
+		next = abi.StateSize
+	}
+	abi.WriteVOI(nb, abi.VOIAt(id), v)
+	for _, s := range stats {
+		off := dataOff + next
+		abi.WriteStat(nb, statsOff+int(s.stype)*abi.StatSize, abi.Stat{SType: int8(s.stype), DType: uint8(s.dtype), DataOff: uint16(off), DSz: uint16(len(s.iv))})
+		copy(nb[off:], s.iv)
+		next += len(s.iv)
+	}
+
+	for len(t.voiSet) <= id {
+		t.voiSet = append(t.voiSet, false)
+		t.voiNames = append(t.voiNames, "")
+	}
+	t.voiSet[id], t.voiNames[id] = true, d.Name
+	t.sb = nb
+	d.Stats = append([]StatSpec(nil), d.Stats...)
+	t.defs = append(t.defs, d)
+	t.hash = t.computeHash()
+	return nil
+}
+
+// expand returns a copy of the template blob sb grown as
+// stats_v1_blob_expand grows it: newVOI bytes of vacant voi[] entries at the
+// end of voi[], newStat bytes of vacant voistat entries at the start of
+// voistat[], and newData zero bytes at the start of the data region; every
+// existing offset moves accordingly.
+func expand(sb []byte, newVOI, newStat, newData int) []byte {
+	grow := newVOI + newStat + newData
+	cur := len(sb)
+	statsOff, dataOff := abi.StatsOff(sb), abi.StatsDataOff(sb)
+	oldVOIs := abi.NVOIs(sb)
+
+	nb := make([]byte, cur+grow)
+	copy(nb, sb[:statsOff])
+	copy(nb[statsOff+newVOI+newStat:], sb[statsOff:dataOff])
+	copy(nb[dataOff+grow:], sb[dataOff:])
+	abi.PutU16(nb, abi.OffCurSz, uint16(cur+grow))
+	abi.PutU16(nb, abi.OffMaxSz, uint16(cur+grow))
+	abi.PutU16(nb, abi.OffStatsOff, uint16(statsOff+newVOI))
+	abi.PutU16(nb, abi.OffStatsDataOff, uint16(dataOff+newVOI+newStat))
+
+	nvois := abi.NVOIs(nb)
+	for i := 0; i < nvois; i++ {
+		off := abi.VOIAt(i)
+		if i >= oldVOIs {
+			abi.WriteVOI(nb, off, abi.VOI{ID: -1, MaxID: -1})
+			continue
+		}
+		if v := abi.ReadVOI(nb, off); v.ID > -1 {
+			v.StatsOff += uint16(newVOI + newStat)
+			abi.WriteVOI(nb, off, v)
+		}
+	}
+	newStats := newStat / abi.StatSize
+	for i, off := 0, statsOff+newVOI; off < abi.StatsDataOff(nb); i, off = i+1, off+abi.StatSize {
+		if i < newStats {
+			nb[off+abi.StatOffSType] = 0xFF // -1: vacant
+			continue
+		}
+		if s := abi.ReadStat(nb, off); s.SType > -1 {
+			s.DataOff += uint16(grow)
+			abi.WriteStat(nb, off, s)
+		}
+	}
+	return nb
+}
+
+// buildStats runs the stat helpers from the last spec to the first, as
+// stats_vss_hlpr_init does, so the first error found is the C's.
+func buildStats(d VOIDef) ([]builtStat, error) {
+	out := make([]builtStat, len(d.Stats))
+	for i := len(d.Stats) - 1; i >= 0; i-- {
+		s := d.Stats[i]
+		var b builtStat
+		var err error
+		switch s.Type {
+		case voi.Sum, voi.Max, voi.Min:
+			b, err = numericStat(s.Type, d.DType, d.Prec)
+		case voi.Hist:
+			b.stype, b.dtype = voi.Hist, s.Hist.DType
+			b.iv, err = s.Hist.Build(d.DType)
+		case voi.TDgst:
+			b.stype, b.dtype = voi.TDgst, s.TDigest.DType
+			b.iv, err = tdigest.Build(s.TDigest.DType, s.TDigest.NCtds, s.TDigest.Prec)
+		default:
+			err = fmt.Errorf("stat type %v: %w", s.Type, voi.ErrInvalid)
+		}
+		if err != nil {
+			if !errors.Is(err, voi.ErrInvalid) && !errors.Is(err, voi.ErrTooBig) && !errors.Is(err, voi.ErrNoMemory) {
+				err = fmt.Errorf("%w: %w", voi.ErrInvalid, err)
+			}
+			return nil, err
+		}
+		out[i] = b
+	}
+	return out, nil
+}
+
+// numericStat is stats_vss_numeric_hlpr: SUM starts at 0, MAX at the
+// dtype's minimum, MIN at its maximum; Q values carry the control bits of
+// the requested precision.
+func numericStat(st voi.SType, dt voi.DType, prec int) (builtStat, error) {
+	var v uint64
+	switch st {
+	case voi.Max:
+		v = voi.LimitMin(dt)
+	case voi.Min:
+		v = voi.LimitMax(dt)
+	}
+	if dt.IsQ() {
+		if prec < 1 || prec > 64 {
+			return builtStat{}, fmt.Errorf("Q precision %d outside 1..64: %w", prec, voi.ErrInvalid)
+		}
+		v = v&^7 | uint64(qmath.CtrlIni(prec))
+	}
+	iv := make([]byte, dt.Size())
+	if len(iv) == 4 {
+		abi.PutU32(iv, 0, uint32(v))
+	} else {
+		abi.PutU64(iv, 0, v)
+	}
+	return builtStat{stype: st, dtype: dt, iv: iv}, nil
+}
