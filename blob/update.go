@@ -113,12 +113,15 @@ func qDType(k qmath.Kind) voi.DType {
 }
 
 // update is stats_v1_voi_update. bits holds a value of dt (32-bit values
-// zero-extended).
+// zero-extended). It decides the data type once and hands the stat loop to
+// a function specialised for it.
 func (bl *Blob) update(id int32, dt voi.DType, bits uint64, rel bool) error {
 	b := bl.b
-	statsOff := int(binary.LittleEndian.Uint16(b[abi.OffStatsOff:]))
+	if len(b) < abi.HeaderSize {
+		return voi.ErrInvalid
+	}
 	vo := abi.HeaderSize + abi.VOISize*int(id)
-	if id < 0 || vo >= statsOff {
+	if id < 0 || vo >= int(binary.LittleEndian.Uint16(b[abi.OffStatsOff:])) {
 		return voi.ErrInvalid
 	}
 	e := b[vo : vo+abi.VOISize]
@@ -127,162 +130,146 @@ func (bl *Blob) update(id int32, dt voi.DType, bits uint64, rel bool) error {
 		rel && flags&voi.FlagReqState == 0 {
 		return voi.ErrInvalid
 	}
-	u := updater{
-		bl:    bl,
-		dt:    dt,
+	v := voiRef{
 		so:    int(binary.LittleEndian.Uint16(e[abi.VOIOffStatsOff:])),
 		maxID: int(int8(e[abi.VOIOffMaxID])),
 		state: -1,
 	}
 	if flags&voi.FlagReqState != 0 {
-		u.state = int(binary.LittleEndian.Uint16(b[u.so+abi.StatOffDataOff:]))
+		v.state = int(binary.LittleEndian.Uint16(b[v.so+abi.StatOffDataOff:]))
 	}
 	switch dt {
 	case voi.IntS32:
-		return updateInt32(&u, int32(bits), rel)
+		return updateInt32(bl, v, dt, int32(bits), rel)
 	case voi.IntU32:
-		return updateInt32(&u, uint32(bits), rel)
+		return updateInt32(bl, v, dt, uint32(bits), rel)
 	case voi.IntS64, voi.IntSLong:
-		return updateInt64(&u, int64(bits), rel)
+		return updateInt64(bl, v, dt, int64(bits), rel)
 	case voi.IntU64, voi.IntULong:
-		return updateInt64(&u, bits, rel)
+		return updateInt64(bl, v, dt, bits, rel)
 	}
-	return updateQ(&u, voi.AsQ(dt, bits), rel)
+	return updateQ(bl, v, dt, voi.AsQ(dt, bits), rel)
 }
 
-// updater carries one update's VOI through the per-type stat loops.
-type updater struct {
-	bl    *Blob
-	dt    voi.DType // the VOI's data type
-	so    int       // offset of the VOI's voistat[0]
-	maxID int       // highest stat slot
-	state int       // offset of the VOI state's data, -1 without state
+// voiRef locates a VOI's statistics for one update.
+type voiRef struct {
+	so    int // offset of voistat[0]
+	maxID int // highest stat slot
+	state int // offset of the VOI state's data, -1 without state
 }
 
-// stat returns voistat[i]'s entry, or nil for a vacant slot.
-func (u *updater) stat(i int) []byte {
-	off := u.so + abi.StatSize*i
-	se := u.bl.b[off : off+abi.StatSize]
-	if int8(se[abi.StatOffSType]) < 0 {
-		return nil
-	}
-	return se
-}
-
-// data returns the data of the voistat entry se.
-func (u *updater) data(se []byte) []byte {
+// statData returns the data of the voistat entry se.
+func statData(b, se []byte) []byte {
 	off := int(binary.LittleEndian.Uint16(se[abi.StatOffDataOff:]))
-	return u.bl.b[off : off+int(binary.LittleEndian.Uint16(se[abi.StatOffDSz:]))]
+	return b[off : off+int(binary.LittleEndian.Uint16(se[abi.StatOffDSz:]))]
 }
 
 // compound updates a histogram or t-digest statistic.
-func (u *updater) compound(se []byte, bits uint64) error {
-	d := u.data(se)
+func compound(bl *Blob, se []byte, voiDT voi.DType, bits uint64) error {
+	d := statData(bl.b, se)
 	sdt := voi.DType(se[abi.StatOffDType])
 	switch voi.SType(se[abi.StatOffSType]) {
 	case voi.Hist:
-		return hist.Update(d, sdt, u.dt, bits)
+		return hist.Update(d, sdt, voiDT, bits)
 	case voi.TDgst:
-		return tdigest.Update(d, sdt, u.dt, bits, u.bl.Env())
+		return tdigest.Update(d, sdt, voiDT, bits, bl.Env())
 	}
 	return nil
 }
 
-func markValid(se []byte) { se[abi.StatOffFlags] |= voi.StatValid }
-
-func countErr(se []byte) {
-	if se[abi.StatOffErrs] < abi.MaxErrs {
+// finish records a statistic's outcome: the updated flag on success, a
+// saturating error count otherwise.
+func finish(se []byte, err error) {
+	if err == nil {
+		se[abi.StatOffFlags] |= voi.StatValid
+	} else if se[abi.StatOffErrs] < abi.MaxErrs {
 		se[abi.StatOffErrs]++
 	}
 }
 
-func updateInt32[T int32 | uint32](u *updater, v T, rel bool) error {
-	b := u.bl.b
+func updateInt32[T int32 | uint32](bl *Blob, v voiRef, dt voi.DType, x T, rel bool) error {
+	b := bl.b
 	if rel {
-		v += T(binary.LittleEndian.Uint32(b[u.state:]))
+		x += T(binary.LittleEndian.Uint32(b[v.state:]))
 	}
 	var err error
-	for i := u.maxID; i > 0; i-- {
-		se := u.stat(i)
-		if se == nil {
+	for i := v.maxID; i > 0; i-- {
+		off := v.so + abi.StatSize*i
+		se := b[off : off+abi.StatSize]
+		st := voi.SType(se[abi.StatOffSType])
+		if st < 0 {
 			continue
 		}
-		var serr error
-		switch voi.SType(se[abi.StatOffSType]) {
-		case voi.Sum:
-			d := u.data(se)[:4]
-			binary.LittleEndian.PutUint32(d, uint32(T(binary.LittleEndian.Uint32(d))+v))
-			markValid(se)
-		case voi.Max:
-			if d := u.data(se)[:4]; T(binary.LittleEndian.Uint32(d)) < v {
-				binary.LittleEndian.PutUint32(d, uint32(v))
-				markValid(se)
+		if st > voi.Min {
+			if serr := compound(bl, se, dt, uint64(uint32(x))); serr != nil {
+				err = serr
+				finish(se, serr)
+			} else {
+				finish(se, nil)
 			}
-		case voi.Min:
-			if d := u.data(se)[:4]; T(binary.LittleEndian.Uint32(d)) > v {
-				binary.LittleEndian.PutUint32(d, uint32(v))
-				markValid(se)
-			}
+			continue
+		}
+		doff := int(binary.LittleEndian.Uint16(se[abi.StatOffDataOff:]))
+		d := b[doff : doff+4]
+		cur := T(binary.LittleEndian.Uint32(d))
+		switch {
+		case st == voi.Sum:
+			binary.LittleEndian.PutUint32(d, uint32(cur+x))
+		case st == voi.Max && cur < x, st == voi.Min && cur > x:
+			binary.LittleEndian.PutUint32(d, uint32(x))
 		default:
-			if serr = u.compound(se, uint64(uint32(v))); serr == nil {
-				markValid(se)
-			}
+			continue
 		}
-		if serr != nil {
-			err = serr
-			countErr(se)
-		}
+		se[abi.StatOffFlags] |= voi.StatValid
 	}
-	if u.state >= 0 {
-		binary.LittleEndian.PutUint32(b[u.state:], uint32(v))
+	if v.state >= 0 {
+		binary.LittleEndian.PutUint32(b[v.state:], uint32(x))
 	}
 	return err
 }
 
-func updateInt64[T int64 | uint64](u *updater, v T, rel bool) error {
-	b := u.bl.b
+func updateInt64[T int64 | uint64](bl *Blob, v voiRef, dt voi.DType, x T, rel bool) error {
+	b := bl.b
 	if rel {
-		v += T(binary.LittleEndian.Uint64(b[u.state:]))
+		x += T(binary.LittleEndian.Uint64(b[v.state:]))
 	}
 	var err error
-	for i := u.maxID; i > 0; i-- {
-		se := u.stat(i)
-		if se == nil {
+	for i := v.maxID; i > 0; i-- {
+		off := v.so + abi.StatSize*i
+		se := b[off : off+abi.StatSize]
+		st := voi.SType(se[abi.StatOffSType])
+		if st < 0 {
 			continue
 		}
-		var serr error
-		switch voi.SType(se[abi.StatOffSType]) {
-		case voi.Sum:
-			d := u.data(se)[:8]
-			binary.LittleEndian.PutUint64(d, uint64(T(binary.LittleEndian.Uint64(d))+v))
-			markValid(se)
-		case voi.Max:
-			if d := u.data(se)[:8]; T(binary.LittleEndian.Uint64(d)) < v {
-				binary.LittleEndian.PutUint64(d, uint64(v))
-				markValid(se)
+		if st > voi.Min {
+			if serr := compound(bl, se, dt, uint64(x)); serr != nil {
+				err = serr
+				finish(se, serr)
+			} else {
+				finish(se, nil)
 			}
-		case voi.Min:
-			if d := u.data(se)[:8]; T(binary.LittleEndian.Uint64(d)) > v {
-				binary.LittleEndian.PutUint64(d, uint64(v))
-				markValid(se)
-			}
+			continue
+		}
+		doff := int(binary.LittleEndian.Uint16(se[abi.StatOffDataOff:]))
+		d := b[doff : doff+8]
+		cur := T(binary.LittleEndian.Uint64(d))
+		switch {
+		case st == voi.Sum:
+			binary.LittleEndian.PutUint64(d, uint64(cur+x))
+		case st == voi.Max && cur < x, st == voi.Min && cur > x:
+			binary.LittleEndian.PutUint64(d, uint64(x))
 		default:
-			if serr = u.compound(se, uint64(v)); serr == nil {
-				markValid(se)
-			}
+			continue
 		}
-		if serr != nil {
-			err = serr
-			countErr(se)
-		}
+		se[abi.StatOffFlags] |= voi.StatValid
 	}
-	if u.state >= 0 {
-		binary.LittleEndian.PutUint64(b[u.state:], uint64(v))
+	if v.state >= 0 {
+		binary.LittleEndian.PutUint64(b[v.state:], uint64(x))
 	}
 	return err
 }
 
-// loadQ reads a Q of the VOI's kind from d; storeQ writes one.
+// loadQ reads a Q of kind k from d; storeQ writes one.
 func loadQ(k qmath.Kind, d []byte) qmath.Q {
 	if k.Bits() == 32 {
 		return qmath.Q{Raw: uint64(binary.LittleEndian.Uint32(d)), Kind: k}
@@ -298,64 +285,57 @@ func storeQ(d []byte, q qmath.Q) {
 	}
 }
 
-func updateQ(u *updater, v qmath.Q, rel bool) error {
-	b := u.bl.b
+// updateQ updates the statistics of a Q VOI through qmath, with the C's
+// overflow and precision errors.
+func updateQ(bl *Blob, v voiRef, dt voi.DType, x qmath.Q, rel bool) error {
+	b := bl.b
 	if rel {
-		sum, err := v.AddQ(loadQ(v.Kind, b[u.state:]))
+		sum, err := x.AddQ(loadQ(x.Kind, b[v.state:]))
 		if err != nil {
 			return err
 		}
-		v = sum
+		x = sum
 	}
 	var err error
-	for i := u.maxID; i > 0; i-- {
-		se := u.stat(i)
-		if se == nil {
+	for i := v.maxID; i > 0; i-- {
+		off := v.so + abi.StatSize*i
+		se := b[off : off+abi.StatSize]
+		st := voi.SType(se[abi.StatOffSType])
+		if st < 0 {
 			continue
 		}
 		var serr error
-		switch voi.SType(se[abi.StatOffSType]) {
+		switch st {
 		case voi.Sum:
-			d := u.data(se)
+			d := statData(b, se)
 			var sum qmath.Q
-			if sum, serr = loadQ(v.Kind, d).AddQ(v); serr == nil {
+			if sum, serr = loadQ(x.Kind, d).AddQ(x); serr == nil {
 				storeQ(d, sum)
-				markValid(se)
 			}
-		case voi.Max:
-			d := u.data(se)
-			if cur := loadQ(v.Kind, d); cur.LT(v) {
-				var nv qmath.Q
-				if nv, serr = cur.CpyValQ(v); serr == nil {
-					storeQ(d, nv)
-					markValid(se)
-				}
+		case voi.Max, voi.Min:
+			d := statData(b, se)
+			cur := loadQ(x.Kind, d)
+			if st == voi.Max && !cur.LT(x) || st == voi.Min && !cur.GT(x) {
+				continue
 			}
-		case voi.Min:
-			d := u.data(se)
-			if cur := loadQ(v.Kind, d); cur.GT(v) {
-				var nv qmath.Q
-				if nv, serr = cur.CpyValQ(v); serr == nil {
-					storeQ(d, nv)
-					markValid(se)
-				}
+			var nv qmath.Q
+			if nv, serr = cur.CpyValQ(x); serr == nil {
+				storeQ(d, nv)
 			}
 		default:
-			if serr = u.compound(se, v.Raw); serr == nil {
-				markValid(se)
-			}
+			serr = compound(bl, se, dt, x.Raw)
 		}
 		if serr != nil {
 			err = serr
-			countErr(se)
 		}
+		finish(se, serr)
 	}
-	if u.state >= 0 {
+	if v.state >= 0 {
 		// The C assigns the result of storing the state to its return
 		// value, replacing (even with success) any statistic's error.
 		var prev qmath.Q
-		if prev, err = loadQ(v.Kind, b[u.state:]).CpyValQ(v); err == nil {
-			storeQ(b[u.state:], prev)
+		if prev, err = loadQ(x.Kind, b[v.state:]).CpyValQ(x); err == nil {
+			storeQ(b[v.state:], prev)
 		}
 	}
 	return err
