@@ -274,6 +274,10 @@ func (q Q) AddI(i Int) (Q, error) {
 }
 
 // SubI returns q-i (Q_QSUBI); on error it returns q unchanged. See AddI.
+// As in the C, an unsigned i at least as wide as a signed q makes the range
+// test unsigned: it then reports ErrOverflow for most non-negative q (even
+// 1-1) and can miss the underflow of a negative q, whose wrapped difference
+// is stored as a positive magnitude.
 func (q Q) SubI(i Int) (Q, error) {
 	iv := fromInt(i)
 	return q.addSubI(iv, iv.ltz())

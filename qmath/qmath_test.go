@@ -364,6 +364,14 @@ func TestAddSubI(t *testing.T) {
 		// The range test wraps in q's type: a huge unsigned i passes and
 		// the sum wraps (1 + (2^64-1) = 0).
 		{"u64 wrap", func() (Q, error) { return qv(U64, c2, 4).AddI(U64Int(math.MaxUint64)) }, qv(U64, c2, 0), nil},
+		// An unsigned int operand makes the range test and the difference
+		// unsigned for an s32q: the underflow goes unnoticed and the
+		// wrapped difference is stored as a positive magnitude.
+		{"s32 -uint32", func() (Q, error) { return s4(-1.875).SubI(U32Int(19546339)) }, New(S32, 0x6adf8d91), nil},
+		// With a uint64 operand the range test is unsigned: 1 - 1 "overflows".
+		{"s32 1-uint64 1", func() (Q, error) { return s4(1).SubI(U64Int(1)) }, s4(1), ErrOverflow},
+		{"s64 1-uint64 1", func() (Q, error) { return s16(1).SubI(U64Int(1)) }, s16(1), ErrOverflow},
+		{"s64 1-uint32 1", func() (Q, error) { return s16(1).SubI(U32Int(1)) }, s16(0), nil},
 	})
 }
 

@@ -1,0 +1,204 @@
+package tpl_test
+
+import (
+	"encoding/hex"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+func unhex(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
+	require.NoError(t, err)
+	return b
+}
+
+func TestRegistry(t *testing.T) {
+	r := tpl.NewRegistry()
+	a, err := r.New("A")
+	require.NoError(t, err)
+	require.Equal(t, 0, a.ID())
+	_, err = r.New("A")
+	require.ErrorIs(t, err, voi.ErrExists)
+	_, err = r.New(strings.Repeat("x", 65))
+	require.ErrorIs(t, err, voi.ErrInvalid)
+	b, err := r.New(strings.Repeat("x", 64))
+	require.NoError(t, err)
+	require.Equal(t, 1, b.ID())
+	require.Equal(t, 2, r.Len())
+
+	got, err := r.ByID(1)
+	require.NoError(t, err)
+	require.Same(t, b, got)
+	_, err = r.ByID(2)
+	require.ErrorIs(t, err, voi.ErrNotFound)
+	_, err = r.ByID(-1)
+	require.ErrorIs(t, err, voi.ErrNotFound)
+
+	id, err := r.LookupName("A", 0)
+	require.NoError(t, err)
+	require.Equal(t, 0, id)
+	id, err = r.LookupName("A", a.Hash())
+	require.NoError(t, err)
+	require.Equal(t, 0, id)
+	_, err = r.LookupName("A", a.Hash()+1)
+	require.ErrorIs(t, err, voi.ErrNoTemplate)
+	id, err = r.LookupHash(b.Hash())
+	require.NoError(t, err)
+	require.Equal(t, 1, id)
+	_, err = r.LookupHash(0)
+	require.ErrorIs(t, err, voi.ErrNoTemplate)
+}
+
+func TestHashesMatchC(t *testing.T) {
+	// Hashes from the golden outputs of scenarios 31 and 33.
+	r := tpl.NewRegistry()
+	e, err := r.New("EMPTY")
+	require.NoError(t, err)
+	require.Equal(t, uint32(2045388689), e.Hash())
+
+	for _, c := range []struct {
+		tpl, voiName string
+		want         uint32
+	}{{"A", "x", 153453948}, {"B", "x", 1836918045}} {
+		tp, err := r.New(c.tpl)
+		require.NoError(t, err)
+		require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: c.voiName, DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}}))
+		require.Equal(t, c.want, tp.Hash(), c.tpl)
+	}
+	require.Equal(t, `"EMPTY":2045388689,"A":153453948,"B":1836918045`, r.List())
+}
+
+func TestAddVOILayoutMatchesC(t *testing.T) {
+	// Scenario 21: sparse ids added out of order (63, 0, 5); the golden's
+	// template layout puts each new VOI's voistats and data first.
+	tp, err := tpl.NewRegistry().New("SPARSE")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 63, Name: "last", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum(), tpl.Max()}}))
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "first", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Min()}}))
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 5, Name: "mid", DType: voi.IntS64, Flags: voi.FlagRelUpdate, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	require.Equal(t, uint32(2623252635), tp.Hash())
+	b := tp.Bytes()
+	require.Len(t, b, 652)
+	require.Equal(t, unhex(t, "01 01 00 00 8c 02 8c 02 00 00 00 00 20 02 68 02"), b[:16])
+	// voi[0]: id 0, INT_U32, voistatmaxid 3, stats_off 560; voi[5]: state
+	// flag set, stats_off 544; voi[63]: stats_off 592.
+	require.Equal(t, unhex(t, "00 00 02 03 30 02 00 00"), b[32:40])
+	require.Equal(t, unhex(t, "05 00 03 01 20 02 01 00"), b[72:80])
+	require.Equal(t, unhex(t, "3f 00 04 02 50 02 00 00"), b[536:544])
+	name, ok := tp.VOIName(5)
+	require.True(t, ok)
+	require.Equal(t, "mid", name)
+	_, ok = tp.VOIName(4)
+	require.False(t, ok)
+}
+
+func TestAddVOIErrors(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("INV")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "a", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	before, hash := tp.Bytes(), tp.Hash()
+	for _, c := range []struct {
+		name string
+		def  tpl.VOIDef
+		want error
+	}{
+		{"existing id", tpl.VOIDef{ID: 0, Name: "again", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Min()}}, voi.ErrNotSupported},
+		{"negative id", tpl.VOIDef{ID: -1, Name: "neg", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrInvalid},
+		{"dtype 0", tpl.VOIDef{ID: 2, DType: 0, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrInvalid},
+		{"histogram dtype", tpl.VOIDef{ID: 2, DType: voi.CRHist32, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrInvalid},
+		{"no stats", tpl.VOIDef{ID: 4, DType: voi.IntU32}, voi.ErrInvalid},
+		{"bad stat type", tpl.VOIDef{ID: 4, DType: voi.IntU32, Stats: []tpl.StatSpec{{Type: voi.StatVoiState}}}, voi.ErrInvalid},
+		{"Q without precision", tpl.VOIDef{ID: 4, DType: voi.QS32, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrInvalid},
+		{"too big", tpl.VOIDef{ID: 8191, DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrTooBig},
+	} {
+		err := tp.AddVOI(c.def)
+		require.ErrorIs(t, err, c.want, c.name)
+		require.Equal(t, before, tp.Bytes(), c.name)
+		require.Equal(t, hash, tp.Hash(), c.name)
+	}
+}
+
+func TestParseSpec(t *testing.T) {
+	cases := []struct {
+		in   string
+		name string
+		hash uint32
+		ok   bool
+	}{
+		{`"TCP_DEFAULT":123`, "TCP_DEFAULT", 123, true},
+		{`TCP_DEFAULT:123`, "TCP_DEFAULT", 123, true},
+		{`"TCP_DEFAULT"`, "TCP_DEFAULT", 0, true},
+		{`TCP_DEFAULT`, "TCP_DEFAULT", 0, true},
+		{`:4294967295`, "", 4294967295, true},
+		{`:4294967296`, "", 0, false},
+		{`:`, "", 0, false},
+		{``, "", 0, false},
+		{`"A`, "", 0, false},
+		{`A"`, "", 0, false},
+		{`"A":x`, "", 0, false},
+		{`A,B`, "", 0, false},
+		{`A=1`, "", 0, false},
+		{`"` + strings.Repeat("n", 65) + `"`, "", 0, false},
+	}
+	for _, c := range cases {
+		name, hash, err := tpl.ParseSpec(c.in)
+		if !c.ok {
+			require.ErrorIs(t, err, voi.ErrInvalid, c.in)
+			continue
+		}
+		require.NoError(t, err, c.in)
+		require.Equal(t, c.name, name, c.in)
+		require.Equal(t, c.hash, hash, c.in)
+	}
+
+	r := tpl.NewRegistry()
+	a, _ := r.New("A")
+	got, err := r.Resolve(a.Spec())
+	require.NoError(t, err)
+	require.Same(t, a, got)
+	_, err = r.Resolve(`"B"`)
+	require.ErrorIs(t, err, voi.ErrNoTemplate)
+}
+
+func FuzzParseSpec(f *testing.F) {
+	for _, s := range []string{`"A":1`, `A`, `:7`, `"x"`, `""`, `"a":`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		name, hash, err := tpl.ParseSpec(s)
+		if err != nil {
+			return
+		}
+		// A parsed spec prints back to a spec that parses to the same thing.
+		again := `"` + name + `"`
+		if hash != 0 {
+			again += ":" + itoa(hash)
+		}
+		if name == "" {
+			again = ":" + itoa(hash)
+		}
+		n2, h2, err := tpl.ParseSpec(again)
+		if err != nil || n2 != name || h2 != hash {
+			t.Fatalf("%q -> (%q, %d) -> %q -> (%q, %d, %v)", s, name, hash, again, n2, h2, err)
+		}
+	})
+}
+
+func itoa(v uint32) string {
+	var b [10]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			return string(b[i:])
+		}
+	}
+}
