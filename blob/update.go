@@ -116,27 +116,9 @@ func qDType(k qmath.Kind) voi.DType {
 // zero-extended). It decides the data type once and hands the stat loop to
 // a function specialised for it.
 func (bl *Blob) update(id int32, dt voi.DType, bits uint64, rel bool) error {
-	b := bl.b
-	if len(b) < abi.HeaderSize {
-		return voi.ErrInvalid
-	}
-	vo := abi.HeaderSize + abi.VOISize*int(id)
-	if id < 0 || vo >= int(binary.LittleEndian.Uint16(b[abi.OffStatsOff:])) {
-		return voi.ErrInvalid
-	}
-	e := b[vo : vo+abi.VOISize]
-	flags := binary.LittleEndian.Uint16(e[abi.VOIOffFlags:])
-	if voi.DType(e[abi.VOIOffDType]) != dt || int16(binary.LittleEndian.Uint16(e[abi.VOIOffID:])) < 0 ||
-		rel && flags&voi.FlagReqState == 0 {
-		return voi.ErrInvalid
-	}
-	v := voiRef{
-		so:    int(binary.LittleEndian.Uint16(e[abi.VOIOffStatsOff:])),
-		maxID: int(int8(e[abi.VOIOffMaxID])),
-		state: -1,
-	}
-	if flags&voi.FlagReqState != 0 {
-		v.state = int(binary.LittleEndian.Uint16(b[v.so+abi.StatOffDataOff:]))
+	v, err := bl.locate(id, dt, rel)
+	if err != nil {
+		return err
 	}
 	switch dt {
 	case voi.IntS32:
@@ -158,23 +140,49 @@ type voiRef struct {
 	state int // offset of the VOI state's data, -1 without state
 }
 
+// locate checks that VOI id exists with data type dt (and keeps state if
+// rel) and returns where its statistics are. The voi[] entry is read as
+// one little-endian word: id (bits 0-15), dtype (16-23), voistatmaxid
+// (24-31), stats_off (32-47), flags (48-63).
+func (bl *Blob) locate(id int32, dt voi.DType, rel bool) (voiRef, error) {
+	b := bl.b
+	vo := abi.HeaderSize + abi.VOISize*int(id)
+	if id < 0 || len(b) < abi.HeaderSize || vo >= int(binary.LittleEndian.Uint16(b[abi.OffStatsOff:])) {
+		return voiRef{}, voi.ErrInvalid
+	}
+	e := binary.LittleEndian.Uint64(b[vo:])
+	if uint8(e>>16) != uint8(dt) || int16(e) < 0 || rel && e>>48&voi.FlagReqState == 0 {
+		return voiRef{}, voi.ErrInvalid
+	}
+	v := voiRef{so: int(uint16(e >> 32)), maxID: int(int8(e >> 24)), state: -1}
+	if e>>48&voi.FlagReqState != 0 {
+		v.state = int(binary.LittleEndian.Uint16(b[v.so+abi.StatOffDataOff:]))
+	}
+	return v, nil
+}
+
 // statData returns the data of the voistat entry se.
 func statData(b, se []byte) []byte {
 	off := int(binary.LittleEndian.Uint16(se[abi.StatOffDataOff:]))
 	return b[off : off+int(binary.LittleEndian.Uint16(se[abi.StatOffDSz:]))]
 }
 
-// compound updates a histogram or t-digest statistic.
-func compound(bl *Blob, se []byte, voiDT voi.DType, bits uint64) error {
-	d := statData(bl.b, se)
+// compound updates a histogram or t-digest statistic and records the
+// outcome in its voistat.
+func compound(bl *Blob, off int, voiDT voi.DType, bits uint64) error {
+	b := bl.b
+	se := b[off : off+abi.StatSize]
+	d := statData(b, se)
 	sdt := voi.DType(se[abi.StatOffDType])
+	var err error
 	switch voi.SType(se[abi.StatOffSType]) {
 	case voi.Hist:
-		return hist.Update(d, sdt, voiDT, bits)
+		err = hist.Update(d, sdt, voiDT, bits)
 	case voi.TDgst:
-		return tdigest.Update(d, sdt, voiDT, bits, bl.Env())
+		err = tdigest.Update(d, sdt, voiDT, bits, bl.Env())
 	}
-	return nil
+	finish(se, err)
+	return err
 }
 
 // finish records a statistic's outcome: the updated flag on success, a
@@ -187,6 +195,9 @@ func finish(se []byte, err error) {
 	}
 }
 
+// The voistat entry as one word: stype (bits 0-7), dtype (8-15), data_off
+// (16-31), dsz (32-47), errs (48-55), flags (56-63).
+
 func updateInt32[T int32 | uint32](bl *Blob, v voiRef, dt voi.DType, x T, rel bool) error {
 	b := bl.b
 	if rel {
@@ -195,22 +206,18 @@ func updateInt32[T int32 | uint32](bl *Blob, v voiRef, dt voi.DType, x T, rel bo
 	var err error
 	for i := v.maxID; i > 0; i-- {
 		off := v.so + abi.StatSize*i
-		se := b[off : off+abi.StatSize]
-		st := voi.SType(se[abi.StatOffSType])
+		e := binary.LittleEndian.Uint64(b[off:])
+		st := voi.SType(int8(e))
 		if st < 0 {
 			continue
 		}
 		if st > voi.Min {
-			if serr := compound(bl, se, dt, uint64(uint32(x))); serr != nil {
+			if serr := compound(bl, off, dt, uint64(uint32(x))); serr != nil {
 				err = serr
-				finish(se, serr)
-			} else {
-				finish(se, nil)
 			}
 			continue
 		}
-		doff := int(binary.LittleEndian.Uint16(se[abi.StatOffDataOff:]))
-		d := b[doff : doff+4]
+		d := b[uint16(e>>16):]
 		cur := T(binary.LittleEndian.Uint32(d))
 		switch {
 		case st == voi.Sum:
@@ -220,7 +227,7 @@ func updateInt32[T int32 | uint32](bl *Blob, v voiRef, dt voi.DType, x T, rel bo
 		default:
 			continue
 		}
-		se[abi.StatOffFlags] |= voi.StatValid
+		b[off+abi.StatOffFlags] |= voi.StatValid
 	}
 	if v.state >= 0 {
 		binary.LittleEndian.PutUint32(b[v.state:], uint32(x))
@@ -236,22 +243,18 @@ func updateInt64[T int64 | uint64](bl *Blob, v voiRef, dt voi.DType, x T, rel bo
 	var err error
 	for i := v.maxID; i > 0; i-- {
 		off := v.so + abi.StatSize*i
-		se := b[off : off+abi.StatSize]
-		st := voi.SType(se[abi.StatOffSType])
+		e := binary.LittleEndian.Uint64(b[off:])
+		st := voi.SType(int8(e))
 		if st < 0 {
 			continue
 		}
 		if st > voi.Min {
-			if serr := compound(bl, se, dt, uint64(x)); serr != nil {
+			if serr := compound(bl, off, dt, uint64(x)); serr != nil {
 				err = serr
-				finish(se, serr)
-			} else {
-				finish(se, nil)
 			}
 			continue
 		}
-		doff := int(binary.LittleEndian.Uint16(se[abi.StatOffDataOff:]))
-		d := b[doff : doff+8]
+		d := b[uint16(e>>16):]
 		cur := T(binary.LittleEndian.Uint64(d))
 		switch {
 		case st == voi.Sum:
@@ -261,7 +264,7 @@ func updateInt64[T int64 | uint64](bl *Blob, v voiRef, dt voi.DType, x T, rel bo
 		default:
 			continue
 		}
-		se[abi.StatOffFlags] |= voi.StatValid
+		b[off+abi.StatOffFlags] |= voi.StatValid
 	}
 	if v.state >= 0 {
 		binary.LittleEndian.PutUint64(b[v.state:], uint64(x))
@@ -323,7 +326,10 @@ func updateQ(bl *Blob, v voiRef, dt voi.DType, x qmath.Q, rel bool) error {
 				storeQ(d, nv)
 			}
 		default:
-			serr = compound(bl, se, dt, x.Raw)
+			if serr = compound(bl, off, dt, x.Raw); serr != nil {
+				err = serr
+			}
+			continue
 		}
 		if serr != nil {
 			err = serr

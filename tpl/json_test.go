@@ -1,0 +1,137 @@
+package tpl_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/hist"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// everyStat is a template with every kind of statistic.
+func everyStat(t testing.TB, r *tpl.Registry) *tpl.Template {
+	t.Helper()
+	tp, err := r.New("EVERY")
+	require.NoError(t, err)
+	defs := []tpl.VOIDef{
+		{ID: 3, Name: "sum", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum(), tpl.Max(), tpl.Min()}},
+		{ID: 0, Name: "q", DType: voi.QS64, Prec: 16, Flags: voi.FlagRelUpdate, Stats: []tpl.StatSpec{tpl.Sum(), tpl.Max()}},
+		{ID: 1, Name: "lin", DType: voi.IntS32, Stats: []tpl.StatSpec{tpl.Histogram(hist.Spec{DType: voi.CRHist32, Scheme: hist.Lin, LB: uint64(1<<64 - 20), UB: 20, StepInc: 10, Flags: hist.LBoundInf | hist.UBoundInf})}},
+		{ID: 2, Name: "exp", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Histogram(hist.Spec{DType: voi.CRHist64, Scheme: hist.Exp, LB: 1, UB: 1000, StepBase: 2, StepExp: 0})}},
+		{ID: 4, Name: "linexp", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Histogram(hist.Spec{DType: voi.CRHist32, Scheme: hist.LinExp, LB: 0, UB: 1000, LinStepDiv: 5, StepBase: 10})}},
+		{ID: 5, Name: "dr", DType: voi.IntS64, Stats: []tpl.StatSpec{tpl.Histogram(hist.Spec{DType: voi.DRHist64, Scheme: hist.Usr, Buckets: []hist.Bound{{LB: 0, UB: 10}, {LB: 20, UB: 30}}})}},
+		{ID: 6, Name: "dv", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Histogram(hist.Spec{DType: voi.DVHist32, Scheme: hist.Usr, Buckets: []hist.Bound{{LB: 1, UB: 1}, {LB: 2, UB: 2}, {LB: 4, UB: 4}}})}},
+		{ID: 7, Name: "td32", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Max(), tpl.TDigest(voi.TDgstClust32, 20, 4)}},
+		{ID: 9, Name: "td64", DType: voi.IntS64, Stats: []tpl.StatSpec{tpl.TDigest(voi.TDgstClust64, 8, 16)}},
+	}
+	for _, d := range defs {
+		require.NoError(t, tp.AddVOI(d), d.Name)
+	}
+	return tp
+}
+
+func TestTemplateJSONRoundTrip(t *testing.T) {
+	src := everyStat(t, tpl.NewRegistry())
+	data, err := json.Marshal(src)
+	require.NoError(t, err)
+
+	r := tpl.NewRegistry()
+	other, err := r.New("OTHER")
+	require.NoError(t, err)
+	got, err := tpl.ReadJSON(r, data)
+	require.NoError(t, err)
+	require.Equal(t, src.Hash(), got.Hash())
+	require.Equal(t, src.Bytes(), got.Bytes())
+	require.Equal(t, 1, got.ID(), "registered after the existing template")
+	require.Equal(t, src.VOIs(), got.VOIs())
+	for id := 0; id < 10; id++ {
+		n1, ok1 := src.VOIName(id)
+		n2, ok2 := got.VOIName(id)
+		require.Equal(t, ok1, ok2)
+		require.Equal(t, n1, n2)
+	}
+	again, err := tpl.ReadJSON(r, data)
+	require.NoError(t, err)
+	require.Same(t, got, again, "reading a registered template again returns it")
+	require.Equal(t, 2, r.Len())
+	_ = other
+
+	data2, err := json.Marshal(got)
+	require.NoError(t, err)
+	require.JSONEq(t, string(data), string(data2))
+}
+
+func TestTemplateJSONRejects(t *testing.T) {
+	good := `{"format":"statsblob-template","version":1,"name":"T","hash":%HASH%,"vois":[{"id":0,"name":"v","dtype":"INT_U32","stats":[{"type":"SUM"}]}]}`
+	tp, err := tpl.NewRegistry().New("T")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "v", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	hash := itoa(tp.Hash())
+	ok := strings.ReplaceAll(good, "%HASH%", hash)
+	_, err = tpl.ReadJSON(tpl.NewRegistry(), []byte(ok))
+	require.NoError(t, err)
+
+	cases := []struct {
+		name, in string
+		want     error
+	}{
+		{"not JSON", `{`, voi.ErrInvalid},
+		{"wrong format", strings.Replace(ok, "statsblob-template", "other", 1), voi.ErrInvalid},
+		{"wrong version", strings.Replace(ok, `"version":1`, `"version":2`, 1), voi.ErrInvalid},
+		{"unknown member", strings.Replace(ok, `"name":"T"`, `"name":"T","x":1`, 1), voi.ErrInvalid},
+		{"trailing data", ok + `{}`, voi.ErrInvalid},
+		{"hash mismatch", strings.Replace(ok, hash, "1", 1), voi.ErrInvalid},
+		{"bad dtype", strings.Replace(ok, "INT_U32", "INT_U16", 1), voi.ErrInvalid},
+		{"histogram VOI dtype", strings.Replace(ok, "INT_U32", "CRHIST32", 1), voi.ErrInvalid},
+		{"lower-case dtype", strings.Replace(ok, "INT_U32", "int_u32", 1), voi.ErrInvalid},
+		{"bad stat type", strings.Replace(ok, `"SUM"`, `"MEAN"`, 1), voi.ErrInvalid},
+		{"state as a stat", strings.Replace(ok, `"SUM"`, `"VOISTATE"`, 1), voi.ErrInvalid},
+		{"no stats", strings.Replace(ok, `[{"type":"SUM"}]`, `[]`, 1), voi.ErrInvalid},
+		{"hist members on SUM", strings.Replace(ok, `{"type":"SUM"}`, `{"type":"SUM","tdigest":{"dtype":"TDGSTCLUST32","nctds":4,"prec":4}}`, 1), voi.ErrInvalid},
+		{"LIN without stepinc", strings.Replace(ok, `{"type":"SUM"}`, `{"type":"HIST","hist":{"dtype":"CRHIST32","scheme":"LIN","lb":0,"ub":10}}`, 1), voi.ErrInvalid},
+		{"USR with lb", strings.Replace(ok, `{"type":"SUM"}`, `{"type":"HIST","hist":{"dtype":"CRHIST32","scheme":"USR","lb":0,"buckets":[[0,0]]}}`, 1), voi.ErrInvalid},
+		{"negative id", strings.Replace(ok, `"id":0`, `"id":-1`, 1), voi.ErrInvalid},
+		{"long name", strings.Replace(ok, `"name":"T"`, `"name":"`+strings.Repeat("n", 65)+`"`, 1), voi.ErrInvalid},
+	}
+	for _, c := range cases {
+		r := tpl.NewRegistry()
+		_, err := tpl.ReadJSON(r, []byte(c.in))
+		require.ErrorIs(t, err, c.want, c.name)
+		require.Zero(t, r.Len(), c.name+": registry unchanged")
+	}
+
+	r := tpl.NewRegistry()
+	clash, err := r.New("T")
+	require.NoError(t, err)
+	_, err = tpl.ReadJSON(r, []byte(ok))
+	require.ErrorIs(t, err, voi.ErrExists)
+	require.Equal(t, 1, r.Len())
+	_ = clash
+}
+
+func FuzzReadJSON(f *testing.F) {
+	data, err := json.Marshal(everyStat(f, tpl.NewRegistry()))
+	require.NoError(f, err)
+	f.Add(data)
+	f.Add([]byte(`{"format":"statsblob-template","version":1,"name":"","hash":0,"vois":[]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tp, err := tpl.ReadJSON(tpl.NewRegistry(), data)
+		if err != nil {
+			return
+		}
+		// Whatever is accepted exports to a form that reads back to the
+		// same bytes and hash.
+		out, err := json.Marshal(tp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := tpl.ReadJSON(tpl.NewRegistry(), out)
+		if err != nil || back.Hash() != tp.Hash() || string(back.Bytes()) != string(tp.Bytes()) {
+			t.Fatalf("round trip: %v", err)
+		}
+	})
+}
