@@ -132,12 +132,6 @@ func less(a, b cval) bool {
 	return a.v < b.v
 }
 
-// equal is a == b after the usual arithmetic conversions.
-func equal(a, b cval) bool {
-	t := common(a.t, b.t)
-	return a.to(t).v == b.to(t).v
-}
-
 // shl is x << n in x's type, wrapping (gcc shifts signed values as two's
 // complement bit patterns).
 func (x cval) shl(n uint) cval { return mk(x.t, x.v<<n) }

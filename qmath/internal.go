@@ -1,6 +1,9 @@
 package qmath
 
-import "math/bits"
+import (
+	"cmp"
+	"math/bits"
+)
 
 // The Q macros, expressed on cval. Each helper names the macro it stands for.
 
@@ -25,29 +28,34 @@ func (q Q) signMask() uint64 { return 1 << (q.ct().bits() - 1) }
 // nfBits is Q_NFBITS for a Q of type t whose raw bits (or control bits) are
 // ctrl: the control-encoded count (2, 4, 6, 8, 16, 32, 48, 64) capped at the
 // bits available below the sign bit and above the control bits.
-func nfBits(t ctype, ctrl uint64) uint {
-	n := uint(ctrl&3 + 1)
-	if ctrl&4 != 0 {
-		n <<= 4
-	} else {
-		n <<= 1
+func nfBits(t ctype, ctrl uint64) uint { return uint(nfTable[t&3][ctrl&7]) }
+
+// nfTable holds nfBits for every type and control value.
+var nfTable = func() (tab [4][8]uint8) {
+	for t := range tab {
+		maxnf := ctype(t).bits() - 3
+		if ctype(t).signed() {
+			maxnf--
+		}
+		for c := range tab[t] {
+			n := uint(c&3 + 1)
+			if c&4 != 0 {
+				n <<= 4
+			} else {
+				n <<= 1
+			}
+			tab[t][c] = uint8(min(n, maxnf))
+		}
 	}
-	maxnf := t.bits() - 3
-	if t.signed() {
-		maxnf--
-	}
-	return min(n, maxnf)
-}
+	return tab
+}()
 
 // ifRawMask is Q_IFRAWMASK: the bits between the control bits and the sign
 // bit (or the top, for unsigned kinds).
-func ifRawMask(t ctype) uint64 {
-	m := widthMask(t) &^ 7
-	if t.signed() {
-		m &^= 1 << (t.bits() - 1)
-	}
-	return m
-}
+func ifRawMask(t ctype) uint64 { return ifRawMasks[t&3] }
+
+// ifRawMasks holds Q_IFRAWMASK for int, unsigned int, long, unsigned long.
+var ifRawMasks = [4]uint64{0x7FFFFFF8, 0xFFFFFFF8, 0x7FFFFFFFFFFFFFF8, 0xFFFFFFFFFFFFFFF8}
 
 // ifMaxVal is Q_IFMAXVAL, ifMinVal Q_IFMINVAL (the negated maximum for
 // signed types, else 0).
@@ -168,10 +176,51 @@ func (q Q) canRepI(i cval) bool {
 	return i.mag() <= q.iMaxVal().v
 }
 
+// parts returns Q_GIVAL(q) and Q_GFVAL(q) as int64s, which hold them
+// exactly for every kind (magnitudes stay below 2^61).
+func (q Q) parts() (i, f int64) {
+	t := q.ct()
+	ifabs := int64((q.Raw & ifRawMask(t)) >> 3)
+	nf := nfBits(t, q.Raw)
+	i, f = ifabs>>nf, ifabs&(1<<nf-1)
+	if q.IsNeg() {
+		return -i, -f
+	}
+	return i, f
+}
+
+// cmpParts is the core of Q_QCMPQ: the three-way comparisons (-1, 0, +1)
+// of a's and b's signed integer parts and of their signed raw fraction
+// values, in the C types.
+func cmpParts(a, b Q) (ci, cf int) {
+	if a.Kind == b.Kind {
+		// Within one kind the values compare in its own type, where none
+		// of them wraps: the int64 comparison is the C's.
+		ai, af := a.parts()
+		bi, bf := b.parts()
+		return cmp.Compare(ai, bi), cmp.Compare(af, bf)
+	}
+	return cmpC(a.gival(), b.gival()), cmpC(a.gfval(), b.gfval())
+}
+
+// cmpC compares x and y after the usual arithmetic conversions.
+func cmpC(x, y cval) int {
+	switch {
+	case less(x, y):
+		return -1
+	case less(y, x):
+		return 1
+	}
+	return 0
+}
+
 // addSubQ is Q_QADDSUBQ: a + |b| when plus, else a - |b|.
 func (a Q) addSubQ(b Q, plus bool) (Q, error) {
 	if a.NFBits() != b.NFBits() { // Q_NORMPREC does not normalise
 		return a, ErrRange
+	}
+	if a.Kind == b.Kind {
+		return a.addSubSameKind(b, plus)
 	}
 	av, bAbs := a.gifval(), b.ifabs()
 	t := a.ct()
@@ -185,6 +234,28 @@ func (a Q) addSubQ(b Q, plus bool) (Q, error) {
 		return a, ErrOverflow
 	}
 	return a.setIFVal(sub(av, bAbs.to(t))), nil
+}
+
+// addSubSameKind is addSubQ for operands of one kind. Nothing wraps then:
+// the C's range test is exactly "the result lies within [IFMINVAL,
+// IFMAXVAL]", and the result is stored as it is.
+func (a Q) addSubSameKind(b Q, plus bool) (Q, error) {
+	ai, af := a.parts()
+	av := ai<<a.NFBits() + af
+	bAbs := int64((b.Raw & ifRawMask(b.ct())) >> 3)
+	r := av - bAbs
+	if plus {
+		r = av + bAbs
+	}
+	max := int64(ifMaxVal(a.ct()).v)
+	if r > max || r < 0 && (!a.Kind.Signed() || r < -max) {
+		return a, ErrOverflow
+	}
+	raw := a.Raw&7 | uint64(r)<<3
+	if r < 0 {
+		raw = a.Raw&7 | uint64(-r)<<3 | a.signMask()
+	}
+	return a.withRaw(raw), nil
 }
 
 // addSubI is Q_QADDSUBI: q + |i| when plus, else q - |i|, with |i| = Q_ABS(i)

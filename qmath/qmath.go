@@ -14,6 +14,14 @@
 // (EOVERFLOW) where the C reports overflow, ErrRange (ERANGE) for underflow and
 // for operands of different precision, ErrInvalid (EINVAL) for division by zero
 // and unrepresentable signs.
+//
+// The C semantics assumed are gcc's on LP64 with -fwrapv: signed overflow and
+// left shifts wrap, right shifts of negative values are arithmetic. Where
+// even that leaves the C undefined, this package picks a result and documents
+// it (the conformance scenarios never go there): a shift by the full width
+// of the type loses all bits (Ini, FracI on a u64q_t with 61 fractional
+// bits), and an integer division by zero or of the minimum by -1, which traps
+// on x86, returns an error (MulI, DivI) or wraps (DivQ).
 package qmath
 
 import "errors"
@@ -118,7 +126,10 @@ func CtrlIni(prec int) int {
 // Ini returns Q_INI(q, iv, 0, prec) for a Q of kind k: control bits
 // CtrlIni(prec) and integer value iv (an int64_t operand; bits above the
 // integer field are lost, and for signed kinds a magnitude that reaches the
-// top bit lands in the sign bit, as in the C).
+// top bit lands in the sign bit, as in the C). For unsigned kinds without
+// integer bits (29 or 61 fractional bits) the C shifts by the full width,
+// which is undefined; here iv is lost entirely (a negative iv still sets bit
+// W-1).
 func Ini(k Kind, iv int64, prec int) Q {
 	// The C first assigns CTRLINI's int to q (all of it, e.g. -1 sets every
 	// bit), then Q_SIFVALS keeps only the 3 control bits of that.
@@ -180,33 +191,37 @@ func (q Q) SetIFVal(ifv Int) Q { return q.setIFVal(fromInt(ifv)) }
 // Q_QGTQ, Q_QGEQ, Q_QEQ). Both must be of the same kind, as in the C (other
 // combinations compare with the C's usual arithmetic conversions). Each
 // compares the signed integer parts and, only when they are equal, the signed
-// raw fraction values; EQ is the C's Q_QEQ, whose integer test is "==", so it
-// reports true whenever the integer parts are equal, whatever the fractions.
+// raw fraction values (so operands of different precisions compare their raw
+// fractions); EQ is the C's Q_QEQ, whose integer test is "==", so it reports
+// true whenever the integer parts are equal, whatever the fractions.
 func (a Q) LT(b Q) bool {
-	ai, bi := a.gival(), b.gival()
-	return less(ai, bi) || equal(ai, bi) && less(a.gfval(), b.gfval())
+	ci, cf := cmpParts(a, b)
+	return ci < 0 || ci == 0 && cf < 0
 }
 
 // LE is Q_QLEQ; see LT.
 func (a Q) LE(b Q) bool {
-	ai, bi := a.gival(), b.gival()
-	return less(ai, bi) || equal(ai, bi) && !less(b.gfval(), a.gfval())
+	ci, cf := cmpParts(a, b)
+	return ci < 0 || ci == 0 && cf <= 0
 }
 
 // GT is Q_QGTQ; see LT.
 func (a Q) GT(b Q) bool {
-	ai, bi := a.gival(), b.gival()
-	return less(bi, ai) || equal(ai, bi) && less(b.gfval(), a.gfval())
+	ci, cf := cmpParts(a, b)
+	return ci > 0 || ci == 0 && cf > 0
 }
 
 // GE is Q_QGEQ; see LT.
 func (a Q) GE(b Q) bool {
-	ai, bi := a.gival(), b.gival()
-	return less(bi, ai) || equal(ai, bi) && !less(a.gfval(), b.gfval())
+	ci, cf := cmpParts(a, b)
+	return ci > 0 || ci == 0 && cf >= 0
 }
 
 // EQ is Q_QEQ; see LT: only the integer parts are compared.
-func (a Q) EQ(b Q) bool { return equal(a.gival(), b.gival()) }
+func (a Q) EQ(b Q) bool {
+	ci, _ := cmpParts(a, b)
+	return ci == 0
+}
 
 // AddQ returns a+b (Q_QADDQ); on error it returns a unchanged. The operands
 // must have the same number of fractional bits (else ErrRange); the sum must
@@ -264,10 +279,12 @@ func (a Q) DivQ(b Q) (Q, error) {
 
 // AddI returns q+i (Q_QADDI); on error it returns q unchanged. ErrOverflow
 // when |i| has more significant bits than q's width, or when the integer
-// part would leave q's integer range; as in the C, the range test is done in
+// part would leave q's integer range. As in the C, the range test is done in
 // q's C type with wrap-around (a huge unsigned i can pass it and the sum then
-// wraps), and INT32_MIN/INT64_MIN, whose absolute value stays negative, move
-// q by +2^31/+2^63 instead.
+// wraps), and |i| is Q_ABS(i), which stays negative for INT32_MIN and
+// INT64_MIN: INT32_MIN is ErrOverflow for 32-bit kinds and u64q_t, and moves
+// an s64q_t up by 2^31 (SubI: down), the fixed Q_SHL scaling the negative
+// |i| exactly.
 func (q Q) AddI(i Int) (Q, error) {
 	iv := fromInt(i)
 	return q.addSubI(iv, !iv.ltz())
@@ -336,8 +353,12 @@ func (q Q) DivI(i Int) (Q, error) {
 // with ErrOverflow when its integer bits, still in raw position, exceed q's
 // integer maximum (the C's test). The sign bit is then set when exactly one
 // of n and d is negative and q is signed, and cleared otherwise (bit W-1 is
-// cleared for the unsigned kinds too). n == 0 stores +0 without error; d ==
-// 0 is ErrInvalid. On ErrInvalid and ErrOverflow q is returned unchanged.
+// cleared for the unsigned kinds too, where it is a magnitude bit: a u32q_t
+// with 29 fractional bits loses the 0.5 of a quotient). n == 0 stores +0
+// without error; d == 0 is ErrInvalid. On ErrInvalid and ErrOverflow q is
+// returned unchanged. For a u64q_t with 61 fractional bits the C's bound
+// UINT64_MAX >> 64 is undefined; here it is 0, so every non-zero n is
+// ErrOverflow.
 func (q Q) FracI(n, d Int) (Q, error) {
 	nv, dv := fromInt(n), fromInt(d)
 	if dv.isZero() {

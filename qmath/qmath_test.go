@@ -445,6 +445,9 @@ func TestFracI(t *testing.T) {
 		{"s32 sign", func() (Q, error) { return s4(1).FracI(I32(1<<27), I32(1<<27)) }, s4(1), ErrOverflow},
 		// Unsigned kinds ignore the signs (Q_SSIGN clears bit W-1).
 		{"u32 -1/2", func() (Q, error) { return qv(U32, c2, 0).FracI(I32(-1), I32(2)) }, qv(U32, c2, 2), nil},
+		// ... even where bit W-1 is a magnitude bit: 0.5 with 29 bits.
+		{"u32 1/2 no int bits", func() (Q, error) { return qv(U32, c32, 0).FracI(I32(1), I32(2)) }, qv(U32, c32, 0), nil},
+		{"u32 1/4 no int bits", func() (Q, error) { return qv(U32, c32, 0).FracI(I32(1), I32(4)) }, qv(U32, c32, 1<<27), nil},
 	})
 }
 
