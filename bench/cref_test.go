@@ -1,0 +1,42 @@
+package bench_test
+
+import (
+	"testing"
+
+	"github.com/statsblob/statsblob/bench"
+)
+
+// BenchmarkCref runs the Go twins of the C reference's benchmark cases;
+// sub-benchmark names are the C's case names.
+func BenchmarkCref(b *testing.B) {
+	for _, c := range bench.Cases() {
+		b.Run(c.Name, c.Bench)
+	}
+}
+
+func TestRings(t *testing.T) {
+	// The first values of the stream from 0x9E3779B97F4A7C15, as the C
+	// harness fills its rings.
+	s := bench.Stream(bench.StreamSeed)
+	x := s.Next()
+	if bench.UniformRing()[0] != x%1000 || bench.LogishRing()[0] != bench.Logish(x) {
+		t.Fatal("rings do not start with the stream's first value")
+	}
+	if len(bench.UniformRing()) != bench.RingSize {
+		t.Fatal("ring size")
+	}
+}
+
+func TestTCPDefaultOpsSucceed(t *testing.T) {
+	// The fixed C reference accepts every tcp_default update (CREF_BENCH:
+	// "every update succeeds"); so must we.
+	bl, err := bench.NewTCPDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100000; i++ {
+		if err := bench.TCPDefaultOp(bl, i); err != nil {
+			t.Fatalf("operation %d: %v", i, err)
+		}
+	}
+}
