@@ -2,8 +2,11 @@
 // conformance scenario runner, and (as they land) tools to render, inspect
 // and merge blob files.
 //
-//	statsblob demo            run the demo on the embedded default workload
-//	statsblob run FILE...     run conformance scenarios (FORMAT.md)
+//	statsblob demo              run the demo on the embedded default workload
+//	statsblob render FILE...    print blob files as text (freeform or JSON)
+//	statsblob inspect FILE...   validate and summarise blob files
+//	statsblob merge -o OUT F... merge blob files of one template
+//	statsblob run FILE...       run conformance scenarios (FORMAT.md)
 package main
 
 import (
@@ -23,6 +26,8 @@ var commands []command
 func init() {
 	commands = []command{
 		{"demo", "demo [flags]", "build a template, update it from a seeded stream, snapshot and render", runDemo},
+		{"render", "render [flags] FILE...", "print blob files as freeform text or JSON", runRender},
+		{"inspect", "inspect FILE...", "validate blob files and summarise them", runInspect},
 		{"run", "run FILE...", "run conformance scenarios and print their output", runScenarios},
 	}
 }
