@@ -1,0 +1,67 @@
+// Package tdigest is the clustering t-digest that FreeBSD's stats(3) keeps
+// inside a stats blob (VSD_DTYPE_TDGSTCLUST32 and VSD_DTYPE_TDGSTCLUST64),
+// reproduced byte for byte, plus queries the C does not have.
+//
+// # Data layout
+//
+// A digest is a []byte of exactly the C's size for an LP64 little-endian
+// host; every multi-byte field is little-endian. Nothing lives outside the
+// bytes: a copy of the slice is a complete digest.
+//
+//	TDGSTCLUST32                          TDGSTCLUST64
+//	 @0  u32 smplcnt                       @0  u64 smplcnt
+//	 @4  u32 compcnt                       @8  u32 compcnt, @12 4 pad bytes
+//	 @8  ARB16 head (12 bytes)             @16 ARB16 head (12 bytes), 4 pad
+//	 @20 nodes, 16 bytes each              @32 nodes, 24 bytes each
+//
+// The ARB16 head (sys/arb.h) is six int16: curnodes, maxnodes, root, free,
+// min, max. The last two cache the index of the smallest and largest node;
+// the C updates them with cheap rules that can leave them stale (pointing at
+// a node that is no longer the extreme), and the C then trusts them, so this
+// package reproduces them exactly.
+//
+// A node (a centroid) starts with the ARB16 link: int16 parent, left, right,
+// int8 color (0 black, 1 red, -1 free), one pad byte. Then the centroid: a
+// 32-bit digest has an s32q mean at @8 and an int32 count at @12; a 64-bit
+// digest has an s64q mean at @8 and an int64 count at @16. Free nodes form
+// a list through their right index, headed by the head's free index; their
+// parent and left fields keep whatever they held before (the C never clears
+// them), and so do they here.
+//
+// The size of a digest with n centroids is 20+16n (32-bit) or 32+24n
+// (64-bit) bytes.
+//
+// # Behaviour
+//
+// Build, Update and Reset are stats_vss_tdgst_hlpr, stats_v1_voi_update_tdgst
+// (with stats_v1_vsd_tdgst_add and stats_v1_vsd_tdgst_compress) and the
+// t-digest part of stats_v1_icb_reset_voistat of the conformance reference
+// (testdata/conformance/FORMAT.md section 12): the same bytes, the same
+// random() draws in the same order, the same errors. AppendText is
+// stats_voistatdata_tdgst_tostr. The Q arithmetic of the update path is
+// specialised to the s64q operations the digest uses (qs64.go); it follows
+// FreeBSD's qmath.h with the reference's fixes and is checked against
+// package qmath by the tests, and a slow transcription of the C's add built
+// on package qmath serves as a differential oracle.
+//
+// The update path allocates nothing. Its hot loop, the walk in mean order
+// to the centroids nearest to the sample, and the neighbour tests of the
+// C's reinsert use what the walk learnt instead of walking again; the
+// results are the C's for every digest Validate accepts.
+//
+// # Randomness and time
+//
+// An add draws random() once per centroid that could absorb the sample; a
+// compression draws the bits of a random permutation of the centroids. Both
+// come from Env.Rand, a bsdrand.Source (the C's random(3)); in conformance
+// runs it is the one source the whole run shares. The C reference does not
+// reseed the generator inside a compression (no srandom call), which the
+// conformance goldens confirm (see Env).
+//
+// # Beyond the C
+//
+// Validate checks bytes from elsewhere. Quantile, CDF, Mean, Count, Iter
+// and Centroids read a digest; Merge and MergeWeighted add weighted samples
+// through the update path; ReadInfo and ReadCentroid expose the raw layout.
+// The caiotd subpackage converts to and from github.com/caio/go-tdigest.
+package tdigest

@@ -1,0 +1,132 @@
+package tdigest_test
+
+import (
+	"encoding/binary"
+	"errors"
+	"testing"
+
+	"github.com/statsblob/statsblob/bsdrand"
+	"github.com/statsblob/statsblob/tdigest"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// FuzzUpdateMerge drives two digests through updates and merges chosen by
+// the fuzzer and asserts the invariants after every operation: the digest
+// validates (a red-black tree, means ascending, counts summing to smplcnt,
+// a consistent free list), a successful update adds exactly one sample, a
+// merge without error adds exactly the source's samples, and the failures
+// are the documented ones.
+func FuzzUpdateMerge(f *testing.F) {
+	f.Add([]byte{0, 8, 4, 1, 0, 100, 0, 50, 0, 150, 0, 75})
+	f.Add([]byte{1, 3, 16, 7, 1, 5, 2, 0xff, 0xff, 3, 9, 4, 1, 4, 2})
+	f.Add([]byte{1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 4, 0, 4, 0})
+	f.Add([]byte{0, 40, 9, 3, 2, 0x80, 0, 0, 0, 1, 2, 0xff})
+	vdts := []voi.DType{voi.IntS32, voi.IntU32, voi.IntS64, voi.IntU64, voi.QS32, voi.QU32, voi.QS64, voi.QU64}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if len(in) < 4 {
+			return
+		}
+		dt := voi.TDgstClust32
+		if in[0]&1 == 1 {
+			dt = voi.TDgstClust64
+		}
+		nctds := uint32(in[1]%48) + 1
+		prec := uint32(in[2]%64) + 1
+		if dt == voi.TDgstClust32 {
+			prec = uint32(in[2]%16) + 1
+		}
+		env := &tdigest.Env{Rand: bsdrand.New(uint32(in[3]))}
+		a, _ := tdigest.Build(dt, nctds, prec)
+		b, _ := tdigest.Build(dt, nctds/2+1, prec)
+		ops := in[4:]
+		for len(ops) >= 2 {
+			op, arg := ops[0], ops[1]
+			ops = ops[2:]
+			target := a
+			if op&0x80 != 0 {
+				target = b
+			}
+			switch op & 0x0f {
+			case 15: // merge b into a
+				before, _ := tdigest.Count(a, dt)
+				add, _ := tdigest.Count(b, dt)
+				err := tdigest.Merge(a, b, dt, env)
+				after, _ := tdigest.Count(a, dt)
+				if err == nil && after != before+add {
+					t.Fatalf("merge of %d samples into %d gave %d", add, before, after)
+				}
+				if err != nil && !errors.Is(err, voi.ErrOverflow) && !errors.Is(err, voi.ErrAgain) &&
+					!errors.Is(err, voi.ErrRange) {
+					t.Fatalf("Merge: %v", err)
+				}
+			case 14: // reset
+				tdigest.Reset(target, dt)
+			default:
+				vdt := vdts[int(op&0x0f)%len(vdts)]
+				var v uint64
+				if n := min(len(ops), int(arg%9)); n > 0 {
+					var buf [8]byte
+					copy(buf[:], ops[:n])
+					v = binary.LittleEndian.Uint64(buf[:])
+					ops = ops[n:]
+				} else {
+					v = uint64(arg)
+				}
+				before, _ := tdigest.Count(target, dt)
+				err := tdigest.Update(target, dt, vdt, v, env)
+				after, _ := tdigest.Count(target, dt)
+				if err == nil && after != before+1 {
+					t.Fatalf("update of %d gave %d samples", before, after)
+				}
+				if err != nil && !errors.Is(err, voi.ErrOverflow) && !errors.Is(err, voi.ErrAgain) &&
+					!errors.Is(err, voi.ErrRange) {
+					t.Fatalf("Update(%v, %#x): %v", vdt, v, err)
+				}
+			}
+			for _, d := range [][]byte{a, b} {
+				if err := tdigest.Validate(d, dt); err != nil {
+					t.Fatalf("after op %#x: %v", op, err)
+				}
+			}
+		}
+		// The queries never fail on a non-empty valid digest.
+		if n, _ := tdigest.Count(a, dt); n > 0 {
+			for _, q := range []float64{0, 0.5, 1} {
+				if _, err := tdigest.Quantile(a, dt, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	})
+}
+
+// FuzzValidate feeds arbitrary bytes to Validate and, when they pass, to
+// Update and the queries, which must not panic and must leave a valid
+// digest.
+func FuzzValidate(f *testing.F) {
+	env := &tdigest.Env{Rand: bsdrand.New(1)}
+	for _, dt := range []voi.DType{voi.TDgstClust32, voi.TDgstClust64} {
+		d, _ := tdigest.Build(dt, 5, 4)
+		for _, v := range []uint64{3, 1, 4, 1, 5, 9, 2, 6} {
+			_ = tdigest.Update(d, dt, voi.IntU32, v, env)
+		}
+		f.Add(byte(dt), d)
+	}
+	f.Fuzz(func(t *testing.T, kind byte, data []byte) {
+		dt := voi.TDgstClust32
+		if kind&1 == 1 {
+			dt = voi.TDgstClust64
+		}
+		_ = tdigest.AppendText(nil, data, dt, kind&2 != 0, kind&4 != 0)
+		_, _ = tdigest.Quantile(data, dt, 0.5)
+		if tdigest.Validate(data, dt) != nil {
+			return
+		}
+		for v := range uint64(20) {
+			_ = tdigest.Update(data, dt, voi.IntU32, v*uint64(kind), env)
+			if err := tdigest.Validate(data, dt); err != nil {
+				t.Fatalf("a valid digest became invalid: %v", err)
+			}
+		}
+	})
+}

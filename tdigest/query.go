@@ -1,0 +1,313 @@
+package tdigest
+
+import (
+	"iter"
+	"math"
+
+	"github.com/statsblob/statsblob/qmath"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// Info is a digest's header: the sample and compression counters and the
+// ARB16 head.
+type Info struct {
+	SmplCnt  uint64 // samples added (u32 for TDGSTCLUST32)
+	CompCnt  uint32 // compressions so far
+	CurNodes int16  // centroids in the tree
+	MaxNodes int16  // centroid slots
+	Root     int16  // root index, -1 if the tree is empty
+	Free     int16  // head of the free list, -1 if empty
+	Min, Max int16  // cached indices of the extreme centroids, -1 if unset
+}
+
+// ReadInfo returns the header of digest bytes. It fails only if dt is not
+// a t-digest type or data is shorter than the header.
+func ReadInfo(data []byte, dt voi.DType) (Info, error) {
+	if !dt.IsTDigest() {
+		return Info{}, errDType
+	}
+	if len(data) < Size(dt, 0) {
+		return Info{}, errShort
+	}
+	t := view(data, dt)
+	d := digest{tree: t}
+	h := func(f int) int16 { return int16(t.hget(f)) }
+	return Info{
+		SmplCnt:  d.smplcnt(),
+		CompCnt:  le.Uint32(data[d.compOff():]),
+		CurNodes: h(hCur),
+		MaxNodes: h(hMax),
+		Root:     h(hRoot),
+		Free:     h(hFree),
+		Min:      h(hMin),
+		Max:      h(hMaxI),
+	}, nil
+}
+
+// Centroid is one centroid slot of a digest as stored.
+type Centroid struct {
+	Index  int     // array slot
+	Mu     qmath.Q // the mean: an S32 Q for TDGSTCLUST32, S64 for TDGSTCLUST64
+	Count  uint64  // the count as the C prints it (uint32 for TDGSTCLUST32)
+	Parent int16   // tree link: parent index
+	Left   int16   // tree link: left child index
+	Right  int16   // tree link: right child index (next free index for free nodes)
+	Color  int8    // 0 black, 1 red, -1 free
+}
+
+// Mean returns the centroid's mean as a float64 (exact for means of up to
+// 53 significant bits).
+func (c Centroid) Mean() float64 {
+	q := c.Mu
+	nf := q.NFBits()
+	var v int64
+	if q.Kind == qmath.S32 {
+		v = ifvS32(q.Raw)
+	} else {
+		v = ifvS64(q.Raw)
+	}
+	return float64(v) / float64(uint64(1)<<nf)
+}
+
+// ReadCentroid returns slot i of a digest of type dt. Like indexing a
+// slice, it panics if data holds no slot i; use Iter for checked access.
+func ReadCentroid(data []byte, dt voi.DType, i int) Centroid {
+	t := view(data, dt)
+	t.setMaxn(i + 1)
+	d := digest{tree: t}
+	return d.centroid(i)
+}
+
+func (d *digest) centroid(i int) Centroid {
+	lk := d.links(i)
+	c := Centroid{
+		Index:  i,
+		Parent: int16(lkParent(lk)),
+		Left:   int16(lkLeft(lk)),
+		Right:  int16(lkRight(lk)),
+		Color:  int8(lk >> 48),
+	}
+	if d.is32 {
+		c.Mu = qmath.Q{Raw: d.muRaw(i), Kind: qmath.S32}
+		c.Count = uint64(uint32(d.cnt(i)))
+	} else {
+		c.Mu = qmath.Q{Raw: d.muRaw(i), Kind: qmath.S64}
+		c.Count = uint64(d.cnt(i))
+	}
+	return c
+}
+
+// Order selects how an Iterator walks a digest.
+type Order uint8
+
+// The orders an Iterator can walk in.
+const (
+	// MeanOrder visits the centroids of the tree in ascending mean order,
+	// from the true minimum.
+	MeanOrder Order = iota
+	// CachedOrder visits them in ascending mean order from the head's
+	// cached minimum (ARB_CMIN), as the C's renderer does: if the cache is
+	// stale, the centroids below it are not visited.
+	CachedOrder
+	// SlotOrder visits every slot, in the tree or not, in index order (the
+	// C's objdump rendering).
+	SlotOrder
+)
+
+// Iterator walks the centroids of a digest without allocating. Its zero
+// value visits nothing. Use it as
+//
+//	it, err := tdigest.Iter(data, dt, tdigest.MeanOrder)
+//	for it.Next() {
+//		c := it.Centroid()
+//		...
+//	}
+//
+// The digest must not change during the walk. On corrupt bytes the walk
+// stops after at most as many steps as the digest has slots.
+type Iterator struct {
+	d       digest
+	order   Order
+	cur     int
+	steps   int
+	started bool
+}
+
+// Iter returns an Iterator over digest bytes in the given order. It fails
+// if dt is not a t-digest type or data is shorter than the header and
+// slots it describes.
+func Iter(data []byte, dt voi.DType, order Order) (Iterator, error) {
+	it := Iterator{order: order, cur: null}
+	if err := it.d.init(data, dt, nil); err != nil {
+		return Iterator{}, err
+	}
+	return it, nil
+}
+
+// Next advances to the next centroid and reports whether there is one.
+func (it *Iterator) Next() bool {
+	t := &it.d.tree
+	if it.steps > t.maxn || t.b == nil {
+		return false
+	}
+	it.steps++
+	if !it.started {
+		it.started = true
+		switch it.order {
+		case MeanOrder:
+			it.cur = t.extreme(lLeft)
+		case CachedOrder:
+			it.cur = t.minNode()
+		default:
+			it.cur = t.node(0)
+		}
+	} else if it.cur != null {
+		if it.order == SlotOrder {
+			it.cur = t.node(it.cur + 1)
+		} else {
+			it.cur = t.next(it.cur)
+		}
+	}
+	return it.cur != null
+}
+
+// Centroid returns the current centroid; call it only after Next reported
+// one.
+func (it *Iterator) Centroid() Centroid { return it.d.centroid(it.cur) }
+
+// Centroids returns the centroids of a digest in ascending mean order as a
+// sequence (nothing if the bytes are not a digest of type dt).
+func Centroids(data []byte, dt voi.DType) iter.Seq[Centroid] {
+	return func(yield func(Centroid) bool) {
+		it, err := Iter(data, dt, MeanOrder)
+		if err != nil {
+			return
+		}
+		for it.Next() {
+			if !yield(it.Centroid()) {
+				return
+			}
+		}
+	}
+}
+
+// Count returns the number of samples the digest's centroids hold (the sum
+// of their counts; for a digest updated only through this package it
+// equals the header's smplcnt).
+func Count(data []byte, dt voi.DType) (uint64, error) {
+	it, err := Iter(data, dt, MeanOrder)
+	if err != nil {
+		return 0, err
+	}
+	var n uint64
+	for it.Next() {
+		n += it.Centroid().Count
+	}
+	return n, nil
+}
+
+// Mean returns the mean of the samples: the count-weighted mean of the
+// centroid means. It fails with ErrEmpty on a digest without samples.
+func Mean(data []byte, dt voi.DType) (float64, error) {
+	it, err := Iter(data, dt, MeanOrder)
+	if err != nil {
+		return 0, err
+	}
+	var sum, n float64
+	for it.Next() {
+		c := it.Centroid()
+		sum += c.Mean() * float64(c.Count)
+		n += float64(c.Count)
+	}
+	if n == 0 {
+		return 0, ErrEmpty
+	}
+	return sum / n, nil
+}
+
+// Quantile estimates the q-quantile (0 <= q <= 1) of the samples.
+//
+// Each centroid stands for its count of samples spread evenly around its
+// mean: with W the total count before it and c its count, it sits at rank
+// W + c/2. The estimate at rank q·N (N the total count) interpolates
+// linearly between the means of the two centroids whose ranks enclose it;
+// below the first centroid's rank it is the first mean, above the last
+// one's the last mean (the digest keeps no minimum or maximum sample).
+// One centroid gives its mean for every q; equal means give that value.
+//
+// Errors: q NaN or outside [0, 1] (wraps voi.ErrInvalid), ErrEmpty for a
+// digest without samples, and those of Iter.
+func Quantile(data []byte, dt voi.DType, q float64) (float64, error) {
+	if !(q >= 0 && q <= 1) {
+		return 0, errQuantile
+	}
+	n, err := Count(data, dt)
+	if err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, ErrEmpty
+	}
+	it, _ := Iter(data, dt, MeanOrder)
+	target := q * float64(n)
+	var cum, prevRank, prevMean float64
+	first := true
+	for it.Next() {
+		c := it.Centroid()
+		if c.Count == 0 {
+			continue
+		}
+		m, w := c.Mean(), float64(c.Count)
+		rank := cum + w/2
+		if target <= rank {
+			if first || rank == prevRank {
+				return m, nil
+			}
+			return prevMean + (target-prevRank)/(rank-prevRank)*(m-prevMean), nil
+		}
+		first = false
+		prevRank, prevMean = rank, m
+		cum += w
+	}
+	return prevMean, nil
+}
+
+// CDF estimates the fraction of samples at or below x, the inverse of
+// Quantile: 0 below the first centroid's mean, 1 at or above the last
+// one's, and between two consecutive means the linear interpolation of
+// their ranks (see Quantile) divided by the total count.
+//
+// Errors: x NaN (wraps voi.ErrInvalid), ErrEmpty, and those of Iter.
+func CDF(data []byte, dt voi.DType, x float64) (float64, error) {
+	if math.IsNaN(x) {
+		return 0, errNaN
+	}
+	n, err := Count(data, dt)
+	if err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, ErrEmpty
+	}
+	it, _ := Iter(data, dt, MeanOrder)
+	var cum, prevRank, prevMean float64
+	seen := false
+	for it.Next() {
+		c := it.Centroid()
+		if c.Count == 0 {
+			continue
+		}
+		m, w := c.Mean(), float64(c.Count)
+		rank := cum + w/2
+		if x < m {
+			if !seen {
+				return 0, nil
+			}
+			return (prevRank + (x-prevMean)/(m-prevMean)*(rank-prevRank)) / float64(n), nil
+		}
+		seen = true
+		prevRank, prevMean = rank, m
+		cum += w
+	}
+	return 1, nil
+}

@@ -1,0 +1,258 @@
+package tdigest
+
+import (
+	"fmt"
+
+	"github.com/statsblob/statsblob/bsdrand"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// Env is where a digest draws randomness and time from: the C's
+// random()/srandom() and stats_sbinuptime().
+//
+// Rand is random(): every add draws from it, and a compression draws its
+// permutation from it. In conformance runs it is the one source of the run,
+// shared with unseeded dice rolls, and its call counter is the run's
+// prng_calls. A nil Env or a nil Rand makes updates draw from the Go
+// runtime's concurrency-safe generator instead (same distribution, not the
+// C's sequence).
+//
+// Clock is stats_sbinuptime() (an sbintime_t: seconds<<32 | fraction). The
+// digest itself never reads it: the conformance reference does not reseed
+// random() when it compresses (no srandom(stats_sbinuptime()) call; the
+// goldens of scenarios 17, 18, 19, 23 and 28 are reproduced only by a
+// compression that keeps drawing from the shared sequence, see
+// TestPRNGNotReseededByCompress). The blob layer uses Clock for its
+// timestamps.
+//
+// An Env is used by one update at a time; a bsdrand.Source is not safe for
+// concurrent use.
+type Env struct {
+	Rand  *bsdrand.Source // random(); shared with unseeded dice rolls in conformance runs
+	Clock func() int64    // stats_sbinuptime(): sbintime_t (seconds<<32 | fraction)
+}
+
+// Sizes of the two layouts.
+const (
+	HeaderSize32 = 20 // TDGSTCLUST32: smplcnt, compcnt, ARB16 head
+	HeaderSize64 = 32 // TDGSTCLUST64: smplcnt, compcnt, pad, ARB16 head, pad
+	NodeSize32   = 16 // one TDGSTCLUST32 centroid with its tree link
+	NodeSize64   = 24 // one TDGSTCLUST64 centroid with its tree link
+	// MaxSize is the largest digest a blob can hold (a stat's dsz is a
+	// uint16).
+	MaxSize = 65535
+)
+
+// Errors of this package. Each wraps the voi sentinel of the errno the C
+// returns in the same situation.
+var (
+	errDType    = fmt.Errorf("tdigest: not a t-digest data type: %w", voi.ErrInvalid)
+	errShort    = fmt.Errorf("tdigest: data shorter than its header says: %w", voi.ErrInvalid)
+	errNoNodes  = fmt.Errorf("tdigest: digest has no centroid slots: %w", voi.ErrInvalid)
+	errVOIDType = fmt.Errorf("tdigest: VOI data type cannot feed a t-digest: %w", voi.ErrInvalid)
+	errInvalid  = fmt.Errorf("tdigest: invalid argument or corrupt tree: %w", voi.ErrInvalid)
+	errOverflow = fmt.Errorf("tdigest: value does not fit: %w", voi.ErrOverflow)
+	errRange    = fmt.Errorf("tdigest: precision mismatch or underflow: %w", voi.ErrRange)
+	errAgain    = fmt.Errorf("tdigest: no centroid can take the sample: %w", voi.ErrAgain)
+	errAlready  = fmt.Errorf("tdigest: centroid already in tree: %w", voi.ErrAlready)
+	errTooBig   = fmt.Errorf("tdigest: digest larger than %d bytes: %w", MaxSize, voi.ErrTooBig)
+	errCombined = fmt.Errorf("tdigest: combined C error code: %w", voi.ErrInvalid)
+	errNaN      = fmt.Errorf("tdigest: NaN or infinite value: %w", voi.ErrInvalid)
+	errQuantile = fmt.Errorf("tdigest: quantile outside [0, 1]: %w", voi.ErrInvalid)
+)
+
+// ErrEmpty is returned by the queries on a digest without samples. It
+// wraps voi.ErrInvalid.
+var ErrEmpty = fmt.Errorf("tdigest: digest is empty: %w", voi.ErrInvalid)
+
+// errorOf turns the C's errno into this package's error (nil for 0).
+func errorOf(errno int) error {
+	switch errno {
+	case eOK:
+		return nil
+	case eInvalid:
+		return errInvalid
+	case eOverflow:
+		return errOverflow
+	case eRange:
+		return errRange
+	case eAgain:
+		return errAgain
+	case eAlready:
+		return errAlready
+	}
+	// The C ORs the errors of its size-bound arithmetic; with the
+	// operations it uses no combination but EOVERFLOW|EOVERFLOW can occur.
+	return errCombined
+}
+
+// Size returns the size in bytes of a digest of type dt with nctds
+// centroids (TDGST_NCTRS2VSDSZ), or 0 if dt is not a t-digest type.
+func Size(dt voi.DType, nctds uint32) int {
+	switch dt {
+	case voi.TDgstClust32:
+		return HeaderSize32 + int(nctds)*NodeSize32
+	case voi.TDgstClust64:
+		return HeaderSize64 + int(nctds)*NodeSize64
+	}
+	return 0
+}
+
+// Build returns the initial bytes of a digest of type dt with nctds
+// centroids whose means have at least prec fractional bits
+// (stats_vss_tdgst_hlpr): zero counts, an empty tree, every node on the
+// free list in index order, every mean 0 with the control bits of
+// Q_CTRLINI(prec). Errors: dt not a t-digest type (voi.ErrInvalid), more
+// than MaxSize bytes (voi.ErrTooBig; the C builds them and then fails to
+// fit them in a template with EFBIG).
+func Build(dt voi.DType, nctds, prec uint32) ([]byte, error) {
+	if !dt.IsTDigest() {
+		return nil, errDType
+	}
+	if uint64(Size(dt, 0))+uint64(nctds)*uint64(nodeSize(dt)) > MaxSize {
+		return nil, errTooBig
+	}
+	b := make([]byte, Size(dt, nctds))
+	t := view(b, dt)
+	t.setMaxn(int(int16(nctds)))
+	t.resetHead(t.maxn)
+	ctrl := ctrlIni(prec)
+	for i := t.maxn - 1; i >= 0; i-- {
+		t.returnFree(i)
+		t.setMuCtrlOnly(i, ctrl)
+	}
+	return b, nil
+}
+
+// Update adds one sample to a digest (stats_v1_voi_update_tdgst): v is the
+// VOI value as a bit pattern of voiDT (voi's numeric conventions). The
+// value becomes an s64q with the precision of the digest's means
+// (Q_QCPYVALI for integers, Q_QCPYVALQ for Q values, which copies the raw
+// fraction bits) and is added as the C adds it, drawing random() from
+// env.Rand exactly as the C does. The errors are the C's: voi.ErrOverflow
+// (value out of range for the digest's precision, or the count would
+// wrap), voi.ErrRange (precisions differ), voi.ErrAgain (no centroid could
+// take the sample after four compressions), voi.ErrInvalid (dt or voiDT
+// unsuitable). A failed update may still have changed the digest, as in
+// the C (a compression happened, or a 32-bit centroid was lost).
+//
+// data must be a digest as Build, Update, Reset and Merge leave it (see
+// Validate for bytes from elsewhere); Update allocates nothing.
+func Update(data []byte, dt, voiDT voi.DType, v uint64, env *Env) error {
+	var d digest
+	if err := d.init(data, dt, env); err != nil {
+		return err
+	}
+	if d.maxn == 0 {
+		// The C reads node 0's precision here and dereferences NULL.
+		return errNoNodes
+	}
+	var ctrl uint64
+	if mu0 := d.muRaw(0); d.is32 {
+		ctrl = ctrlIni(uint32(nfS32(mu0)))
+	} else {
+		ctrl = ctrlIni(uint32(nfS64(mu0)))
+	}
+	var x uint64
+	var errno int
+	switch voiDT {
+	case voi.IntS32:
+		i := int64(int32(v))
+		x, errno = cpyValI(ctrl, i < 0, absU(i))
+	case voi.IntU32:
+		x, errno = cpyValI(ctrl, false, uint64(uint32(v)))
+	case voi.IntS64, voi.IntSLong:
+		x, errno = cpyValI(ctrl, int64(v) < 0, absU(int64(v)))
+	case voi.IntU64, voi.IntULong:
+		x, errno = cpyValI(ctrl, false, v)
+	case voi.QS32, voi.QU32, voi.QS64, voi.QU64:
+		neg, imag, fmag := splitQ(voiDT, v)
+		x, errno = cpyValQ(ctrl, neg, imag, fmag)
+	default:
+		return errVOIDType
+	}
+	if errno == eOK {
+		errno = d.add(x, 1, 1)
+	}
+	return errorOf(errno)
+}
+
+// Reset empties a digest as stats_v1_icb_reset_voistat does: smplcnt and
+// compcnt 0, the tree empty, every node on the free list with count 0 and
+// mean 0 (its control bits kept). Node parent and left fields keep their
+// old values. Bytes too short for the digest's node count are left as they
+// are past their end; a dt that is no t-digest type does nothing.
+func Reset(data []byte, dt voi.DType) {
+	if !dt.IsTDigest() || len(data) < Size(dt, 0) {
+		return
+	}
+	t := view(data, dt)
+	maxn := t.hget(hMax)
+	t.setMaxn(max(0, min(maxn, (len(data)-t.base)/t.nsz)))
+	d := digest{tree: t}
+	d.setSmplcnt(0)
+	le.PutUint32(data[d.compOff():], 0)
+	t.resetHead(maxn)
+	for i := t.maxn - 1; i >= 0; i-- {
+		t.returnFree(i)
+		d.setCnt(i, 0)
+		t.setMuCtrlOnly(i, t.muRaw(i)&ctrlMask)
+	}
+}
+
+// setMuCtrlOnly sets node i's mean to 0 with control bits ctrl.
+func (t *tree) setMuCtrlOnly(i int, ctrl uint64) {
+	if t.is32 {
+		le.PutUint32(t.nodes[t.off(i)+8:], uint32(ctrl))
+	} else {
+		le.PutUint64(t.nodes[t.off(i)+8:], ctrl)
+	}
+}
+
+func nodeSize(dt voi.DType) int {
+	if dt == voi.TDgstClust32 {
+		return NodeSize32
+	}
+	return NodeSize64
+}
+
+// view returns the tree view of b for a t-digest dt, with maxn unset.
+func view(b []byte, dt voi.DType) tree {
+	if dt == voi.TDgstClust32 {
+		return tree{b: b, head: 8, base: HeaderSize32, nsz: NodeSize32, is32: true}
+	}
+	return tree{b: b, head: 16, base: HeaderSize64, nsz: NodeSize64}
+}
+
+// init makes d a view of digest bytes after checking their type and size.
+func (d *digest) init(data []byte, dt voi.DType, env *Env) error {
+	var head, base, nsz int
+	switch dt {
+	case voi.TDgstClust32:
+		head, base, nsz = 8, HeaderSize32, NodeSize32
+	case voi.TDgstClust64:
+		head, base, nsz = 16, HeaderSize64, NodeSize64
+	default:
+		return errDType
+	}
+	if len(data) < base {
+		return errShort
+	}
+	n := max(0, int(int16(le.Uint16(data[head+hMax:]))))
+	if len(data) < base+n*nsz {
+		return errShort
+	}
+	d.b, d.nodes = data, data[base:base+n*nsz]
+	d.head, d.base, d.nsz, d.maxn, d.is32 = head, base, nsz, n, dt == voi.TDgstClust32
+	if env != nil {
+		d.rnd, d.clock = env.Rand, env.Clock
+	}
+	return nil
+}
+
+func absU(v int64) uint64 {
+	if v < 0 {
+		return uint64(-v)
+	}
+	return uint64(v)
+}

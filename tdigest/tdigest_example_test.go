@@ -1,0 +1,101 @@
+package tdigest_test
+
+import (
+	"fmt"
+
+	"github.com/statsblob/statsblob/bsdrand"
+	"github.com/statsblob/statsblob/tdigest"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// A digest with 8 centroids whose means have 4 fractional bits, fed from an
+// INT_U32 VOI, rendered as the C renders it.
+func ExampleUpdate() {
+	d, _ := tdigest.Build(voi.TDgstClust32, 8, 4)
+	env := &tdigest.Env{Rand: bsdrand.New(1)}
+	for _, v := range []uint64{100, 50, 150, 75, 100, 100} {
+		if err := tdigest.Update(d, voi.TDgstClust32, voi.IntU32, v, env); err != nil {
+			fmt.Println(err)
+		}
+	}
+	fmt.Println(string(tdigest.AppendText(nil, d, voi.TDgstClust32, false, false)))
+	fmt.Println(string(tdigest.AppendText(nil, d, voi.TDgstClust32, true, false)))
+	fmt.Println(env.Rand.Calls(), "random() calls")
+	// Output:
+	// smplcnt=6, compcnt=0, maxctds=8, nctds=3
+	// 				{mu=50.0000,cnt=1}
+	// 				{mu=93.6875,cnt=4}
+	// 				{mu=150.0000,cnt=1}
+	// "smplcnt":6,"compcnt":0,"maxctds":8,"nctds":3,"ctds":[{"mu":50.0000,"cnt":1},{"mu":93.6875,"cnt":4},{"mu":150.0000,"cnt":1}]
+	// 3 random() calls
+}
+
+// Quantiles, CDF and mean of 1000 samples 0..999 in a 64-bit digest of 32
+// centroids.
+func ExampleQuantile() {
+	d, _ := tdigest.Build(voi.TDgstClust64, 32, 8)
+	env := &tdigest.Env{Rand: bsdrand.New(1)}
+	for i := range uint64(1000) {
+		_ = tdigest.Update(d, voi.TDgstClust64, voi.IntU64, i*7919%1000, env)
+	}
+	for _, q := range []float64{0, 0.5, 0.9, 0.99, 1} {
+		v, _ := tdigest.Quantile(d, voi.TDgstClust64, q)
+		fmt.Printf("q=%.2f: %.1f\n", q, v)
+	}
+	p, _ := tdigest.CDF(d, voi.TDgstClust64, 250)
+	m, _ := tdigest.Mean(d, voi.TDgstClust64)
+	n, _ := tdigest.Count(d, voi.TDgstClust64)
+	fmt.Printf("CDF(250)=%.3f mean=%.2f count=%d\n", p, m, n)
+	_, err := tdigest.Quantile(d, voi.TDgstClust64, 1.5)
+	fmt.Println(err)
+	// Output:
+	// q=0.00: 0.0
+	// q=0.50: 499.9
+	// q=0.90: 897.3
+	// q=0.99: 989.5
+	// q=1.00: 999.0
+	// CDF(250)=0.250 mean=499.50 count=1000
+	// tdigest: quantile outside [0, 1]: invalid argument
+}
+
+// Walking the centroids in mean order without allocating. (A centroid
+// holding one sample at the low end takes no other: the t-digest bound
+// there is below two samples, hence the two centroids at 3.)
+func ExampleIter() {
+	d, _ := tdigest.Build(voi.TDgstClust64, 4, 2)
+	env := &tdigest.Env{Rand: bsdrand.New(1)}
+	for _, v := range []uint64{7, 3, 3, 12} {
+		_ = tdigest.Update(d, voi.TDgstClust64, voi.IntU64, v, env)
+	}
+	it, _ := tdigest.Iter(d, voi.TDgstClust64, tdigest.MeanOrder)
+	for it.Next() {
+		c := it.Centroid()
+		fmt.Printf("slot %d: mean %v (%s), count %d\n", c.Index, c.Mean(), c.Mu, c.Count)
+	}
+	// Output:
+	// slot 1: mean 3 (3.00), count 1
+	// slot 2: mean 3 (3.00), count 1
+	// slot 0: mean 9.5 (9.50), count 2
+}
+
+// Merging two digests; the order in which src's centroids are added comes
+// from the random source, so the result is reproducible.
+func ExampleMerge() {
+	a, _ := tdigest.Build(voi.TDgstClust64, 6, 4)
+	b, _ := tdigest.Build(voi.TDgstClust64, 6, 4)
+	env := &tdigest.Env{Rand: bsdrand.New(1)}
+	for i := range uint64(100) {
+		_ = tdigest.Update(a, voi.TDgstClust64, voi.IntU64, i, env)
+		_ = tdigest.Update(b, voi.TDgstClust64, voi.IntU64, 1000+i, env)
+	}
+	if err := tdigest.Merge(a, b, voi.TDgstClust64, env); err != nil {
+		fmt.Println(err)
+	}
+	n, _ := tdigest.Count(a, voi.TDgstClust64)
+	med, _ := tdigest.Quantile(a, voi.TDgstClust64, 0.5)
+	fmt.Println(n, "samples, valid:", tdigest.Validate(a, voi.TDgstClust64) == nil)
+	fmt.Printf("median between the halves: %v\n", med > 99 && med < 1000)
+	// Output:
+	// 200 samples, valid: true
+	// median between the halves: true
+}

@@ -1,0 +1,114 @@
+package tdigest
+
+import (
+	"strconv"
+
+	"github.com/statsblob/statsblob/qmath"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// AppendText appends the C's rendering of digest data of type dt
+// (stats_voistatdata_tdgst_tostr), freeform or, if json is set, JSON: the
+// header counters, then one "{mu=..,cnt=..}" per centroid, in mean order from the head's cached
+// minimum (which the C trusts even when it is stale), or with objdump every
+// slot in index order, prefixed with its index. Each mean is rendered with
+// its own Q type (defect 6 fixed) in a text buffer sized, as in the C, by
+// the first centroid's Q_MAXSTRLEN (with defect 1d's extra byte); a mean
+// whose text would not fit renders as the empty string. Bytes that are not
+// a digest of type dt render as nothing, as the C's default case.
+func AppendText(dst, data []byte, dt voi.DType, json, objdump bool) []byte {
+	info, err := ReadInfo(data, dt)
+	if err != nil {
+		return dst
+	}
+	order := CachedOrder
+	if objdump {
+		order = SlotOrder
+	}
+	it, err := Iter(data, dt, order)
+	if json {
+		dst = append(dst, `"smplcnt":`...)
+	} else {
+		dst = append(dst, "smplcnt="...)
+	}
+	dst = strconv.AppendUint(dst, info.SmplCnt, 10)
+	if json {
+		dst = append(dst, `,"compcnt":`...)
+	} else {
+		dst = append(dst, ", compcnt="...)
+	}
+	dst = strconv.AppendUint(dst, uint64(info.CompCnt), 10)
+	if json {
+		dst = append(dst, `,"maxctds":`...)
+	} else {
+		dst = append(dst, ", maxctds="...)
+	}
+	dst = strconv.AppendUint(dst, uint64(uint16(info.MaxNodes)), 10)
+	if json {
+		dst = append(dst, `,"nctds":`...)
+	} else {
+		dst = append(dst, ", nctds="...)
+	}
+	dst = strconv.AppendUint(dst, uint64(uint16(info.CurNodes)), 10)
+	if json {
+		dst = append(dst, `,"ctds":[`...)
+	}
+	if err == nil {
+		more := it.Next()
+		bufLen := 0
+		for first := true; more; first = false {
+			c := it.Centroid()
+			if first {
+				bufLen = qMaxStrLen(c.Mu)
+			}
+			if json {
+				dst = append(dst, '{')
+				if objdump {
+					dst = append(dst, `"ctd":`...)
+					dst = strconv.AppendUint(dst, uint64(uint16(c.Index)), 10)
+					dst = append(dst, ',')
+				}
+				dst = append(dst, `"mu":`...)
+			} else {
+				dst = append(dst, "\n\t\t\t\t"...)
+				if objdump {
+					dst = append(dst, "ctd["...)
+					dst = strconv.AppendUint(dst, uint64(uint16(c.Index)), 10)
+					dst = append(dst, "]."...)
+				}
+				dst = append(dst, "{mu="...)
+			}
+			n := len(dst)
+			if dst = c.Mu.AppendText(dst); len(dst)-n+1 > bufLen {
+				dst = dst[:n] // Q_TOSTR fails: the C appends an empty string
+			}
+			if json {
+				dst = append(dst, `,"cnt":`...)
+			} else {
+				dst = append(dst, ",cnt="...)
+			}
+			dst = strconv.AppendUint(dst, c.Count, 10)
+			dst = append(dst, '}')
+			if more = it.Next(); more && json {
+				dst = append(dst, ',')
+			}
+		}
+	}
+	if json {
+		dst = append(dst, ']')
+	}
+	return dst
+}
+
+// qMaxStrLen is Q_MAXSTRLEN(q, 10) with the reference's fix (defect 1d):
+// sign, integer digits (a digit per 3 integer bits, rounded up, at least
+// one), radix point, one digit per fractional bit, terminating NUL.
+func qMaxStrLen(q qmath.Q) int {
+	signed := 0
+	if q.Kind.Signed() {
+		signed = 1
+	}
+	nf := int(q.NFBits())
+	nib := int(q.Kind.Bits()) - 3 - nf - signed
+	return 2 + (nib+2)/3 + nf + signed + 1
+}
