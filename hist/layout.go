@@ -1,0 +1,214 @@
+package hist
+
+import (
+	"encoding/binary"
+	"math/bits"
+
+	"github.com/statsblob/statsblob/voi"
+)
+
+// Layout is the bucket structure of one histogram statistic, analysed once
+// from its bytes so that each update finds its bucket without the C's
+// bucket-by-bucket scan. The answer is always the scan's:
+//
+//   - linear: the buckets' lower bounds (after an optional first bucket
+//     below them, such as an lbinf bucket) are spaced by one constant step,
+//     as Lin generation makes them: the bucket is computed with one
+//     multiplication (constant time);
+//   - sorted: the lower bounds never decrease (and, for DRHIST, no bucket
+//     ends after the next one starts): binary search, since in such a layout
+//     the highest bucket whose lower bound is at most v is the only
+//     candidate;
+//   - otherwise (user buckets in no order, overlapping DRHIST buckets, Q
+//     bounds of different precisions): the scan.
+//
+// For Q types the faster lookups need every bound to have the same control
+// bits; a value with other control bits is looked up by the scan.
+//
+// A Layout depends on the bounds only: it stays valid while the bounds in
+// the data are those it was made from. Counts may change freely (Update,
+// Reset, Merge keep the bounds), so one Layout serves the template's
+// histogram and every blob made from that template. Using it with data of
+// another length falls back to the scan; using it with data of the same
+// length but other bounds gives wrong answers. The zero Layout is not
+// usable. A Layout holds no references to the data and may be copied.
+type Layout struct {
+	hdt, voiDT voi.DType
+	g          geom
+	o          *order
+	dsz        int
+	n          int
+	mode       layoutMode
+	mask, flip uint64 // integer key transform (see order.key)
+	qctrl      uint64 // Q: the control bits of every bound
+	qnf        uint8  // Q: their fractional bits
+
+	// linear: bounds a..n-1 have keys ka + (i-a)*step; bucket 0 has key k0
+	// when a is 1.
+	a                         int
+	k0, ka, step, recip, span uint64
+}
+
+type layoutMode uint8
+
+const (
+	modeScan layoutMode = iota
+	modeSorted
+	modeLinear
+)
+
+// NewLayout analyses dsz = len(data) bytes of histogram data of type hdt for
+// a VOI of type voiDT. Errors (wrapping voi.ErrInvalid) as for Update.
+func NewLayout(data []byte, hdt, voiDT voi.DType) (Layout, error) {
+	g, o, err := check(data, hdt, voiDT)
+	if err != nil {
+		return Layout{}, err
+	}
+	l := Layout{hdt: hdt, voiDT: voiDT, g: g, o: o, dsz: len(data), n: g.numBuckets(data),
+		mask: o.mask, flip: o.flip}
+	n := l.n
+	bound := func(i, at int) uint64 { return binary.LittleEndian.Uint64(data[hdrSize+i*g.bsz+at:]) }
+	keys := make([]uint64, n)
+	if o.q && n > 0 {
+		l.qctrl = bound(0, 0) & 7
+		l.qnf = o.nf[l.qctrl]
+	}
+	ctrlOK := func(b uint64) bool { return !o.q || b&7 == l.qctrl }
+	for i := range n {
+		b := bound(i, 0)
+		if !ctrlOK(b) {
+			return l, nil // the scan
+		}
+		keys[i] = l.key(b)
+	}
+	for i := 1; i < n; i++ {
+		if keys[i] < keys[i-1] {
+			return l, nil
+		}
+	}
+	if g.kind == kindDR {
+		for i := range n {
+			ub := bound(i, 8)
+			if !ctrlOK(ub) || i+1 < n && l.key(ub) > keys[i+1] {
+				return l, nil
+			}
+		}
+	}
+	l.mode = modeSorted
+	for a := 0; a <= 1 && n-a >= 2; a++ {
+		step := keys[a+1] - keys[a]
+		if step == 0 {
+			continue
+		}
+		lin := true
+		for i := a + 2; i < n && lin; i++ {
+			lin = keys[i]-keys[i-1] == step
+		}
+		if lin {
+			l.mode, l.a, l.k0, l.ka, l.step = modeLinear, a, keys[0], keys[a], step
+			l.recip = ^uint64(0) / step
+			l.span = uint64(n-1-a) * step
+			break
+		}
+	}
+	return l, nil
+}
+
+// key is the order key of a bound or value (Q: of the layout's control
+// bits).
+func (l *Layout) key(v uint64) uint64 {
+	if l.o.q {
+		return l.o.qkey(v)
+	}
+	return (v & l.mask) ^ l.flip
+}
+
+// NumBuckets returns the number of buckets of the analysed data.
+func (l *Layout) NumBuckets() int { return l.n }
+
+// Update is the package's Update for data with the analysed bounds; hdt and
+// voiDT are the Layout's. It does not allocate.
+func (l *Layout) Update(data []byte, v uint64) error {
+	if l.o == nil {
+		return errNotHist
+	}
+	l.g.add(data, l.Find(data, v))
+	return nil
+}
+
+// Find returns the bucket Update counts v in, or -1 for oob.
+func (l *Layout) Find(data []byte, v uint64) int {
+	if l.mode == modeScan || len(data) != l.dsz {
+		return l.g.scan(data, l.o, v)
+	}
+	var x uint64
+	if l.o.q {
+		if v&7 != l.qctrl {
+			return l.g.scan(data, l.o, v)
+		}
+		x = l.o.qkey(v)
+	} else {
+		x = (v & l.mask) ^ l.flip
+	}
+	var j int
+	if l.mode == modeLinear {
+		j = l.linear(x)
+	} else {
+		j = l.search(data, x)
+	}
+	if j < 0 || l.g.kind == kindCR {
+		return j
+	}
+	b := data[hdrSize+j*l.g.bsz:]
+	if l.g.kind == kindDR {
+		if x < l.key(binary.LittleEndian.Uint64(b[8:])) {
+			return j
+		}
+		return -1
+	}
+	// DV: the highest value at most v is the only candidate. Integers
+	// must be equal; Q values (v >= val already) need equal integer parts.
+	k := l.key(binary.LittleEndian.Uint64(b))
+	if k == x || l.o.q && qkeyInt(k, l.qnf) == qkeyInt(x, l.qnf) {
+		return j
+	}
+	return -1
+}
+
+// linear returns the highest bucket whose lower bound's key is at most x,
+// or -1, in a linear layout.
+func (l *Layout) linear(x uint64) int {
+	if x < l.ka {
+		if l.a == 1 && l.k0 <= x {
+			return 0
+		}
+		return -1
+	}
+	off := x - l.ka
+	if off >= l.span {
+		return l.n - 1
+	}
+	// off/step through the reciprocal: hi(off*recip) is the quotient or
+	// one less.
+	q, _ := bits.Mul64(off, l.recip)
+	if off-q*l.step >= l.step {
+		q++
+	}
+	return l.a + int(q)
+}
+
+// search returns the highest bucket whose lower bound's key is at most x,
+// or -1, in a sorted layout.
+func (l *Layout) search(data []byte, x uint64) int {
+	lo, hi := 0, l.n
+	b := data[hdrSize:]
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if l.key(binary.LittleEndian.Uint64(b[m*l.g.bsz:])) <= x {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo - 1
+}
