@@ -18,8 +18,9 @@ import (
 // A Blob is not safe for concurrent use. Copying a Blob value shares its
 // bytes; use Clone for an independent copy.
 type Blob struct {
-	b   []byte // the buffer; the blob is b[:cursz], len(b) >= maxsz is not required
-	env *tdigest.Env
+	b    []byte // the buffer; the blob is b[:cursz] (len(b) >= cursz)
+	plan *plan  // the layout, derived from b once (see plan.go)
+	env  *tdigest.Env
 }
 
 // Env is where a blob reads time (created/lastrst, t-digest reseeding) and
@@ -57,7 +58,7 @@ func NewEnv(clock func() int64, seed uint32) *Env {
 // first needs it).
 func New(t *tpl.Template, env *Env) *Blob {
 	b, hash := t.AppendBytes(nil)
-	bl := &Blob{b: b, env: env}
+	bl := &Blob{b: b, plan: templatePlan(t, hash, b), env: env}
 	bl.stamp(hash)
 	return bl
 }
@@ -81,7 +82,7 @@ func Init(buf []byte, t *tpl.Template, env *Env) (*Blob, error) {
 		return nil, fmt.Errorf("blob: init: template needs %d bytes, maxsz is %d: %w", len(tb), maxsz, voi.ErrOverflow)
 	}
 	copy(buf, tb)
-	bl := &Blob{b: buf, env: env}
+	bl := &Blob{b: buf, plan: templatePlan(t, hash, tb), env: env}
 	bl.stamp(hash)
 	return bl, nil
 }
@@ -104,7 +105,8 @@ func FromBytes(p []byte, env *Env) (*Blob, error) {
 	if len(p) != abi.CurSz(p) {
 		return nil, fmt.Errorf("blob: %d bytes given, header cursz is %d: %w", len(p), abi.CurSz(p), voi.ErrInvalid)
 	}
-	return &Blob{b: append([]byte(nil), p...), env: env}, nil
+	b := append([]byte(nil), p...)
+	return &Blob{b: b, plan: newPlan(b), env: env}, nil
 }
 
 // Wrap validates the blob at the start of buf (len(buf) may exceed cursz)
@@ -114,7 +116,7 @@ func Wrap(buf []byte, env *Env) (*Blob, error) {
 	if err := Validate(buf); err != nil {
 		return nil, err
 	}
-	return &Blob{b: buf, env: env}, nil
+	return &Blob{b: buf, plan: newPlan(buf), env: env}, nil
 }
 
 // UnmarshalBinary replaces bl with a validated copy of p (see FromBytes),
@@ -124,7 +126,7 @@ func (bl *Blob) UnmarshalBinary(p []byte) error {
 	if err != nil {
 		return err
 	}
-	bl.b = n.b
+	bl.b, bl.plan = n.b, n.plan
 	return nil
 }
 

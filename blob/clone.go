@@ -18,7 +18,7 @@ func (bl *Blob) Clone() *Blob {
 	dst := make([]byte, n)
 	copyInto(dst, bl.b, n)
 	binary.LittleEndian.PutUint16(dst[abi.OffMaxSz:], uint16(n))
-	return &Blob{b: dst, env: bl.env}
+	return &Blob{b: dst, plan: bl.plan, env: bl.env}
 }
 
 // CloneInto copies the blob into dst, whose size for the copy is dstMaxSz

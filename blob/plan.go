@@ -1,0 +1,82 @@
+package blob
+
+import (
+	"sync"
+
+	"github.com/statsblob/statsblob/internal/abi"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// A plan is the update path's view of a blob's layout: for each VOI id its
+// data type, where its state lives and its statistics in update order
+// (highest slot first). It is derived from validated bytes once and never
+// changes, because nothing a Blob does moves offsets: updates, resets,
+// clones and merges only write data, error counts and flags. It is not
+// state of the blob (the bytes stay complete and authoritative; a plan is
+// rebuilt from them whenever bytes come from outside), and blobs of one
+// template layout share one plan.
+type plan struct {
+	vois []voiPlan // indexed by VOI id; vacant ids have dtype 0
+	size int       // cursz of the layout the plan was derived from
+}
+
+type voiPlan struct {
+	dtype voi.DType
+	n     uint8 // statistics in stats
+	state int32 // offset of the state record's data, -1 without state
+	stats [voi.NumSTypes - 1]statPlan
+}
+
+type statPlan struct {
+	stype   voi.SType
+	dtype   voi.DType
+	statOff uint16 // offset of the voistat entry
+	dataOff uint16
+	dsz     uint16
+}
+
+// newPlan derives the plan of a blob that passed Validate.
+func newPlan(b []byte) *plan {
+	p := &plan{vois: make([]voiPlan, abi.NVOIs(b)), size: abi.CurSz(b)}
+	for id := range p.vois {
+		v := abi.ReadVOI(b, abi.VOIAt(id))
+		if v.ID < 0 {
+			continue
+		}
+		vp := &p.vois[id]
+		vp.dtype, vp.state = voi.DType(v.DType), -1
+		if v.Flags&voi.FlagReqState != 0 {
+			vp.state = int32(abi.ReadStat(b, int(v.StatsOff)).DataOff)
+		}
+		for j := int(v.MaxID); j > 0; j-- {
+			off := int(v.StatsOff) + abi.StatSize*j
+			s := abi.ReadStat(b, off)
+			if s.SType < 0 {
+				continue
+			}
+			vp.stats[vp.n] = statPlan{stype: voi.SType(s.SType), dtype: voi.DType(s.DType), statOff: uint16(off), dataOff: s.DataOff, dsz: s.DSz}
+			vp.n++
+		}
+	}
+	return p
+}
+
+// planKey identifies a template's layout: a template's bytes change, and
+// its hash with them, whenever a VOI is added.
+type planKey struct {
+	t    *tpl.Template
+	hash uint32
+}
+
+var plans sync.Map // planKey -> *plan
+
+// templatePlan returns the shared plan of the template bytes tb (hash h).
+func templatePlan(t *tpl.Template, h uint32, tb []byte) *plan {
+	k := planKey{t, h}
+	if p, ok := plans.Load(k); ok {
+		return p.(*plan)
+	}
+	p, _ := plans.LoadOrStore(k, newPlan(tb))
+	return p.(*plan)
+}
