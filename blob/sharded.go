@@ -1,0 +1,178 @@
+package blob
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/statsblob/statsblob/bsdrand"
+	"github.com/statsblob/statsblob/qmath"
+	"github.com/statsblob/statsblob/tpl"
+)
+
+// Sharded is a blob for many goroutines: updates go to one of several
+// shard blobs, each behind its own mutex, and a snapshot locks every shard,
+// merges them into one blob and, if asked, resets them, all under the
+// locks. So no update is lost, and a snapshot taken while writers run is
+// the merge of exactly the updates accepted before it: for SUM, MAX, MIN
+// and histograms the same bytes as some serial order of those updates
+// would give (except that a merged SUM that overflows counts an error, see
+// Merge); for t-digests a valid digest of exactly those samples.
+//
+// A goroutine's updates usually land on the shard of the processor it runs
+// on (shards are handed out through a sync.Pool, which is per-processor),
+// so writers on different cores rarely share a shard or a cache line.
+//
+// Relative updates are not offered: their result depends on the order of
+// updates, which concurrent writers do not have. The zero value is not
+// usable; use NewSharded. A Sharded must not be copied.
+type Sharded struct {
+	shards []paddedShard
+	pool   sync.Pool
+	next   atomic.Uint32
+	env    *Env // environment of snapshots (t-digest merges)
+}
+
+type shard struct {
+	mu sync.Mutex
+	b  *Blob
+}
+
+// paddedShard keeps shards on separate cache lines.
+type paddedShard struct {
+	shard
+	_ [48]byte
+}
+
+// NewSharded returns a Sharded blob of template t with n shards (n < 1
+// means 4; twice GOMAXPROCS is a good choice). clock is the time source of
+// all shards (nil: WallClock); each shard draws t-digest randomness from
+// its own random(3) source seeded with 1+i, so shards never share state.
+func NewSharded(t *tpl.Template, n int, clock func() int64) *Sharded {
+	if n < 1 {
+		n = 4
+	}
+	s := &Sharded{shards: make([]paddedShard, n), env: NewEnv(clock, 1)}
+	for i := range s.shards {
+		s.shards[i].b = New(t, &Env{Rand: bsdrand.New(uint32(i + 1)), Clock: s.env.Clock})
+	}
+	s.pool.New = func() any {
+		return &s.shards[int(s.next.Add(1))%len(s.shards)].shard
+	}
+	return s
+}
+
+// acquire returns a locked shard, preferring the calling processor's.
+func (s *Sharded) acquire() *shard {
+	sh := s.pool.Get().(*shard)
+	sh.mu.Lock()
+	return sh
+}
+
+func (s *Sharded) release(sh *shard) {
+	sh.mu.Unlock()
+	s.pool.Put(sh)
+}
+
+// UpdateS32 is Blob.UpdateS32 for concurrent use.
+func (s *Sharded) UpdateS32(id int32, v int32) error {
+	sh := s.acquire()
+	err := sh.b.UpdateS32(id, v)
+	s.release(sh)
+	return err
+}
+
+// UpdateU32 is Blob.UpdateU32 for concurrent use.
+func (s *Sharded) UpdateU32(id int32, v uint32) error {
+	sh := s.acquire()
+	err := sh.b.UpdateU32(id, v)
+	s.release(sh)
+	return err
+}
+
+// UpdateS64 is Blob.UpdateS64 for concurrent use.
+func (s *Sharded) UpdateS64(id int32, v int64) error {
+	sh := s.acquire()
+	err := sh.b.UpdateS64(id, v)
+	s.release(sh)
+	return err
+}
+
+// UpdateU64 is Blob.UpdateU64 for concurrent use.
+func (s *Sharded) UpdateU64(id int32, v uint64) error {
+	sh := s.acquire()
+	err := sh.b.UpdateU64(id, v)
+	s.release(sh)
+	return err
+}
+
+// UpdateSLong is Blob.UpdateSLong for concurrent use.
+func (s *Sharded) UpdateSLong(id int32, v int64) error {
+	sh := s.acquire()
+	err := sh.b.UpdateSLong(id, v)
+	s.release(sh)
+	return err
+}
+
+// UpdateULong is Blob.UpdateULong for concurrent use.
+func (s *Sharded) UpdateULong(id int32, v uint64) error {
+	sh := s.acquire()
+	err := sh.b.UpdateULong(id, v)
+	s.release(sh)
+	return err
+}
+
+// UpdateQ is Blob.UpdateQ for concurrent use.
+func (s *Sharded) UpdateQ(id int32, q qmath.Q) error {
+	sh := s.acquire()
+	err := sh.b.UpdateQ(id, q)
+	s.release(sh)
+	return err
+}
+
+// lockAll locks every shard in index order (the only order anything takes
+// more than one shard lock in, so snapshots cannot deadlock).
+func (s *Sharded) lockAll() {
+	for i := range s.shards {
+		s.shards[i].mu.Lock()
+	}
+}
+
+func (s *Sharded) unlockAll() {
+	for i := range s.shards {
+		s.shards[i].mu.Unlock()
+	}
+}
+
+// Snapshot returns the merge of all shards as one blob and, if reset is
+// true, resets every shard, atomically with respect to updates. The
+// snapshot's header is shard 0's. Merge errors (overflows) are counted in
+// the snapshot and returned; the snapshot is returned with them.
+func (s *Sharded) Snapshot(reset bool) (*Blob, error) {
+	s.lockAll()
+	defer s.unlockAll()
+	out := s.shards[0].b.Clone()
+	out.env = s.env
+	var first error
+	for i := 1; i < len(s.shards); i++ {
+		if err := Merge(out, s.shards[i].b); err != nil && first == nil {
+			first = fmt.Errorf("blob: sharded snapshot: %w", err)
+		}
+	}
+	if reset {
+		for i := range s.shards {
+			s.shards[i].b.Reset()
+		}
+	}
+	return out, first
+}
+
+// Reset resets every shard (see Blob.Reset).
+func (s *Sharded) Reset() {
+	s.lockAll()
+	defer s.unlockAll()
+	for i := range s.shards {
+		s.shards[i].b.Reset()
+	}
+}
+

@@ -1,0 +1,51 @@
+package hist
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+
+	"github.com/statsblob/statsblob/voi"
+)
+
+// Merge adds the counts of histogram src into dst, two histograms of type
+// hdt with identical bucket layouts (the same size and bounds): each
+// bucket's count and the out-of-band count add. A sum that would overflow
+// its counter (32 or 64 bits) saturates at the counter's maximum and
+// Merge reports saturated = true, so the caller can count an error as
+// updates do. Different types, sizes or bounds give an error wrapping
+// voi.ErrInvalid and leave dst unchanged.
+func Merge(dst, src []byte, hdt voi.DType) (saturated bool, err error) {
+	g, ok := geomOf(hdt)
+	if !ok {
+		return false, fmt.Errorf("hist: merge: %v is not a histogram: %w", hdt, voi.ErrInvalid)
+	}
+	n := g.numBuckets(dst)
+	if len(dst) != len(src) || n == 0 || len(dst) != DataSize(hdt, n) {
+		return false, fmt.Errorf("hist: merge: %d and %d bytes: %w", len(dst), len(src), voi.ErrInvalid)
+	}
+	for i := 0; i < n; i++ {
+		off := hdrSize + i*g.bsz
+		if !bytes.Equal(dst[off:off+g.coff], src[off:off+g.coff]) {
+			return false, fmt.Errorf("hist: merge: bucket %d bounds differ: %w", i, voi.ErrInvalid)
+		}
+	}
+	limit := uint64(math.MaxUint64)
+	if g.is32 {
+		limit = math.MaxUint32
+	}
+	add := func(off int) {
+		a, b := loadCount(dst, off, g.is32), loadCount(src, off, g.is32)
+		if a > limit-b {
+			saturated = true
+			storeCount(dst, off, g.is32, limit)
+			return
+		}
+		storeCount(dst, off, g.is32, a+b)
+	}
+	add(0)
+	for i := 0; i < n; i++ {
+		add(hdrSize + i*g.bsz + g.coff)
+	}
+	return saturated, nil
+}
