@@ -175,4 +175,3 @@ func (s *Sharded) Reset() {
 		s.shards[i].b.Reset()
 	}
 }
-
