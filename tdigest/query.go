@@ -232,12 +232,29 @@ func Mean(data []byte, dt voi.DType) (float64, error) {
 // W + c/2. The estimate at rank q·N (N the total count) interpolates
 // linearly between the means of the two centroids whose ranks enclose it;
 // below the first centroid's rank it is the first mean, above the last
-// one's the last mean (the digest keeps no minimum or maximum sample).
-// One centroid gives its mean for every q; equal means give that value.
+// one's the last mean (the digest keeps no minimum or maximum sample; see
+// QuantileBounded when they are known). One centroid gives its mean for
+// every q; equal means give that value.
 //
 // Errors: q NaN or outside [0, 1] (wraps voi.ErrInvalid), ErrEmpty for a
 // digest without samples, and those of Iter.
 func Quantile(data []byte, dt voi.DType, q float64) (float64, error) {
+	return quantile(data, dt, q, math.NaN(), math.NaN())
+}
+
+// QuantileBounded is Quantile for samples known to lie in [min, max] (for
+// example a VOI that also keeps MIN and MAX statistics): below the first
+// centroid's rank the estimate interpolates from min at rank 0, above the
+// last one's towards max at rank N, instead of stopping at the outermost
+// means. min and max must bracket the centroid means (else the outermost
+// mean is used on that side).
+func QuantileBounded(data []byte, dt voi.DType, q, min, max float64) (float64, error) {
+	return quantile(data, dt, q, min, max)
+}
+
+// quantile implements Quantile; lo and hi are the sample extremes, NaN if
+// unknown.
+func quantile(data []byte, dt voi.DType, q, lo, hi float64) (float64, error) {
 	if !(q >= 0 && q <= 1) {
 		return 0, errQuantile
 	}
@@ -260,7 +277,13 @@ func Quantile(data []byte, dt voi.DType, q float64) (float64, error) {
 		m, w := c.Mean(), float64(c.Count)
 		rank := cum + w/2
 		if target <= rank {
-			if first || rank == prevRank {
+			if first {
+				if lo <= m && rank > 0 { // lo known (not NaN) and below the mean
+					return lo + target/rank*(m-lo), nil
+				}
+				return m, nil
+			}
+			if rank == prevRank {
 				return m, nil
 			}
 			return prevMean + (target-prevRank)/(rank-prevRank)*(m-prevMean), nil
@@ -268,6 +291,9 @@ func Quantile(data []byte, dt voi.DType, q float64) (float64, error) {
 		first = false
 		prevRank, prevMean = rank, m
 		cum += w
+	}
+	if hi >= prevMean && float64(n) > prevRank { // hi known and above the mean
+		return prevMean + (target-prevRank)/(float64(n)-prevRank)*(hi-prevMean), nil
 	}
 	return prevMean, nil
 }

@@ -1,9 +1,226 @@
 package main
 
 import (
+	"encoding/binary"
+	"fmt"
 	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+
+	caio "github.com/caio/go-tdigest/v4"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/bsdrand"
+	"github.com/statsblob/statsblob/internal/tcpstats"
+	"github.com/statsblob/statsblob/sample"
+	"github.com/statsblob/statsblob/tdigest"
+	"github.com/statsblob/statsblob/tdigest/caiotd"
+	"github.com/statsblob/statsblob/tostr"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
 )
 
+// stream is the xorshift64 value stream of the conformance scenarios.
+type stream uint64
+
+func (s *stream) next() uint64 {
+	x := uint64(*s)
+	x ^= x << 13
+	x ^= x >> 7
+	x ^= x << 17
+	*s = stream(x)
+	return x
+}
+
+// unit returns a uniform float in (0, 1).
+func (s *stream) unit() float64 { return (float64(s.next()>>11) + 0.5) / (1 << 53) }
+
+// lognormal draws exp(mu + sigma·N(0,1)) (Box–Muller).
+func (s *stream) lognormal(mu, sigma float64) float64 {
+	n := math.Sqrt(-2*math.Log(s.unit())) * math.Cos(2*math.Pi*s.unit())
+	return math.Exp(mu + sigma*n)
+}
+
 func runDemo(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("demo", "demo [-conns N] [-seed S] [-rate PCT] [-out DIR]", stderr)
+	conns := fs.Int("conns", 5000, "simulated connections")
+	seed := fs.Uint64("seed", 1, "seed of the simulation's value stream")
+	rate := fs.Uint("rate", 40, "percentage of connections sampled with TCP_DEFAULT")
+	out := fs.String("out", "demo-out", "directory for the blob files and templates.json")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *conns < 1 || *seed == 0 || *rate > 100 {
+		fmt.Fprintln(stderr, "statsblob demo: need -conns >= 1, -seed != 0, -rate <= 100")
+		return 2
+	}
+	if err := demo(stdout, stderr, *conns, *seed, uint32(*rate), *out); err != nil {
+		fmt.Fprintf(stderr, "statsblob demo: %v\n", err)
+		return 1
+	}
 	return 0
+}
+
+func demo(stdout, stderr io.Writer, conns int, seed uint64, rate uint32, out string) error {
+	reg := tpl.NewRegistry()
+	t, err := tcpstats.New(reg)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	if err := writeTemplates(filepath.Join(out, "templates.json"), t); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "template %s: %d VOIs, %d-byte blobs\n", t.Spec(), len(t.VOIs()), t.Size())
+
+	// Sampling: each connection's 4-tuple seeds the dice roll, so a flow
+	// always gets the same decision.
+	rates := []sample.Rate{{TplID: int32(t.ID()), Pct: rate}}
+	s := stream(seed)
+	clock := blob.SBinTime(1000, 0)
+	env := &blob.Env{Rand: bsdrand.New(uint32(seed)), Clock: func() int64 { return clock }}
+	tty := isTerminal(stderr)
+	var snaps []*blob.Blob
+	var rtts []float64 // every RTT sample, for exact quantiles
+	var tuple [12]byte
+	for c := 0; c < conns; c++ {
+		binary.BigEndian.PutUint32(tuple[0:], 0x0a000000|uint32(s.next()&0xffffff)) // 10.x.y.z
+		binary.BigEndian.PutUint32(tuple[4:], 0xc0a80001)                           // 192.168.0.1
+		binary.BigEndian.PutUint16(tuple[8:], uint16(1024+s.next()%60000))
+		binary.BigEndian.PutUint16(tuple[10:], 443)
+		if sample.Roll(rates, tuple[:], nil) < 0 {
+			continue
+		}
+		b := blob.New(t, env)
+		rtts = simulate(b, &s, rtts)
+		clock += 1 << 28 // connections end 1/16 s apart
+		snaps = append(snaps, b.Snapshot(false))
+		if err := os.WriteFile(filepath.Join(out, fmt.Sprintf("conn-%05d.blob", c)), b.Bytes(), 0o644); err != nil {
+			return err
+		}
+		if tty && len(snaps)%100 == 0 {
+			fmt.Fprintf(stderr, "\r%d/%d connections, %d sampled", c+1, conns, len(snaps))
+		}
+	}
+	if tty {
+		fmt.Fprintf(stderr, "\r%d/%d connections, %d sampled\n", conns, conns, len(snaps))
+	}
+	fmt.Fprintf(stdout, "%d of %d connections sampled at %d%%, blob files in %s/\n\n", len(snaps), conns, rate, out)
+	if len(snaps) == 0 {
+		return nil
+	}
+
+	fmt.Fprintln(stdout, "first sampled connection:")
+	if err := tostr.Write(stdout, snaps[0], tostr.Options{Format: tostr.FreeForm, Flags: tostr.Meta, Registry: reg}); err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, "\n\n")
+
+	merged, err := blob.MergeAll(blob.NewEnv(nil, 1), snaps...)
+	if err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "merged.blob"), merged.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return printRTT(stdout, merged, snaps, rtts)
+}
+
+// simulate feeds one connection's worth of updates and appends its RTT
+// samples to rtts.
+func simulate(b *blob.Blob, s *stream, rtts []float64) []float64 {
+	pkts := 20 + int(s.next()%400)
+	base := s.lognormal(math.Log(30000), 0.8) // µs
+	var wnd uint64 = 65535
+	for i := 0; i < pkts; i++ {
+		sz := uint64(200 + s.next()%1249)
+		_ = b.UpdateU64(tcpstats.TxPB, sz)
+		if s.next()%50 == 0 {
+			_ = b.UpdateU32(tcpstats.RetxPB, uint32(sz))
+			_ = b.UpdateU32(tcpstats.CSig, uint32(1)<<(s.next()%4))
+		}
+		wnd = wnd*7/8 + s.next()%32768
+		_ = b.UpdateULong(tcpstats.FrWin, wnd)
+		_ = b.UpdateULong(tcpstats.LcWin, wnd/2)
+		rtt := uint32(base * s.lognormal(0, 0.3))
+		_ = b.UpdateU32(tcpstats.RTT, rtt)
+		rtts = append(rtts, float64(rtt))
+		if i%10 == 9 {
+			gput := uint32(s.lognormal(math.Log(5000), 1)) // kbit/s: a TDGSTCLUST32 of precision 4 holds values below 2^24
+			_ = b.UpdateU32(tcpstats.GPut, gput)
+			_ = b.UpdateS32(tcpstats.CalcFrWinDiff, int32(s.next()%2000)-1000)
+			_ = b.UpdateS32(tcpstats.GPutND, int32(s.next()%200)-100)
+		}
+		_ = b.UpdateU32(tcpstats.AckLen, uint32(s.next()%14))
+	}
+	return rtts
+}
+
+// printRTT prints RTT quantiles three ways: exact (from every sample), from
+// the merged blob's t-digest (the C's clustering digest, bounded by the
+// VOI's MIN and MAX), and from merging the per-connection digests in
+// caio/go-tdigest instead (package caiotd).
+func printRTT(w io.Writer, merged *blob.Blob, snaps []*blob.Blob, rtts []float64) error {
+	st, err := merged.Fetch(tcpstats.RTT, voi.TDgst)
+	if err != nil {
+		return err
+	}
+	min, _ := merged.FetchU32(tcpstats.RTT, voi.Min)
+	max, _ := merged.FetchU32(tcpstats.RTT, voi.Max)
+	info, err := tdigest.ReadInfo(st.Data, st.DType)
+	if err != nil {
+		return err
+	}
+	cd, err := caio.New(caio.Compression(100))
+	if err != nil {
+		return err
+	}
+	for _, b := range snaps {
+		s, err := b.Fetch(tcpstats.RTT, voi.TDgst)
+		if err != nil {
+			return err
+		}
+		c, err := caiotd.ToCaio(s.Data, s.DType, 100)
+		if err != nil {
+			return err
+		}
+		if err := cd.Merge(c); err != nil {
+			return err
+		}
+	}
+	slices.Sort(rtts)
+	fmt.Fprintf(w, "TCP_RTT over %d sampled connections, %d samples: min %d µs, max %d µs\n", len(snaps), len(rtts), min, max)
+	fmt.Fprintf(w, "  blob digest: the merged blob's TDGSTCLUST32(20,4), %d centroids (the C's clustering keeps few, heavy\n", info.CurNodes)
+	fmt.Fprintf(w, "  centroids at high counts); caio merge: the %d per-connection digests merged in caio/go-tdigest\n", len(snaps))
+	fmt.Fprintf(w, "  %-7s %12s %12s %12s\n", "q", "exact", "blob digest", "caio merge")
+	for _, q := range []float64{0.5, 0.9, 0.99, 0.999} {
+		est, err := tdigest.Quantile(st.Data, st.DType, q)
+		if err != nil {
+			return err
+		}
+		exact := rtts[min64(int(q*float64(len(rtts))), len(rtts)-1)]
+		fmt.Fprintf(w, "  p%-6g %10.0fµs %10.0fµs %10.0fµs\n", q*100, exact, est, cd.Quantile(q))
+	}
+	return nil
+}
+
+func min64(a, b int) int {
+	if a < b {
+		return a
+	}
+	return b
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

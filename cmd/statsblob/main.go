@@ -28,6 +28,7 @@ func init() {
 		{"demo", "demo [flags]", "build a template, update it from a seeded stream, snapshot and render", runDemo},
 		{"render", "render [flags] FILE...", "print blob files as freeform text or JSON", runRender},
 		{"inspect", "inspect FILE...", "validate blob files and summarise them", runInspect},
+		{"merge", "merge -o OUT FILE...", "merge blob files of one template into one", runMerge},
 		{"run", "run FILE...", "run conformance scenarios and print their output", runScenarios},
 	}
 }

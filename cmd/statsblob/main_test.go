@@ -97,3 +97,37 @@ func TestRenderAndInspect(t *testing.T) {
 	require.Equal(t, 2, code)
 	require.Contains(t, stderr, `unknown format "xml"`)
 }
+
+func TestDemoFilesInspectAndRender(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "demo")
+	code, stdout, stderr := run("demo", "-conns", "200", "-out", out)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, `template "TCP_DEFAULT":2301024101: 10 VOIs, 1656-byte blobs`)
+	require.Contains(t, stdout, "p99.9")
+
+	files, err := filepath.Glob(filepath.Join(out, "*.blob"))
+	require.NoError(t, err)
+	require.Greater(t, len(files), 10)
+	code, stdout, stderr = run(append([]string{"inspect"}, files...)...)
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, len(files), strings.Count(stdout, ": ok: 1656 bytes"))
+
+	code, stdout, stderr = run("render", "--templates", filepath.Join(out, "templates.json"), filepath.Join(out, "merged.blob"))
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, `name="TCP_RTT"`)
+
+	m := filepath.Join(t.TempDir(), "m.blob")
+	code, stdout, stderr = run(append([]string{"merge", "-o", m}, files[:5]...)...)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "merged 5 blobs")
+
+	// The same seed gives the same files.
+	out2 := filepath.Join(t.TempDir(), "demo2")
+	code, _, stderr = run("demo", "-conns", "200", "-out", out2)
+	require.Equal(t, 0, code, stderr)
+	a, err := os.ReadFile(filepath.Join(out, "merged.blob"))
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(out2, "merged.blob"))
+	require.NoError(t, err)
+	require.Equal(t, a, b)
+}
