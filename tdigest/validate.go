@@ -11,6 +11,7 @@ import (
 // can be updated and queried safely. It checks:
 //
 //   - the size is exactly the header plus maxnodes slots, maxnodes >= 0;
+//   - every slot's mean has the control bits (precision) of slot 0's;
 //   - the head's indices are -1 or slots, curnodes is in [0, maxnodes];
 //   - the tree is a red-black tree: every node reached from the root once,
 //     curnodes of them, parent links matching child links, colors black or
@@ -50,6 +51,15 @@ func Validate(data []byte, dt voi.DType) error {
 	}{{"root", hRoot}, {"free", hFree}, {"min", hMin}, {"max", hMaxI}} {
 		if v := t.hget(f.off); v < null || v >= maxn {
 			return invalid("%s index %d out of range", f.name, v)
+		}
+	}
+
+	// Every node's mean has the precision of node 0's (Build gives them
+	// all one, and adds, compressions and resets keep it): updates compute
+	// in node 0's precision and rendering sizes its text by it.
+	for i := 1; i < maxn; i++ {
+		if t.muRaw(i)&ctrlMask != t.muRaw(0)&ctrlMask {
+			return invalid("centroid %d's mean has control bits %d, centroid 0's %d", i, t.muRaw(i)&ctrlMask, t.muRaw(0)&ctrlMask)
 		}
 	}
 
