@@ -106,6 +106,10 @@ func distValue(dist string, x uint64) (uint64, error) {
 	return 0, fmt.Errorf("%w: distribution %q", errSyntax, dist)
 }
 
+// maxUpdates bounds one updates command (the largest public scenario uses
+// 10^5), so that no scenario runs for hours.
+const maxUpdates = 1 << 24
+
 func (r *Runner) cmdUpdates(args []string) error {
 	if err := need(args, 4); err != nil {
 		return err
@@ -122,6 +126,9 @@ func (r *Runner) cmdUpdates(args []string) error {
 	n, err := parseInt(args[2])
 	if err != nil {
 		return err
+	}
+	if n > maxUpdates {
+		return fmt.Errorf("%w: updates of %d values (at most %d)", errSyntax, n, maxUpdates)
 	}
 	dist := args[3]
 	if _, err := distValue(dist, 1); err != nil {
