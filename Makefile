@@ -3,7 +3,7 @@ GO        ?= go
 FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 
-.PHONY: test vet conformance fuzz bench demo fmt
+.PHONY: test vet conformance fuzz bench accuracy demo fmt
 
 ## test: vet and run every test with the race detector (CI runs this)
 test: vet
@@ -28,6 +28,10 @@ fuzz:
 ## bench: run the benchmarks (make bench BENCHTIME=3s)
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+
+## accuracy: t-digest rank errors against exact quantiles, beside caio/go-tdigest
+accuracy:
+	STATSBLOB_ACCURACY=1 $(GO) test -run TestAccuracyReport -v ./tdigest/caiotd
 
 demo:
 	$(GO) run ./cmd/statsblob demo

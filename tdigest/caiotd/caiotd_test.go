@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"sort"
 	"testing"
 
@@ -176,9 +177,11 @@ func caioAtSize(vals []float64, size int) (*caio.TDigest, float64, int) {
 // the statsblob digest (TDGSTCLUST64 with 16 fractional bits) and of caio's
 // at about the same serialized size, for 10^5 samples of four
 // distributions. Run with -v; skipped with -short.
+// TestAccuracyReport prints rank errors against exact quantiles; it is a
+// report, run with `make accuracy` (STATSBLOB_ACCURACY=1).
 func TestAccuracyReport(t *testing.T) {
-	if testing.Short() {
-		t.Skip("accuracy report")
+	if os.Getenv("STATSBLOB_ACCURACY") == "" {
+		t.Skip("accuracy report: set STATSBLOB_ACCURACY=1 (make accuracy)")
 	}
 	const n = 100000
 	qs := []float64{0.5, 0.9, 0.99, 0.999}
