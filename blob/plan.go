@@ -17,15 +17,17 @@ import (
 // rebuilt from them whenever bytes come from outside), and blobs of one
 // template layout share one plan.
 type plan struct {
-	vois []voiPlan // indexed by VOI id; vacant ids have dtype 0
-	size int       // cursz of the layout the plan was derived from
+	vois  []voiPlan  // indexed by VOI id; vacant ids have dtype 0
+	stats []statPlan // every VOI's statistics, each VOI's in update order
 }
 
+// voiPlan is 8 bytes, so a plan costs at most one byte per blob byte even
+// for a blob of thousands of vacant VOI slots.
 type voiPlan struct {
 	dtype voi.DType
-	n     uint8 // statistics in stats
-	state int32 // offset of the state record's data, -1 without state
-	stats [voi.NumSTypes - 1]statPlan
+	n     uint8  // statistics, at stats[first:first+n]
+	first uint16 // index of the VOI's first statistic in plan.stats
+	state int32  // offset of the state record's data, -1 without state
 }
 
 type statPlan struct {
@@ -38,14 +40,15 @@ type statPlan struct {
 
 // newPlan derives the plan of a blob that passed Validate.
 func newPlan(b []byte) *plan {
-	p := &plan{vois: make([]voiPlan, abi.NVOIs(b)), size: abi.CurSz(b)}
+	nstats := (abi.StatsDataOff(b) - abi.StatsOff(b)) / abi.StatSize
+	p := &plan{vois: make([]voiPlan, abi.NVOIs(b)), stats: make([]statPlan, 0, nstats)}
 	for id := range p.vois {
 		v := abi.ReadVOI(b, abi.VOIAt(id))
 		if v.ID < 0 {
 			continue
 		}
 		vp := &p.vois[id]
-		vp.dtype, vp.state = voi.DType(v.DType), -1
+		vp.dtype, vp.state, vp.first = voi.DType(v.DType), -1, uint16(len(p.stats))
 		if v.Flags&voi.FlagReqState != 0 {
 			vp.state = int32(abi.ReadStat(b, int(v.StatsOff)).DataOff)
 		}
@@ -55,7 +58,7 @@ func newPlan(b []byte) *plan {
 			if s.SType < 0 {
 				continue
 			}
-			vp.stats[vp.n] = statPlan{stype: voi.SType(s.SType), dtype: voi.DType(s.DType), statOff: uint16(off), dataOff: s.DataOff, dsz: s.DSz}
+			p.stats = append(p.stats, statPlan{stype: voi.SType(s.SType), dtype: voi.DType(s.DType), statOff: uint16(off), dataOff: s.DataOff, dsz: s.DSz})
 			vp.n++
 		}
 	}

@@ -121,16 +121,16 @@ func qDType(k qmath.Kind) voi.DType {
 
 // voiPlan returns the plan of VOI id if it exists with data type dt (and
 // keeps state, for a relative update).
-func (bl *Blob) voiPlan(id int32, dt voi.DType, rel bool) (*voiPlan, error) {
+func (bl *Blob) voiPlan(id int32, dt voi.DType, rel bool) (voiPlan, []statPlan, error) {
 	p := bl.plan
 	if p == nil || uint(id) >= uint(len(p.vois)) {
-		return nil, voi.ErrInvalid
+		return voiPlan{}, nil, voi.ErrInvalid
 	}
-	vp := &p.vois[id]
+	vp := p.vois[id]
 	if vp.dtype != dt || dt == 0 || rel && vp.state < 0 {
-		return nil, voi.ErrInvalid
+		return voiPlan{}, nil, voi.ErrInvalid
 	}
-	return vp, nil
+	return vp, p.stats[vp.first : int(vp.first)+int(vp.n)], nil
 }
 
 // compound updates a histogram or t-digest statistic and records the
@@ -169,7 +169,7 @@ func markValid(b []byte, statOff uint16) {
 }
 
 func updateInt32[T int32 | uint32](bl *Blob, id int32, dt voi.DType, x T, rel bool) error {
-	vp, err := bl.voiPlan(id, dt, rel)
+	vp, stats, err := bl.voiPlan(id, dt, rel)
 	if err != nil {
 		return err
 	}
@@ -177,8 +177,8 @@ func updateInt32[T int32 | uint32](bl *Blob, id int32, dt voi.DType, x T, rel bo
 	if rel {
 		x += T(load32(b, int(vp.state)))
 	}
-	for i := range vp.stats[:vp.n] {
-		sp := &vp.stats[i]
+	for i := range stats {
+		sp := &stats[i]
 		off := int(sp.dataOff)
 		switch sp.stype {
 		case voi.Sum:
@@ -208,7 +208,7 @@ func updateInt32[T int32 | uint32](bl *Blob, id int32, dt voi.DType, x T, rel bo
 }
 
 func updateInt64[T int64 | uint64](bl *Blob, id int32, dt voi.DType, x T, rel bool) error {
-	vp, err := bl.voiPlan(id, dt, rel)
+	vp, stats, err := bl.voiPlan(id, dt, rel)
 	if err != nil {
 		return err
 	}
@@ -216,8 +216,8 @@ func updateInt64[T int64 | uint64](bl *Blob, id int32, dt voi.DType, x T, rel bo
 	if rel {
 		x += T(load64(b, int(vp.state)))
 	}
-	for i := range vp.stats[:vp.n] {
-		sp := &vp.stats[i]
+	for i := range stats {
+		sp := &stats[i]
 		off := int(sp.dataOff)
 		switch sp.stype {
 		case voi.Sum:
@@ -265,7 +265,7 @@ func storeQ(d []byte, q qmath.Q) {
 // updateQ updates the statistics of a Q VOI through qmath, with the C's
 // overflow and precision errors.
 func updateQ(bl *Blob, id int32, dt voi.DType, x qmath.Q, rel bool) error {
-	vp, err := bl.voiPlan(id, dt, rel)
+	vp, stats, err := bl.voiPlan(id, dt, rel)
 	if err != nil {
 		return err
 	}
@@ -277,8 +277,8 @@ func updateQ(bl *Blob, id int32, dt voi.DType, x qmath.Q, rel bool) error {
 		}
 		x = sum
 	}
-	for i := range vp.stats[:vp.n] {
-		sp := &vp.stats[i]
+	for i := range stats {
+		sp := &stats[i]
 		d := b[sp.dataOff : int(sp.dataOff)+int(sp.dsz)]
 		var serr error
 		switch sp.stype {
