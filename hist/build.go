@@ -56,28 +56,35 @@ var (
 // bucket's upper bound; for the +inf bucket of a generated DRHIST the C
 // first computes one more bound, which it then replaces by the maximum.
 //
+// Q bounds follow the C's Q_QADDI exactly, including its conversions: from
+// a negative bound the sum is computed in unsigned long long and stored as
+// a two's complement pattern, so generation from negative Q bounds yields
+// what the C yields (usually bounds that cycle, see below).
+//
 // Errors wrap voi.ErrInvalid where the C returns EINVAL: hdt (s.DType) is
 // not a histogram type; voiDT is not numeric; a DVHIST with either inf flag;
 // a step of 0; a Q step that overflows; an unknown scheme; Usr without
 // buckets. They also wrap voi.ErrInvalid where FORMAT.md section 12 decides
-// for the C, which would loop forever or read out of bounds: a bound that
-// wraps past the VOI type's range (or, for Q types, does not move) while
-// buckets are being counted; a Lin or LinExp step that truncates to 0 in the
-// VOI type, or a Lin step that is negative there; a LinExp exponent search
-// that never ends (also when the C runs it for the extra bound of the +inf
-// bucket); LinExp with LinStepDiv 0; Usr with UBoundInf for CRHIST/DRHIST.
-// Errors wrap voi.ErrTooBig when the data would exceed 65535 bytes, a size
-// no blob can hold (the C builds it and its template code then fails with
-// EFBIG; the caller should report EFBIG only if every other spec of the
-// call succeeds, as the C would).
+// for the C, which would loop forever or read out of bounds, all while
+// buckets are being counted: a bound that wraps past the VOI type's range;
+// a Lin or LinExp step that is 0 in the VOI type (the bound does not move),
+// a Lin step that is negative there; Lin or LinExp bounds that repeat (their
+// steps depend on the bound only, so the generation cycles); a LinExp
+// exponent search that never ends (also when the C runs it for the extra
+// bound of the +inf bucket); LinExp with LinStepDiv 0; Usr with UBoundInf
+// for CRHIST/DRHIST. Errors wrap voi.ErrTooBig when the data would exceed
+// 65535 bytes, a size no blob can hold (the C builds it and its template
+// code then fails with EFBIG; the caller should report EFBIG only if every
+// other spec of the call succeeds, as the C would).
 //
 // Some cases are decided by a budget rather than exactly: a LinExp exponent
 // search with an odd StepBase that finds no power within 65536 steps is
 // taken as endless (EINVAL); a generation that needs more than 2^20 steps
 // (buckets plus search steps) before its buckets fill a blob is EINVAL; once
-// they exceed a blob, a generation is EFBIG unless a bound wraps within 2^14
-// more steps (EINVAL). Constant integer steps (Lin, Exp with base 1) are
-// decided exactly.
+// they exceed a blob, a generation is EFBIG unless it goes wrong within
+// 2^14 more steps (EINVAL). Constant steps (Lin, Exp with base 1) of
+// integer bounds, and of non-negative Q bounds whose step fits the integer
+// part, are decided exactly.
 func (s Spec) Build(voiDT voi.DType) ([]byte, error) {
 	g, ok := geomOf(s.DType)
 	if !ok {
@@ -296,6 +303,10 @@ func (g *gen) count(capacity int) (int, error) {
 		return fmt.Errorf("hist: %s buckets exceed the %d of a %v in a blob: %w", n, capacity, s.DType, voi.ErrTooBig)
 	}
 	ub := s.LB
+	// A Lin or LinExp step depends on the bound only, so a bound seen
+	// before means the generation cycles (Brent's cycle detection).
+	cycles := s.Scheme == Lin || s.Scheme == LinExp
+	saved, lap, power := ub, 0, 1
 	for k := 0; ; k++ {
 		lb := ub
 		var what int
@@ -323,6 +334,14 @@ func (g *gen) count(capacity int) (int, error) {
 			// step is 0 (EINVAL in the C). Only a Q Exp step can recover.
 			return 0, fmt.Errorf("%w: step %v is 0 in %v: %w", errEndless, s.Scheme, g.dt, voi.ErrInvalid)
 		}
+		if cycles {
+			if ub == saved {
+				return 0, fmt.Errorf("%w: the bounds cycle: %w", errEndless, voi.ErrInvalid)
+			}
+			if lap++; lap == power {
+				saved, lap, power = ub, 0, power*2
+			}
+		}
 		if g.above(ub) {
 			if k+1 > capacity {
 				return 0, tooBig(fmt.Sprint(k + 1))
@@ -331,16 +350,15 @@ func (g *gen) count(capacity int) (int, error) {
 		}
 		if what&negative != 0 && s.Scheme == Lin {
 			// Bounds only go down: they never exceed UB without wrapping.
-			return 0, fmt.Errorf("%w (%v step %d): %w", errWraps, g.dt, int64(s.StepInc), voi.ErrInvalid)
+			return 0, fmt.Errorf("%w (the step is negative in %v): %w", errWraps, g.dt, voi.ErrInvalid)
 		}
 		if k+1 == capacity {
 			if step, ok := g.constStep(); ok {
-				if g.dt.IsQ() {
-					if err, ok := g.qBeyond(lb, ub, step, tooBig); ok {
-						return 0, err
-					}
-				} else {
-					return 0, g.linBeyond(ub, step, tooBig)
+				if !g.dt.IsQ() {
+					return 0, g.linBeyond(ub, step, capacity, tooBig)
+				}
+				if decided, err := g.qBeyond(lb, ub, step, capacity, tooBig); decided {
+					return 0, err
 				}
 			}
 			// Other generations may wrap much later; look a little further.
@@ -362,10 +380,10 @@ func (g *gen) constStep() (uint64, bool) {
 }
 
 // linBeyond decides a constant-step generation over integers that has
-// produced more buckets than fit a blob and whose last bound is ub (not
-// above UB): EINVAL if a later bound wraps before one exceeds UB, else
+// produced n buckets, as many as fit a blob, and whose last bound is ub
+// (not above UB): EINVAL if a later bound wraps before one exceeds UB, else
 // EFBIG.
-func (g *gen) linBeyond(ub, step uint64, tooBig func(string) error) error {
+func (g *gen) linBeyond(ub, step uint64, n int, tooBig func(string) error) error {
 	o := g.o
 	// In key order a step that does not wrap adds the step (positive in the
 	// VOI type: negative Lin steps were rejected).
@@ -377,16 +395,16 @@ func (g *gen) linBeyond(ub, step uint64, tooBig func(string) error) error {
 	if hi != 0 || carry != 0 || end > o.mask {
 		return fmt.Errorf("%w (%v): %w", errWraps, g.dt, voi.ErrInvalid)
 	}
-	return tooBig("more than " + fmt.Sprint(k))
+	return tooBig(fmt.Sprint(uint64(n) + k))
 }
 
 // qBeyond is linBeyond for Q types, where Q_QADDI reports the overflow
 // (EINVAL in the C, not a wrap): it decides whether a bound above UB comes
 // before the addition overflows. It applies when the step is "clean" (the
 // integer step fits the Q's integer part, so each addition adds step<<nf
-// to the combined integer/fraction value); ok is false otherwise. lb and
-// ub are the last two bounds.
-func (g *gen) qBeyond(lb, ub, step uint64, tooBig func(string) error) (err error, ok bool) {
+// to the combined integer/fraction value) and the bounds are not negative;
+// decided is false otherwise. lb and ub are the last two bounds.
+func (g *gen) qBeyond(lb, ub, step uint64, n int, tooBig func(string) error) (decided bool, err error) {
 	o := g.o
 	ctrl := ub & 7
 	nf := uint(o.nf[ctrl])
@@ -394,26 +412,21 @@ func (g *gen) qBeyond(lb, ub, step uint64, tooBig func(string) error) (err error
 	imax := ifmax >> nf
 	d := int64(step) << nf
 	cur := o.ifv(ub)
-	if step == 0 || step > uint64(imax) || lb&7 != ctrl || cur-o.ifv(lb) != d {
-		return nil, false
+	// From a negative bound the C's Q_QADDI computes in unsigned long long
+	// and leaves a two's complement pattern in the sign-magnitude field;
+	// from a non-negative one it adds exactly.
+	if step == 0 || step > uint64(imax) || lb&7 != ctrl || o.ifv(lb) < 0 || cur-o.ifv(lb) != d {
+		return false, nil
 	}
-	bound := func(ifv int64) voiQ {
-		mag, neg := uint64(ifv), ifv < 0
-		if neg {
-			mag = uint64(-ifv)
-		}
-		raw := mag<<3 | ctrl
-		if neg {
-			raw |= o.sign
-		}
-		return voiQ{raw, int64(mag >> nf), neg}
-	}
-	above := func(ifv int64) bool { return g.above(bound(ifv).raw) }
-	// The largest j with cur + j*d still representable; the addition
-	// overflows before it gets further.
+	// Bounds from here on are cur + j*d (non-negative, so sign-magnitude
+	// is plain binary).
+	above := func(ifv int64) bool { return g.above(uint64(ifv)<<3 | ctrl) }
+	overflow := fmt.Errorf("hist: Q bucket bounds overflow before exceeding UB: %w", voi.ErrInvalid)
+	// jmax: the largest j with cur + j*d representable; an addition
+	// overflows before the bounds get further.
 	jmax := (ifmax - cur) / d
 	if jmax < 1 || !above(cur+jmax*d) {
-		return fmt.Errorf("hist: Q bucket bounds overflow before exceeding UB: %w", voi.ErrInvalid), true
+		return true, overflow
 	}
 	lo, hi := int64(1), jmax // the first j whose bound is above UB
 	for lo < hi {
@@ -424,19 +437,12 @@ func (g *gen) qBeyond(lb, ub, step uint64, tooBig func(string) error) (err error
 			lo = m + 1
 		}
 	}
-	// Q_QADDI refuses the addition when the integer part exceeds
-	// IMAXVAL - step; integer parts only grow along the way.
-	if last := bound(cur + (lo-1)*d); !last.neg && last.ival > imax-int64(step) {
-		return fmt.Errorf("hist: Q bucket bounds overflow before exceeding UB: %w", voi.ErrInvalid), true
+	// Q_QADDI refuses to add when the integer part exceeds IMAXVAL - step;
+	// integer parts only grow along the way.
+	if (cur+(lo-1)*d)>>nf > imax-int64(step) {
+		return true, overflow
 	}
-	return tooBig("more than " + fmt.Sprint(lo)), true
-}
-
-// voiQ is a Q bound built by qBeyond: its raw pattern and integer part.
-type voiQ struct {
-	raw  uint64
-	ival int64 // |Q_GIVAL|
-	neg  bool
+	return true, tooBig(fmt.Sprint(int64(n) + lo))
 }
 
 // search is the C's LINEXP exponent search: the smallest e >= 1 for which

@@ -33,7 +33,6 @@ import (
 // length but other bounds gives wrong answers. The zero Layout is not
 // usable. A Layout holds no references to the data and may be copied.
 type Layout struct {
-	hdt, voiDT voi.DType
 	g          geom
 	o          *order
 	dsz        int
@@ -47,6 +46,9 @@ type Layout struct {
 	// when a is 1.
 	a                         int
 	k0, ka, step, recip, span uint64
+
+	fast bool // sorted or linear, integer VOI: Update's inlined path
+	cnt0 int  // offset of bucket 0's counter
 }
 
 type layoutMode uint8
@@ -64,8 +66,7 @@ func NewLayout(data []byte, hdt, voiDT voi.DType) (Layout, error) {
 	if err != nil {
 		return Layout{}, err
 	}
-	l := Layout{hdt: hdt, voiDT: voiDT, g: g, o: o, dsz: len(data), n: g.numBuckets(data),
-		mask: o.mask, flip: o.flip}
+	l := Layout{g: g, o: o, dsz: len(data), n: g.numBuckets(data), mask: o.mask, flip: o.flip}
 	n := l.n
 	bound := func(i, at int) uint64 { return binary.LittleEndian.Uint64(data[hdrSize+i*g.bsz+at:]) }
 	keys := make([]uint64, n)
@@ -95,6 +96,7 @@ func NewLayout(data []byte, hdt, voiDT voi.DType) (Layout, error) {
 		}
 	}
 	l.mode = modeSorted
+	l.fast, l.cnt0 = !o.q, hdrSize+g.coff
 	for a := 0; a <= 1 && n-a >= 2; a++ {
 		step := keys[a+1] - keys[a]
 		if step == 0 {
@@ -126,18 +128,51 @@ func (l *Layout) key(v uint64) uint64 {
 // NumBuckets returns the number of buckets of the analysed data.
 func (l *Layout) NumBuckets() int { return l.n }
 
-// Update is the package's Update for data with the analysed bounds; hdt and
-// voiDT are the Layout's. It does not allocate.
+// Update is the package's Update (with the histogram and VOI types of the
+// analysed data) for data with the analysed bounds. It does not allocate.
+// The zero Layout returns an error wrapping voi.ErrInvalid.
 func (l *Layout) Update(data []byte, v uint64) error {
+	if l.fast && len(data) == l.dsz {
+		// Integer VOIs, all in one function: the bucket, then the counter.
+		x := v&l.mask ^ l.flip
+		var j int
+		if l.mode == modeLinear {
+			j = l.linear(x)
+		} else {
+			j = l.searchInt(data, x)
+		}
+		if j >= 0 && l.g.kind != kindCR {
+			j = l.member(data, j, x)
+		}
+		off := 0
+		if j >= 0 {
+			off = l.cnt0 + j*l.g.bsz
+		}
+		if l.g.is32 {
+			c := data[off : off+4]
+			binary.LittleEndian.PutUint32(c, binary.LittleEndian.Uint32(c)+1)
+		} else {
+			c := data[off : off+8]
+			binary.LittleEndian.PutUint64(c, binary.LittleEndian.Uint64(c)+1)
+		}
+		return nil
+	}
 	if l.o == nil {
 		return errNotHist
+	}
+	if len(data) < hdrSize {
+		return errShort
 	}
 	l.g.add(data, l.Find(data, v))
 	return nil
 }
 
-// Find returns the bucket Update counts v in, or -1 for oob.
+// Find returns the bucket Update counts v in, or -1 for oob (also for the
+// zero Layout and for data shorter than a histogram header).
 func (l *Layout) Find(data []byte, v uint64) int {
+	if l.o == nil || len(data) < hdrSize {
+		return -1
+	}
 	if l.mode == modeScan || len(data) != l.dsz {
 		return l.g.scan(data, l.o, v)
 	}
@@ -159,6 +194,13 @@ func (l *Layout) Find(data []byte, v uint64) int {
 	if j < 0 || l.g.kind == kindCR {
 		return j
 	}
+	return l.member(data, j, x)
+}
+
+// member returns j if the DR or DV bucket j, the highest whose lower bound
+// is at most v (key x), accepts v, else -1: in a sorted layout no other
+// bucket can.
+func (l *Layout) member(data []byte, j int, x uint64) int {
 	b := data[hdrSize+j*l.g.bsz:]
 	if l.g.kind == kindDR {
 		if x < l.key(binary.LittleEndian.Uint64(b[8:])) {
@@ -166,8 +208,8 @@ func (l *Layout) Find(data []byte, v uint64) int {
 		}
 		return -1
 	}
-	// DV: the highest value at most v is the only candidate. Integers
-	// must be equal; Q values (v >= val already) need equal integer parts.
+	// DV: integers must be equal; Q values (v >= val already) need equal
+	// integer parts.
 	k := l.key(binary.LittleEndian.Uint64(b))
 	if k == x || l.o.q && qkeyInt(k, l.qnf) == qkeyInt(x, l.qnf) {
 		return j
@@ -198,17 +240,42 @@ func (l *Layout) linear(x uint64) int {
 }
 
 // search returns the highest bucket whose lower bound's key is at most x,
-// or -1, in a sorted layout.
+// or -1, in a sorted layout. The loop narrows a window that holds the
+// answer without a data-dependent branch (the comparison becomes a
+// conditional move).
 func (l *Layout) search(data []byte, x uint64) int {
-	lo, hi := 0, l.n
 	b := data[hdrSize:]
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if l.key(binary.LittleEndian.Uint64(b[m*l.g.bsz:])) <= x {
-			lo = m + 1
-		} else {
-			hi = m
+	bsz := l.g.bsz
+	base, n := 0, l.n
+	for n > 1 {
+		half := n >> 1
+		if l.key(binary.LittleEndian.Uint64(b[(base+half)*bsz:])) <= x {
+			base += half
 		}
+		n -= half
 	}
-	return lo - 1
+	if l.key(binary.LittleEndian.Uint64(b[base*bsz:])) > x {
+		return -1 // only bucket 0 can be above x here
+	}
+	return base
+}
+
+// searchInt is search for integer VOIs, with the comparison turned into
+// arithmetic (the borrow of x - key) so that the loop has no
+// data-dependent branch.
+func (l *Layout) searchInt(data []byte, x uint64) int {
+	b := data[hdrSize:]
+	bsz, mask, flip := l.g.bsz, l.mask, l.flip
+	base, n := 0, l.n
+	for n > 1 {
+		half := n >> 1
+		k := binary.LittleEndian.Uint64(b[(base+half)*bsz:])&mask ^ flip
+		_, above := bits.Sub64(x, k, 0) // 1 when k > x
+		base += half &^ -int(above)
+		n -= half
+	}
+	if binary.LittleEndian.Uint64(b[base*bsz:])&mask^flip > x {
+		return -1
+	}
+	return base
 }

@@ -9,34 +9,41 @@ import (
 
 // appendHist appends the C's rendering of histogram data (data holds the
 // stat's dsz bytes; hdt is the histogram dtype, voiDT the VOI's dtype) as
-// stats_voistatdata_hist_tostr does: the bucket count and out-of-band
-// count, then each bucket's bounds (rendered with the VOI's type) and
-// count. A continuous-range bucket's upper bound is the next bucket's
-// lower bound, or the type's maximum for the last.
+// stats_voistatdata_hist_tostr does:
+//
+//	FREEFORM  nbkts=N, oob=N
+//	          then per bucket "\n\t\t\t\t" [bkt[I].]{lb=LB,ub=UB,cnt=N}
+//	JSON      "nbkts":N,"oob":N,"bkts":[{["bkt":I,]"lb":LB,"ub":UB,"cnt":N},...]
+//
+// with the bracketed parts only for objdump, and bounds as hist.Bucket
+// reports them (a CRHIST bucket ends where the next begins, the last one at
+// the VOI type's maximum), rendered as values of the VOI's type. Data of a
+// type that is not a histogram renders as nothing, as in the C.
 func appendHist(dst, data []byte, voiDT, hdt voi.DType, f Format, objdump bool) []byte {
-	n := hist.NumBuckets(hdt, len(data))
-	if n < 0 || len(data) < 8 {
+	if !hdt.IsHist() {
 		return dst
 	}
-	json := f == JSON
-	if json {
+	n := hist.NumBuckets(hdt, len(data))
+	if f == JSON {
 		dst = append(dst, `"nbkts":`...)
 	} else {
 		dst = append(dst, "nbkts="...)
 	}
 	dst = strconv.AppendUint(dst, uint64(uint16(n)), 10)
-	if json {
+	if f == JSON {
 		dst = append(dst, `,"oob":`...)
 	} else {
 		dst = append(dst, ", oob="...)
 	}
 	dst = strconv.AppendUint(dst, hist.OOB(data, hdt), 10)
-	if json {
+	if f == JSON {
 		dst = append(dst, `,"bkts":[`...)
 	}
-	for i := 0; i < n; i++ {
-		lb, ub, cnt := hist.Bucket(data, hdt, voiDT, i)
-		if json {
+	for i, b := range hist.Buckets(data, hdt, voiDT) {
+		if f == JSON {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
 			dst = append(dst, '{')
 			if objdump {
 				dst = append(dst, `"bkt":`...)
@@ -44,6 +51,10 @@ func appendHist(dst, data []byte, voiDT, hdt voi.DType, f Format, objdump bool) 
 				dst = append(dst, ',')
 			}
 			dst = append(dst, `"lb":`...)
+			dst = voi.AppendNumeric(dst, voiDT, b.LB)
+			dst = append(dst, `,"ub":`...)
+			dst = voi.AppendNumeric(dst, voiDT, b.UB)
+			dst = append(dst, `,"cnt":`...)
 		} else {
 			dst = append(dst, "\n\t\t\t\t"...)
 			if objdump {
@@ -52,26 +63,15 @@ func appendHist(dst, data []byte, voiDT, hdt voi.DType, f Format, objdump bool) 
 				dst = append(dst, "]."...)
 			}
 			dst = append(dst, "{lb="...)
-		}
-		dst = voi.AppendNumeric(dst, voiDT, lb)
-		if json {
-			dst = append(dst, `,"ub":`...)
-		} else {
+			dst = voi.AppendNumeric(dst, voiDT, b.LB)
 			dst = append(dst, ",ub="...)
-		}
-		dst = voi.AppendNumeric(dst, voiDT, ub)
-		if json {
-			dst = append(dst, `,"cnt":`...)
-		} else {
+			dst = voi.AppendNumeric(dst, voiDT, b.UB)
 			dst = append(dst, ",cnt="...)
 		}
-		dst = strconv.AppendUint(dst, cnt, 10)
+		dst = strconv.AppendUint(dst, b.Cnt, 10)
 		dst = append(dst, '}')
-		if json && i < n-1 {
-			dst = append(dst, ',')
-		}
 	}
-	if json {
+	if f == JSON {
 		dst = append(dst, ']')
 	}
 	return dst
