@@ -3,6 +3,7 @@ package blob
 import (
 	"sync"
 
+	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/internal/abi"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
@@ -17,8 +18,9 @@ import (
 // rebuilt from them whenever bytes come from outside), and blobs of one
 // template layout share one plan.
 type plan struct {
-	vois  []voiPlan  // indexed by VOI id; vacant ids have dtype 0
-	stats []statPlan // every VOI's statistics, each VOI's in update order
+	vois    []voiPlan     // indexed by VOI id; vacant ids have dtype 0
+	stats   []statPlan    // every VOI's statistics, each VOI's in update order
+	layouts []hist.Layout // histogram lookups, indexed by statPlan.layout
 }
 
 // voiPlan is 8 bytes, so a plan costs at most one byte per blob byte even
@@ -36,6 +38,7 @@ type statPlan struct {
 	statOff uint16 // offset of the voistat entry
 	dataOff uint16
 	dsz     uint16
+	layout  int32 // histograms: index into plan.layouts, -1 for the scan
 }
 
 // newPlan derives the plan of a blob that passed Validate.
@@ -58,7 +61,17 @@ func newPlan(b []byte) *plan {
 			if s.SType < 0 {
 				continue
 			}
-			p.stats = append(p.stats, statPlan{stype: voi.SType(s.SType), dtype: voi.DType(s.DType), statOff: uint16(off), dataOff: s.DataOff, dsz: s.DSz})
+			sp := statPlan{stype: voi.SType(s.SType), dtype: voi.DType(s.DType), statOff: uint16(off), dataOff: s.DataOff, dsz: s.DSz, layout: -1}
+			if sp.stype == voi.Hist {
+				// A histogram's bounds never change after the blob is made
+				// (updates, resets and merges touch counts only), so its
+				// lookup can be analysed once.
+				if l, err := hist.NewLayout(b[s.DataOff:int(s.DataOff)+int(s.DSz)], sp.dtype, vp.dtype); err == nil {
+					sp.layout = int32(len(p.layouts))
+					p.layouts = append(p.layouts, l)
+				}
+			}
+			p.stats = append(p.stats, sp)
 			vp.n++
 		}
 	}

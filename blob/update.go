@@ -141,11 +141,19 @@ func (bl *Blob) compound(sp *statPlan, voiDT voi.DType, bits uint64) error {
 	var err error
 	switch sp.stype {
 	case voi.Hist:
-		err = hist.Update(d, sp.dtype, voiDT, bits)
+		if sp.layout >= 0 {
+			err = bl.plan.layouts[sp.layout].Update(d, bits)
+		} else {
+			err = hist.Update(d, sp.dtype, voiDT, bits)
+		}
 	case voi.TDgst:
 		err = tdigest.Update(d, sp.dtype, voiDT, bits, bl.Env())
 	}
-	finish(b[sp.statOff:int(sp.statOff)+abi.StatSize], err)
+	if err == nil {
+		markValid(b, sp.statOff)
+	} else {
+		finish(b[sp.statOff:int(sp.statOff)+abi.StatSize], err)
+	}
 	return err
 }
 
