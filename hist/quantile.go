@@ -10,8 +10,8 @@ import (
 )
 
 // ErrEmpty is returned by Quantile and CDF for a histogram whose buckets
-// hold no counts. It wraps voi.ErrNotFound.
-var ErrEmpty = fmt.Errorf("hist: no counts in the buckets: %w", voi.ErrNotFound)
+// hold no counts: it is voi.ErrEmpty (which wraps voi.ErrNotFound).
+var ErrEmpty = voi.ErrEmpty
 
 var (
 	errQuantile = fmt.Errorf("hist: quantile outside [0,1]: %w", voi.ErrInvalid)

@@ -61,9 +61,9 @@ var (
 	errQuantile = fmt.Errorf("tdigest: quantile outside [0, 1]: %w", voi.ErrInvalid)
 )
 
-// ErrEmpty is returned by the queries on a digest without samples. It
-// wraps voi.ErrInvalid.
-var ErrEmpty = fmt.Errorf("tdigest: digest is empty: %w", voi.ErrInvalid)
+// ErrEmpty is returned by the queries on a digest without samples: it is
+// voi.ErrEmpty (which wraps voi.ErrNotFound).
+var ErrEmpty = voi.ErrEmpty
 
 // errorOf turns the C's errno into this package's error (nil for 0).
 func errorOf(errno int) error {

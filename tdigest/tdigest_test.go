@@ -149,7 +149,7 @@ func TestQueriesSmall(t *testing.T) {
 	d := mustBuild(t, dt, 8, 4)
 
 	// Empty.
-	if _, err := tdigest.Quantile(d, dt, 0.5); !errors.Is(err, tdigest.ErrEmpty) || !errors.Is(err, voi.ErrInvalid) {
+	if _, err := tdigest.Quantile(d, dt, 0.5); !errors.Is(err, tdigest.ErrEmpty) || !errors.Is(err, voi.ErrNotFound) {
 		t.Fatalf("Quantile of an empty digest: %v", err)
 	}
 	if _, err := tdigest.CDF(d, dt, 1); !errors.Is(err, tdigest.ErrEmpty) {

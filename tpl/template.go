@@ -167,9 +167,10 @@ func (t *Template) computeHash() uint32 {
 
 // builtStat is a statistic's initial data, as a C stat helper produces it.
 type builtStat struct {
-	stype voi.SType
-	dtype voi.DType
-	iv    []byte
+	stype  voi.SType
+	dtype  voi.DType
+	iv     []byte
+	tooBig bool // the data alone exceeds a blob; iv is nil
 }
 
 // AddVOI adds a VOI and its statistics (stats_tpl_add_voistats). The new
@@ -191,7 +192,7 @@ func (t *Template) addVOI(d VOIDef) error {
 	if !d.DType.IsNumeric() {
 		return voi.ErrInvalid // FORMAT.md defect 4: checked before any helper
 	}
-	stats, err := buildStats(d)
+	stats, tooBig, err := buildStats(d)
 	if err != nil {
 		return err
 	}
@@ -202,7 +203,7 @@ func (t *Template) addVOI(d VOIDef) error {
 	dataBytes := 0
 	for i := len(stats) - 1; i >= 0; i-- {
 		s := stats[i]
-		if s.stype <= 0 || s.stype >= voi.NumSTypes || s.dtype == 0 || s.dtype >= voi.NumDTypes || len(s.iv) == 0 {
+		if s.stype <= 0 || s.stype >= voi.NumSTypes || s.dtype == 0 || s.dtype >= voi.NumDTypes || len(s.iv) == 0 && !s.tooBig {
 			return voi.ErrInvalid
 		}
 		maxID = max(maxID, int(s.stype))
@@ -227,7 +228,7 @@ func (t *Template) addVOI(d VOIDef) error {
 	}
 	newStatBytes := (maxID + 1) * abi.StatSize
 	grow := newVOIBytes + newStatBytes + dataBytes
-	if len(sb)+grow > abi.MaxBlobSz {
+	if tooBig || len(sb)+grow > abi.MaxBlobSz {
 		return voi.ErrTooBig
 	}
 
@@ -308,9 +309,12 @@ func expand(sb []byte, newVOI, newStat, newData int) []byte {
 }
 
 // buildStats runs the stat helpers from the last spec to the first, as
-// stats_vss_hlpr_init does, so the first error found is the C's.
-func buildStats(d VOIDef) ([]builtStat, error) {
-	out := make([]builtStat, len(d.Stats))
+// stats_vss_hlpr_init does, so the first error found is the C's. Data too
+// large for any blob is not an error here: the C's helpers allocate it and
+// the template reports EFBIG only when it grows, after every other check,
+// so buildStats reports it as tooBig.
+func buildStats(d VOIDef) (out []builtStat, tooBig bool, err error) {
+	out = make([]builtStat, len(d.Stats))
 	for i := len(d.Stats) - 1; i >= 0; i-- {
 		s := d.Stats[i]
 		var b builtStat
@@ -327,15 +331,19 @@ func buildStats(d VOIDef) ([]builtStat, error) {
 		default:
 			err = fmt.Errorf("stat type %v: %w", s.Type, voi.ErrInvalid)
 		}
+		if errors.Is(err, voi.ErrTooBig) {
+			b.tooBig, b.iv, err = true, nil, nil
+			tooBig = true
+		}
 		if err != nil {
-			if !errors.Is(err, voi.ErrInvalid) && !errors.Is(err, voi.ErrTooBig) && !errors.Is(err, voi.ErrNoMemory) {
+			if !errors.Is(err, voi.ErrInvalid) && !errors.Is(err, voi.ErrNoMemory) {
 				err = fmt.Errorf("%w: %w", voi.ErrInvalid, err)
 			}
-			return nil, err
+			return nil, false, err
 		}
 		out[i] = b
 	}
-	return out, nil
+	return out, tooBig, nil
 }
 
 // numericStat is stats_vss_numeric_hlpr: SUM starts at 0, MAX at the

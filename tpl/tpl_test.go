@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/statsblob/statsblob/hist"
+
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -200,5 +202,29 @@ func itoa(v uint32) string {
 		if v == 0 {
 			return string(b[i:])
 		}
+	}
+}
+
+// The C's helpers run from the last spec to the first and only the template
+// reports EFBIG, after every other check: an invalid spec anywhere in the
+// line wins over a too-big one, and so does an id that already exists.
+func TestTooBigComesLast(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("BIG")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "a", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	big := tpl.TDigest(voi.TDgstClust64, 5000, 4)
+	bad := tpl.Histogram(hist.Spec{DType: voi.CRHist32, Scheme: hist.Lin, LB: 0, UB: 10, StepInc: 0})
+	for _, c := range []struct {
+		name string
+		def  tpl.VOIDef
+		want error
+	}{
+		{"too big alone", tpl.VOIDef{ID: 1, DType: voi.IntU64, Stats: []tpl.StatSpec{big}}, voi.ErrTooBig},
+		{"invalid after too big", tpl.VOIDef{ID: 1, DType: voi.IntU64, Stats: []tpl.StatSpec{big, bad}}, voi.ErrInvalid},
+		{"invalid before too big", tpl.VOIDef{ID: 1, DType: voi.IntU64, Stats: []tpl.StatSpec{bad, big}}, voi.ErrInvalid},
+		{"negative id", tpl.VOIDef{ID: -1, DType: voi.IntU64, Stats: []tpl.StatSpec{big}}, voi.ErrInvalid},
+		{"existing id", tpl.VOIDef{ID: 0, DType: voi.IntU64, Stats: []tpl.StatSpec{big}}, voi.ErrNotSupported},
+	} {
+		require.ErrorIs(t, tp.AddVOI(c.def), c.want, c.name)
 	}
 }

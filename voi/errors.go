@@ -2,6 +2,7 @@ package voi
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/statsblob/statsblob/qmath"
 )
@@ -41,6 +42,10 @@ var (
 	// ErrTypeMismatch (EFTYPE): a typed fetch of a statistic of another
 	// data type.
 	ErrTypeMismatch = errors.New("inappropriate data type")
+	// ErrEmpty: a query (quantile, CDF, mean) of a histogram or t-digest
+	// that holds no samples. It wraps ErrNotFound (ENOENT): there is no
+	// answer to find.
+	ErrEmpty = fmt.Errorf("no samples: %w", ErrNotFound)
 )
 
 // FreeBSD errno numbers of the sentinel errors.
