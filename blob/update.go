@@ -10,6 +10,8 @@ import (
 	"github.com/statsblob/statsblob/voi"
 )
 
+//go:generate go run gen_update.go
+
 // Updates feed one value of a VOI to every statistic the VOI keeps, from the
 // highest stat slot down, as stats_v1_voi_update does.
 //
@@ -25,64 +27,11 @@ import (
 // Errors are returned unwrapped (voi sentinels), so the call allocates
 // nothing.
 
-// UpdateS32 updates an INT_S32 VOI with v.
-func (bl *Blob) UpdateS32(id int32, v int32) error { return updateInt32(bl, id, voi.IntS32, v, false) }
-
-// UpdateU32 updates an INT_U32 VOI with v.
-func (bl *Blob) UpdateU32(id int32, v uint32) error { return updateInt32(bl, id, voi.IntU32, v, false) }
-
-// UpdateS64 updates an INT_S64 VOI with v.
-func (bl *Blob) UpdateS64(id int32, v int64) error { return updateInt64(bl, id, voi.IntS64, v, false) }
-
-// UpdateU64 updates an INT_U64 VOI with v.
-func (bl *Blob) UpdateU64(id int32, v uint64) error { return updateInt64(bl, id, voi.IntU64, v, false) }
-
-// UpdateSLong updates an INT_SLONG VOI with v.
-func (bl *Blob) UpdateSLong(id int32, v int64) error {
-	return updateInt64(bl, id, voi.IntSLong, v, false)
-}
-
-// UpdateULong updates an INT_ULONG VOI with v.
-func (bl *Blob) UpdateULong(id int32, v uint64) error {
-	return updateInt64(bl, id, voi.IntULong, v, false)
-}
-
 // UpdateQ updates a Q VOI with q; q's kind selects the VOI data type
 // (qmath.S64 for Q_S64, ...).
 func (bl *Blob) UpdateQ(id int32, q qmath.Q) error { return updateQ(bl, id, qDType(q.Kind), q, false) }
 
-// UpdateRelS32 adds v to an INT_S32 VOI's previous value and updates with
-// the sum.
-func (bl *Blob) UpdateRelS32(id int32, v int32) error {
-	return updateInt32(bl, id, voi.IntS32, v, true)
-}
-
-// UpdateRelU32 is UpdateRelS32 for an INT_U32 VOI.
-func (bl *Blob) UpdateRelU32(id int32, v uint32) error {
-	return updateInt32(bl, id, voi.IntU32, v, true)
-}
-
-// UpdateRelS64 is UpdateRelS32 for an INT_S64 VOI.
-func (bl *Blob) UpdateRelS64(id int32, v int64) error {
-	return updateInt64(bl, id, voi.IntS64, v, true)
-}
-
-// UpdateRelU64 is UpdateRelS32 for an INT_U64 VOI.
-func (bl *Blob) UpdateRelU64(id int32, v uint64) error {
-	return updateInt64(bl, id, voi.IntU64, v, true)
-}
-
-// UpdateRelSLong is UpdateRelS32 for an INT_SLONG VOI.
-func (bl *Blob) UpdateRelSLong(id int32, v int64) error {
-	return updateInt64(bl, id, voi.IntSLong, v, true)
-}
-
-// UpdateRelULong is UpdateRelS32 for an INT_ULONG VOI.
-func (bl *Blob) UpdateRelULong(id int32, v uint64) error {
-	return updateInt64(bl, id, voi.IntULong, v, true)
-}
-
-// UpdateRelQ is UpdateRelS32 for a Q VOI.
+// UpdateRelQ is UpdateRelS64 for a Q VOI.
 func (bl *Blob) UpdateRelQ(id int32, q qmath.Q) error {
 	return updateQ(bl, id, qDType(q.Kind), q, true)
 }
@@ -92,16 +41,32 @@ func (bl *Blob) UpdateRelQ(id int32, q qmath.Q) error {
 // It is the untyped form of the typed methods; a dt other than the VOI's
 // gives voi.ErrInvalid.
 func (bl *Blob) Update(id int32, dt voi.DType, bits uint64, rel bool) error {
-	switch dt {
-	case voi.IntS32:
-		return updateInt32(bl, id, dt, int32(bits), rel)
-	case voi.IntU32:
-		return updateInt32(bl, id, dt, uint32(bits), rel)
-	case voi.IntS64, voi.IntSLong:
-		return updateInt64(bl, id, dt, int64(bits), rel)
-	case voi.IntU64, voi.IntULong:
-		return updateInt64(bl, id, dt, bits, rel)
-	case voi.QS32, voi.QU32, voi.QS64, voi.QU64:
+	switch {
+	case dt == voi.IntS32 && rel:
+		return bl.UpdateRelS32(id, int32(bits))
+	case dt == voi.IntS32:
+		return bl.UpdateS32(id, int32(bits))
+	case dt == voi.IntU32 && rel:
+		return bl.UpdateRelU32(id, uint32(bits))
+	case dt == voi.IntU32:
+		return bl.UpdateU32(id, uint32(bits))
+	case dt == voi.IntS64 && rel:
+		return bl.UpdateRelS64(id, int64(bits))
+	case dt == voi.IntS64:
+		return bl.UpdateS64(id, int64(bits))
+	case dt == voi.IntU64 && rel:
+		return bl.UpdateRelU64(id, bits)
+	case dt == voi.IntU64:
+		return bl.UpdateU64(id, bits)
+	case dt == voi.IntSLong && rel:
+		return bl.UpdateRelSLong(id, int64(bits))
+	case dt == voi.IntSLong:
+		return bl.UpdateSLong(id, int64(bits))
+	case dt == voi.IntULong && rel:
+		return bl.UpdateRelULong(id, bits)
+	case dt == voi.IntULong:
+		return bl.UpdateULong(id, bits)
+	case dt.IsQ():
 		return updateQ(bl, id, dt, voi.AsQ(dt, bits), rel)
 	}
 	return voi.ErrInvalid
@@ -174,84 +139,6 @@ func markValid(b []byte, statOff uint16) {
 	if f := flagsAt(b, int(statOff)); *f&voi.StatValid == 0 {
 		*f |= voi.StatValid
 	}
-}
-
-func updateInt32[T int32 | uint32](bl *Blob, id int32, dt voi.DType, x T, rel bool) error {
-	vp, stats, err := bl.voiPlan(id, dt, rel)
-	if err != nil {
-		return err
-	}
-	b := bl.b
-	if rel {
-		x += T(load32(b, int(vp.state)))
-	}
-	for i := range stats {
-		sp := &stats[i]
-		off := int(sp.dataOff)
-		switch sp.stype {
-		case voi.Sum:
-			store32(b, off, uint32(T(load32(b, off))+x))
-		case voi.Max:
-			if T(load32(b, off)) >= x {
-				continue
-			}
-			store32(b, off, uint32(x))
-		case voi.Min:
-			if T(load32(b, off)) <= x {
-				continue
-			}
-			store32(b, off, uint32(x))
-		default:
-			if serr := bl.compound(sp, dt, uint64(uint32(x))); serr != nil {
-				err = serr
-			}
-			continue
-		}
-		markValid(b, sp.statOff)
-	}
-	if vp.state >= 0 {
-		store32(b, int(vp.state), uint32(x))
-	}
-	return err
-}
-
-func updateInt64[T int64 | uint64](bl *Blob, id int32, dt voi.DType, x T, rel bool) error {
-	vp, stats, err := bl.voiPlan(id, dt, rel)
-	if err != nil {
-		return err
-	}
-	b := bl.b
-	if rel {
-		x += T(load64(b, int(vp.state)))
-	}
-	for i := range stats {
-		sp := &stats[i]
-		off := int(sp.dataOff)
-		switch sp.stype {
-		case voi.Sum:
-			store64(b, off, uint64(T(load64(b, off))+x))
-		case voi.Max:
-			if T(load64(b, off)) >= x {
-				continue
-			}
-			store64(b, off, uint64(x))
-		case voi.Min:
-			if T(load64(b, off)) <= x {
-				continue
-			}
-			store64(b, off, uint64(x))
-		default:
-			if serr := bl.compound(sp, dt, uint64(x)); serr != nil {
-				err = serr
-			}
-			continue
-		}
-		markValid(b, sp.statOff)
-	}
-	if vp.state >= 0 {
-		store64(b, int(vp.state), uint64(x))
-	}
-	return err
 }
 
 // loadQ reads a Q of kind k from d; storeQ writes one.
