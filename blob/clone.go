@@ -15,8 +15,7 @@ import (
 // source's cursz). The copy shares bl's Env.
 func (bl *Blob) Clone() *Blob {
 	n := abi.CurSz(bl.b)
-	dst := make([]byte, n)
-	copyInto(dst, bl.b, n)
+	dst := append([]byte(nil), bl.b[:n]...) // no zeroing of what is copied over
 	binary.LittleEndian.PutUint16(dst[abi.OffMaxSz:], uint16(n))
 	return &Blob{b: dst, plan: bl.plan, env: bl.env}
 }
@@ -41,10 +40,12 @@ func (bl *Blob) CloneInto(dst []byte, dstMaxSz int) error {
 	return nil
 }
 
-// copyInto copies src[:n] to dst except the maxsz field.
+// copyInto copies src[:n] to dst except the maxsz field (one copy, then
+// the destination's maxsz put back: cheaper than two copies around it).
 func copyInto(dst, src []byte, n int) {
-	copy(dst[:abi.OffMaxSz], src)
-	copy(dst[abi.OffCurSz:n], src[abi.OffCurSz:n])
+	maxsz := binary.LittleEndian.Uint16(dst[abi.OffMaxSz:])
+	copy(dst[:n], src[:n])
+	binary.LittleEndian.PutUint16(dst[abi.OffMaxSz:], maxsz)
 }
 
 // Snapshot returns a clone of the blob (see Clone) and, if reset is true,
