@@ -99,26 +99,12 @@ func (bl *Blob) Reset() {
 	binary.LittleEndian.PutUint64(b[abi.OffLastRst:], uint64(bl.now()))
 }
 
-// resetNumeric writes a numeric statistic's initial value: 0 for SUM, the
-// data type's minimum for MAX and maximum for MIN; Q values keep their
-// control bits.
+// resetNumeric writes a numeric statistic's initial value (voi.Initial);
+// Q values keep their control bits.
 func resetNumeric(d []byte, st voi.SType, dt voi.DType) {
-	var v uint64
-	switch st {
-	case voi.Max:
-		v = voi.LimitMin(dt)
-	case voi.Min:
-		v = voi.LimitMax(dt)
-	}
 	if len(d) == 4 {
-		if dt.IsQ() {
-			v |= uint64(d[0] & 7)
-		}
-		binary.LittleEndian.PutUint32(d, uint32(v))
+		binary.LittleEndian.PutUint32(d, uint32(voi.Initial(st, dt, uint64(d[0]))))
 		return
 	}
-	if dt.IsQ() {
-		v |= uint64(d[0] & 7)
-	}
-	binary.LittleEndian.PutUint64(d, v)
+	binary.LittleEndian.PutUint64(d, voi.Initial(st, dt, uint64(d[0])))
 }

@@ -350,19 +350,14 @@ func buildStats(d VOIDef) (out []builtStat, tooBig bool, err error) {
 // dtype's minimum, MIN at its maximum; Q values carry the control bits of
 // the requested precision.
 func numericStat(st voi.SType, dt voi.DType, prec int) (builtStat, error) {
-	var v uint64
-	switch st {
-	case voi.Max:
-		v = voi.LimitMin(dt)
-	case voi.Min:
-		v = voi.LimitMax(dt)
-	}
+	var ctrl uint64
 	if dt.IsQ() {
 		if prec < 1 || prec > 64 {
 			return builtStat{}, fmt.Errorf("Q precision %d outside 1..64: %w", prec, voi.ErrInvalid)
 		}
-		v = v&^7 | uint64(qmath.CtrlIni(prec))
+		ctrl = uint64(qmath.CtrlIni(prec))
 	}
+	v := voi.Initial(st, dt, ctrl)
 	iv := make([]byte, dt.Size())
 	if len(iv) == 4 {
 		abi.PutU32(iv, 0, uint32(v))

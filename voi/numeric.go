@@ -56,6 +56,24 @@ func LimitMax(d DType) uint64 {
 	return 0
 }
 
+// Initial returns the value a numeric statistic of type st (SUM, MAX or
+// MIN) on data type d starts at, and returns to on reset: 0 for SUM, the
+// type's minimum for MAX, its maximum for MIN. For Q types the control bits
+// ctrl (the precision) are set; for integer types ctrl is ignored.
+func Initial(st SType, d DType, ctrl uint64) uint64 {
+	var v uint64
+	switch st {
+	case Max:
+		v = LimitMin(d)
+	case Min:
+		v = LimitMax(d)
+	}
+	if d.IsQ() {
+		v = v&^7 | ctrl&7
+	}
+	return v
+}
+
 // QKind returns the qmath storage kind of the Q type d.
 func QKind(d DType) qmath.Kind {
 	switch d {

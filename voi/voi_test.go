@@ -107,3 +107,22 @@ func TestLimits(t *testing.T) {
 	require.Equal(t, uint64(0xFFFFFFF8), voi.LimitMax(voi.QU32))
 	require.Zero(t, voi.LimitMax(voi.CRHist32))
 }
+
+func TestInitial(t *testing.T) {
+	cases := []struct {
+		st   voi.SType
+		d    voi.DType
+		ctrl uint64
+		want uint64
+	}{
+		{voi.Sum, voi.IntS32, 5, 0},
+		{voi.Max, voi.IntS32, 5, 0x80000000},
+		{voi.Min, voi.IntU64, 0, ^uint64(0)},
+		{voi.Sum, voi.QS64, 4, 4},
+		{voi.Max, voi.QS64, 4, 0xFFFFFFFFFFFFFFFC},
+		{voi.Min, voi.QU32, 9, 0xFFFFFFF9}, // control bits are 3 bits
+	}
+	for _, c := range cases {
+		require.Equal(t, c.want, voi.Initial(c.st, c.d, c.ctrl), "%v %v", c.st, c.d)
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	caio "github.com/caio/go-tdigest/v4"
 
+	"github.com/statsblob/statsblob/bench"
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/bsdrand"
 	"github.com/statsblob/statsblob/internal/tcpstats"
@@ -22,17 +23,11 @@ import (
 	"github.com/statsblob/statsblob/voi"
 )
 
-// stream is the xorshift64 value stream of the conformance scenarios.
-type stream uint64
+// stream is the conformance value stream (bench.Stream) with the draws
+// the simulation needs.
+type stream struct{ bench.Stream }
 
-func (s *stream) next() uint64 {
-	x := uint64(*s)
-	x ^= x << 13
-	x ^= x >> 7
-	x ^= x << 17
-	*s = stream(x)
-	return x
-}
+func (s *stream) next() uint64 { return s.Next() }
 
 // unit returns a uniform float in (0, 1).
 func (s *stream) unit() float64 { return (float64(s.next()>>11) + 0.5) / (1 << 53) }
@@ -80,7 +75,7 @@ func demo(stdout, stderr io.Writer, conns int, seed uint64, rate uint32, out str
 	// Sampling: each connection's 4-tuple seeds the dice roll, so a flow
 	// always gets the same decision.
 	rates := []sample.Rate{{TplID: int32(t.ID()), Pct: rate}}
-	s := stream(seed)
+	s := stream{bench.Stream(seed)}
 	clock := blob.SBinTime(1000, 0)
 	env := &blob.Env{Rand: bsdrand.New(uint32(seed)), Clock: func() int64 { return clock }}
 	tty := isTerminal(stderr)
