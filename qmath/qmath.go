@@ -75,11 +75,16 @@ type Int struct {
 	Signed bool
 }
 
-// I32, U32Int, I64 and U64Int build Int operands of the C types int32_t,
-// uint32_t, int64_t and uint64_t.
-func I32(v int32) Int     { return Int{V: uint64(int64(v)), Bits: 32, Signed: true} }
+// I32 builds an Int operand of the C type int32_t.
+func I32(v int32) Int { return Int{V: uint64(int64(v)), Bits: 32, Signed: true} }
+
+// U32Int builds an Int operand of the C type uint32_t.
 func U32Int(v uint32) Int { return Int{V: uint64(v), Bits: 32} }
-func I64(v int64) Int     { return Int{V: uint64(v), Bits: 64, Signed: true} }
+
+// I64 builds an Int operand of the C type int64_t.
+func I64(v int64) Int { return Int{V: uint64(v), Bits: 64, Signed: true} }
+
+// U64Int builds an Int operand of the C type uint64_t.
 func U64Int(v uint64) Int { return Int{V: v, Bits: 64} }
 
 // Int returns the Int operand of k's underlying C type (int32_t, uint32_t,
