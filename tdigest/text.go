@@ -57,7 +57,7 @@ func AppendText(dst, data []byte, dt voi.DType, json, objdump bool) []byte {
 		more := it.Next()
 		bufLen := 0
 		for first := true; more; first = false {
-			c := it.Centroid()
+			c := it.meanCount() // the rendering needs no links
 			if first {
 				bufLen = qMaxStrLen(c.Mu)
 			}

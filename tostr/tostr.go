@@ -93,7 +93,15 @@ type renderer struct {
 	dump bool
 }
 
-func (r *renderer) str(s string)  { r.dst = append(r.dst, s...) }
+func (r *renderer) str(s string) { r.dst = append(r.dst, s...) }
+
+// quoted appends "s" and then tail.
+func (r *renderer) quoted(s, tail string) {
+	r.dst = append(r.dst, '"')
+	r.dst = append(r.dst, s...)
+	r.dst = append(r.dst, '"')
+	r.dst = append(r.dst, tail...)
+}
 func (r *renderer) uint(v uint64) { r.dst = strconv.AppendUint(r.dst, v, 10) }
 func (r *renderer) int(v int64)   { r.dst = strconv.AppendInt(r.dst, v, 10) }
 func (r *renderer) hex4(v uint64) { r.dst = appendHex(r.dst, v, 4) }
@@ -229,7 +237,7 @@ func (r *renderer) json(s *blob.Slot) {
 		if r.tpl == nil {
 			r.str("null")
 		} else {
-			r.str(`"` + r.tpl.Name() + `"`)
+			r.quoted(r.tpl.Name(), "")
 		}
 		r.str(`,"tplhash":`)
 		r.uint(uint64(bl.TplHash()))
@@ -250,7 +258,7 @@ func (r *renderer) json(s *blob.Slot) {
 			if r.tpl == nil {
 				r.str("null")
 			} else {
-				r.str(`"` + r.voiName(v.ID) + `"`)
+				r.quoted(r.voiName(v.ID), "")
 			}
 			r.str(`,"flags":`)
 			r.uint(uint64(v.Flags))
@@ -266,7 +274,7 @@ func (r *renderer) json(s *blob.Slot) {
 			r.int(int64(v.ID))
 			r.str(`]":{`)
 		} else {
-			r.str(`"` + r.voiName(v.ID) + `":{`)
+			r.quoted(r.voiName(v.ID), ":{")
 		}
 		r.str(`"stats":{`)
 	}
@@ -296,7 +304,7 @@ func (r *renderer) json(s *blob.Slot) {
 			r.int(int64(st.Type))
 			r.str(`]":`)
 		} else {
-			r.str(`"` + st.Type.String() + `":`)
+			r.quoted(st.Type.String(), ":")
 		}
 	} else {
 		return
