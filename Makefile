@@ -3,7 +3,7 @@ GO        ?= go
 FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 
-.PHONY: test vet conformance fuzz bench accuracy demo fmt
+.PHONY: test vet conformance fuzz bench bench-all accuracy demo fmt
 
 ## test: vet and run every test with the race detector (CI runs this)
 test: vet
@@ -25,8 +25,14 @@ fuzz:
 	  done; \
 	done
 
-## bench: run the benchmarks (make bench BENCHTIME=3s)
+## bench: the C-vs-Go table, the parallel scaling and the peers table (make bench BENCHTIME=3s)
 bench:
+	$(GO) run ./bench/cmd/compare -benchtime $(BENCHTIME)
+	$(GO) test -run '^$$' -bench Parallel -benchmem -cpu 1,2 -benchtime $(BENCHTIME) ./bench
+	cd bench/peers && $(GO) run ./cmd/peers
+
+## bench-all: every benchmark of every package
+bench-all:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 
 ## accuracy: t-digest rank errors against exact quantiles, beside caio/go-tdigest
