@@ -18,8 +18,8 @@ import (
 )
 
 type variant struct {
-	Method, DType, T, Word, Load, Store, Doc string
-	Rel                                      bool
+	Method, Generic, DType, T, Word, Load, Store, Doc string
+	Rel                                               bool
 }
 
 func main() {
@@ -34,8 +34,8 @@ func main() {
 	var vs []variant
 	for _, t := range types {
 		vs = append(vs,
-			variant{"Update" + t.Name, t.DType, t.T, t.Word, t.Load, t.Store, "updates an " + t.C + " VOI with v.", false},
-			variant{"UpdateRel" + t.Name, t.DType, t.T, t.Word, t.Load, t.Store, "adds v to an " + t.C + " VOI's previous value and updates\n// the VOI with the sum; the VOI must keep state (voi.FlagRelUpdate).", true})
+			variant{"Update" + t.Name, "updateCompound" + t.Name, t.DType, t.T, t.Word, t.Load, t.Store, "updates an " + t.C + " VOI with v.", false},
+			variant{"UpdateRel" + t.Name, "updateCompound" + t.Name, t.DType, t.T, t.Word, t.Load, t.Store, "adds v to an " + t.C + " VOI's previous value and updates\n// the VOI with the sum; the VOI must keep state (voi.FlagRelUpdate).", true})
 	}
 	var buf bytes.Buffer
 	if err := tmpl.Execute(&buf, vs); err != nil {
@@ -58,14 +58,53 @@ import "github.com/statsblob/statsblob/voi"
 {{range .}}
 // {{.Method}} {{.Doc}}
 func (bl *Blob) {{.Method}}(id int32, v {{.T}}) error {
-	vp, stats, err := bl.voiPlan(id, voi.{{.DType}}, {{.Rel}})
-	if err != nil {
-		return err
+	p := bl.plan
+	if p == nil || uint(id) >= uint(len(p.vois)) {
+		return voi.ErrInvalid
+	}
+	vp := p.vois[id]
+	if vp.dtype != voi.{{.DType}}{{if .Rel}} || vp.state < 0{{end}} {
+		return voi.ErrInvalid
 	}
 	b := bl.b
 {{- if .Rel}}
 	v += {{.T}}({{.Load}}(b, int(vp.state)))
 {{- end}}
+	if vp.n&compoundBit != 0 {
+		return bl.{{.Generic}}(vp, v)
+	}
+	stats := p.stats[vp.first : int(vp.first)+int(vp.n)]
+	for i := range stats {
+		sp := &stats[i]
+		off := int(sp.dataOff)
+		switch sp.stype {
+		case voi.Sum:
+			{{.Store}}(b, off, {{.Word}}({{.T}}({{.Load}}(b, off))+v))
+		case voi.Max:
+			if {{.T}}({{.Load}}(b, off)) >= v {
+				continue
+			}
+			{{.Store}}(b, off, {{.Word}}(v))
+		default: // voi.Min
+			if {{.T}}({{.Load}}(b, off)) <= v {
+				continue
+			}
+			{{.Store}}(b, off, {{.Word}}(v))
+		}
+		markValid(b, sp.statOff)
+	}
+	if vp.state >= 0 {
+		{{.Store}}(b, int(vp.state), {{.Word}}(v))
+	}
+	return nil
+}
+{{if not .Rel}}
+// {{.Generic}} is the update of a {{.DType}} VOI with a histogram or
+// t-digest among its statistics; v is already the value to record.
+func (bl *Blob) {{.Generic}}(vp voiPlan, v {{.T}}) error {
+	b := bl.b
+	var err error
+	stats := bl.plan.stats[vp.first : int(vp.first)+vp.count()]
 	for i := range stats {
 		sp := &stats[i]
 		off := int(sp.dataOff)
@@ -95,4 +134,4 @@ func (bl *Blob) {{.Method}}(id int32, v {{.T}}) error {
 	}
 	return err
 }
-{{end}}`))
+{{end}}{{end}}`))

@@ -27,10 +27,18 @@ type plan struct {
 // for a blob of thousands of vacant VOI slots.
 type voiPlan struct {
 	dtype voi.DType
-	n     uint8  // statistics, at stats[first:first+n]
+	n     uint8  // statistics, at stats[first:first+n]; compoundBit if any is a histogram or t-digest
 	first uint16 // index of the VOI's first statistic in plan.stats
 	state int32  // offset of the state record's data, -1 without state
 }
+
+// compoundBit marks, in voiPlan.n, a VOI with a histogram or t-digest:
+// its updates take the general loop, which calls out; the others run a
+// loop without calls (and so without register spills).
+const compoundBit = 0x80
+
+// count is the number of statistics of the VOI.
+func (vp voiPlan) count() int { return int(vp.n &^ compoundBit) }
 
 type statPlan struct {
 	stype   voi.SType
@@ -73,6 +81,9 @@ func newPlan(b []byte) *plan {
 			}
 			p.stats = append(p.stats, sp)
 			vp.n++
+			if sp.stype > voi.Min {
+				vp.n |= compoundBit
+			}
 		}
 	}
 	return p

@@ -95,7 +95,7 @@ func (bl *Blob) voiPlan(id int32, dt voi.DType, rel bool) (voiPlan, []statPlan, 
 	if vp.dtype != dt || dt == 0 || rel && vp.state < 0 {
 		return voiPlan{}, nil, voi.ErrInvalid
 	}
-	return vp, p.stats[vp.first : int(vp.first)+int(vp.n)], nil
+	return vp, p.stats[vp.first : int(vp.first)+vp.count()], nil
 }
 
 // compound updates a histogram or t-digest statistic and records the

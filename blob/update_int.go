@@ -6,11 +6,50 @@ import "github.com/statsblob/statsblob/voi"
 
 // UpdateS32 updates an INT_S32 VOI with v.
 func (bl *Blob) UpdateS32(id int32, v int32) error {
-	vp, stats, err := bl.voiPlan(id, voi.IntS32, false)
-	if err != nil {
-		return err
+	p := bl.plan
+	if p == nil || uint(id) >= uint(len(p.vois)) {
+		return voi.ErrInvalid
+	}
+	vp := p.vois[id]
+	if vp.dtype != voi.IntS32 {
+		return voi.ErrInvalid
 	}
 	b := bl.b
+	if vp.n&compoundBit != 0 {
+		return bl.updateCompoundS32(vp, v)
+	}
+	stats := p.stats[vp.first : int(vp.first)+int(vp.n)]
+	for i := range stats {
+		sp := &stats[i]
+		off := int(sp.dataOff)
+		switch sp.stype {
+		case voi.Sum:
+			store32(b, off, uint32(int32(load32(b, off))+v))
+		case voi.Max:
+			if int32(load32(b, off)) >= v {
+				continue
+			}
+			store32(b, off, uint32(v))
+		default: // voi.Min
+			if int32(load32(b, off)) <= v {
+				continue
+			}
+			store32(b, off, uint32(v))
+		}
+		markValid(b, sp.statOff)
+	}
+	if vp.state >= 0 {
+		store32(b, int(vp.state), uint32(v))
+	}
+	return nil
+}
+
+// updateCompoundS32 is the update of a IntS32 VOI with a histogram or
+// t-digest among its statistics; v is already the value to record.
+func (bl *Blob) updateCompoundS32(vp voiPlan, v int32) error {
+	b := bl.b
+	var err error
+	stats := bl.plan.stats[vp.first : int(vp.first)+vp.count()]
 	for i := range stats {
 		sp := &stats[i]
 		off := int(sp.dataOff)
@@ -44,12 +83,20 @@ func (bl *Blob) UpdateS32(id int32, v int32) error {
 // UpdateRelS32 adds v to an INT_S32 VOI's previous value and updates
 // the VOI with the sum; the VOI must keep state (voi.FlagRelUpdate).
 func (bl *Blob) UpdateRelS32(id int32, v int32) error {
-	vp, stats, err := bl.voiPlan(id, voi.IntS32, true)
-	if err != nil {
-		return err
+	p := bl.plan
+	if p == nil || uint(id) >= uint(len(p.vois)) {
+		return voi.ErrInvalid
+	}
+	vp := p.vois[id]
+	if vp.dtype != voi.IntS32 || vp.state < 0 {
+		return voi.ErrInvalid
 	}
 	b := bl.b
 	v += int32(load32(b, int(vp.state)))
+	if vp.n&compoundBit != 0 {
+		return bl.updateCompoundS32(vp, v)
+	}
+	stats := p.stats[vp.first : int(vp.first)+int(vp.n)]
 	for i := range stats {
 		sp := &stats[i]
 		off := int(sp.dataOff)
@@ -61,32 +108,66 @@ func (bl *Blob) UpdateRelS32(id int32, v int32) error {
 				continue
 			}
 			store32(b, off, uint32(v))
-		case voi.Min:
+		default: // voi.Min
 			if int32(load32(b, off)) <= v {
 				continue
 			}
 			store32(b, off, uint32(v))
-		default:
-			if serr := bl.compound(sp, voi.IntS32, uint64(uint32(v))); serr != nil {
-				err = serr
-			}
-			continue
 		}
 		markValid(b, sp.statOff)
 	}
 	if vp.state >= 0 {
 		store32(b, int(vp.state), uint32(v))
 	}
-	return err
+	return nil
 }
 
 // UpdateU32 updates an INT_U32 VOI with v.
 func (bl *Blob) UpdateU32(id int32, v uint32) error {
-	vp, stats, err := bl.voiPlan(id, voi.IntU32, false)
-	if err != nil {
-		return err
+	p := bl.plan
+	if p == nil || uint(id) >= uint(len(p.vois)) {
+		return voi.ErrInvalid
+	}
+	vp := p.vois[id]
+	if vp.dtype != voi.IntU32 {
+		return voi.ErrInvalid
 	}
 	b := bl.b
+	if vp.n&compoundBit != 0 {
+		return bl.updateCompoundU32(vp, v)
+	}
+	stats := p.stats[vp.first : int(vp.first)+int(vp.n)]
+	for i := range stats {
+		sp := &stats[i]
+		off := int(sp.dataOff)
+		switch sp.stype {
+		case voi.Sum:
+			store32(b, off, uint32(uint32(load32(b, off))+v))
+		case voi.Max:
+			if uint32(load32(b, off)) >= v {
+				continue
+			}
+			store32(b, off, uint32(v))
+		default: // voi.Min
+			if uint32(load32(b, off)) <= v {
+				continue
+			}
+			store32(b, off, uint32(v))
+		}
+		markValid(b, sp.statOff)
+	}
+	if vp.state >= 0 {
+		store32(b, int(vp.state), uint32(v))
+	}
+	return nil
+}
+
+// updateCompoundU32 is the update of a IntU32 VOI with a histogram or
+// t-digest among its statistics; v is already the value to record.
+func (bl *Blob) updateCompoundU32(vp voiPlan, v uint32) error {
+	b := bl.b
+	var err error
+	stats := bl.plan.stats[vp.first : int(vp.first)+vp.count()]
 	for i := range stats {
 		sp := &stats[i]
 		off := int(sp.dataOff)
@@ -120,12 +201,20 @@ func (bl *Blob) UpdateU32(id int32, v uint32) error {
 // UpdateRelU32 adds v to an INT_U32 VOI's previous value and updates
 // the VOI with the sum; the VOI must keep state (voi.FlagRelUpdate).
 func (bl *Blob) UpdateRelU32(id int32, v uint32) error {
-	vp, stats, err := bl.voiPlan(id, voi.IntU32, true)
-	if err != nil {
-		return err
+	p := bl.plan
+	if p == nil || uint(id) >= uint(len(p.vois)) {
+		return voi.ErrInvalid
+	}
+	vp := p.vois[id]
+	if vp.dtype != voi.IntU32 || vp.state < 0 {
+		return voi.ErrInvalid
 	}
 	b := bl.b
 	v += uint32(load32(b, int(vp.state)))
+	if vp.n&compoundBit != 0 {
+		return bl.updateCompoundU32(vp, v)
+	}
+	stats := p.stats[vp.first : int(vp.first)+int(vp.n)]
 	for i := range stats {
 		sp := &stats[i]
 		off := int(sp.dataOff)
@@ -137,32 +226,66 @@ func (bl *Blob) UpdateRelU32(id int32, v uint32) error {
 				continue
 			}
 			store32(b, off, uint32(v))
-		case voi.Min:
+		default: // voi.Min
 			if uint32(load32(b, off)) <= v {
 				continue
 			}
 			store32(b, off, uint32(v))
-		default:
-			if serr := bl.compound(sp, voi.IntU32, uint64(uint32(v))); serr != nil {
-				err = serr
-			}
-			continue
 		}
 		markValid(b, sp.statOff)
 	}
 	if vp.state >= 0 {
 		store32(b, int(vp.state), uint32(v))
 	}
-	return err
+	return nil
 }
 
 // UpdateS64 updates an INT_S64 VOI with v.
 func (bl *Blob) UpdateS64(id int32, v int64) error {
-	vp, stats, err := bl.voiPlan(id, voi.IntS64, false)
-	if err != nil {
-		return err
+	p := bl.plan
+	if p == nil || uint(id) >= uint(len(p.vois)) {
+		return voi.ErrInvalid
+	}
+	vp := p.vois[id]
+	if vp.dtype != voi.IntS64 {
+		return voi.ErrInvalid
 	}
 	b := bl.b
+	if vp.n&compoundBit != 0 {
+		return bl.updateCompoundS64(vp, v)
+	}
+	stats := p.stats[vp.first : int(vp.first)+int(vp.n)]
+	for i := range stats {
+		sp := &stats[i]
+		off := int(sp.dataOff)
+		switch sp.stype {
+		case voi.Sum:
+			store64(b, off, uint64(int64(load64(b, off))+v))
+		case voi.Max:
+			if int64(load64(b, off)) >= v {
+				continue
+			}
+			store64(b, off, uint64(v))
+		default: // voi.Min
+			if int64(load64(b, off)) <= v {
+				continue
+			}
+			store64(b, off, uint64(v))
+		}
+		markValid(b, sp.statOff)
+	}
+	if vp.state >= 0 {
+		store64(b, int(vp.state), uint64(v))
+	}
+	return nil
+}
+
+// updateCompoundS64 is the update of a IntS64 VOI with a histogram or
+// t-digest among its statistics; v is already the value to record.
+func (bl *Blob) updateCompoundS64(vp voiPlan, v int64) error {
+	b := bl.b
+	var err error
+	stats := bl.plan.stats[vp.first : int(vp.first)+vp.count()]
 	for i := range stats {
 		sp := &stats[i]
 		off := int(sp.dataOff)
@@ -196,12 +319,20 @@ func (bl *Blob) UpdateS64(id int32, v int64) error {
 // UpdateRelS64 adds v to an INT_S64 VOI's previous value and updates
 // the VOI with the sum; the VOI must keep state (voi.FlagRelUpdate).
 func (bl *Blob) UpdateRelS64(id int32, v int64) error {
-	vp, stats, err := bl.voiPlan(id, voi.IntS64, true)
-	if err != nil {
-		return err
+	p := bl.plan
+	if p == nil || uint(id) >= uint(len(p.vois)) {
+		return voi.ErrInvalid
+	}
+	vp := p.vois[id]
+	if vp.dtype != voi.IntS64 || vp.state < 0 {
+		return voi.ErrInvalid
 	}
 	b := bl.b
 	v += int64(load64(b, int(vp.state)))
+	if vp.n&compoundBit != 0 {
+		return bl.updateCompoundS64(vp, v)
+	}
+	stats := p.stats[vp.first : int(vp.first)+int(vp.n)]
 	for i := range stats {
 		sp := &stats[i]
 		off := int(sp.dataOff)
@@ -213,32 +344,66 @@ func (bl *Blob) UpdateRelS64(id int32, v int64) error {
 				continue
 			}
 			store64(b, off, uint64(v))
-		case voi.Min:
+		default: // voi.Min
 			if int64(load64(b, off)) <= v {
 				continue
 			}
 			store64(b, off, uint64(v))
-		default:
-			if serr := bl.compound(sp, voi.IntS64, uint64(uint64(v))); serr != nil {
-				err = serr
-			}
-			continue
 		}
 		markValid(b, sp.statOff)
 	}
 	if vp.state >= 0 {
 		store64(b, int(vp.state), uint64(v))
 	}
-	return err
+	return nil
 }
 
 // UpdateU64 updates an INT_U64 VOI with v.
 func (bl *Blob) UpdateU64(id int32, v uint64) error {
-	vp, stats, err := bl.voiPlan(id, voi.IntU64, false)
-	if err != nil {
-		return err
+	p := bl.plan
+	if p == nil || uint(id) >= uint(len(p.vois)) {
+		return voi.ErrInvalid
+	}
+	vp := p.vois[id]
+	if vp.dtype != voi.IntU64 {
+		return voi.ErrInvalid
 	}
 	b := bl.b
+	if vp.n&compoundBit != 0 {
+		return bl.updateCompoundU64(vp, v)
+	}
+	stats := p.stats[vp.first : int(vp.first)+int(vp.n)]
+	for i := range stats {
+		sp := &stats[i]
+		off := int(sp.dataOff)
+		switch sp.stype {
+		case voi.Sum:
+			store64(b, off, uint64(uint64(load64(b, off))+v))
+		case voi.Max:
+			if uint64(load64(b, off)) >= v {
+				continue
+			}
+			store64(b, off, uint64(v))
+		default: // voi.Min
+			if uint64(load64(b, off)) <= v {
+				continue
+			}
+			store64(b, off, uint64(v))
+		}
+		markValid(b, sp.statOff)
+	}
+	if vp.state >= 0 {
+		store64(b, int(vp.state), uint64(v))
+	}
+	return nil
+}
+
+// updateCompoundU64 is the update of a IntU64 VOI with a histogram or
+// t-digest among its statistics; v is already the value to record.
+func (bl *Blob) updateCompoundU64(vp voiPlan, v uint64) error {
+	b := bl.b
+	var err error
+	stats := bl.plan.stats[vp.first : int(vp.first)+vp.count()]
 	for i := range stats {
 		sp := &stats[i]
 		off := int(sp.dataOff)
@@ -272,12 +437,20 @@ func (bl *Blob) UpdateU64(id int32, v uint64) error {
 // UpdateRelU64 adds v to an INT_U64 VOI's previous value and updates
 // the VOI with the sum; the VOI must keep state (voi.FlagRelUpdate).
 func (bl *Blob) UpdateRelU64(id int32, v uint64) error {
-	vp, stats, err := bl.voiPlan(id, voi.IntU64, true)
-	if err != nil {
-		return err
+	p := bl.plan
+	if p == nil || uint(id) >= uint(len(p.vois)) {
+		return voi.ErrInvalid
+	}
+	vp := p.vois[id]
+	if vp.dtype != voi.IntU64 || vp.state < 0 {
+		return voi.ErrInvalid
 	}
 	b := bl.b
 	v += uint64(load64(b, int(vp.state)))
+	if vp.n&compoundBit != 0 {
+		return bl.updateCompoundU64(vp, v)
+	}
+	stats := p.stats[vp.first : int(vp.first)+int(vp.n)]
 	for i := range stats {
 		sp := &stats[i]
 		off := int(sp.dataOff)
@@ -289,32 +462,66 @@ func (bl *Blob) UpdateRelU64(id int32, v uint64) error {
 				continue
 			}
 			store64(b, off, uint64(v))
-		case voi.Min:
+		default: // voi.Min
 			if uint64(load64(b, off)) <= v {
 				continue
 			}
 			store64(b, off, uint64(v))
-		default:
-			if serr := bl.compound(sp, voi.IntU64, uint64(uint64(v))); serr != nil {
-				err = serr
-			}
-			continue
 		}
 		markValid(b, sp.statOff)
 	}
 	if vp.state >= 0 {
 		store64(b, int(vp.state), uint64(v))
 	}
-	return err
+	return nil
 }
 
 // UpdateSLong updates an INT_SLONG VOI with v.
 func (bl *Blob) UpdateSLong(id int32, v int64) error {
-	vp, stats, err := bl.voiPlan(id, voi.IntSLong, false)
-	if err != nil {
-		return err
+	p := bl.plan
+	if p == nil || uint(id) >= uint(len(p.vois)) {
+		return voi.ErrInvalid
+	}
+	vp := p.vois[id]
+	if vp.dtype != voi.IntSLong {
+		return voi.ErrInvalid
 	}
 	b := bl.b
+	if vp.n&compoundBit != 0 {
+		return bl.updateCompoundSLong(vp, v)
+	}
+	stats := p.stats[vp.first : int(vp.first)+int(vp.n)]
+	for i := range stats {
+		sp := &stats[i]
+		off := int(sp.dataOff)
+		switch sp.stype {
+		case voi.Sum:
+			store64(b, off, uint64(int64(load64(b, off))+v))
+		case voi.Max:
+			if int64(load64(b, off)) >= v {
+				continue
+			}
+			store64(b, off, uint64(v))
+		default: // voi.Min
+			if int64(load64(b, off)) <= v {
+				continue
+			}
+			store64(b, off, uint64(v))
+		}
+		markValid(b, sp.statOff)
+	}
+	if vp.state >= 0 {
+		store64(b, int(vp.state), uint64(v))
+	}
+	return nil
+}
+
+// updateCompoundSLong is the update of a IntSLong VOI with a histogram or
+// t-digest among its statistics; v is already the value to record.
+func (bl *Blob) updateCompoundSLong(vp voiPlan, v int64) error {
+	b := bl.b
+	var err error
+	stats := bl.plan.stats[vp.first : int(vp.first)+vp.count()]
 	for i := range stats {
 		sp := &stats[i]
 		off := int(sp.dataOff)
@@ -348,12 +555,20 @@ func (bl *Blob) UpdateSLong(id int32, v int64) error {
 // UpdateRelSLong adds v to an INT_SLONG VOI's previous value and updates
 // the VOI with the sum; the VOI must keep state (voi.FlagRelUpdate).
 func (bl *Blob) UpdateRelSLong(id int32, v int64) error {
-	vp, stats, err := bl.voiPlan(id, voi.IntSLong, true)
-	if err != nil {
-		return err
+	p := bl.plan
+	if p == nil || uint(id) >= uint(len(p.vois)) {
+		return voi.ErrInvalid
+	}
+	vp := p.vois[id]
+	if vp.dtype != voi.IntSLong || vp.state < 0 {
+		return voi.ErrInvalid
 	}
 	b := bl.b
 	v += int64(load64(b, int(vp.state)))
+	if vp.n&compoundBit != 0 {
+		return bl.updateCompoundSLong(vp, v)
+	}
+	stats := p.stats[vp.first : int(vp.first)+int(vp.n)]
 	for i := range stats {
 		sp := &stats[i]
 		off := int(sp.dataOff)
@@ -365,32 +580,66 @@ func (bl *Blob) UpdateRelSLong(id int32, v int64) error {
 				continue
 			}
 			store64(b, off, uint64(v))
-		case voi.Min:
+		default: // voi.Min
 			if int64(load64(b, off)) <= v {
 				continue
 			}
 			store64(b, off, uint64(v))
-		default:
-			if serr := bl.compound(sp, voi.IntSLong, uint64(uint64(v))); serr != nil {
-				err = serr
-			}
-			continue
 		}
 		markValid(b, sp.statOff)
 	}
 	if vp.state >= 0 {
 		store64(b, int(vp.state), uint64(v))
 	}
-	return err
+	return nil
 }
 
 // UpdateULong updates an INT_ULONG VOI with v.
 func (bl *Blob) UpdateULong(id int32, v uint64) error {
-	vp, stats, err := bl.voiPlan(id, voi.IntULong, false)
-	if err != nil {
-		return err
+	p := bl.plan
+	if p == nil || uint(id) >= uint(len(p.vois)) {
+		return voi.ErrInvalid
+	}
+	vp := p.vois[id]
+	if vp.dtype != voi.IntULong {
+		return voi.ErrInvalid
 	}
 	b := bl.b
+	if vp.n&compoundBit != 0 {
+		return bl.updateCompoundULong(vp, v)
+	}
+	stats := p.stats[vp.first : int(vp.first)+int(vp.n)]
+	for i := range stats {
+		sp := &stats[i]
+		off := int(sp.dataOff)
+		switch sp.stype {
+		case voi.Sum:
+			store64(b, off, uint64(uint64(load64(b, off))+v))
+		case voi.Max:
+			if uint64(load64(b, off)) >= v {
+				continue
+			}
+			store64(b, off, uint64(v))
+		default: // voi.Min
+			if uint64(load64(b, off)) <= v {
+				continue
+			}
+			store64(b, off, uint64(v))
+		}
+		markValid(b, sp.statOff)
+	}
+	if vp.state >= 0 {
+		store64(b, int(vp.state), uint64(v))
+	}
+	return nil
+}
+
+// updateCompoundULong is the update of a IntULong VOI with a histogram or
+// t-digest among its statistics; v is already the value to record.
+func (bl *Blob) updateCompoundULong(vp voiPlan, v uint64) error {
+	b := bl.b
+	var err error
+	stats := bl.plan.stats[vp.first : int(vp.first)+vp.count()]
 	for i := range stats {
 		sp := &stats[i]
 		off := int(sp.dataOff)
@@ -424,12 +673,20 @@ func (bl *Blob) UpdateULong(id int32, v uint64) error {
 // UpdateRelULong adds v to an INT_ULONG VOI's previous value and updates
 // the VOI with the sum; the VOI must keep state (voi.FlagRelUpdate).
 func (bl *Blob) UpdateRelULong(id int32, v uint64) error {
-	vp, stats, err := bl.voiPlan(id, voi.IntULong, true)
-	if err != nil {
-		return err
+	p := bl.plan
+	if p == nil || uint(id) >= uint(len(p.vois)) {
+		return voi.ErrInvalid
+	}
+	vp := p.vois[id]
+	if vp.dtype != voi.IntULong || vp.state < 0 {
+		return voi.ErrInvalid
 	}
 	b := bl.b
 	v += uint64(load64(b, int(vp.state)))
+	if vp.n&compoundBit != 0 {
+		return bl.updateCompoundULong(vp, v)
+	}
+	stats := p.stats[vp.first : int(vp.first)+int(vp.n)]
 	for i := range stats {
 		sp := &stats[i]
 		off := int(sp.dataOff)
@@ -441,21 +698,16 @@ func (bl *Blob) UpdateRelULong(id int32, v uint64) error {
 				continue
 			}
 			store64(b, off, uint64(v))
-		case voi.Min:
+		default: // voi.Min
 			if uint64(load64(b, off)) <= v {
 				continue
 			}
 			store64(b, off, uint64(v))
-		default:
-			if serr := bl.compound(sp, voi.IntULong, uint64(uint64(v))); serr != nil {
-				err = serr
-			}
-			continue
 		}
 		markValid(b, sp.statOff)
 	}
 	if vp.state >= 0 {
 		store64(b, int(vp.state), uint64(v))
 	}
-	return err
+	return nil
 }
