@@ -11,6 +11,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"github.com/statsblob/statsblob/internal/literal"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,44 +30,6 @@ var goldenScenarios = []string{
 	"14_dvhist_usr", "20_signed_negative", "22_relupdate", "23_snapshot_reset",
 	"24_clone", "25_boundaries", "26_invalid", "28_tcp_default", "29_visit",
 	"32_hist_edge", "35_fixed_defects",
-}
-
-// parseINT reads an INT literal of the scenario language (FORMAT.md 3.1).
-func parseINT(tok string) (uint64, error) {
-	switch tok {
-	case "INT32_MIN":
-		return 0xFFFFFFFF80000000, nil
-	case "INT32_MAX":
-		return 0x7FFFFFFF, nil
-	case "UINT32_MAX":
-		return 0xFFFFFFFF, nil
-	case "INT64_MIN", "LONG_MIN":
-		return 1 << 63, nil
-	case "INT64_MAX", "LONG_MAX":
-		return 1<<63 - 1, nil
-	case "UINT64_MAX", "ULONG_MAX":
-		return ^uint64(0), nil
-	}
-	neg := false
-	if tok != "" && (tok[0] == '-' || tok[0] == '+') {
-		neg = tok[0] == '-'
-		tok = tok[1:]
-	}
-	base := 10
-	switch {
-	case strings.HasPrefix(tok, "0x") || strings.HasPrefix(tok, "0X"):
-		base, tok = 16, tok[2:]
-	case len(tok) > 1 && tok[0] == '0':
-		base, tok = 8, tok[1:]
-	}
-	v, err := strconv.ParseUint(tok, base, 64)
-	if err != nil {
-		return 0, err
-	}
-	if neg {
-		v = -v
-	}
-	return v, nil
 }
 
 // statSpec is one stat spec of a voi line.
@@ -104,7 +67,7 @@ func parseStat(tok string) (statSpec, error) {
 		if i >= len(fields) {
 			return 0, fmt.Errorf("%s: missing argument %d", tok, i)
 		}
-		return parseINT(fields[i])
+		return literal.Int(fields[i])
 	}
 	if strings.HasPrefix(name, "TDGSTCLUST") {
 		n, err := num(0)
@@ -152,13 +115,13 @@ func parseStat(tok string) (statSpec, error) {
 	case Usr:
 		for b := range strings.SplitSeq(fields[0], "|") {
 			lbs, ubs, found := strings.Cut(b, ":")
-			lb, err := parseINT(lbs)
+			lb, err := literal.Int(lbs)
 			if err != nil {
 				return st, err
 			}
 			ub := lb
 			if found {
-				if ub, err = parseINT(ubs); err != nil {
+				if ub, err = literal.Int(ubs); err != nil {
 					return st, err
 				}
 			}
@@ -173,7 +136,7 @@ func parseStat(tok string) (statSpec, error) {
 			case "ubinf":
 				sp.Flags |= UBoundInf
 			default:
-				x, err := parseINT(f)
+				x, err := literal.Int(f)
 				if err != nil {
 					return st, err
 				}
@@ -303,7 +266,7 @@ func (s *stream) draw(dist string) (uint64, error) {
 	case dist == "signed":
 		return x%1000 - 500, nil
 	case strings.HasPrefix(dist, "mod:"):
-		k, err := parseINT(dist[4:])
+		k, err := literal.Int(dist[4:])
 		return x % k, err
 	}
 	return 0, fmt.Errorf("unknown distribution %q", dist)
@@ -449,12 +412,12 @@ func replay(t *testing.T, name string) int {
 		case "usetpl":
 			curTpl = findTpl(c[1])
 		case "voi":
-			idv, _ := parseINT(c[1])
+			idv, _ := literal.Int(c[1])
 			id := int(int32(idv))
 			dtTok, _, _ := strings.Cut(c[3], "/")
 			dt, ok := voi.ParseDType(dtTok)
 			if !ok {
-				x, _ := parseINT(dtTok)
+				x, _ := literal.Int(dtTok)
 				dt = voi.DType(x)
 			}
 			v := &simVOI{dt: dt, lastH: -1, unknown: dt.IsQ()}
@@ -522,7 +485,7 @@ func replay(t *testing.T, name string) int {
 				curBlob = ""
 			}
 		case "stream":
-			x, _ := parseINT(c[1])
+			x, _ := literal.Int(c[1])
 			str.x = x
 		case "update", "updates":
 			b := blobs[curBlob]
@@ -530,7 +493,7 @@ func replay(t *testing.T, name string) int {
 				continue
 			}
 			p := b.vois
-			idv, _ := parseINT(c[2])
+			idv, _ := literal.Int(c[2])
 			id := int(int32(idv))
 			v := p[id]
 			if v == nil {
@@ -543,21 +506,21 @@ func replay(t *testing.T, name string) int {
 					dtTok, _, _ := strings.Cut(c[5], "/")
 					var ok bool
 					if dt, ok = voi.ParseDType(dtTok); !ok {
-						x, _ := parseINT(dtTok)
+						x, _ := literal.Int(dtTok)
 						dt = voi.DType(x)
 					}
 				}
 				if dt.IsQ() {
 					continue
 				}
-				x, err := parseINT(c[3])
+				x, err := literal.Int(c[3])
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
 				update(b, p, id, dt, rel, x)
 				continue
 			}
-			n, _ := parseINT(c[3])
+			n, _ := literal.Int(c[3])
 			for range n {
 				x, err := str.draw(c[4])
 				if err != nil {

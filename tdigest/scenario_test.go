@@ -11,6 +11,7 @@ package tdigest_test
 import (
 	"bufio"
 	"fmt"
+	"github.com/statsblob/statsblob/internal/literal"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -25,44 +26,6 @@ import (
 
 const goldenDir = "../testdata/conformance/golden"
 
-// parseInt reads an INT literal (FORMAT.md 3.1).
-func parseInt(tok string) (uint64, error) {
-	switch tok {
-	case "INT32_MIN":
-		return 0xFFFFFFFF80000000, nil
-	case "INT32_MAX":
-		return 0x7FFFFFFF, nil
-	case "UINT32_MAX":
-		return 0xFFFFFFFF, nil
-	case "INT64_MIN", "LONG_MIN":
-		return 1 << 63, nil
-	case "INT64_MAX", "LONG_MAX":
-		return 1<<63 - 1, nil
-	case "UINT64_MAX", "ULONG_MAX":
-		return ^uint64(0), nil
-	}
-	neg := false
-	if tok != "" && (tok[0] == '-' || tok[0] == '+') {
-		neg = tok[0] == '-'
-		tok = tok[1:]
-	}
-	base := 10
-	switch {
-	case strings.HasPrefix(tok, "0x") || strings.HasPrefix(tok, "0X"):
-		base, tok = 16, tok[2:]
-	case len(tok) > 1 && tok[0] == '0':
-		base, tok = 8, tok[1:]
-	}
-	v, err := strconv.ParseUint(tok, base, 64)
-	if err != nil {
-		return 0, err
-	}
-	if neg {
-		v = -v
-	}
-	return v, nil
-}
-
 // parseDType reads a DTYPE token (FORMAT.md 3.3).
 func parseDType(tok string) (voi.DType, int, error) {
 	name, p, _ := strings.Cut(tok, "/")
@@ -76,7 +39,7 @@ func parseDType(tok string) (voi.DType, int, error) {
 		}
 		return dt, prec, nil
 	}
-	v, err := parseInt(tok)
+	v, err := literal.Int(tok)
 	return voi.DType(v), 0, err
 }
 
@@ -101,7 +64,7 @@ func qLiteral(dt voi.DType, p int, lit string) (uint64, error) {
 	nf := min(nfc, w-s-3)
 	var ifv uint64
 	if r, ok := strings.CutPrefix(lit, "raw:"); ok {
-		v, err := parseInt(r)
+		v, err := literal.Int(r)
 		if err != nil {
 			return 0, err
 		}
@@ -110,7 +73,7 @@ func qLiteral(dt voi.DType, p int, lit string) (uint64, error) {
 		neg := strings.HasPrefix(lit, "-")
 		lit = strings.TrimPrefix(lit, "-")
 		ip, fp, _ := strings.Cut(lit, ".")
-		i, err := parseInt(ip)
+		i, err := literal.Int(ip)
 		if err != nil {
 			return 0, err
 		}
@@ -163,7 +126,7 @@ func (s *stream) draw(dist string) uint64 {
 	case dist == "signed":
 		return x%1000 - 500
 	case strings.HasPrefix(dist, "mod:"):
-		k, _ := parseInt(dist[4:])
+		k, _ := literal.Int(dist[4:])
 		return x % k
 	}
 	panic("unknown distribution " + dist)
@@ -315,14 +278,14 @@ func (r *replay) command(line int, toks []string, res []string) {
 	okResult := strings.HasSuffix(res0, "= OK") || strings.Contains(res0, ") = OK")
 	switch toks[0] {
 	case "seed":
-		v, _ := parseInt(toks[1])
+		v, _ := literal.Int(toks[1])
 		r.src.Seed(uint32(v))
 		r.src.ResetCalls()
 	case "stream":
-		r.st.x, _ = parseInt(toks[1])
+		r.st.x, _ = literal.Int(toks[1])
 	case "clock":
-		sec, _ := parseInt(toks[1])
-		ns, _ := parseInt(toks[2])
+		sec, _ := literal.Int(toks[1])
+		ns, _ := literal.Int(toks[2])
 		r.sbt = int64(sec)<<32 + int64((ns*9223372037+0x7fffffff)>>31)
 	case "tpl":
 		if !strings.Contains(res0, "-") {
@@ -395,8 +358,8 @@ func (r *replay) voi(line int, toks []string, res0 string, ok bool) {
 				continue
 			}
 			a := strings.Split(strings.TrimSuffix(args, ")"), ",")
-			n, _ := parseInt(a[0])
-			p, _ := parseInt(a[1])
+			n, _ := literal.Int(a[0])
+			p, _ := literal.Int(a[1])
 			if _, err := tdigest.Build(dt, uint32(n), uint32(p)); err != nil {
 				_, want, _ := strings.Cut(res0, ") = ")
 				r.check(line, "voi rc", rcString(err), want)
@@ -404,7 +367,7 @@ func (r *replay) voi(line int, toks []string, res0 string, ok bool) {
 		}
 		return
 	}
-	id, _ := parseInt(toks[1])
+	id, _ := literal.Int(toks[1])
 	dt, prec, _ := parseDType(toks[3])
 	v := &voiRec{id: int(int32(id)), dt: dt, prec: prec}
 	k := 4
@@ -425,8 +388,8 @@ func (r *replay) voi(line int, toks []string, res0 string, ok bool) {
 				v.tdt = voi.TDgstClust64
 			}
 			a := strings.Split(strings.TrimSuffix(args, ")"), ",")
-			n, _ := parseInt(a[0])
-			p, _ := parseInt(a[1])
+			n, _ := literal.Int(a[0])
+			p, _ := literal.Int(a[1])
 			v.nctds, v.tprec = uint32(n), uint32(p)
 		default:
 			v.otherStats = true
@@ -505,7 +468,7 @@ func (r *replay) update(line int, toks []string, res0 string) {
 	if r.cur == nil || !r.cur.ok {
 		return
 	}
-	id, _ := parseInt(toks[2])
+	id, _ := literal.Int(toks[2])
 	var rec *voiRec
 	if r.cur.tpl != nil {
 		rec = r.cur.tpl.vois[int(int32(id))]
@@ -521,7 +484,7 @@ func (r *replay) update(line int, toks []string, res0 string) {
 	if dt.IsQ() {
 		v, _ = qLiteral(dt, prec, toks[3])
 	} else {
-		v, _ = parseInt(toks[3])
+		v, _ = literal.Int(toks[3])
 		v = truncate(dt, v)
 	}
 	err, cmp := r.apply(int(int32(id)), toks[1] == "rel", dt, v)
@@ -535,8 +498,8 @@ func (r *replay) updates(line int, toks []string, res0 string) {
 	if r.cur == nil || !r.cur.ok || r.cur.tpl == nil {
 		return
 	}
-	id, _ := parseInt(toks[2])
-	n, _ := parseInt(toks[3])
+	id, _ := literal.Int(toks[2])
+	n, _ := literal.Int(toks[3])
 	rec := r.cur.tpl.vois[int(int32(id))]
 	if rec == nil {
 		return

@@ -1,58 +1,20 @@
 package scenario
 
 import (
-	"errors"
 	"fmt"
 	"math/bits"
 	"strconv"
 	"strings"
 
+	"github.com/statsblob/statsblob/internal/literal"
 	"github.com/statsblob/statsblob/voi"
 )
 
-var errSyntax = errors.New("scenario: syntax error")
+// errSyntax marks a malformed scenario line.
+var errSyntax = literal.ErrSyntax
 
-var namedInts = map[string]uint64{
-	"INT32_MIN":  0xFFFFFFFF80000000,
-	"INT32_MAX":  0x7FFFFFFF,
-	"UINT32_MAX": 0xFFFFFFFF,
-	"INT64_MIN":  0x8000000000000000,
-	"INT64_MAX":  0x7FFFFFFFFFFFFFFF,
-	"UINT64_MAX": 0xFFFFFFFFFFFFFFFF,
-	"LONG_MIN":   0x8000000000000000,
-	"LONG_MAX":   0x7FFFFFFFFFFFFFFF,
-	"ULONG_MAX":  0xFFFFFFFFFFFFFFFF,
-}
-
-// parseInt reads an INT literal (FORMAT.md 3.1) as a 64-bit pattern.
-func parseInt(tok string) (uint64, error) {
-	if v, ok := namedInts[tok]; ok {
-		return v, nil
-	}
-	s, neg := tok, false
-	if s != "" && (s[0] == '-' || s[0] == '+') {
-		neg = s[0] == '-'
-		s = s[1:]
-	}
-	base := 10
-	switch {
-	case len(s) > 1 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'):
-		base, s = 16, s[2:]
-	case len(s) > 1 && s[0] == '0':
-		base, s = 8, s[1:]
-	}
-	if s == "" || strings.ContainsAny(s, "+-_") {
-		return 0, fmt.Errorf("%w: integer %q", errSyntax, tok)
-	}
-	v, err := strconv.ParseUint(s, base, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%w: integer %q", errSyntax, tok)
-	}
-	if neg {
-		v = -v
-	}
-	return v, nil
-}
+// parseInt reads an INT literal (FORMAT.md 3.1).
+func parseInt(tok string) (uint64, error) { return literal.Int(tok) }
 
 // atoi is C atoi: optional sign, leading decimal digits, 0 if none.
 func atoi(s string) int {
