@@ -11,13 +11,13 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"github.com/statsblob/statsblob/internal/literal"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/statsblob/statsblob/internal/literal"
 	"github.com/statsblob/statsblob/voi"
 )
 

@@ -11,7 +11,6 @@ package tdigest_test
 import (
 	"bufio"
 	"fmt"
-	"github.com/statsblob/statsblob/internal/literal"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -20,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/statsblob/statsblob/bsdrand"
+	"github.com/statsblob/statsblob/internal/literal"
 	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/voi"
 )
