@@ -59,10 +59,10 @@ import "github.com/statsblob/statsblob/voi"
 // {{.Method}} {{.Doc}}
 func (bl *Blob) {{.Method}}(id int32, v {{.T}}) error {
 	p := bl.plan
-	if p == nil || uint(id) >= uint(len(p.vois)) {
+	if p == nil || id < 0 || int(id) >= len(p.vois) {
 		return voi.ErrInvalid
 	}
-	vp := p.vois[id]
+	vp := p.vois[id] // proven in range: no second check
 	if vp.dtype != voi.{{.DType}}{{if .Rel}} || vp.state < 0{{end}} {
 		return voi.ErrInvalid
 	}

@@ -7,10 +7,10 @@ import "github.com/statsblob/statsblob/voi"
 // UpdateS32 updates an INT_S32 VOI with v.
 func (bl *Blob) UpdateS32(id int32, v int32) error {
 	p := bl.plan
-	if p == nil || uint(id) >= uint(len(p.vois)) {
+	if p == nil || id < 0 || int(id) >= len(p.vois) {
 		return voi.ErrInvalid
 	}
-	vp := p.vois[id]
+	vp := p.vois[id] // proven in range: no second check
 	if vp.dtype != voi.IntS32 {
 		return voi.ErrInvalid
 	}
@@ -84,10 +84,10 @@ func (bl *Blob) updateCompoundS32(vp voiPlan, v int32) error {
 // the VOI with the sum; the VOI must keep state (voi.FlagRelUpdate).
 func (bl *Blob) UpdateRelS32(id int32, v int32) error {
 	p := bl.plan
-	if p == nil || uint(id) >= uint(len(p.vois)) {
+	if p == nil || id < 0 || int(id) >= len(p.vois) {
 		return voi.ErrInvalid
 	}
-	vp := p.vois[id]
+	vp := p.vois[id] // proven in range: no second check
 	if vp.dtype != voi.IntS32 || vp.state < 0 {
 		return voi.ErrInvalid
 	}
@@ -125,10 +125,10 @@ func (bl *Blob) UpdateRelS32(id int32, v int32) error {
 // UpdateU32 updates an INT_U32 VOI with v.
 func (bl *Blob) UpdateU32(id int32, v uint32) error {
 	p := bl.plan
-	if p == nil || uint(id) >= uint(len(p.vois)) {
+	if p == nil || id < 0 || int(id) >= len(p.vois) {
 		return voi.ErrInvalid
 	}
-	vp := p.vois[id]
+	vp := p.vois[id] // proven in range: no second check
 	if vp.dtype != voi.IntU32 {
 		return voi.ErrInvalid
 	}
@@ -202,10 +202,10 @@ func (bl *Blob) updateCompoundU32(vp voiPlan, v uint32) error {
 // the VOI with the sum; the VOI must keep state (voi.FlagRelUpdate).
 func (bl *Blob) UpdateRelU32(id int32, v uint32) error {
 	p := bl.plan
-	if p == nil || uint(id) >= uint(len(p.vois)) {
+	if p == nil || id < 0 || int(id) >= len(p.vois) {
 		return voi.ErrInvalid
 	}
-	vp := p.vois[id]
+	vp := p.vois[id] // proven in range: no second check
 	if vp.dtype != voi.IntU32 || vp.state < 0 {
 		return voi.ErrInvalid
 	}
@@ -243,10 +243,10 @@ func (bl *Blob) UpdateRelU32(id int32, v uint32) error {
 // UpdateS64 updates an INT_S64 VOI with v.
 func (bl *Blob) UpdateS64(id int32, v int64) error {
 	p := bl.plan
-	if p == nil || uint(id) >= uint(len(p.vois)) {
+	if p == nil || id < 0 || int(id) >= len(p.vois) {
 		return voi.ErrInvalid
 	}
-	vp := p.vois[id]
+	vp := p.vois[id] // proven in range: no second check
 	if vp.dtype != voi.IntS64 {
 		return voi.ErrInvalid
 	}
@@ -320,10 +320,10 @@ func (bl *Blob) updateCompoundS64(vp voiPlan, v int64) error {
 // the VOI with the sum; the VOI must keep state (voi.FlagRelUpdate).
 func (bl *Blob) UpdateRelS64(id int32, v int64) error {
 	p := bl.plan
-	if p == nil || uint(id) >= uint(len(p.vois)) {
+	if p == nil || id < 0 || int(id) >= len(p.vois) {
 		return voi.ErrInvalid
 	}
-	vp := p.vois[id]
+	vp := p.vois[id] // proven in range: no second check
 	if vp.dtype != voi.IntS64 || vp.state < 0 {
 		return voi.ErrInvalid
 	}
@@ -361,10 +361,10 @@ func (bl *Blob) UpdateRelS64(id int32, v int64) error {
 // UpdateU64 updates an INT_U64 VOI with v.
 func (bl *Blob) UpdateU64(id int32, v uint64) error {
 	p := bl.plan
-	if p == nil || uint(id) >= uint(len(p.vois)) {
+	if p == nil || id < 0 || int(id) >= len(p.vois) {
 		return voi.ErrInvalid
 	}
-	vp := p.vois[id]
+	vp := p.vois[id] // proven in range: no second check
 	if vp.dtype != voi.IntU64 {
 		return voi.ErrInvalid
 	}
@@ -438,10 +438,10 @@ func (bl *Blob) updateCompoundU64(vp voiPlan, v uint64) error {
 // the VOI with the sum; the VOI must keep state (voi.FlagRelUpdate).
 func (bl *Blob) UpdateRelU64(id int32, v uint64) error {
 	p := bl.plan
-	if p == nil || uint(id) >= uint(len(p.vois)) {
+	if p == nil || id < 0 || int(id) >= len(p.vois) {
 		return voi.ErrInvalid
 	}
-	vp := p.vois[id]
+	vp := p.vois[id] // proven in range: no second check
 	if vp.dtype != voi.IntU64 || vp.state < 0 {
 		return voi.ErrInvalid
 	}
@@ -479,10 +479,10 @@ func (bl *Blob) UpdateRelU64(id int32, v uint64) error {
 // UpdateSLong updates an INT_SLONG VOI with v.
 func (bl *Blob) UpdateSLong(id int32, v int64) error {
 	p := bl.plan
-	if p == nil || uint(id) >= uint(len(p.vois)) {
+	if p == nil || id < 0 || int(id) >= len(p.vois) {
 		return voi.ErrInvalid
 	}
-	vp := p.vois[id]
+	vp := p.vois[id] // proven in range: no second check
 	if vp.dtype != voi.IntSLong {
 		return voi.ErrInvalid
 	}
@@ -556,10 +556,10 @@ func (bl *Blob) updateCompoundSLong(vp voiPlan, v int64) error {
 // the VOI with the sum; the VOI must keep state (voi.FlagRelUpdate).
 func (bl *Blob) UpdateRelSLong(id int32, v int64) error {
 	p := bl.plan
-	if p == nil || uint(id) >= uint(len(p.vois)) {
+	if p == nil || id < 0 || int(id) >= len(p.vois) {
 		return voi.ErrInvalid
 	}
-	vp := p.vois[id]
+	vp := p.vois[id] // proven in range: no second check
 	if vp.dtype != voi.IntSLong || vp.state < 0 {
 		return voi.ErrInvalid
 	}
@@ -597,10 +597,10 @@ func (bl *Blob) UpdateRelSLong(id int32, v int64) error {
 // UpdateULong updates an INT_ULONG VOI with v.
 func (bl *Blob) UpdateULong(id int32, v uint64) error {
 	p := bl.plan
-	if p == nil || uint(id) >= uint(len(p.vois)) {
+	if p == nil || id < 0 || int(id) >= len(p.vois) {
 		return voi.ErrInvalid
 	}
-	vp := p.vois[id]
+	vp := p.vois[id] // proven in range: no second check
 	if vp.dtype != voi.IntULong {
 		return voi.ErrInvalid
 	}
@@ -674,10 +674,10 @@ func (bl *Blob) updateCompoundULong(vp voiPlan, v uint64) error {
 // the VOI with the sum; the VOI must keep state (voi.FlagRelUpdate).
 func (bl *Blob) UpdateRelULong(id int32, v uint64) error {
 	p := bl.plan
-	if p == nil || uint(id) >= uint(len(p.vois)) {
+	if p == nil || id < 0 || int(id) >= len(p.vois) {
 		return voi.ErrInvalid
 	}
-	vp := p.vois[id]
+	vp := p.vois[id] // proven in range: no second check
 	if vp.dtype != voi.IntULong || vp.state < 0 {
 		return voi.ErrInvalid
 	}
