@@ -78,18 +78,9 @@ func (bl *Blob) {{.Method}}(id int32, v {{.T}}) error {
 		sp := &stats[i]
 		off := int(sp.dataOff)
 		switch sp.stype {
-		case voi.Sum:
-			{{.Store}}(b, off, {{.Word}}({{.T}}({{.Load}}(b, off))+v))
-		case voi.Max:
-			if {{.T}}({{.Load}}(b, off)) >= v {
-				continue
-			}
-			{{.Store}}(b, off, {{.Word}}(v))
+		{{- template "numeric" .}}
 		default: // voi.Min
-			if {{.T}}({{.Load}}(b, off)) <= v {
-				continue
-			}
-			{{.Store}}(b, off, {{.Word}}(v))
+			{{- template "min" .}}
 		}
 		markValid(b, sp.statOff)
 	}
@@ -109,18 +100,9 @@ func (bl *Blob) {{.Generic}}(vp voiPlan, v {{.T}}) error {
 		sp := &stats[i]
 		off := int(sp.dataOff)
 		switch sp.stype {
-		case voi.Sum:
-			{{.Store}}(b, off, {{.Word}}({{.T}}({{.Load}}(b, off))+v))
-		case voi.Max:
-			if {{.T}}({{.Load}}(b, off)) >= v {
-				continue
-			}
-			{{.Store}}(b, off, {{.Word}}(v))
+		{{- template "numeric" .}}
 		case voi.Min:
-			if {{.T}}({{.Load}}(b, off)) <= v {
-				continue
-			}
-			{{.Store}}(b, off, {{.Word}}(v))
+			{{- template "min" .}}
 		default:
 			if serr := bl.compound(sp, voi.{{.DType}}, uint64({{.Word}}(v))); serr != nil {
 				err = serr
@@ -134,4 +116,19 @@ func (bl *Blob) {{.Generic}}(vp voiPlan, v {{.T}}) error {
 	}
 	return err
 }
-{{end}}{{end}}`))
+{{end}}{{end}}
+{{- define "numeric"}}
+		case voi.Sum:
+			{{.Store}}(b, off, {{.Word}}({{.T}}({{.Load}}(b, off))+v))
+		case voi.Max:
+			if {{.T}}({{.Load}}(b, off)) >= v {
+				continue
+			}
+			{{.Store}}(b, off, {{.Word}}(v))
+{{- end}}
+{{- define "min"}}
+			if {{.T}}({{.Load}}(b, off)) <= v {
+				continue
+			}
+			{{.Store}}(b, off, {{.Word}}(v))
+{{- end}}`))
