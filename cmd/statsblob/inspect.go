@@ -13,11 +13,7 @@ import (
 // precise error and a non-zero exit status.
 func runInspect(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("inspect", "inspect FILE...", stderr)
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() == 0 {
-		fs.Usage()
+	if !parseFiles(fs, args) {
 		return 2
 	}
 	w := bufio.NewWriter(stdout)

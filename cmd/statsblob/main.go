@@ -72,3 +72,17 @@ func newFlags(name, usageLine string, stderr io.Writer) *flag.FlagSet {
 	}
 	return fs
 }
+
+// parseFiles parses a subcommand's flags and reports whether file
+// arguments follow; without any it prints the usage. A false result means
+// exit status 2.
+func parseFiles(fs *flag.FlagSet, args []string) bool {
+	if err := fs.Parse(args); err != nil {
+		return false
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return false
+	}
+	return true
+}

@@ -13,10 +13,10 @@ import (
 func runMerge(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("merge", "merge -o OUT FILE...", stderr)
 	out := fs.String("o", "", "output blob file (required)")
-	if err := fs.Parse(args); err != nil {
+	if !parseFiles(fs, args) {
 		return 2
 	}
-	if *out == "" || fs.NArg() == 0 {
+	if *out == "" {
 		fs.Usage()
 		return 2
 	}

@@ -15,11 +15,7 @@ func runRender(args []string, stdout, stderr io.Writer) int {
 	format := fs.String("format", "freeform", "output format: freeform or json")
 	objdump := fs.Bool("objdump", false, "include the blob's layout (header, every slot)")
 	templates := fs.String("templates", "", "templates file (JSON array, as the demo writes) for names")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() == 0 {
-		fs.Usage()
+	if !parseFiles(fs, args) {
 		return 2
 	}
 	o := tostr.Options{Registry: tpl.NewRegistry()}

@@ -13,11 +13,7 @@ import (
 // exactly what the C reference's driver prints (FORMAT.md).
 func runScenarios(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("run", "run FILE...", stderr)
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() == 0 {
-		fs.Usage()
+	if !parseFiles(fs, args) {
 		return 2
 	}
 	w := bufio.NewWriter(stdout)
