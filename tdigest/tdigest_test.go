@@ -264,18 +264,6 @@ func TestQuantileAccuracy(t *testing.T) {
 	}
 }
 
-func collect(t *testing.T, d []byte, dt voi.DType, o tdigest.Order) []int {
-	it, err := tdigest.Iter(d, dt, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var idx []int
-	for it.Next() {
-		idx = append(idx, it.Centroid().Index)
-	}
-	return idx
-}
-
 func TestMerge(t *testing.T) {
 	for _, dt := range []voi.DType{voi.TDgstClust32, voi.TDgstClust64} {
 		env := &tdigest.Env{Rand: bsdrand.New(9)}
