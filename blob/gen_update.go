@@ -93,7 +93,7 @@ func (bl *Blob) {{.Method}}(id int32, v {{.T}}) error {
 // {{.Generic}} is the update of a {{.DType}} VOI with a histogram or
 // t-digest among its statistics; v is already the value to record.
 func (bl *Blob) {{.Generic}}(vp voiPlan, v {{.T}}) error {
-	b := bl.b
+	b, layouts := bl.b, bl.plan.layouts
 	var err error
 	stats := bl.plan.stats[vp.first : int(vp.first)+vp.count()]
 	for i := range stats {
@@ -104,10 +104,20 @@ func (bl *Blob) {{.Generic}}(vp voiPlan, v {{.T}}) error {
 		case voi.Min:
 			{{- template "min" .}}
 		default:
-			if serr := bl.compound(sp, voi.{{.DType}}, uint64({{.Word}}(v))); serr != nil {
-				err = serr
+			if sp.counter == 0 {
+				if serr := bl.compound(sp, voi.{{.DType}}, uint64({{.Word}}(v))); serr != nil {
+					err = serr
+				}
+				continue
 			}
-			continue
+			// A histogram with a counter table: one load and one store.
+			c, _ := layouts[sp.layout].Counter(uint64({{.Word}}(v)))
+			c += off
+			if sp.counter == 4 {
+				store32(b, c, load32(b, c)+1)
+			} else {
+				store64(b, c, load64(b, c)+1)
+			}
 		}
 		markValid(b, sp.statOff)
 	}

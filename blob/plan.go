@@ -47,6 +47,7 @@ type statPlan struct {
 	dataOff uint16
 	dsz     uint16
 	layout  int32 // histograms: index into plan.layouts, -1 for the scan
+	counter uint8 // histograms whose layout has a counter table: counter width (4 or 8), else 0
 }
 
 // newPlan derives the plan of a blob that passed Validate.
@@ -77,6 +78,15 @@ func newPlan(b []byte) *plan {
 				if l, err := hist.NewLayout(b[s.DataOff:int(s.DataOff)+int(s.DSz)], sp.dtype, vp.dtype); err == nil {
 					sp.layout = int32(len(p.layouts))
 					p.layouts = append(p.layouts, l)
+					// A table's counter offsets lie inside the data the
+					// layout was made from (this statistic's dsz bytes),
+					// which makes the update path's unchecked counting safe.
+					if _, ok := l.Counter(0); ok {
+						sp.counter = 8
+						if sp.dtype == voi.CRHist32 || sp.dtype == voi.DRHist32 || sp.dtype == voi.DVHist32 {
+							sp.counter = 4
+						}
+					}
 				}
 			}
 			p.stats = append(p.stats, sp)

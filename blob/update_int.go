@@ -47,7 +47,7 @@ func (bl *Blob) UpdateS32(id int32, v int32) error {
 // updateCompoundS32 is the update of a IntS32 VOI with a histogram or
 // t-digest among its statistics; v is already the value to record.
 func (bl *Blob) updateCompoundS32(vp voiPlan, v int32) error {
-	b := bl.b
+	b, layouts := bl.b, bl.plan.layouts
 	var err error
 	stats := bl.plan.stats[vp.first : int(vp.first)+vp.count()]
 	for i := range stats {
@@ -67,10 +67,20 @@ func (bl *Blob) updateCompoundS32(vp voiPlan, v int32) error {
 			}
 			store32(b, off, uint32(v))
 		default:
-			if serr := bl.compound(sp, voi.IntS32, uint64(uint32(v))); serr != nil {
-				err = serr
+			if sp.counter == 0 {
+				if serr := bl.compound(sp, voi.IntS32, uint64(uint32(v))); serr != nil {
+					err = serr
+				}
+				continue
 			}
-			continue
+			// A histogram with a counter table: one load and one store.
+			c, _ := layouts[sp.layout].Counter(uint64(uint32(v)))
+			c += off
+			if sp.counter == 4 {
+				store32(b, c, load32(b, c)+1)
+			} else {
+				store64(b, c, load64(b, c)+1)
+			}
 		}
 		markValid(b, sp.statOff)
 	}
@@ -165,7 +175,7 @@ func (bl *Blob) UpdateU32(id int32, v uint32) error {
 // updateCompoundU32 is the update of a IntU32 VOI with a histogram or
 // t-digest among its statistics; v is already the value to record.
 func (bl *Blob) updateCompoundU32(vp voiPlan, v uint32) error {
-	b := bl.b
+	b, layouts := bl.b, bl.plan.layouts
 	var err error
 	stats := bl.plan.stats[vp.first : int(vp.first)+vp.count()]
 	for i := range stats {
@@ -185,10 +195,20 @@ func (bl *Blob) updateCompoundU32(vp voiPlan, v uint32) error {
 			}
 			store32(b, off, uint32(v))
 		default:
-			if serr := bl.compound(sp, voi.IntU32, uint64(uint32(v))); serr != nil {
-				err = serr
+			if sp.counter == 0 {
+				if serr := bl.compound(sp, voi.IntU32, uint64(uint32(v))); serr != nil {
+					err = serr
+				}
+				continue
 			}
-			continue
+			// A histogram with a counter table: one load and one store.
+			c, _ := layouts[sp.layout].Counter(uint64(uint32(v)))
+			c += off
+			if sp.counter == 4 {
+				store32(b, c, load32(b, c)+1)
+			} else {
+				store64(b, c, load64(b, c)+1)
+			}
 		}
 		markValid(b, sp.statOff)
 	}
@@ -283,7 +303,7 @@ func (bl *Blob) UpdateS64(id int32, v int64) error {
 // updateCompoundS64 is the update of a IntS64 VOI with a histogram or
 // t-digest among its statistics; v is already the value to record.
 func (bl *Blob) updateCompoundS64(vp voiPlan, v int64) error {
-	b := bl.b
+	b, layouts := bl.b, bl.plan.layouts
 	var err error
 	stats := bl.plan.stats[vp.first : int(vp.first)+vp.count()]
 	for i := range stats {
@@ -303,10 +323,20 @@ func (bl *Blob) updateCompoundS64(vp voiPlan, v int64) error {
 			}
 			store64(b, off, uint64(v))
 		default:
-			if serr := bl.compound(sp, voi.IntS64, uint64(uint64(v))); serr != nil {
-				err = serr
+			if sp.counter == 0 {
+				if serr := bl.compound(sp, voi.IntS64, uint64(uint64(v))); serr != nil {
+					err = serr
+				}
+				continue
 			}
-			continue
+			// A histogram with a counter table: one load and one store.
+			c, _ := layouts[sp.layout].Counter(uint64(uint64(v)))
+			c += off
+			if sp.counter == 4 {
+				store32(b, c, load32(b, c)+1)
+			} else {
+				store64(b, c, load64(b, c)+1)
+			}
 		}
 		markValid(b, sp.statOff)
 	}
@@ -401,7 +431,7 @@ func (bl *Blob) UpdateU64(id int32, v uint64) error {
 // updateCompoundU64 is the update of a IntU64 VOI with a histogram or
 // t-digest among its statistics; v is already the value to record.
 func (bl *Blob) updateCompoundU64(vp voiPlan, v uint64) error {
-	b := bl.b
+	b, layouts := bl.b, bl.plan.layouts
 	var err error
 	stats := bl.plan.stats[vp.first : int(vp.first)+vp.count()]
 	for i := range stats {
@@ -421,10 +451,20 @@ func (bl *Blob) updateCompoundU64(vp voiPlan, v uint64) error {
 			}
 			store64(b, off, uint64(v))
 		default:
-			if serr := bl.compound(sp, voi.IntU64, uint64(uint64(v))); serr != nil {
-				err = serr
+			if sp.counter == 0 {
+				if serr := bl.compound(sp, voi.IntU64, uint64(uint64(v))); serr != nil {
+					err = serr
+				}
+				continue
 			}
-			continue
+			// A histogram with a counter table: one load and one store.
+			c, _ := layouts[sp.layout].Counter(uint64(uint64(v)))
+			c += off
+			if sp.counter == 4 {
+				store32(b, c, load32(b, c)+1)
+			} else {
+				store64(b, c, load64(b, c)+1)
+			}
 		}
 		markValid(b, sp.statOff)
 	}
@@ -519,7 +559,7 @@ func (bl *Blob) UpdateSLong(id int32, v int64) error {
 // updateCompoundSLong is the update of a IntSLong VOI with a histogram or
 // t-digest among its statistics; v is already the value to record.
 func (bl *Blob) updateCompoundSLong(vp voiPlan, v int64) error {
-	b := bl.b
+	b, layouts := bl.b, bl.plan.layouts
 	var err error
 	stats := bl.plan.stats[vp.first : int(vp.first)+vp.count()]
 	for i := range stats {
@@ -539,10 +579,20 @@ func (bl *Blob) updateCompoundSLong(vp voiPlan, v int64) error {
 			}
 			store64(b, off, uint64(v))
 		default:
-			if serr := bl.compound(sp, voi.IntSLong, uint64(uint64(v))); serr != nil {
-				err = serr
+			if sp.counter == 0 {
+				if serr := bl.compound(sp, voi.IntSLong, uint64(uint64(v))); serr != nil {
+					err = serr
+				}
+				continue
 			}
-			continue
+			// A histogram with a counter table: one load and one store.
+			c, _ := layouts[sp.layout].Counter(uint64(uint64(v)))
+			c += off
+			if sp.counter == 4 {
+				store32(b, c, load32(b, c)+1)
+			} else {
+				store64(b, c, load64(b, c)+1)
+			}
 		}
 		markValid(b, sp.statOff)
 	}
@@ -637,7 +687,7 @@ func (bl *Blob) UpdateULong(id int32, v uint64) error {
 // updateCompoundULong is the update of a IntULong VOI with a histogram or
 // t-digest among its statistics; v is already the value to record.
 func (bl *Blob) updateCompoundULong(vp voiPlan, v uint64) error {
-	b := bl.b
+	b, layouts := bl.b, bl.plan.layouts
 	var err error
 	stats := bl.plan.stats[vp.first : int(vp.first)+vp.count()]
 	for i := range stats {
@@ -657,10 +707,20 @@ func (bl *Blob) updateCompoundULong(vp voiPlan, v uint64) error {
 			}
 			store64(b, off, uint64(v))
 		default:
-			if serr := bl.compound(sp, voi.IntULong, uint64(uint64(v))); serr != nil {
-				err = serr
+			if sp.counter == 0 {
+				if serr := bl.compound(sp, voi.IntULong, uint64(uint64(v))); serr != nil {
+					err = serr
+				}
+				continue
 			}
-			continue
+			// A histogram with a counter table: one load and one store.
+			c, _ := layouts[sp.layout].Counter(uint64(uint64(v)))
+			c += off
+			if sp.counter == 4 {
+				store32(b, c, load32(b, c)+1)
+			} else {
+				store64(b, c, load64(b, c)+1)
+			}
 		}
 		markValid(b, sp.statOff)
 	}

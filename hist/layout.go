@@ -49,7 +49,20 @@ type Layout struct {
 
 	fast bool // sorted or linear, integer VOI: Update's inlined path
 	cnt0 int  // offset of bucket 0's counter
+
+	// counters: for fast layouts whose bounds' keys span at most
+	// maxTableKeys keys, the offset of the counter of every key in
+	// [tlo, tlo+len-2), then that of every key above the window, then that
+	// of every key below it (outside the window no bound lies between two
+	// keys, so one answer serves each side). Shared by copies; never
+	// written after NewLayout.
+	counters []uint16
+	tlo      uint64
 }
+
+// maxTableKeys bounds the window of a counter table: 4096 keys cost 8 KiB,
+// once per template layout.
+const maxTableKeys = 4096
 
 type layoutMode uint8
 
@@ -113,7 +126,79 @@ func NewLayout(data []byte, hdt, voiDT voi.DType) (Layout, error) {
 			break
 		}
 	}
+	if l.fast {
+		l.buildCounters(data, keys)
+	}
 	return l, nil
+}
+
+// buildCounters makes the counter table of a fast layout whose bounds' keys
+// (lower bounds in keys, DRHIST upper bounds in the data) fit in a window
+// of maxTableKeys keys. Each entry is the answer of the lookup it replaces.
+func (l *Layout) buildCounters(data []byte, keys []uint64) {
+	lo, hi := keys[0], keys[len(keys)-1]
+	if l.g.kind == kindDR {
+		for i := range l.n {
+			hi = max(hi, l.key(binary.LittleEndian.Uint64(data[hdrSize+i*l.g.bsz+8:])))
+		}
+	}
+	if hi-lo >= maxTableKeys {
+		return
+	}
+	w := int(hi-lo) + 1
+	t := make([]uint16, w+2)
+	for i := range w {
+		t[i] = uint16(l.counterOf(data, lo+uint64(i)))
+	}
+	// Beyond the window every comparison with a bound comes out the same
+	// way as at its edge; where no key lies beyond (hi or lo at the end of
+	// the key space) the entry is never read.
+	t[w] = uint16(l.counterOf(data, hi+1))
+	t[w+1] = uint16(l.counterOf(data, lo-1))
+	l.counters, l.tlo = t, lo
+}
+
+// counterOf is the offset of the counter that the fast path's lookup picks
+// for key x (the oob counter at offset 0 when no bucket takes it).
+func (l *Layout) counterOf(data []byte, x uint64) int {
+	var j int
+	if l.mode == modeLinear {
+		j = l.linear(x)
+	} else {
+		j = l.searchInt(data, x)
+	}
+	if j >= 0 && l.g.kind != kindCR {
+		j = l.member(data, j, x)
+	}
+	if j < 0 {
+		return 0
+	}
+	return l.cnt0 + j*l.g.bsz
+}
+
+// Counter returns the offset, in the histogram data, of the counter that
+// Update increments for the value v (0, the out-of-band counter, when no
+// bucket takes it) and true, when the layout has a counter table: an
+// integer VOI, sorted or linear bounds whose keys span at most 4096 keys.
+// Otherwise it returns 0, false. It reads no histogram data, so callers
+// that keep data of the analysed length can count with one load and one
+// store; 32-bit histogram types (CRHIST32, DRHIST32, DVHIST32) have 4-byte
+// counters, the others 8-byte ones.
+func (l *Layout) Counter(v uint64) (off int, ok bool) {
+	t := l.counters
+	if len(t) < 2 {
+		return 0, false
+	}
+	x := v&l.mask ^ l.flip
+	i := x - l.tlo // wraps below the window
+	above := uint64(len(t) - 2)
+	if i > above {
+		i = above
+	}
+	if x < l.tlo {
+		i = above + 1
+	}
+	return int(t[i]), true
 }
 
 // key is the order key of a bound or value (Q: of the layout's control
@@ -134,19 +219,9 @@ func (l *Layout) NumBuckets() int { return l.n }
 func (l *Layout) Update(data []byte, v uint64) error {
 	if l.fast && len(data) == l.dsz {
 		// Integer VOIs, all in one function: the bucket, then the counter.
-		x := v&l.mask ^ l.flip
-		var j int
-		if l.mode == modeLinear {
-			j = l.linear(x)
-		} else {
-			j = l.searchInt(data, x)
-		}
-		if j >= 0 && l.g.kind != kindCR {
-			j = l.member(data, j, x)
-		}
-		off := 0
-		if j >= 0 {
-			off = l.cnt0 + j*l.g.bsz
+		off, ok := l.Counter(v)
+		if !ok {
+			off = l.counterOf(data, v&l.mask^l.flip)
 		}
 		if l.g.is32 {
 			c := data[off : off+4]

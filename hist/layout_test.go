@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -65,4 +67,68 @@ func TestLayoutMisuse(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("updates allocate %v times", allocs)
 	}
+}
+
+// TestCounterTable checks the counter table against Find for every key of
+// the window and around its edges, and that layouts too wide for a table
+// have none.
+func TestCounterTable(t *testing.T) {
+	cases := []struct {
+		name  string
+		sp    Spec
+		dt    voi.DType
+		table bool
+	}{
+		{"crhist64 lin 100", Spec{DType: voi.CRHist64, Scheme: Lin, UB: 990, StepInc: 10}, voi.IntU64, true},
+		{"dvhist64 0..15", Spec{DType: voi.DVHist64, Scheme: Usr, Buckets: dvBounds(0, 15)}, voi.IntU64, true},
+		{"dvhist32 powers", Spec{DType: voi.DVHist32, Scheme: Usr, Buckets: []Bound{{1, 1}, {2, 2}, {4, 4}, {8, 8}}}, voi.IntU32, true},
+		{"crhist32 lin ubinf", Spec{DType: voi.CRHist32, Scheme: Lin, UB: 9, StepInc: 1, Flags: UBoundInf}, voi.IntU32, true},
+		{"drhist32 around zero", Spec{DType: voi.DRHist32, Scheme: Lin, LB: 1<<64 - 50, UB: 50, StepInc: 10}, voi.IntS32, true},
+		{"drhist64 gaps", Spec{DType: voi.DRHist64, Scheme: Usr, Buckets: []Bound{{3, 5}, {9, 9}, {20, 40}}}, voi.IntS64, true},
+		{"exp", Spec{DType: voi.CRHist64, Scheme: Exp, LB: 1, UB: 1000, StepBase: 2}, voi.IntU64, true},
+		{"crhist32 lbinf", Spec{DType: voi.CRHist32, Scheme: Usr, Buckets: []Bound{{0, 0}}, Flags: LBoundInf}, voi.IntS32, false},
+		{"wide", Spec{DType: voi.CRHist64, Scheme: Lin, UB: 1 << 20, StepInc: 1 << 16}, voi.IntU64, false},
+		{"q", Spec{DType: voi.CRHist32, Scheme: Lin, LB: 0x13, UB: 0x5013, StepInc: 1}, voi.QU32, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			data, err := c.sp.Build(c.dt)
+			require.NoError(t, err)
+			l, err := NewLayout(data, c.sp.DType, c.dt)
+			require.NoError(t, err)
+			_, ok := l.Counter(0)
+			require.Equal(t, c.table, ok)
+			if !ok {
+				return
+			}
+			// Values from below the lowest bound to above the highest, as
+			// the VOI type sees them.
+			var vals []uint64
+			for _, b := range bounds(data, c.sp.DType, c.dt) {
+				for d := -3; d <= 3; d++ {
+					vals = append(vals, b+uint64(d))
+				}
+			}
+			for x := l.tlo; x < l.tlo+uint64(len(l.counters)); x++ {
+				vals = append(vals, x^l.flip)
+			}
+			vals = append(vals, 0, 1<<31, 1<<31-1, 1<<32-1, 1<<63, 1<<64-1)
+			for _, v := range vals {
+				off, _ := l.Counter(v)
+				want := 0
+				if j := l.Find(data, v); j >= 0 {
+					want = l.cnt0 + j*l.g.bsz
+				}
+				require.Equal(t, want, off, "v=%#x", v)
+			}
+		})
+	}
+}
+
+func dvBounds(lo, hi uint64) []Bound {
+	var b []Bound
+	for v := lo; v <= hi; v++ {
+		b = append(b, Bound{v, v})
+	}
+	return b
 }
