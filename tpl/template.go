@@ -3,8 +3,10 @@ package tpl
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/internal/abi"
@@ -22,12 +24,11 @@ type Template struct {
 	id   int
 	name string
 
-	mu       sync.RWMutex
-	sb       []byte   // template blob, len == cursz == maxsz
-	voiNames []string // by VOI id; "" where no VOI was defined
-	voiSet   []bool   // by VOI id: whether voiNames[id] is defined
-	defs     []VOIDef // VOIs in the order they were added
-	hash     uint32
+	mu    sync.RWMutex
+	sb    []byte                    // template blob, len == cursz == maxsz
+	names atomic.Pointer[nameTable] // replaced, never changed, by AddVOI: read without the lock
+	defs  []VOIDef                  // VOIs in the order they were added
+	hash  uint32
 }
 
 // VOIDef declares one VOI and its statistics.
@@ -138,13 +139,19 @@ func (t *Template) AppendBytes(dst []byte) ([]byte, uint32) {
 }
 
 // VOIName returns the name of VOI id and whether the template defines it.
+// It takes no lock (renderings look a name up per VOI).
 func (t *Template) VOIName(id int) (string, bool) {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	if id < 0 || id >= len(t.voiSet) || !t.voiSet[id] {
+	nt := t.names.Load()
+	if nt == nil || id < 0 || id >= len(nt.set) || !nt.set[id] {
 		return "", false
 	}
-	return t.voiNames[id], true
+	return nt.name[id], true
+}
+
+// nameTable holds the VOI names by id; set tells which ids are defined.
+type nameTable struct {
+	name []string
+	set  []bool
 }
 
 // VOIs returns the VOI definitions in the order they were added.
@@ -157,9 +164,11 @@ func (t *Template) VOIs() []VOIDef {
 func (t *Template) computeHash() uint32 {
 	h := abi.Hash32Str(0, t.name)
 	n := abi.NVOIs(t.sb)
-	for id := 0; id < n && id < len(t.voiSet); id++ {
-		if t.voiSet[id] {
-			h = abi.Hash32Str(h, t.voiNames[id])
+	if nt := t.names.Load(); nt != nil {
+		for id := 0; id < n && id < len(nt.set); id++ {
+			if nt.set[id] {
+				h = abi.Hash32Str(h, nt.name[id])
+			}
 		}
 	}
 	return abi.Hash32(h, t.sb)
@@ -250,11 +259,15 @@ func (t *Template) addVOI(d VOIDef) error {
 		next += len(s.iv)
 	}
 
-	for len(t.voiSet) <= id {
-		t.voiSet = append(t.voiSet, false)
-		t.voiNames = append(t.voiNames, "")
+	nt := &nameTable{}
+	if old := t.names.Load(); old != nil {
+		nt.name, nt.set = slices.Clone(old.name), slices.Clone(old.set)
 	}
-	t.voiSet[id], t.voiNames[id] = true, d.Name
+	for len(nt.set) <= id {
+		nt.set, nt.name = append(nt.set, false), append(nt.name, "")
+	}
+	nt.set[id], nt.name[id] = true, d.Name
+	t.names.Store(nt)
 	t.sb = nb
 	d.Stats = append([]StatSpec(nil), d.Stats...)
 	t.defs = append(t.defs, d)
