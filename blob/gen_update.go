@@ -73,7 +73,7 @@ func (bl *Blob) {{.Method}}(id int32, v {{.T}}) error {
 	if vp.n&compoundBit != 0 {
 		return bl.{{.Generic}}(vp, v)
 	}
-	stats := p.stats[vp.first : int(vp.first)+int(vp.n)]
+	stats := p.statsOf(vp, vp.n)
 	for i := range stats {
 		sp := &stats[i]
 		off := int(sp.dataOff)

@@ -18,7 +18,7 @@ func (bl *Blob) UpdateS32(id int32, v int32) error {
 	if vp.n&compoundBit != 0 {
 		return bl.updateCompoundS32(vp, v)
 	}
-	stats := p.stats[vp.first : int(vp.first)+int(vp.n)]
+	stats := p.statsOf(vp, vp.n)
 	for i := range stats {
 		sp := &stats[i]
 		off := int(sp.dataOff)
@@ -106,7 +106,7 @@ func (bl *Blob) UpdateRelS32(id int32, v int32) error {
 	if vp.n&compoundBit != 0 {
 		return bl.updateCompoundS32(vp, v)
 	}
-	stats := p.stats[vp.first : int(vp.first)+int(vp.n)]
+	stats := p.statsOf(vp, vp.n)
 	for i := range stats {
 		sp := &stats[i]
 		off := int(sp.dataOff)
@@ -146,7 +146,7 @@ func (bl *Blob) UpdateU32(id int32, v uint32) error {
 	if vp.n&compoundBit != 0 {
 		return bl.updateCompoundU32(vp, v)
 	}
-	stats := p.stats[vp.first : int(vp.first)+int(vp.n)]
+	stats := p.statsOf(vp, vp.n)
 	for i := range stats {
 		sp := &stats[i]
 		off := int(sp.dataOff)
@@ -234,7 +234,7 @@ func (bl *Blob) UpdateRelU32(id int32, v uint32) error {
 	if vp.n&compoundBit != 0 {
 		return bl.updateCompoundU32(vp, v)
 	}
-	stats := p.stats[vp.first : int(vp.first)+int(vp.n)]
+	stats := p.statsOf(vp, vp.n)
 	for i := range stats {
 		sp := &stats[i]
 		off := int(sp.dataOff)
@@ -274,7 +274,7 @@ func (bl *Blob) UpdateS64(id int32, v int64) error {
 	if vp.n&compoundBit != 0 {
 		return bl.updateCompoundS64(vp, v)
 	}
-	stats := p.stats[vp.first : int(vp.first)+int(vp.n)]
+	stats := p.statsOf(vp, vp.n)
 	for i := range stats {
 		sp := &stats[i]
 		off := int(sp.dataOff)
@@ -362,7 +362,7 @@ func (bl *Blob) UpdateRelS64(id int32, v int64) error {
 	if vp.n&compoundBit != 0 {
 		return bl.updateCompoundS64(vp, v)
 	}
-	stats := p.stats[vp.first : int(vp.first)+int(vp.n)]
+	stats := p.statsOf(vp, vp.n)
 	for i := range stats {
 		sp := &stats[i]
 		off := int(sp.dataOff)
@@ -402,7 +402,7 @@ func (bl *Blob) UpdateU64(id int32, v uint64) error {
 	if vp.n&compoundBit != 0 {
 		return bl.updateCompoundU64(vp, v)
 	}
-	stats := p.stats[vp.first : int(vp.first)+int(vp.n)]
+	stats := p.statsOf(vp, vp.n)
 	for i := range stats {
 		sp := &stats[i]
 		off := int(sp.dataOff)
@@ -490,7 +490,7 @@ func (bl *Blob) UpdateRelU64(id int32, v uint64) error {
 	if vp.n&compoundBit != 0 {
 		return bl.updateCompoundU64(vp, v)
 	}
-	stats := p.stats[vp.first : int(vp.first)+int(vp.n)]
+	stats := p.statsOf(vp, vp.n)
 	for i := range stats {
 		sp := &stats[i]
 		off := int(sp.dataOff)
@@ -530,7 +530,7 @@ func (bl *Blob) UpdateSLong(id int32, v int64) error {
 	if vp.n&compoundBit != 0 {
 		return bl.updateCompoundSLong(vp, v)
 	}
-	stats := p.stats[vp.first : int(vp.first)+int(vp.n)]
+	stats := p.statsOf(vp, vp.n)
 	for i := range stats {
 		sp := &stats[i]
 		off := int(sp.dataOff)
@@ -618,7 +618,7 @@ func (bl *Blob) UpdateRelSLong(id int32, v int64) error {
 	if vp.n&compoundBit != 0 {
 		return bl.updateCompoundSLong(vp, v)
 	}
-	stats := p.stats[vp.first : int(vp.first)+int(vp.n)]
+	stats := p.statsOf(vp, vp.n)
 	for i := range stats {
 		sp := &stats[i]
 		off := int(sp.dataOff)
@@ -658,7 +658,7 @@ func (bl *Blob) UpdateULong(id int32, v uint64) error {
 	if vp.n&compoundBit != 0 {
 		return bl.updateCompoundULong(vp, v)
 	}
-	stats := p.stats[vp.first : int(vp.first)+int(vp.n)]
+	stats := p.statsOf(vp, vp.n)
 	for i := range stats {
 		sp := &stats[i]
 		off := int(sp.dataOff)
@@ -746,7 +746,7 @@ func (bl *Blob) UpdateRelULong(id int32, v uint64) error {
 	if vp.n&compoundBit != 0 {
 		return bl.updateCompoundULong(vp, v)
 	}
-	stats := p.stats[vp.first : int(vp.first)+int(vp.n)]
+	stats := p.statsOf(vp, vp.n)
 	for i := range stats {
 		sp := &stats[i]
 		off := int(sp.dataOff)
