@@ -1,6 +1,9 @@
 package qmath
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+)
 
 // AppendText appends Q_TOSTR(q, -1, 10): "[-]INT.FRAC" with NFBits decimal
 // fraction digits, produced digit by digit and truncated.
@@ -61,14 +64,34 @@ var pow5 = func() (p [maxPow5 + 1]uint64) {
 	return p
 }()
 
-// appendPadded appends v in decimal, zero-padded to width digits.
+// appendPadded appends v in decimal, zero-padded to width digits, written
+// in place (two digits per division) rather than through a scratch buffer
+// and a copy: renderings format a mean per centroid.
 func appendPadded(dst []byte, v uint64, width int) []byte {
-	var buf [20]byte
-	i := len(buf)
-	for ; width > 0; width-- {
-		i--
-		buf[i] = byte('0' + v%10)
-		v /= 10
+	l := len(dst)
+	dst = slices.Grow(dst, width)[:l+width]
+	b := dst[l:]
+	i := len(b)
+	for ; i >= 2; i -= 2 {
+		q := v / 100
+		r := (v - q*100) * 2
+		b[i-1], b[i-2] = digitPairs[r+1], digitPairs[r]
+		v = q
 	}
-	return append(dst, buf[i:]...)
+	if i == 1 {
+		b[0] = byte('0' + v%10)
+	}
+	return dst
 }
+
+// digitPairs holds "00" through "99".
+const digitPairs = "00010203040506070809" +
+	"10111213141516171819" +
+	"20212223242526272829" +
+	"30313233343536373839" +
+	"40414243444546474849" +
+	"50515253545556575859" +
+	"60616263646566676869" +
+	"70717273747576777879" +
+	"80818283848586878889" +
+	"90919293949596979899"
