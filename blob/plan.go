@@ -23,13 +23,21 @@ type plan struct {
 	layouts []hist.Layout // histogram lookups, indexed by statPlan.layout
 }
 
-// voiPlan is 8 bytes, so a plan costs at most one byte per blob byte even
-// for a blob of thousands of vacant VOI slots.
+// voiPlan is 16 bytes, so a plan costs at most two bytes per blob byte
+// even for a blob of thousands of vacant (8-byte) VOI slots.
 type voiPlan struct {
 	dtype voi.DType
 	n     uint8  // statistics, at stats[first:first+n]; compoundBit if any is a histogram or t-digest
 	first uint16 // index of the VOI's first statistic in plan.stats
 	state int32  // offset of the state record's data, -1 without state
+
+	// The numeric statistics, which the typed update methods handle
+	// without going through stats: the offset of the VOI's voistat table
+	// and of each statistic's data, 0 where the VOI has no such statistic
+	// (offset 0 is the blob header). A VOI has at most one of each: the
+	// voistat table is indexed by statistic type.
+	statsOff               uint16
+	sumOff, maxOff, minOff uint16
 }
 
 // compoundBit marks, in voiPlan.n, a VOI with a histogram or t-digest:
@@ -60,7 +68,7 @@ func newPlan(b []byte) *plan {
 			continue
 		}
 		vp := &p.vois[id]
-		vp.dtype, vp.state, vp.first = voi.DType(v.DType), -1, uint16(len(p.stats))
+		vp.dtype, vp.state, vp.first, vp.statsOff = voi.DType(v.DType), -1, uint16(len(p.stats)), v.StatsOff
 		if v.Flags&voi.FlagReqState != 0 {
 			vp.state = int32(abi.ReadStat(b, int(v.StatsOff)).DataOff)
 		}
@@ -91,7 +99,14 @@ func newPlan(b []byte) *plan {
 			}
 			p.stats = append(p.stats, sp)
 			vp.n++
-			if sp.stype > voi.Min {
+			switch sp.stype {
+			case voi.Sum:
+				vp.sumOff = sp.dataOff
+			case voi.Max:
+				vp.maxOff = sp.dataOff
+			case voi.Min:
+				vp.minOff = sp.dataOff
+			default:
 				vp.n |= compoundBit
 			}
 		}

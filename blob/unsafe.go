@@ -37,14 +37,3 @@ func load64(b []byte, off int) uint64     { return binary.LittleEndian.Uint64(at
 func store64(b []byte, off int, v uint64) { binary.LittleEndian.PutUint64(at8(b, off), v) }
 func load32(b []byte, off int) uint32     { return binary.LittleEndian.Uint32(at4(b, off)) }
 func store32(b []byte, off int, v uint32) { binary.LittleEndian.PutUint32(at4(b, off), v) }
-
-// statsOf returns the statistics of the VOI vp of plan p, without the
-// bounds check of p.stats[vp.first:vp.first+n]. Invariant: newPlan
-// appends every VOI's statistics to p.stats and records where they start,
-// so first+count never exceeds len(p.stats).
-func (p *plan) statsOf(vp voiPlan, n uint8) []statPlan {
-	first := unsafe.Add(unsafe.Pointer(unsafe.SliceData(p.stats)), uintptr(vp.first)*unsafe.Sizeof(statPlan{}))
-	// An array type of 256 elements, so that slicing it by a uint8 needs
-	// no check; only the first n are touched.
-	return (*[256]statPlan)(first)[:n:n]
-}

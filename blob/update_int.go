@@ -2,7 +2,10 @@
 
 package blob
 
-import "github.com/statsblob/statsblob/voi"
+import (
+	"github.com/statsblob/statsblob/internal/abi"
+	"github.com/statsblob/statsblob/voi"
+)
 
 // UpdateS32 updates an INT_S32 VOI with v.
 func (bl *Blob) UpdateS32(id int32, v int32) error {
@@ -10,7 +13,7 @@ func (bl *Blob) UpdateS32(id int32, v int32) error {
 	if p == nil || id < 0 || int(id) >= len(p.vois) {
 		return voi.ErrInvalid
 	}
-	vp := p.vois[id] // proven in range: no second check
+	vp := &p.vois[id] // proven in range: no second check
 	if vp.dtype != voi.IntS32 {
 		return voi.ErrInvalid
 	}
@@ -18,25 +21,19 @@ func (bl *Blob) UpdateS32(id int32, v int32) error {
 	if vp.n&compoundBit != 0 {
 		return bl.updateCompoundS32(vp, v)
 	}
-	stats := p.statsOf(vp, vp.n)
-	for i := range stats {
-		sp := &stats[i]
-		off := int(sp.dataOff)
-		switch sp.stype {
-		case voi.Sum:
-			store32(b, off, uint32(int32(load32(b, off))+v))
-		case voi.Max:
-			if int32(load32(b, off)) >= v {
-				continue
-			}
-			store32(b, off, uint32(v))
-		default: // voi.Min
-			if int32(load32(b, off)) <= v {
-				continue
-			}
-			store32(b, off, uint32(v))
-		}
-		markValid(b, sp.statOff)
+	// SUM, MAX and MIN write different bytes, so their order (the C's is
+	// MIN, MAX, SUM) does not show.
+	if off := int(vp.minOff); off != 0 && int32(load32(b, off)) > v {
+		store32(b, off, uint32(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
+	}
+	if off := int(vp.maxOff); off != 0 && int32(load32(b, off)) < v {
+		store32(b, off, uint32(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
+	}
+	if off := int(vp.sumOff); off != 0 {
+		store32(b, off, uint32(int32(load32(b, off))+v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
 	if vp.state >= 0 {
 		store32(b, int(vp.state), uint32(v))
@@ -46,7 +43,7 @@ func (bl *Blob) UpdateS32(id int32, v int32) error {
 
 // updateCompoundS32 is the update of a IntS32 VOI with a histogram or
 // t-digest among its statistics; v is already the value to record.
-func (bl *Blob) updateCompoundS32(vp voiPlan, v int32) error {
+func (bl *Blob) updateCompoundS32(vp *voiPlan, v int32) error {
 	b, layouts := bl.b, bl.plan.layouts
 	var err error
 	stats := bl.plan.stats[vp.first : int(vp.first)+vp.count()]
@@ -97,7 +94,7 @@ func (bl *Blob) UpdateRelS32(id int32, v int32) error {
 	if p == nil || id < 0 || int(id) >= len(p.vois) {
 		return voi.ErrInvalid
 	}
-	vp := p.vois[id] // proven in range: no second check
+	vp := &p.vois[id] // proven in range: no second check
 	if vp.dtype != voi.IntS32 || vp.state < 0 {
 		return voi.ErrInvalid
 	}
@@ -106,25 +103,19 @@ func (bl *Blob) UpdateRelS32(id int32, v int32) error {
 	if vp.n&compoundBit != 0 {
 		return bl.updateCompoundS32(vp, v)
 	}
-	stats := p.statsOf(vp, vp.n)
-	for i := range stats {
-		sp := &stats[i]
-		off := int(sp.dataOff)
-		switch sp.stype {
-		case voi.Sum:
-			store32(b, off, uint32(int32(load32(b, off))+v))
-		case voi.Max:
-			if int32(load32(b, off)) >= v {
-				continue
-			}
-			store32(b, off, uint32(v))
-		default: // voi.Min
-			if int32(load32(b, off)) <= v {
-				continue
-			}
-			store32(b, off, uint32(v))
-		}
-		markValid(b, sp.statOff)
+	// SUM, MAX and MIN write different bytes, so their order (the C's is
+	// MIN, MAX, SUM) does not show.
+	if off := int(vp.minOff); off != 0 && int32(load32(b, off)) > v {
+		store32(b, off, uint32(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
+	}
+	if off := int(vp.maxOff); off != 0 && int32(load32(b, off)) < v {
+		store32(b, off, uint32(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
+	}
+	if off := int(vp.sumOff); off != 0 {
+		store32(b, off, uint32(int32(load32(b, off))+v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
 	if vp.state >= 0 {
 		store32(b, int(vp.state), uint32(v))
@@ -138,7 +129,7 @@ func (bl *Blob) UpdateU32(id int32, v uint32) error {
 	if p == nil || id < 0 || int(id) >= len(p.vois) {
 		return voi.ErrInvalid
 	}
-	vp := p.vois[id] // proven in range: no second check
+	vp := &p.vois[id] // proven in range: no second check
 	if vp.dtype != voi.IntU32 {
 		return voi.ErrInvalid
 	}
@@ -146,25 +137,19 @@ func (bl *Blob) UpdateU32(id int32, v uint32) error {
 	if vp.n&compoundBit != 0 {
 		return bl.updateCompoundU32(vp, v)
 	}
-	stats := p.statsOf(vp, vp.n)
-	for i := range stats {
-		sp := &stats[i]
-		off := int(sp.dataOff)
-		switch sp.stype {
-		case voi.Sum:
-			store32(b, off, uint32(uint32(load32(b, off))+v))
-		case voi.Max:
-			if uint32(load32(b, off)) >= v {
-				continue
-			}
-			store32(b, off, uint32(v))
-		default: // voi.Min
-			if uint32(load32(b, off)) <= v {
-				continue
-			}
-			store32(b, off, uint32(v))
-		}
-		markValid(b, sp.statOff)
+	// SUM, MAX and MIN write different bytes, so their order (the C's is
+	// MIN, MAX, SUM) does not show.
+	if off := int(vp.minOff); off != 0 && uint32(load32(b, off)) > v {
+		store32(b, off, uint32(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
+	}
+	if off := int(vp.maxOff); off != 0 && uint32(load32(b, off)) < v {
+		store32(b, off, uint32(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
+	}
+	if off := int(vp.sumOff); off != 0 {
+		store32(b, off, uint32(uint32(load32(b, off))+v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
 	if vp.state >= 0 {
 		store32(b, int(vp.state), uint32(v))
@@ -174,7 +159,7 @@ func (bl *Blob) UpdateU32(id int32, v uint32) error {
 
 // updateCompoundU32 is the update of a IntU32 VOI with a histogram or
 // t-digest among its statistics; v is already the value to record.
-func (bl *Blob) updateCompoundU32(vp voiPlan, v uint32) error {
+func (bl *Blob) updateCompoundU32(vp *voiPlan, v uint32) error {
 	b, layouts := bl.b, bl.plan.layouts
 	var err error
 	stats := bl.plan.stats[vp.first : int(vp.first)+vp.count()]
@@ -225,7 +210,7 @@ func (bl *Blob) UpdateRelU32(id int32, v uint32) error {
 	if p == nil || id < 0 || int(id) >= len(p.vois) {
 		return voi.ErrInvalid
 	}
-	vp := p.vois[id] // proven in range: no second check
+	vp := &p.vois[id] // proven in range: no second check
 	if vp.dtype != voi.IntU32 || vp.state < 0 {
 		return voi.ErrInvalid
 	}
@@ -234,25 +219,19 @@ func (bl *Blob) UpdateRelU32(id int32, v uint32) error {
 	if vp.n&compoundBit != 0 {
 		return bl.updateCompoundU32(vp, v)
 	}
-	stats := p.statsOf(vp, vp.n)
-	for i := range stats {
-		sp := &stats[i]
-		off := int(sp.dataOff)
-		switch sp.stype {
-		case voi.Sum:
-			store32(b, off, uint32(uint32(load32(b, off))+v))
-		case voi.Max:
-			if uint32(load32(b, off)) >= v {
-				continue
-			}
-			store32(b, off, uint32(v))
-		default: // voi.Min
-			if uint32(load32(b, off)) <= v {
-				continue
-			}
-			store32(b, off, uint32(v))
-		}
-		markValid(b, sp.statOff)
+	// SUM, MAX and MIN write different bytes, so their order (the C's is
+	// MIN, MAX, SUM) does not show.
+	if off := int(vp.minOff); off != 0 && uint32(load32(b, off)) > v {
+		store32(b, off, uint32(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
+	}
+	if off := int(vp.maxOff); off != 0 && uint32(load32(b, off)) < v {
+		store32(b, off, uint32(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
+	}
+	if off := int(vp.sumOff); off != 0 {
+		store32(b, off, uint32(uint32(load32(b, off))+v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
 	if vp.state >= 0 {
 		store32(b, int(vp.state), uint32(v))
@@ -266,7 +245,7 @@ func (bl *Blob) UpdateS64(id int32, v int64) error {
 	if p == nil || id < 0 || int(id) >= len(p.vois) {
 		return voi.ErrInvalid
 	}
-	vp := p.vois[id] // proven in range: no second check
+	vp := &p.vois[id] // proven in range: no second check
 	if vp.dtype != voi.IntS64 {
 		return voi.ErrInvalid
 	}
@@ -274,25 +253,19 @@ func (bl *Blob) UpdateS64(id int32, v int64) error {
 	if vp.n&compoundBit != 0 {
 		return bl.updateCompoundS64(vp, v)
 	}
-	stats := p.statsOf(vp, vp.n)
-	for i := range stats {
-		sp := &stats[i]
-		off := int(sp.dataOff)
-		switch sp.stype {
-		case voi.Sum:
-			store64(b, off, uint64(int64(load64(b, off))+v))
-		case voi.Max:
-			if int64(load64(b, off)) >= v {
-				continue
-			}
-			store64(b, off, uint64(v))
-		default: // voi.Min
-			if int64(load64(b, off)) <= v {
-				continue
-			}
-			store64(b, off, uint64(v))
-		}
-		markValid(b, sp.statOff)
+	// SUM, MAX and MIN write different bytes, so their order (the C's is
+	// MIN, MAX, SUM) does not show.
+	if off := int(vp.minOff); off != 0 && int64(load64(b, off)) > v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
+	}
+	if off := int(vp.maxOff); off != 0 && int64(load64(b, off)) < v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
+	}
+	if off := int(vp.sumOff); off != 0 {
+		store64(b, off, uint64(int64(load64(b, off))+v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
 	if vp.state >= 0 {
 		store64(b, int(vp.state), uint64(v))
@@ -302,7 +275,7 @@ func (bl *Blob) UpdateS64(id int32, v int64) error {
 
 // updateCompoundS64 is the update of a IntS64 VOI with a histogram or
 // t-digest among its statistics; v is already the value to record.
-func (bl *Blob) updateCompoundS64(vp voiPlan, v int64) error {
+func (bl *Blob) updateCompoundS64(vp *voiPlan, v int64) error {
 	b, layouts := bl.b, bl.plan.layouts
 	var err error
 	stats := bl.plan.stats[vp.first : int(vp.first)+vp.count()]
@@ -353,7 +326,7 @@ func (bl *Blob) UpdateRelS64(id int32, v int64) error {
 	if p == nil || id < 0 || int(id) >= len(p.vois) {
 		return voi.ErrInvalid
 	}
-	vp := p.vois[id] // proven in range: no second check
+	vp := &p.vois[id] // proven in range: no second check
 	if vp.dtype != voi.IntS64 || vp.state < 0 {
 		return voi.ErrInvalid
 	}
@@ -362,25 +335,19 @@ func (bl *Blob) UpdateRelS64(id int32, v int64) error {
 	if vp.n&compoundBit != 0 {
 		return bl.updateCompoundS64(vp, v)
 	}
-	stats := p.statsOf(vp, vp.n)
-	for i := range stats {
-		sp := &stats[i]
-		off := int(sp.dataOff)
-		switch sp.stype {
-		case voi.Sum:
-			store64(b, off, uint64(int64(load64(b, off))+v))
-		case voi.Max:
-			if int64(load64(b, off)) >= v {
-				continue
-			}
-			store64(b, off, uint64(v))
-		default: // voi.Min
-			if int64(load64(b, off)) <= v {
-				continue
-			}
-			store64(b, off, uint64(v))
-		}
-		markValid(b, sp.statOff)
+	// SUM, MAX and MIN write different bytes, so their order (the C's is
+	// MIN, MAX, SUM) does not show.
+	if off := int(vp.minOff); off != 0 && int64(load64(b, off)) > v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
+	}
+	if off := int(vp.maxOff); off != 0 && int64(load64(b, off)) < v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
+	}
+	if off := int(vp.sumOff); off != 0 {
+		store64(b, off, uint64(int64(load64(b, off))+v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
 	if vp.state >= 0 {
 		store64(b, int(vp.state), uint64(v))
@@ -394,7 +361,7 @@ func (bl *Blob) UpdateU64(id int32, v uint64) error {
 	if p == nil || id < 0 || int(id) >= len(p.vois) {
 		return voi.ErrInvalid
 	}
-	vp := p.vois[id] // proven in range: no second check
+	vp := &p.vois[id] // proven in range: no second check
 	if vp.dtype != voi.IntU64 {
 		return voi.ErrInvalid
 	}
@@ -402,25 +369,19 @@ func (bl *Blob) UpdateU64(id int32, v uint64) error {
 	if vp.n&compoundBit != 0 {
 		return bl.updateCompoundU64(vp, v)
 	}
-	stats := p.statsOf(vp, vp.n)
-	for i := range stats {
-		sp := &stats[i]
-		off := int(sp.dataOff)
-		switch sp.stype {
-		case voi.Sum:
-			store64(b, off, uint64(uint64(load64(b, off))+v))
-		case voi.Max:
-			if uint64(load64(b, off)) >= v {
-				continue
-			}
-			store64(b, off, uint64(v))
-		default: // voi.Min
-			if uint64(load64(b, off)) <= v {
-				continue
-			}
-			store64(b, off, uint64(v))
-		}
-		markValid(b, sp.statOff)
+	// SUM, MAX and MIN write different bytes, so their order (the C's is
+	// MIN, MAX, SUM) does not show.
+	if off := int(vp.minOff); off != 0 && uint64(load64(b, off)) > v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
+	}
+	if off := int(vp.maxOff); off != 0 && uint64(load64(b, off)) < v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
+	}
+	if off := int(vp.sumOff); off != 0 {
+		store64(b, off, uint64(uint64(load64(b, off))+v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
 	if vp.state >= 0 {
 		store64(b, int(vp.state), uint64(v))
@@ -430,7 +391,7 @@ func (bl *Blob) UpdateU64(id int32, v uint64) error {
 
 // updateCompoundU64 is the update of a IntU64 VOI with a histogram or
 // t-digest among its statistics; v is already the value to record.
-func (bl *Blob) updateCompoundU64(vp voiPlan, v uint64) error {
+func (bl *Blob) updateCompoundU64(vp *voiPlan, v uint64) error {
 	b, layouts := bl.b, bl.plan.layouts
 	var err error
 	stats := bl.plan.stats[vp.first : int(vp.first)+vp.count()]
@@ -481,7 +442,7 @@ func (bl *Blob) UpdateRelU64(id int32, v uint64) error {
 	if p == nil || id < 0 || int(id) >= len(p.vois) {
 		return voi.ErrInvalid
 	}
-	vp := p.vois[id] // proven in range: no second check
+	vp := &p.vois[id] // proven in range: no second check
 	if vp.dtype != voi.IntU64 || vp.state < 0 {
 		return voi.ErrInvalid
 	}
@@ -490,25 +451,19 @@ func (bl *Blob) UpdateRelU64(id int32, v uint64) error {
 	if vp.n&compoundBit != 0 {
 		return bl.updateCompoundU64(vp, v)
 	}
-	stats := p.statsOf(vp, vp.n)
-	for i := range stats {
-		sp := &stats[i]
-		off := int(sp.dataOff)
-		switch sp.stype {
-		case voi.Sum:
-			store64(b, off, uint64(uint64(load64(b, off))+v))
-		case voi.Max:
-			if uint64(load64(b, off)) >= v {
-				continue
-			}
-			store64(b, off, uint64(v))
-		default: // voi.Min
-			if uint64(load64(b, off)) <= v {
-				continue
-			}
-			store64(b, off, uint64(v))
-		}
-		markValid(b, sp.statOff)
+	// SUM, MAX and MIN write different bytes, so their order (the C's is
+	// MIN, MAX, SUM) does not show.
+	if off := int(vp.minOff); off != 0 && uint64(load64(b, off)) > v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
+	}
+	if off := int(vp.maxOff); off != 0 && uint64(load64(b, off)) < v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
+	}
+	if off := int(vp.sumOff); off != 0 {
+		store64(b, off, uint64(uint64(load64(b, off))+v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
 	if vp.state >= 0 {
 		store64(b, int(vp.state), uint64(v))
@@ -522,7 +477,7 @@ func (bl *Blob) UpdateSLong(id int32, v int64) error {
 	if p == nil || id < 0 || int(id) >= len(p.vois) {
 		return voi.ErrInvalid
 	}
-	vp := p.vois[id] // proven in range: no second check
+	vp := &p.vois[id] // proven in range: no second check
 	if vp.dtype != voi.IntSLong {
 		return voi.ErrInvalid
 	}
@@ -530,25 +485,19 @@ func (bl *Blob) UpdateSLong(id int32, v int64) error {
 	if vp.n&compoundBit != 0 {
 		return bl.updateCompoundSLong(vp, v)
 	}
-	stats := p.statsOf(vp, vp.n)
-	for i := range stats {
-		sp := &stats[i]
-		off := int(sp.dataOff)
-		switch sp.stype {
-		case voi.Sum:
-			store64(b, off, uint64(int64(load64(b, off))+v))
-		case voi.Max:
-			if int64(load64(b, off)) >= v {
-				continue
-			}
-			store64(b, off, uint64(v))
-		default: // voi.Min
-			if int64(load64(b, off)) <= v {
-				continue
-			}
-			store64(b, off, uint64(v))
-		}
-		markValid(b, sp.statOff)
+	// SUM, MAX and MIN write different bytes, so their order (the C's is
+	// MIN, MAX, SUM) does not show.
+	if off := int(vp.minOff); off != 0 && int64(load64(b, off)) > v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
+	}
+	if off := int(vp.maxOff); off != 0 && int64(load64(b, off)) < v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
+	}
+	if off := int(vp.sumOff); off != 0 {
+		store64(b, off, uint64(int64(load64(b, off))+v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
 	if vp.state >= 0 {
 		store64(b, int(vp.state), uint64(v))
@@ -558,7 +507,7 @@ func (bl *Blob) UpdateSLong(id int32, v int64) error {
 
 // updateCompoundSLong is the update of a IntSLong VOI with a histogram or
 // t-digest among its statistics; v is already the value to record.
-func (bl *Blob) updateCompoundSLong(vp voiPlan, v int64) error {
+func (bl *Blob) updateCompoundSLong(vp *voiPlan, v int64) error {
 	b, layouts := bl.b, bl.plan.layouts
 	var err error
 	stats := bl.plan.stats[vp.first : int(vp.first)+vp.count()]
@@ -609,7 +558,7 @@ func (bl *Blob) UpdateRelSLong(id int32, v int64) error {
 	if p == nil || id < 0 || int(id) >= len(p.vois) {
 		return voi.ErrInvalid
 	}
-	vp := p.vois[id] // proven in range: no second check
+	vp := &p.vois[id] // proven in range: no second check
 	if vp.dtype != voi.IntSLong || vp.state < 0 {
 		return voi.ErrInvalid
 	}
@@ -618,25 +567,19 @@ func (bl *Blob) UpdateRelSLong(id int32, v int64) error {
 	if vp.n&compoundBit != 0 {
 		return bl.updateCompoundSLong(vp, v)
 	}
-	stats := p.statsOf(vp, vp.n)
-	for i := range stats {
-		sp := &stats[i]
-		off := int(sp.dataOff)
-		switch sp.stype {
-		case voi.Sum:
-			store64(b, off, uint64(int64(load64(b, off))+v))
-		case voi.Max:
-			if int64(load64(b, off)) >= v {
-				continue
-			}
-			store64(b, off, uint64(v))
-		default: // voi.Min
-			if int64(load64(b, off)) <= v {
-				continue
-			}
-			store64(b, off, uint64(v))
-		}
-		markValid(b, sp.statOff)
+	// SUM, MAX and MIN write different bytes, so their order (the C's is
+	// MIN, MAX, SUM) does not show.
+	if off := int(vp.minOff); off != 0 && int64(load64(b, off)) > v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
+	}
+	if off := int(vp.maxOff); off != 0 && int64(load64(b, off)) < v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
+	}
+	if off := int(vp.sumOff); off != 0 {
+		store64(b, off, uint64(int64(load64(b, off))+v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
 	if vp.state >= 0 {
 		store64(b, int(vp.state), uint64(v))
@@ -650,7 +593,7 @@ func (bl *Blob) UpdateULong(id int32, v uint64) error {
 	if p == nil || id < 0 || int(id) >= len(p.vois) {
 		return voi.ErrInvalid
 	}
-	vp := p.vois[id] // proven in range: no second check
+	vp := &p.vois[id] // proven in range: no second check
 	if vp.dtype != voi.IntULong {
 		return voi.ErrInvalid
 	}
@@ -658,25 +601,19 @@ func (bl *Blob) UpdateULong(id int32, v uint64) error {
 	if vp.n&compoundBit != 0 {
 		return bl.updateCompoundULong(vp, v)
 	}
-	stats := p.statsOf(vp, vp.n)
-	for i := range stats {
-		sp := &stats[i]
-		off := int(sp.dataOff)
-		switch sp.stype {
-		case voi.Sum:
-			store64(b, off, uint64(uint64(load64(b, off))+v))
-		case voi.Max:
-			if uint64(load64(b, off)) >= v {
-				continue
-			}
-			store64(b, off, uint64(v))
-		default: // voi.Min
-			if uint64(load64(b, off)) <= v {
-				continue
-			}
-			store64(b, off, uint64(v))
-		}
-		markValid(b, sp.statOff)
+	// SUM, MAX and MIN write different bytes, so their order (the C's is
+	// MIN, MAX, SUM) does not show.
+	if off := int(vp.minOff); off != 0 && uint64(load64(b, off)) > v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
+	}
+	if off := int(vp.maxOff); off != 0 && uint64(load64(b, off)) < v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
+	}
+	if off := int(vp.sumOff); off != 0 {
+		store64(b, off, uint64(uint64(load64(b, off))+v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
 	if vp.state >= 0 {
 		store64(b, int(vp.state), uint64(v))
@@ -686,7 +623,7 @@ func (bl *Blob) UpdateULong(id int32, v uint64) error {
 
 // updateCompoundULong is the update of a IntULong VOI with a histogram or
 // t-digest among its statistics; v is already the value to record.
-func (bl *Blob) updateCompoundULong(vp voiPlan, v uint64) error {
+func (bl *Blob) updateCompoundULong(vp *voiPlan, v uint64) error {
 	b, layouts := bl.b, bl.plan.layouts
 	var err error
 	stats := bl.plan.stats[vp.first : int(vp.first)+vp.count()]
@@ -737,7 +674,7 @@ func (bl *Blob) UpdateRelULong(id int32, v uint64) error {
 	if p == nil || id < 0 || int(id) >= len(p.vois) {
 		return voi.ErrInvalid
 	}
-	vp := p.vois[id] // proven in range: no second check
+	vp := &p.vois[id] // proven in range: no second check
 	if vp.dtype != voi.IntULong || vp.state < 0 {
 		return voi.ErrInvalid
 	}
@@ -746,25 +683,19 @@ func (bl *Blob) UpdateRelULong(id int32, v uint64) error {
 	if vp.n&compoundBit != 0 {
 		return bl.updateCompoundULong(vp, v)
 	}
-	stats := p.statsOf(vp, vp.n)
-	for i := range stats {
-		sp := &stats[i]
-		off := int(sp.dataOff)
-		switch sp.stype {
-		case voi.Sum:
-			store64(b, off, uint64(uint64(load64(b, off))+v))
-		case voi.Max:
-			if uint64(load64(b, off)) >= v {
-				continue
-			}
-			store64(b, off, uint64(v))
-		default: // voi.Min
-			if uint64(load64(b, off)) <= v {
-				continue
-			}
-			store64(b, off, uint64(v))
-		}
-		markValid(b, sp.statOff)
+	// SUM, MAX and MIN write different bytes, so their order (the C's is
+	// MIN, MAX, SUM) does not show.
+	if off := int(vp.minOff); off != 0 && uint64(load64(b, off)) > v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
+	}
+	if off := int(vp.maxOff); off != 0 && uint64(load64(b, off)) < v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
+	}
+	if off := int(vp.sumOff); off != 0 {
+		store64(b, off, uint64(uint64(load64(b, off))+v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
 	if vp.state >= 0 {
 		store64(b, int(vp.state), uint64(v))
