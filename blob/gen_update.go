@@ -66,7 +66,7 @@ func (bl *Blob) {{.Method}}(id int32, v {{.T}}) error {
 		return voi.ErrInvalid
 	}
 	vp := &p.vois[id] // proven in range: no second check
-	if vp.dtype != voi.{{.DType}}{{if .Rel}} || vp.state < 0{{end}} {
+	if vp.dtype != voi.{{.DType}}{{if .Rel}} || vp.state == 0{{end}} {
 		return voi.ErrInvalid
 	}
 	b := bl.b
@@ -90,7 +90,7 @@ func (bl *Blob) {{.Method}}(id int32, v {{.T}}) error {
 		{{.Store}}(b, off, {{.Word}}({{.T}}({{.Load}}(b, off))+v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
-	if vp.state >= 0 {
+	if vp.state != 0 {
 		{{.Store}}(b, int(vp.state), {{.Word}}(v))
 	}
 	return nil
@@ -127,7 +127,7 @@ func (bl *Blob) {{.Generic}}(vp *voiPlan, v {{.T}}) error {
 		}
 		markValid(b, sp.statOff)
 	}
-	if vp.state >= 0 {
+	if vp.state != 0 {
 		{{.Store}}(b, int(vp.state), {{.Word}}(v))
 	}
 	return err

@@ -23,13 +23,15 @@ type plan struct {
 	layouts []hist.Layout // histogram lookups, indexed by statPlan.layout
 }
 
-// voiPlan is 16 bytes, so a plan costs at most two bytes per blob byte
-// even for a blob of thousands of vacant (8-byte) VOI slots.
+// voiPlan is 16 bytes, so a plan costs at most two bytes per blob byte even
+// for a blob of thousands of vacant (8-byte) VOI slots. (Its fields would
+// fit 14; indexing by a power of two is a shift instead of a multiply,
+// measured 0.2 ns of a 3 ns SUM update.)
 type voiPlan struct {
 	dtype voi.DType
 	n     uint8  // statistics, at stats[first:first+n]; compoundBit if any is a histogram or t-digest
 	first uint16 // index of the VOI's first statistic in plan.stats
-	state int32  // offset of the state record's data, -1 without state
+	state uint16 // offset of the state record's data, 0 without state (offset 0 is the header)
 
 	// The numeric statistics, which the typed update methods handle
 	// without going through stats: the offset of the VOI's voistat table
@@ -38,6 +40,7 @@ type voiPlan struct {
 	// voistat table is indexed by statistic type.
 	statsOff               uint16
 	sumOff, maxOff, minOff uint16
+	_                      uint16
 }
 
 // compoundBit marks, in voiPlan.n, a VOI with a histogram or t-digest:
@@ -68,9 +71,9 @@ func newPlan(b []byte) *plan {
 			continue
 		}
 		vp := &p.vois[id]
-		vp.dtype, vp.state, vp.first, vp.statsOff = voi.DType(v.DType), -1, uint16(len(p.stats)), v.StatsOff
+		vp.dtype, vp.first, vp.statsOff = voi.DType(v.DType), uint16(len(p.stats)), v.StatsOff
 		if v.Flags&voi.FlagReqState != 0 {
-			vp.state = int32(abi.ReadStat(b, int(v.StatsOff)).DataOff)
+			vp.state = abi.ReadStat(b, int(v.StatsOff)).DataOff
 		}
 		for j := int(v.MaxID); j > 0; j-- {
 			off := int(v.StatsOff) + abi.StatSize*j

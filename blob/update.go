@@ -92,7 +92,7 @@ func (bl *Blob) voiPlan(id int32, dt voi.DType, rel bool) (voiPlan, []statPlan, 
 		return voiPlan{}, nil, voi.ErrInvalid
 	}
 	vp := p.vois[id]
-	if vp.dtype != dt || dt == 0 || rel && vp.state < 0 {
+	if vp.dtype != dt || dt == 0 || rel && vp.state == 0 {
 		return voiPlan{}, nil, voi.ErrInvalid
 	}
 	return vp, p.stats[vp.first : int(vp.first)+vp.count()], nil
@@ -202,7 +202,7 @@ func updateQ(bl *Blob, id int32, dt voi.DType, x qmath.Q, rel bool) error {
 		}
 		finish(b[sp.statOff:int(sp.statOff)+abi.StatSize], serr)
 	}
-	if vp.state >= 0 {
+	if vp.state != 0 {
 		// The C assigns the result of storing the state to its return
 		// value, replacing (even with success) any statistic's error.
 		var prev qmath.Q

@@ -35,7 +35,7 @@ func (bl *Blob) UpdateS32(id int32, v int32) error {
 		store32(b, off, uint32(int32(load32(b, off))+v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
-	if vp.state >= 0 {
+	if vp.state != 0 {
 		store32(b, int(vp.state), uint32(v))
 	}
 	return nil
@@ -81,7 +81,7 @@ func (bl *Blob) updateCompoundS32(vp *voiPlan, v int32) error {
 		}
 		markValid(b, sp.statOff)
 	}
-	if vp.state >= 0 {
+	if vp.state != 0 {
 		store32(b, int(vp.state), uint32(v))
 	}
 	return err
@@ -95,7 +95,7 @@ func (bl *Blob) UpdateRelS32(id int32, v int32) error {
 		return voi.ErrInvalid
 	}
 	vp := &p.vois[id] // proven in range: no second check
-	if vp.dtype != voi.IntS32 || vp.state < 0 {
+	if vp.dtype != voi.IntS32 || vp.state == 0 {
 		return voi.ErrInvalid
 	}
 	b := bl.b
@@ -117,7 +117,7 @@ func (bl *Blob) UpdateRelS32(id int32, v int32) error {
 		store32(b, off, uint32(int32(load32(b, off))+v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
-	if vp.state >= 0 {
+	if vp.state != 0 {
 		store32(b, int(vp.state), uint32(v))
 	}
 	return nil
@@ -151,7 +151,7 @@ func (bl *Blob) UpdateU32(id int32, v uint32) error {
 		store32(b, off, uint32(uint32(load32(b, off))+v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
-	if vp.state >= 0 {
+	if vp.state != 0 {
 		store32(b, int(vp.state), uint32(v))
 	}
 	return nil
@@ -197,7 +197,7 @@ func (bl *Blob) updateCompoundU32(vp *voiPlan, v uint32) error {
 		}
 		markValid(b, sp.statOff)
 	}
-	if vp.state >= 0 {
+	if vp.state != 0 {
 		store32(b, int(vp.state), uint32(v))
 	}
 	return err
@@ -211,7 +211,7 @@ func (bl *Blob) UpdateRelU32(id int32, v uint32) error {
 		return voi.ErrInvalid
 	}
 	vp := &p.vois[id] // proven in range: no second check
-	if vp.dtype != voi.IntU32 || vp.state < 0 {
+	if vp.dtype != voi.IntU32 || vp.state == 0 {
 		return voi.ErrInvalid
 	}
 	b := bl.b
@@ -233,7 +233,7 @@ func (bl *Blob) UpdateRelU32(id int32, v uint32) error {
 		store32(b, off, uint32(uint32(load32(b, off))+v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
-	if vp.state >= 0 {
+	if vp.state != 0 {
 		store32(b, int(vp.state), uint32(v))
 	}
 	return nil
@@ -267,7 +267,7 @@ func (bl *Blob) UpdateS64(id int32, v int64) error {
 		store64(b, off, uint64(int64(load64(b, off))+v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
-	if vp.state >= 0 {
+	if vp.state != 0 {
 		store64(b, int(vp.state), uint64(v))
 	}
 	return nil
@@ -313,7 +313,7 @@ func (bl *Blob) updateCompoundS64(vp *voiPlan, v int64) error {
 		}
 		markValid(b, sp.statOff)
 	}
-	if vp.state >= 0 {
+	if vp.state != 0 {
 		store64(b, int(vp.state), uint64(v))
 	}
 	return err
@@ -327,7 +327,7 @@ func (bl *Blob) UpdateRelS64(id int32, v int64) error {
 		return voi.ErrInvalid
 	}
 	vp := &p.vois[id] // proven in range: no second check
-	if vp.dtype != voi.IntS64 || vp.state < 0 {
+	if vp.dtype != voi.IntS64 || vp.state == 0 {
 		return voi.ErrInvalid
 	}
 	b := bl.b
@@ -349,7 +349,7 @@ func (bl *Blob) UpdateRelS64(id int32, v int64) error {
 		store64(b, off, uint64(int64(load64(b, off))+v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
-	if vp.state >= 0 {
+	if vp.state != 0 {
 		store64(b, int(vp.state), uint64(v))
 	}
 	return nil
@@ -383,7 +383,7 @@ func (bl *Blob) UpdateU64(id int32, v uint64) error {
 		store64(b, off, uint64(uint64(load64(b, off))+v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
-	if vp.state >= 0 {
+	if vp.state != 0 {
 		store64(b, int(vp.state), uint64(v))
 	}
 	return nil
@@ -429,7 +429,7 @@ func (bl *Blob) updateCompoundU64(vp *voiPlan, v uint64) error {
 		}
 		markValid(b, sp.statOff)
 	}
-	if vp.state >= 0 {
+	if vp.state != 0 {
 		store64(b, int(vp.state), uint64(v))
 	}
 	return err
@@ -443,7 +443,7 @@ func (bl *Blob) UpdateRelU64(id int32, v uint64) error {
 		return voi.ErrInvalid
 	}
 	vp := &p.vois[id] // proven in range: no second check
-	if vp.dtype != voi.IntU64 || vp.state < 0 {
+	if vp.dtype != voi.IntU64 || vp.state == 0 {
 		return voi.ErrInvalid
 	}
 	b := bl.b
@@ -465,7 +465,7 @@ func (bl *Blob) UpdateRelU64(id int32, v uint64) error {
 		store64(b, off, uint64(uint64(load64(b, off))+v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
-	if vp.state >= 0 {
+	if vp.state != 0 {
 		store64(b, int(vp.state), uint64(v))
 	}
 	return nil
@@ -499,7 +499,7 @@ func (bl *Blob) UpdateSLong(id int32, v int64) error {
 		store64(b, off, uint64(int64(load64(b, off))+v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
-	if vp.state >= 0 {
+	if vp.state != 0 {
 		store64(b, int(vp.state), uint64(v))
 	}
 	return nil
@@ -545,7 +545,7 @@ func (bl *Blob) updateCompoundSLong(vp *voiPlan, v int64) error {
 		}
 		markValid(b, sp.statOff)
 	}
-	if vp.state >= 0 {
+	if vp.state != 0 {
 		store64(b, int(vp.state), uint64(v))
 	}
 	return err
@@ -559,7 +559,7 @@ func (bl *Blob) UpdateRelSLong(id int32, v int64) error {
 		return voi.ErrInvalid
 	}
 	vp := &p.vois[id] // proven in range: no second check
-	if vp.dtype != voi.IntSLong || vp.state < 0 {
+	if vp.dtype != voi.IntSLong || vp.state == 0 {
 		return voi.ErrInvalid
 	}
 	b := bl.b
@@ -581,7 +581,7 @@ func (bl *Blob) UpdateRelSLong(id int32, v int64) error {
 		store64(b, off, uint64(int64(load64(b, off))+v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
-	if vp.state >= 0 {
+	if vp.state != 0 {
 		store64(b, int(vp.state), uint64(v))
 	}
 	return nil
@@ -615,7 +615,7 @@ func (bl *Blob) UpdateULong(id int32, v uint64) error {
 		store64(b, off, uint64(uint64(load64(b, off))+v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
-	if vp.state >= 0 {
+	if vp.state != 0 {
 		store64(b, int(vp.state), uint64(v))
 	}
 	return nil
@@ -661,7 +661,7 @@ func (bl *Blob) updateCompoundULong(vp *voiPlan, v uint64) error {
 		}
 		markValid(b, sp.statOff)
 	}
-	if vp.state >= 0 {
+	if vp.state != 0 {
 		store64(b, int(vp.state), uint64(v))
 	}
 	return err
@@ -675,7 +675,7 @@ func (bl *Blob) UpdateRelULong(id int32, v uint64) error {
 		return voi.ErrInvalid
 	}
 	vp := &p.vois[id] // proven in range: no second check
-	if vp.dtype != voi.IntULong || vp.state < 0 {
+	if vp.dtype != voi.IntULong || vp.state == 0 {
 		return voi.ErrInvalid
 	}
 	b := bl.b
@@ -697,7 +697,7 @@ func (bl *Blob) UpdateRelULong(id int32, v uint64) error {
 		store64(b, off, uint64(uint64(load64(b, off))+v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
-	if vp.state >= 0 {
+	if vp.state != 0 {
 		store64(b, int(vp.state), uint64(v))
 	}
 	return nil
