@@ -21,6 +21,28 @@ type Blob struct {
 	b    []byte // the buffer; the blob is b[:cursz] (len(b) >= cursz)
 	plan *plan  // the layout, derived from b once (see plan.go)
 	env  *tdigest.Env
+
+	// digests holds the mean order of each t-digest statistic (indexed by
+	// statPlan.digest), made by its first update and kept by the later
+	// ones. It is state beside the bytes, not in them: whatever rewrites a
+	// digest's bytes otherwise (Reset, Merge, UnmarshalBinary) drops it.
+	digests []tdigest.Cache
+}
+
+// digestCache returns the order cache of the t-digest statistic sp.
+func (bl *Blob) digestCache(sp *statPlan) *tdigest.Cache {
+	if bl.digests == nil {
+		bl.digests = make([]tdigest.Cache, bl.plan.ndigests)
+	}
+	return &bl.digests[sp.digest]
+}
+
+// dropDigestCaches forgets the t-digests' order caches after their bytes
+// changed outside an update.
+func (bl *Blob) dropDigestCaches() {
+	for i := range bl.digests {
+		bl.digests[i].Invalidate()
+	}
 }
 
 // Env is where a blob reads time (created/lastrst, t-digest reseeding) and
@@ -111,7 +133,9 @@ func FromBytes(p []byte, env *Env) (*Blob, error) {
 
 // Wrap validates the blob at the start of buf (len(buf) may exceed cursz)
 // and returns a Blob that uses buf as its storage, without copying. The
-// caller must not modify buf while the Blob is in use.
+// caller must not modify buf while the Blob is in use, nor update it
+// through another Blob: a Blob keeps state derived from its bytes (the
+// update plan, the t-digests' mean order).
 func Wrap(buf []byte, env *Env) (*Blob, error) {
 	if err := Validate(buf); err != nil {
 		return nil, err
@@ -126,7 +150,7 @@ func (bl *Blob) UnmarshalBinary(p []byte) error {
 	if err != nil {
 		return err
 	}
-	bl.b, bl.plan = n.b, n.plan
+	bl.b, bl.plan, bl.digests = n.b, n.plan, nil
 	return nil
 }
 

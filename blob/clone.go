@@ -77,6 +77,7 @@ func (bl *Blob) SnapshotInto(dst []byte, dstMaxSz int, reset bool) error {
 // 0, t-digests emptied; errs and the updated flag cleared. VOI state
 // (previous values for relative updates) is kept.
 func (bl *Blob) Reset() {
+	bl.dropDigestCaches()
 	b := bl.b
 	for s := range bl.Walk(0) {
 		if s.Stat.Type == voi.StatVoiState {

@@ -40,6 +40,7 @@ func Merge(dst, src *Blob) error {
 	if err := sameLayout(d, s); err != nil {
 		return fmt.Errorf("blob: merge: %w", err)
 	}
+	dst.dropDigestCaches()
 	var first error
 	for sl := range dst.Walk(0) {
 		st := sl.Stat

@@ -21,6 +21,8 @@ type plan struct {
 	vois    []voiPlan     // indexed by VOI id; vacant ids have dtype 0
 	stats   []statPlan    // every VOI's statistics, each VOI's in update order
 	layouts []hist.Layout // histogram lookups, indexed by statPlan.layout
+
+	ndigests int // t-digest statistics, numbered by statPlan.digest
 }
 
 // voiPlan is 16 bytes, so a plan costs at most two bytes per blob byte even
@@ -59,6 +61,7 @@ type statPlan struct {
 	dsz     uint16
 	layout  int32 // histograms: index into plan.layouts, -1 for the scan
 	counter uint8 // histograms whose layout has a counter table: counter width (4 or 8), else 0
+	digest  int16 // t-digests: index of the blob's order cache (Blob.digests)
 }
 
 // newPlan derives the plan of a blob that passed Validate.
@@ -99,6 +102,10 @@ func newPlan(b []byte) *plan {
 						}
 					}
 				}
+			}
+			if sp.stype == voi.TDgst {
+				sp.digest = int16(p.ndigests)
+				p.ndigests++
 			}
 			p.stats = append(p.stats, sp)
 			vp.n++

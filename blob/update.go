@@ -6,7 +6,6 @@ import (
 	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/internal/abi"
 	"github.com/statsblob/statsblob/qmath"
-	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -112,7 +111,7 @@ func (bl *Blob) compound(sp *statPlan, voiDT voi.DType, bits uint64) error {
 			err = hist.Update(d, sp.dtype, voiDT, bits)
 		}
 	case voi.TDgst:
-		err = tdigest.Update(d, sp.dtype, voiDT, bits, bl.Env())
+		err = bl.digestCache(sp).Update(d, sp.dtype, voiDT, bits, bl.Env())
 	}
 	if err == nil {
 		markValid(b, sp.statOff)

@@ -44,6 +44,7 @@ type tree struct {
 	nsz   int    // node size
 	maxn  int    // maxnodes as read when the view was made (never changes)
 	is32  bool   // TDGSTCLUST32 nodes (s32q mean @8, int32 count @12)
+	ord   *Cache // the nodes in order, kept in step by insert and remove when valid; nil without
 }
 
 // setMaxn fixes the number of slots the view addresses; b must hold them.
@@ -168,6 +169,9 @@ func (t *tree) extreme(f int) int {
 // next returns the in-order successor of the valid node e, or null
 // (ARB_NEXT).
 func (t *tree) next(e int) int {
+	if t.ordered() && t.ord.pos[e] >= 0 {
+		return t.cachedNext(e)
+	}
 	mx := uint(t.maxn)
 	lk := t.links(e)
 	if r := lkRight(lk); uint(r) < mx {
@@ -201,6 +205,9 @@ func (t *tree) next(e int) int {
 
 // prev returns the in-order predecessor of e, or null (ARB_PREV).
 func (t *tree) prev(e int) int {
+	if t.ordered() && t.ord.pos[e] >= 0 {
+		return t.cachedPrev(e)
+	}
 	if l := t.left(e); l != null {
 		e = l
 		for n := 0; n < t.maxn; n++ {
@@ -320,6 +327,9 @@ func (t *tree) insert(e int) {
 	} else {
 		t.hset(hRoot, e)
 	}
+	if t.ordered() {
+		t.ordInsert(e, parent, goLeft)
+	}
 	t.insertColor(e)
 	t.hset(hCur, t.cur()+1)
 	if m := t.hget(hMin); m == null || (t.link(e, lParent) == m && t.link(parent, lLeft) == e) {
@@ -379,6 +389,9 @@ func (t *tree) insertColor(e int) {
 // e's whole link. If e was a cached extreme, the cache moves to e's parent
 // (which is stale when e had an inner child; the C keeps it so).
 func (t *tree) remove(old int) {
+	if t.ordered() {
+		t.ordRemove(old)
+	}
 	var child, parent int
 	var col int8
 	e := old
@@ -558,6 +571,9 @@ func (t *tree) move(e int) {
 
 // resetHead sets the head to an empty tree of maxn nodes (ARB_RESET_TREE).
 func (t *tree) resetHead(maxn int) {
+	if t.ordered() {
+		t.ordReset()
+	}
 	t.hset(hCur, 0)
 	t.hset(hMax, maxn)
 	t.hset(hRoot, null)

@@ -47,7 +47,11 @@
 // The update path allocates nothing. Its hot loop, the walk in mean order
 // to the centroids nearest to the sample, and the neighbour tests of the
 // C's reinsert use what the walk learnt instead of walking again; the
-// results are the C's for every digest Validate accepts.
+// results are the C's for every digest Validate accepts. A Cache kept
+// beside a digest's bytes holds its mean order as an array, so that the
+// walk reads consecutive slots instead of following tree links (10-12%
+// faster from 50 centroids, the same at 20); it costs 4 bytes per centroid
+// slot, allocated by its first update.
 //
 // # Randomness and time
 //

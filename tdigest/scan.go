@@ -20,6 +20,9 @@ func (d *digest) nearest(start int, xctrl uint64, xv int64) (lb, ub, runLen int,
 	if start == null {
 		return d.root(), null, 0, 0, eOK
 	}
+	if d.ordered() && d.ord.pos[start] >= 0 {
+		return d.nearestCached(start, xctrl, xv)
+	}
 	if d.is32 {
 		return d.nearest32(start, xctrl, xv)
 	}

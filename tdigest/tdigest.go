@@ -139,6 +139,11 @@ func Build(dt voi.DType, nctds, prec uint32) ([]byte, error) {
 // data must be a digest as Build, Update, Reset and Merge leave it (see
 // Validate for bytes from elsewhere); Update allocates nothing.
 func Update(data []byte, dt, voiDT voi.DType, v uint64, env *Env) error {
+	return update(data, dt, voiDT, v, env, nil)
+}
+
+// update is Update, through the order cache c if it is not nil.
+func update(data []byte, dt, voiDT voi.DType, v uint64, env *Env, c *Cache) error {
 	var d digest
 	if err := d.init(data, dt, env); err != nil {
 		return err
@@ -146,6 +151,12 @@ func Update(data []byte, dt, voiDT voi.DType, v uint64, env *Env) error {
 	if d.maxn == 0 {
 		// The C reads node 0's precision here and dereferences NULL.
 		return errNoNodes
+	}
+	if c != nil {
+		if !c.valid || len(c.pos) != d.maxn {
+			c.fill(&d.tree)
+		}
+		d.ord = c
 	}
 	var ctrl uint64
 	if mu0 := d.muRaw(0); d.is32 {
