@@ -134,9 +134,16 @@ func NewLayout(data []byte, hdt, voiDT voi.DType) (Layout, error) {
 
 // buildCounters makes the counter table of a fast layout whose bounds' keys
 // (lower bounds in keys, DRHIST upper bounds in the data) fit in a window
-// of maxTableKeys keys. Each entry is the answer of the lookup it replaces.
+// of maxTableKeys keys, not counting a CRHIST first bound at key 0. Each
+// entry is the answer of the lookup it replaces.
 func (l *Layout) buildCounters(data []byte, keys []uint64) {
 	lo, hi := keys[0], keys[len(keys)-1]
+	if l.g.kind == kindCR && lo == 0 && len(keys) > 1 {
+		// A first bucket from the bottom of the key space (an lbinf
+		// bucket, or one from 0 on an unsigned VOI) takes every key below
+		// the second bound: the window can start there.
+		lo = keys[1]
+	}
 	if l.g.kind == kindDR {
 		for i := range l.n {
 			hi = max(hi, l.key(binary.LittleEndian.Uint64(data[hdrSize+i*l.g.bsz+8:])))
@@ -179,7 +186,9 @@ func (l *Layout) counterOf(data []byte, x uint64) int {
 // Counter returns the offset, in the histogram data, of the counter that
 // Update increments for the value v (0, the out-of-band counter, when no
 // bucket takes it) and true, when the layout has a counter table: an
-// integer VOI, sorted or linear bounds whose keys span at most 4096 keys.
+// integer VOI, sorted or linear bounds whose keys span at most 4096 keys
+// (for CRHIST, not counting a first bound at the bottom of the VOI's range,
+// such as an lbinf bucket's).
 // Otherwise it returns 0, false. It reads no histogram data, so callers
 // that keep data of the analysed length can count with one load and one
 // store; 32-bit histogram types (CRHIST32, DRHIST32, DVHIST32) have 4-byte
