@@ -31,7 +31,9 @@ type plan struct {
 // measured 0.2 ns of a 3 ns SUM update.)
 type voiPlan struct {
 	dtype voi.DType
-	n     uint8  // statistics, at stats[first:first+n]; compoundBit if any is a histogram or t-digest
+	n     uint8  // statistics, at stats[first:first+n], in the C's order (highest slot first)
+	nc    uint8  // of which histograms and t-digests: the first nc (their slots are the highest)
+	_     uint8
 	first uint16 // index of the VOI's first statistic in plan.stats
 	state uint16 // offset of the state record's data, 0 without state (offset 0 is the header)
 
@@ -42,16 +44,7 @@ type voiPlan struct {
 	// voistat table is indexed by statistic type.
 	statsOff               uint16
 	sumOff, maxOff, minOff uint16
-	_                      uint16
 }
-
-// compoundBit marks, in voiPlan.n, a VOI with a histogram or t-digest:
-// its updates take the general loop, which calls out; the others run a
-// loop without calls (and so without register spills).
-const compoundBit = 0x80
-
-// count is the number of statistics of the VOI.
-func (vp voiPlan) count() int { return int(vp.n &^ compoundBit) }
 
 type statPlan struct {
 	stype   voi.SType
@@ -117,7 +110,7 @@ func newPlan(b []byte) *plan {
 			case voi.Min:
 				vp.minOff = sp.dataOff
 			default:
-				vp.n |= compoundBit
+				vp.nc++ // slots are visited downwards: these come first
 			}
 		}
 	}

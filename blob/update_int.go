@@ -18,11 +18,9 @@ func (bl *Blob) UpdateS32(id int32, v int32) error {
 		return voi.ErrInvalid
 	}
 	b := bl.b
-	if vp.n&compoundBit != 0 {
-		return bl.updateCompoundS32(vp, v)
+	if vp.nc != 0 {
+		return bl.updateMixedS32(vp, v)
 	}
-	// SUM, MAX and MIN write different bytes, so their order (the C's is
-	// MIN, MAX, SUM) does not show.
 	if off := int(vp.minOff); off != 0 && int32(load32(b, off)) > v {
 		store32(b, off, uint32(v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
@@ -41,45 +39,25 @@ func (bl *Blob) UpdateS32(id int32, v int32) error {
 	return nil
 }
 
-// updateCompoundS32 is the update of a IntS32 VOI with a histogram or
-// t-digest among its statistics; v is already the value to record.
-func (bl *Blob) updateCompoundS32(vp *voiPlan, v int32) error {
-	b, layouts := bl.b, bl.plan.layouts
-	var err error
-	stats := bl.plan.stats[vp.first : int(vp.first)+vp.count()]
-	for i := range stats {
-		sp := &stats[i]
-		off := int(sp.dataOff)
-		switch sp.stype {
-		case voi.Sum:
-			store32(b, off, uint32(int32(load32(b, off))+v))
-		case voi.Max:
-			if int32(load32(b, off)) >= v {
-				continue
-			}
-			store32(b, off, uint32(v))
-		case voi.Min:
-			if int32(load32(b, off)) <= v {
-				continue
-			}
-			store32(b, off, uint32(v))
-		default:
-			if sp.counter == 0 {
-				if serr := bl.compound(sp, voi.IntS32, uint64(uint32(v))); serr != nil {
-					err = serr
-				}
-				continue
-			}
-			// A histogram with a counter table: one load and one store.
-			c, _ := layouts[sp.layout].Counter(uint64(uint32(v)))
-			c += off
-			if sp.counter == 4 {
-				store32(b, c, load32(b, c)+1)
-			} else {
-				store64(b, c, load64(b, c)+1)
-			}
-		}
-		markValid(b, sp.statOff)
+// updateMixedS32 is the update of a IntS32 VOI with a histogram or
+// t-digest: those first, in the C's order (t-digest, histogram, MIN, MAX,
+// SUM); only they can fail or draw random numbers, and every statistic
+// writes its own bytes, so the numeric ones follow in any order. v is
+// already the value to record.
+func (bl *Blob) updateMixedS32(vp *voiPlan, v int32) error {
+	err := bl.updateCompound(vp, voi.IntS32, uint64(uint32(v)))
+	b := bl.b
+	if off := int(vp.minOff); off != 0 && int32(load32(b, off)) > v {
+		store32(b, off, uint32(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
+	}
+	if off := int(vp.maxOff); off != 0 && int32(load32(b, off)) < v {
+		store32(b, off, uint32(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
+	}
+	if off := int(vp.sumOff); off != 0 {
+		store32(b, off, uint32(int32(load32(b, off))+v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
 	if vp.state != 0 {
 		store32(b, int(vp.state), uint32(v))
@@ -100,11 +78,9 @@ func (bl *Blob) UpdateRelS32(id int32, v int32) error {
 	}
 	b := bl.b
 	v += int32(load32(b, int(vp.state)))
-	if vp.n&compoundBit != 0 {
-		return bl.updateCompoundS32(vp, v)
+	if vp.nc != 0 {
+		return bl.updateMixedS32(vp, v)
 	}
-	// SUM, MAX and MIN write different bytes, so their order (the C's is
-	// MIN, MAX, SUM) does not show.
 	if off := int(vp.minOff); off != 0 && int32(load32(b, off)) > v {
 		store32(b, off, uint32(v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
@@ -134,11 +110,9 @@ func (bl *Blob) UpdateU32(id int32, v uint32) error {
 		return voi.ErrInvalid
 	}
 	b := bl.b
-	if vp.n&compoundBit != 0 {
-		return bl.updateCompoundU32(vp, v)
+	if vp.nc != 0 {
+		return bl.updateMixedU32(vp, v)
 	}
-	// SUM, MAX and MIN write different bytes, so their order (the C's is
-	// MIN, MAX, SUM) does not show.
 	if off := int(vp.minOff); off != 0 && uint32(load32(b, off)) > v {
 		store32(b, off, uint32(v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
@@ -157,45 +131,25 @@ func (bl *Blob) UpdateU32(id int32, v uint32) error {
 	return nil
 }
 
-// updateCompoundU32 is the update of a IntU32 VOI with a histogram or
-// t-digest among its statistics; v is already the value to record.
-func (bl *Blob) updateCompoundU32(vp *voiPlan, v uint32) error {
-	b, layouts := bl.b, bl.plan.layouts
-	var err error
-	stats := bl.plan.stats[vp.first : int(vp.first)+vp.count()]
-	for i := range stats {
-		sp := &stats[i]
-		off := int(sp.dataOff)
-		switch sp.stype {
-		case voi.Sum:
-			store32(b, off, uint32(uint32(load32(b, off))+v))
-		case voi.Max:
-			if uint32(load32(b, off)) >= v {
-				continue
-			}
-			store32(b, off, uint32(v))
-		case voi.Min:
-			if uint32(load32(b, off)) <= v {
-				continue
-			}
-			store32(b, off, uint32(v))
-		default:
-			if sp.counter == 0 {
-				if serr := bl.compound(sp, voi.IntU32, uint64(uint32(v))); serr != nil {
-					err = serr
-				}
-				continue
-			}
-			// A histogram with a counter table: one load and one store.
-			c, _ := layouts[sp.layout].Counter(uint64(uint32(v)))
-			c += off
-			if sp.counter == 4 {
-				store32(b, c, load32(b, c)+1)
-			} else {
-				store64(b, c, load64(b, c)+1)
-			}
-		}
-		markValid(b, sp.statOff)
+// updateMixedU32 is the update of a IntU32 VOI with a histogram or
+// t-digest: those first, in the C's order (t-digest, histogram, MIN, MAX,
+// SUM); only they can fail or draw random numbers, and every statistic
+// writes its own bytes, so the numeric ones follow in any order. v is
+// already the value to record.
+func (bl *Blob) updateMixedU32(vp *voiPlan, v uint32) error {
+	err := bl.updateCompound(vp, voi.IntU32, uint64(uint32(v)))
+	b := bl.b
+	if off := int(vp.minOff); off != 0 && uint32(load32(b, off)) > v {
+		store32(b, off, uint32(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
+	}
+	if off := int(vp.maxOff); off != 0 && uint32(load32(b, off)) < v {
+		store32(b, off, uint32(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
+	}
+	if off := int(vp.sumOff); off != 0 {
+		store32(b, off, uint32(uint32(load32(b, off))+v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
 	if vp.state != 0 {
 		store32(b, int(vp.state), uint32(v))
@@ -216,11 +170,9 @@ func (bl *Blob) UpdateRelU32(id int32, v uint32) error {
 	}
 	b := bl.b
 	v += uint32(load32(b, int(vp.state)))
-	if vp.n&compoundBit != 0 {
-		return bl.updateCompoundU32(vp, v)
+	if vp.nc != 0 {
+		return bl.updateMixedU32(vp, v)
 	}
-	// SUM, MAX and MIN write different bytes, so their order (the C's is
-	// MIN, MAX, SUM) does not show.
 	if off := int(vp.minOff); off != 0 && uint32(load32(b, off)) > v {
 		store32(b, off, uint32(v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
@@ -250,11 +202,9 @@ func (bl *Blob) UpdateS64(id int32, v int64) error {
 		return voi.ErrInvalid
 	}
 	b := bl.b
-	if vp.n&compoundBit != 0 {
-		return bl.updateCompoundS64(vp, v)
+	if vp.nc != 0 {
+		return bl.updateMixedS64(vp, v)
 	}
-	// SUM, MAX and MIN write different bytes, so their order (the C's is
-	// MIN, MAX, SUM) does not show.
 	if off := int(vp.minOff); off != 0 && int64(load64(b, off)) > v {
 		store64(b, off, uint64(v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
@@ -273,45 +223,25 @@ func (bl *Blob) UpdateS64(id int32, v int64) error {
 	return nil
 }
 
-// updateCompoundS64 is the update of a IntS64 VOI with a histogram or
-// t-digest among its statistics; v is already the value to record.
-func (bl *Blob) updateCompoundS64(vp *voiPlan, v int64) error {
-	b, layouts := bl.b, bl.plan.layouts
-	var err error
-	stats := bl.plan.stats[vp.first : int(vp.first)+vp.count()]
-	for i := range stats {
-		sp := &stats[i]
-		off := int(sp.dataOff)
-		switch sp.stype {
-		case voi.Sum:
-			store64(b, off, uint64(int64(load64(b, off))+v))
-		case voi.Max:
-			if int64(load64(b, off)) >= v {
-				continue
-			}
-			store64(b, off, uint64(v))
-		case voi.Min:
-			if int64(load64(b, off)) <= v {
-				continue
-			}
-			store64(b, off, uint64(v))
-		default:
-			if sp.counter == 0 {
-				if serr := bl.compound(sp, voi.IntS64, uint64(uint64(v))); serr != nil {
-					err = serr
-				}
-				continue
-			}
-			// A histogram with a counter table: one load and one store.
-			c, _ := layouts[sp.layout].Counter(uint64(uint64(v)))
-			c += off
-			if sp.counter == 4 {
-				store32(b, c, load32(b, c)+1)
-			} else {
-				store64(b, c, load64(b, c)+1)
-			}
-		}
-		markValid(b, sp.statOff)
+// updateMixedS64 is the update of a IntS64 VOI with a histogram or
+// t-digest: those first, in the C's order (t-digest, histogram, MIN, MAX,
+// SUM); only they can fail or draw random numbers, and every statistic
+// writes its own bytes, so the numeric ones follow in any order. v is
+// already the value to record.
+func (bl *Blob) updateMixedS64(vp *voiPlan, v int64) error {
+	err := bl.updateCompound(vp, voi.IntS64, uint64(uint64(v)))
+	b := bl.b
+	if off := int(vp.minOff); off != 0 && int64(load64(b, off)) > v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
+	}
+	if off := int(vp.maxOff); off != 0 && int64(load64(b, off)) < v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
+	}
+	if off := int(vp.sumOff); off != 0 {
+		store64(b, off, uint64(int64(load64(b, off))+v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
 	if vp.state != 0 {
 		store64(b, int(vp.state), uint64(v))
@@ -332,11 +262,9 @@ func (bl *Blob) UpdateRelS64(id int32, v int64) error {
 	}
 	b := bl.b
 	v += int64(load64(b, int(vp.state)))
-	if vp.n&compoundBit != 0 {
-		return bl.updateCompoundS64(vp, v)
+	if vp.nc != 0 {
+		return bl.updateMixedS64(vp, v)
 	}
-	// SUM, MAX and MIN write different bytes, so their order (the C's is
-	// MIN, MAX, SUM) does not show.
 	if off := int(vp.minOff); off != 0 && int64(load64(b, off)) > v {
 		store64(b, off, uint64(v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
@@ -366,11 +294,9 @@ func (bl *Blob) UpdateU64(id int32, v uint64) error {
 		return voi.ErrInvalid
 	}
 	b := bl.b
-	if vp.n&compoundBit != 0 {
-		return bl.updateCompoundU64(vp, v)
+	if vp.nc != 0 {
+		return bl.updateMixedU64(vp, v)
 	}
-	// SUM, MAX and MIN write different bytes, so their order (the C's is
-	// MIN, MAX, SUM) does not show.
 	if off := int(vp.minOff); off != 0 && uint64(load64(b, off)) > v {
 		store64(b, off, uint64(v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
@@ -389,45 +315,25 @@ func (bl *Blob) UpdateU64(id int32, v uint64) error {
 	return nil
 }
 
-// updateCompoundU64 is the update of a IntU64 VOI with a histogram or
-// t-digest among its statistics; v is already the value to record.
-func (bl *Blob) updateCompoundU64(vp *voiPlan, v uint64) error {
-	b, layouts := bl.b, bl.plan.layouts
-	var err error
-	stats := bl.plan.stats[vp.first : int(vp.first)+vp.count()]
-	for i := range stats {
-		sp := &stats[i]
-		off := int(sp.dataOff)
-		switch sp.stype {
-		case voi.Sum:
-			store64(b, off, uint64(uint64(load64(b, off))+v))
-		case voi.Max:
-			if uint64(load64(b, off)) >= v {
-				continue
-			}
-			store64(b, off, uint64(v))
-		case voi.Min:
-			if uint64(load64(b, off)) <= v {
-				continue
-			}
-			store64(b, off, uint64(v))
-		default:
-			if sp.counter == 0 {
-				if serr := bl.compound(sp, voi.IntU64, uint64(uint64(v))); serr != nil {
-					err = serr
-				}
-				continue
-			}
-			// A histogram with a counter table: one load and one store.
-			c, _ := layouts[sp.layout].Counter(uint64(uint64(v)))
-			c += off
-			if sp.counter == 4 {
-				store32(b, c, load32(b, c)+1)
-			} else {
-				store64(b, c, load64(b, c)+1)
-			}
-		}
-		markValid(b, sp.statOff)
+// updateMixedU64 is the update of a IntU64 VOI with a histogram or
+// t-digest: those first, in the C's order (t-digest, histogram, MIN, MAX,
+// SUM); only they can fail or draw random numbers, and every statistic
+// writes its own bytes, so the numeric ones follow in any order. v is
+// already the value to record.
+func (bl *Blob) updateMixedU64(vp *voiPlan, v uint64) error {
+	err := bl.updateCompound(vp, voi.IntU64, uint64(uint64(v)))
+	b := bl.b
+	if off := int(vp.minOff); off != 0 && uint64(load64(b, off)) > v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
+	}
+	if off := int(vp.maxOff); off != 0 && uint64(load64(b, off)) < v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
+	}
+	if off := int(vp.sumOff); off != 0 {
+		store64(b, off, uint64(uint64(load64(b, off))+v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
 	if vp.state != 0 {
 		store64(b, int(vp.state), uint64(v))
@@ -448,11 +354,9 @@ func (bl *Blob) UpdateRelU64(id int32, v uint64) error {
 	}
 	b := bl.b
 	v += uint64(load64(b, int(vp.state)))
-	if vp.n&compoundBit != 0 {
-		return bl.updateCompoundU64(vp, v)
+	if vp.nc != 0 {
+		return bl.updateMixedU64(vp, v)
 	}
-	// SUM, MAX and MIN write different bytes, so their order (the C's is
-	// MIN, MAX, SUM) does not show.
 	if off := int(vp.minOff); off != 0 && uint64(load64(b, off)) > v {
 		store64(b, off, uint64(v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
@@ -482,11 +386,9 @@ func (bl *Blob) UpdateSLong(id int32, v int64) error {
 		return voi.ErrInvalid
 	}
 	b := bl.b
-	if vp.n&compoundBit != 0 {
-		return bl.updateCompoundSLong(vp, v)
+	if vp.nc != 0 {
+		return bl.updateMixedSLong(vp, v)
 	}
-	// SUM, MAX and MIN write different bytes, so their order (the C's is
-	// MIN, MAX, SUM) does not show.
 	if off := int(vp.minOff); off != 0 && int64(load64(b, off)) > v {
 		store64(b, off, uint64(v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
@@ -505,45 +407,25 @@ func (bl *Blob) UpdateSLong(id int32, v int64) error {
 	return nil
 }
 
-// updateCompoundSLong is the update of a IntSLong VOI with a histogram or
-// t-digest among its statistics; v is already the value to record.
-func (bl *Blob) updateCompoundSLong(vp *voiPlan, v int64) error {
-	b, layouts := bl.b, bl.plan.layouts
-	var err error
-	stats := bl.plan.stats[vp.first : int(vp.first)+vp.count()]
-	for i := range stats {
-		sp := &stats[i]
-		off := int(sp.dataOff)
-		switch sp.stype {
-		case voi.Sum:
-			store64(b, off, uint64(int64(load64(b, off))+v))
-		case voi.Max:
-			if int64(load64(b, off)) >= v {
-				continue
-			}
-			store64(b, off, uint64(v))
-		case voi.Min:
-			if int64(load64(b, off)) <= v {
-				continue
-			}
-			store64(b, off, uint64(v))
-		default:
-			if sp.counter == 0 {
-				if serr := bl.compound(sp, voi.IntSLong, uint64(uint64(v))); serr != nil {
-					err = serr
-				}
-				continue
-			}
-			// A histogram with a counter table: one load and one store.
-			c, _ := layouts[sp.layout].Counter(uint64(uint64(v)))
-			c += off
-			if sp.counter == 4 {
-				store32(b, c, load32(b, c)+1)
-			} else {
-				store64(b, c, load64(b, c)+1)
-			}
-		}
-		markValid(b, sp.statOff)
+// updateMixedSLong is the update of a IntSLong VOI with a histogram or
+// t-digest: those first, in the C's order (t-digest, histogram, MIN, MAX,
+// SUM); only they can fail or draw random numbers, and every statistic
+// writes its own bytes, so the numeric ones follow in any order. v is
+// already the value to record.
+func (bl *Blob) updateMixedSLong(vp *voiPlan, v int64) error {
+	err := bl.updateCompound(vp, voi.IntSLong, uint64(uint64(v)))
+	b := bl.b
+	if off := int(vp.minOff); off != 0 && int64(load64(b, off)) > v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
+	}
+	if off := int(vp.maxOff); off != 0 && int64(load64(b, off)) < v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
+	}
+	if off := int(vp.sumOff); off != 0 {
+		store64(b, off, uint64(int64(load64(b, off))+v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
 	if vp.state != 0 {
 		store64(b, int(vp.state), uint64(v))
@@ -564,11 +446,9 @@ func (bl *Blob) UpdateRelSLong(id int32, v int64) error {
 	}
 	b := bl.b
 	v += int64(load64(b, int(vp.state)))
-	if vp.n&compoundBit != 0 {
-		return bl.updateCompoundSLong(vp, v)
+	if vp.nc != 0 {
+		return bl.updateMixedSLong(vp, v)
 	}
-	// SUM, MAX and MIN write different bytes, so their order (the C's is
-	// MIN, MAX, SUM) does not show.
 	if off := int(vp.minOff); off != 0 && int64(load64(b, off)) > v {
 		store64(b, off, uint64(v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
@@ -598,11 +478,9 @@ func (bl *Blob) UpdateULong(id int32, v uint64) error {
 		return voi.ErrInvalid
 	}
 	b := bl.b
-	if vp.n&compoundBit != 0 {
-		return bl.updateCompoundULong(vp, v)
+	if vp.nc != 0 {
+		return bl.updateMixedULong(vp, v)
 	}
-	// SUM, MAX and MIN write different bytes, so their order (the C's is
-	// MIN, MAX, SUM) does not show.
 	if off := int(vp.minOff); off != 0 && uint64(load64(b, off)) > v {
 		store64(b, off, uint64(v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
@@ -621,45 +499,25 @@ func (bl *Blob) UpdateULong(id int32, v uint64) error {
 	return nil
 }
 
-// updateCompoundULong is the update of a IntULong VOI with a histogram or
-// t-digest among its statistics; v is already the value to record.
-func (bl *Blob) updateCompoundULong(vp *voiPlan, v uint64) error {
-	b, layouts := bl.b, bl.plan.layouts
-	var err error
-	stats := bl.plan.stats[vp.first : int(vp.first)+vp.count()]
-	for i := range stats {
-		sp := &stats[i]
-		off := int(sp.dataOff)
-		switch sp.stype {
-		case voi.Sum:
-			store64(b, off, uint64(uint64(load64(b, off))+v))
-		case voi.Max:
-			if uint64(load64(b, off)) >= v {
-				continue
-			}
-			store64(b, off, uint64(v))
-		case voi.Min:
-			if uint64(load64(b, off)) <= v {
-				continue
-			}
-			store64(b, off, uint64(v))
-		default:
-			if sp.counter == 0 {
-				if serr := bl.compound(sp, voi.IntULong, uint64(uint64(v))); serr != nil {
-					err = serr
-				}
-				continue
-			}
-			// A histogram with a counter table: one load and one store.
-			c, _ := layouts[sp.layout].Counter(uint64(uint64(v)))
-			c += off
-			if sp.counter == 4 {
-				store32(b, c, load32(b, c)+1)
-			} else {
-				store64(b, c, load64(b, c)+1)
-			}
-		}
-		markValid(b, sp.statOff)
+// updateMixedULong is the update of a IntULong VOI with a histogram or
+// t-digest: those first, in the C's order (t-digest, histogram, MIN, MAX,
+// SUM); only they can fail or draw random numbers, and every statistic
+// writes its own bytes, so the numeric ones follow in any order. v is
+// already the value to record.
+func (bl *Blob) updateMixedULong(vp *voiPlan, v uint64) error {
+	err := bl.updateCompound(vp, voi.IntULong, uint64(uint64(v)))
+	b := bl.b
+	if off := int(vp.minOff); off != 0 && uint64(load64(b, off)) > v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
+	}
+	if off := int(vp.maxOff); off != 0 && uint64(load64(b, off)) < v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
+	}
+	if off := int(vp.sumOff); off != 0 {
+		store64(b, off, uint64(uint64(load64(b, off))+v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
 	}
 	if vp.state != 0 {
 		store64(b, int(vp.state), uint64(v))
@@ -680,11 +538,9 @@ func (bl *Blob) UpdateRelULong(id int32, v uint64) error {
 	}
 	b := bl.b
 	v += uint64(load64(b, int(vp.state)))
-	if vp.n&compoundBit != 0 {
-		return bl.updateCompoundULong(vp, v)
+	if vp.nc != 0 {
+		return bl.updateMixedULong(vp, v)
 	}
-	// SUM, MAX and MIN write different bytes, so their order (the C's is
-	// MIN, MAX, SUM) does not show.
 	if off := int(vp.minOff); off != 0 && uint64(load64(b, off)) > v {
 		store64(b, off, uint64(v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
