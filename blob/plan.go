@@ -31,8 +31,8 @@ type plan struct {
 // measured 0.2 ns of a 3 ns SUM update.)
 type voiPlan struct {
 	dtype voi.DType
-	n     uint8  // statistics, at stats[first:first+n], in the C's order (highest slot first)
-	nc    uint8  // of which histograms and t-digests: the first nc (their slots are the highest)
+	n     uint8 // statistics, at stats[first:first+n], in the C's order (highest slot first)
+	nc    uint8 // of which histograms and t-digests: the first nc (their slots are the highest)
 	_     uint8
 	first uint16 // index of the VOI's first statistic in plan.stats
 	state uint16 // offset of the state record's data, 0 without state (offset 0 is the header)
