@@ -18,6 +18,13 @@ type Cache struct {
 	seq   []int16 // the tree's nodes in order (ARB_FOREACH)
 	pos   []int16 // by node index: its index in seq, -1 when not in the tree
 	valid bool
+
+	// The digest's geometry as init read it when the cache was filled
+	// (type, size, where the nodes are), so updates need not read it
+	// again: none of it changes while the cache is valid.
+	dt  voi.DType
+	dsz int
+	geo tree // without bytes
 }
 
 // Invalidate discards what the cache knows; the next update through it
@@ -33,7 +40,7 @@ func (c *Cache) Update(data []byte, dt, voiDT voi.DType, v uint64, env *Env) err
 // It leaves the cache invalid if the links do not describe exactly cur
 // nodes in order (which Validate rules out): updates then follow the links
 // as without a cache.
-func (c *Cache) fill(t *tree) {
+func (c *Cache) fill(t *tree, dt voi.DType) {
 	c.valid = false
 	if cap(c.pos) < t.maxn {
 		c.seq, c.pos = make([]int16, 0, t.maxn), make([]int16, t.maxn)
@@ -51,6 +58,19 @@ func (c *Cache) fill(t *tree) {
 		c.seq = append(c.seq, int16(e))
 	}
 	c.valid = len(c.seq) == n
+	c.dt, c.dsz, c.geo = dt, len(t.b), *t
+	c.geo.b, c.geo.nodes, c.geo.ord = nil, nil, nil
+}
+
+// view sets d to the cached geometry over data, if the cache is valid for
+// bytes of type dt and data's length.
+func (c *Cache) view(d *digest, data []byte, dt voi.DType) bool {
+	if !c.valid || c.dt != dt || c.dsz != len(data) {
+		return false
+	}
+	d.tree = c.geo
+	d.b, d.nodes = data, data[d.base:d.base+d.maxn*d.nsz]
+	return true
 }
 
 // ordered reports whether the tree's order cache is in use.

@@ -75,7 +75,7 @@ func (c *cacheTwin) check(op string, errP, errF error) {
 	var d digest
 	require.NoError(c.t, d.init(c.fast, c.dt, nil))
 	var want Cache
-	want.fill(&d.tree)
+	want.fill(&d.tree, c.dt)
 	require.True(c.t, want.valid, "op %d %s: tree", c.ops, op)
 	if !slices.Equal(want.seq, c.cache.seq) || !slices.Equal(want.pos, c.cache.pos) {
 		c.t.Fatalf("op %d %s: cached order %v, tree %v", c.ops, op, c.cache.seq, want.seq)
@@ -144,7 +144,7 @@ func TestCacheFallsBack(t *testing.T) {
 	require.NoError(t, d.init(b, voi.TDgstClust64, nil))
 	d.hset(hCur, 3) // one node in the tree, three counted
 	c.Invalidate()
-	c.fill(&d.tree)
+	c.fill(&d.tree, voi.TDgstClust64)
 	require.False(t, c.valid)
 }
 

@@ -145,19 +145,21 @@ func Update(data []byte, dt, voiDT voi.DType, v uint64, env *Env) error {
 // update is Update, through the order cache c if it is not nil.
 func update(data []byte, dt, voiDT voi.DType, v uint64, env *Env, c *Cache) error {
 	var d digest
-	if err := d.init(data, dt, env); err != nil {
-		return err
-	}
-	if d.maxn == 0 {
-		// The C reads node 0's precision here and dereferences NULL.
-		return errNoNodes
-	}
-	if c != nil {
-		if !c.valid || len(c.pos) != d.maxn {
-			c.fill(&d.tree)
+	if c == nil || !c.view(&d, data, dt) {
+		if err := d.init(data, dt, env); err != nil {
+			return err
 		}
-		d.ord = c
+		if d.maxn == 0 {
+			// The C reads node 0's precision here and dereferences NULL.
+			return errNoNodes
+		}
+		if c != nil {
+			c.fill(&d.tree, dt)
+		}
+	} else if env != nil {
+		d.rnd, d.clock = env.Rand, env.Clock
 	}
+	d.ord = c
 	var ctrl uint64
 	if mu0 := d.muRaw(0); d.is32 {
 		ctrl = ctrlIni(uint32(nfS32(mu0)))
