@@ -175,15 +175,6 @@ func (it *Iterator) Next() bool {
 // one.
 func (it *Iterator) Centroid() Centroid { return it.d.centroid(it.cur) }
 
-// meanCount is Centroid with only the index, mean and count filled in.
-func (it *Iterator) meanCount() Centroid {
-	d, i := &it.d, it.cur
-	if d.is32 {
-		return Centroid{Index: i, Mu: qmath.Q{Raw: d.muRaw(i), Kind: qmath.S32}, Count: uint64(uint32(d.cnt(i)))}
-	}
-	return Centroid{Index: i, Mu: qmath.Q{Raw: d.muRaw(i), Kind: qmath.S64}, Count: uint64(d.cnt(i))}
-}
-
 // Centroids returns the centroids of a digest in ascending mean order as a
 // sequence (nothing if the bytes are not a digest of type dt).
 func Centroids(data []byte, dt voi.DType) iter.Seq[Centroid] {

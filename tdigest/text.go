@@ -54,18 +54,28 @@ func AppendText(dst, data []byte, dt voi.DType, json, objdump bool) []byte {
 		dst = append(dst, `,"ctds":[`...)
 	}
 	if err == nil {
+		d := &it.d
+		kind := qmath.S64
+		if d.is32 {
+			kind = qmath.S32
+		}
 		more := it.Next()
 		bufLen := 0
 		for first := true; more; first = false {
-			c := it.meanCount() // the rendering needs no links
+			i := it.cur // the rendering needs no links
+			mu := qmath.Q{Raw: d.muRaw(i), Kind: kind}
+			count := uint64(d.cnt(i))
+			if d.is32 {
+				count = uint64(uint32(count))
+			}
 			if first {
-				bufLen = qMaxStrLen(c.Mu)
+				bufLen = qMaxStrLen(mu)
 			}
 			if json {
 				dst = append(dst, '{')
 				if objdump {
 					dst = append(dst, `"ctd":`...)
-					dst = strconv.AppendUint(dst, uint64(uint16(c.Index)), 10)
+					dst = strconv.AppendUint(dst, uint64(uint16(i)), 10)
 					dst = append(dst, ',')
 				}
 				dst = append(dst, `"mu":`...)
@@ -73,13 +83,13 @@ func AppendText(dst, data []byte, dt voi.DType, json, objdump bool) []byte {
 				dst = append(dst, "\n\t\t\t\t"...)
 				if objdump {
 					dst = append(dst, "ctd["...)
-					dst = strconv.AppendUint(dst, uint64(uint16(c.Index)), 10)
+					dst = strconv.AppendUint(dst, uint64(uint16(i)), 10)
 					dst = append(dst, "]."...)
 				}
 				dst = append(dst, "{mu="...)
 			}
 			n := len(dst)
-			if dst = c.Mu.AppendText(dst); len(dst)-n+1 > bufLen {
+			if dst = mu.AppendText(dst); len(dst)-n+1 > bufLen {
 				dst = dst[:n] // Q_TOSTR fails: the C appends an empty string
 			}
 			if json {
@@ -87,7 +97,7 @@ func AppendText(dst, data []byte, dt voi.DType, json, objdump bool) []byte {
 			} else {
 				dst = append(dst, ",cnt="...)
 			}
-			dst = strconv.AppendUint(dst, c.Count, 10)
+			dst = strconv.AppendUint(dst, count, 10)
 			dst = append(dst, '}')
 			if more = it.Next(); more && json {
 				dst = append(dst, ',')
