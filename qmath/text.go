@@ -2,7 +2,8 @@ package qmath
 
 import (
 	"slices"
-	"strconv"
+
+	"github.com/statsblob/statsblob/internal/decimal"
 )
 
 // AppendText appends Q_TOSTR(q, -1, 10): "[-]INT.FRAC" with NFBits decimal
@@ -17,7 +18,7 @@ func (q Q) AppendText(dst []byte) []byte {
 	if q.IsNeg() {
 		dst = append(dst, '-')
 	}
-	dst = strconv.AppendUint(dst, q.iabs().v, 10)
+	dst = decimal.AppendUint(dst, q.iabs().v)
 	dst = append(dst, '.')
 	nf := q.NFBits()
 	frac := q.fabs().v

@@ -1,8 +1,7 @@
 package tdigest
 
 import (
-	"strconv"
-
+	"github.com/statsblob/statsblob/internal/decimal"
 	"github.com/statsblob/statsblob/qmath"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -31,25 +30,25 @@ func AppendText(dst, data []byte, dt voi.DType, json, objdump bool) []byte {
 	} else {
 		dst = append(dst, "smplcnt="...)
 	}
-	dst = strconv.AppendUint(dst, info.SmplCnt, 10)
+	dst = decimal.AppendUint(dst, info.SmplCnt)
 	if json {
 		dst = append(dst, `,"compcnt":`...)
 	} else {
 		dst = append(dst, ", compcnt="...)
 	}
-	dst = strconv.AppendUint(dst, uint64(info.CompCnt), 10)
+	dst = decimal.AppendUint(dst, uint64(info.CompCnt))
 	if json {
 		dst = append(dst, `,"maxctds":`...)
 	} else {
 		dst = append(dst, ", maxctds="...)
 	}
-	dst = strconv.AppendUint(dst, uint64(uint16(info.MaxNodes)), 10)
+	dst = decimal.AppendUint(dst, uint64(uint16(info.MaxNodes)))
 	if json {
 		dst = append(dst, `,"nctds":`...)
 	} else {
 		dst = append(dst, ", nctds="...)
 	}
-	dst = strconv.AppendUint(dst, uint64(uint16(info.CurNodes)), 10)
+	dst = decimal.AppendUint(dst, uint64(uint16(info.CurNodes)))
 	if json {
 		dst = append(dst, `,"ctds":[`...)
 	}
@@ -75,7 +74,7 @@ func AppendText(dst, data []byte, dt voi.DType, json, objdump bool) []byte {
 				dst = append(dst, '{')
 				if objdump {
 					dst = append(dst, `"ctd":`...)
-					dst = strconv.AppendUint(dst, uint64(uint16(i)), 10)
+					dst = decimal.AppendUint(dst, uint64(uint16(i)))
 					dst = append(dst, ',')
 				}
 				dst = append(dst, `"mu":`...)
@@ -83,7 +82,7 @@ func AppendText(dst, data []byte, dt voi.DType, json, objdump bool) []byte {
 				dst = append(dst, "\n\t\t\t\t"...)
 				if objdump {
 					dst = append(dst, "ctd["...)
-					dst = strconv.AppendUint(dst, uint64(uint16(i)), 10)
+					dst = decimal.AppendUint(dst, uint64(uint16(i)))
 					dst = append(dst, "]."...)
 				}
 				dst = append(dst, "{mu="...)
@@ -97,7 +96,7 @@ func AppendText(dst, data []byte, dt voi.DType, json, objdump bool) []byte {
 			} else {
 				dst = append(dst, ",cnt="...)
 			}
-			dst = strconv.AppendUint(dst, count, 10)
+			dst = decimal.AppendUint(dst, count)
 			dst = append(dst, '}')
 			if more = it.Next(); more && json {
 				dst = append(dst, ',')

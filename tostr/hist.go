@@ -1,9 +1,8 @@
 package tostr
 
 import (
-	"strconv"
-
 	"github.com/statsblob/statsblob/hist"
+	"github.com/statsblob/statsblob/internal/decimal"
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -29,13 +28,13 @@ func appendHist(dst, data []byte, voiDT, hdt voi.DType, f Format, objdump bool) 
 	} else {
 		dst = append(dst, "nbkts="...)
 	}
-	dst = strconv.AppendUint(dst, uint64(uint16(n)), 10)
+	dst = decimal.AppendUint(dst, uint64(uint16(n)))
 	if f == JSON {
 		dst = append(dst, `,"oob":`...)
 	} else {
 		dst = append(dst, ", oob="...)
 	}
-	dst = strconv.AppendUint(dst, hist.OOB(data, hdt), 10)
+	dst = decimal.AppendUint(dst, hist.OOB(data, hdt))
 	if f == JSON {
 		dst = append(dst, `,"bkts":[`...)
 	}
@@ -47,7 +46,7 @@ func appendHist(dst, data []byte, voiDT, hdt voi.DType, f Format, objdump bool) 
 			dst = append(dst, '{')
 			if objdump {
 				dst = append(dst, `"bkt":`...)
-				dst = strconv.AppendUint(dst, uint64(uint16(i)), 10)
+				dst = decimal.AppendUint(dst, uint64(uint16(i)))
 				dst = append(dst, ',')
 			}
 			dst = append(dst, `"lb":`...)
@@ -59,7 +58,7 @@ func appendHist(dst, data []byte, voiDT, hdt voi.DType, f Format, objdump bool) 
 			dst = append(dst, "\n\t\t\t\t"...)
 			if objdump {
 				dst = append(dst, "bkt["...)
-				dst = strconv.AppendUint(dst, uint64(uint16(i)), 10)
+				dst = decimal.AppendUint(dst, uint64(uint16(i)))
 				dst = append(dst, "]."...)
 			}
 			dst = append(dst, "{lb="...)
@@ -68,7 +67,7 @@ func appendHist(dst, data []byte, voiDT, hdt voi.DType, f Format, objdump bool) 
 			dst = voi.AppendNumeric(dst, voiDT, b.UB)
 			dst = append(dst, ",cnt="...)
 		}
-		dst = strconv.AppendUint(dst, b.Cnt, 10)
+		dst = decimal.AppendUint(dst, b.Cnt)
 		dst = append(dst, '}')
 	}
 	if f == JSON {

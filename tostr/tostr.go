@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/internal/decimal"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -102,8 +103,8 @@ func (r *renderer) quoted(s, tail string) {
 	r.dst = append(r.dst, '"')
 	r.dst = append(r.dst, tail...)
 }
-func (r *renderer) uint(v uint64) { r.dst = strconv.AppendUint(r.dst, v, 10) }
-func (r *renderer) int(v int64)   { r.dst = strconv.AppendInt(r.dst, v, 10) }
+func (r *renderer) uint(v uint64) { r.dst = decimal.AppendUint(r.dst, v) }
+func (r *renderer) int(v int64)   { r.dst = decimal.AppendInt(r.dst, v) }
 func (r *renderer) hex4(v uint64) { r.dst = appendHex(r.dst, v, 4) }
 func (r *renderer) voiName(id int16) string {
 	n, _ := r.tpl.VOIName(int(id))

@@ -1,8 +1,7 @@
 package voi
 
 import (
-	"strconv"
-
+	"github.com/statsblob/statsblob/internal/decimal"
 	"github.com/statsblob/statsblob/qmath"
 )
 
@@ -102,13 +101,13 @@ func AsQ(d DType, v uint64) qmath.Q {
 func AppendNumeric(dst []byte, d DType, v uint64) []byte {
 	switch d {
 	case IntS32:
-		return strconv.AppendInt(dst, int64(int32(v)), 10)
+		return decimal.AppendInt(dst, int64(int32(v)))
 	case IntU32:
-		return strconv.AppendUint(dst, uint64(uint32(v)), 10)
+		return decimal.AppendUint(dst, uint64(uint32(v)))
 	case IntS64, IntSLong:
-		return strconv.AppendInt(dst, int64(v), 10)
+		return decimal.AppendInt(dst, int64(v))
 	case IntU64, IntULong:
-		return strconv.AppendUint(dst, v, 10)
+		return decimal.AppendUint(dst, v)
 	case QS32, QU32, QS64, QU64:
 		return AsQ(d, v).AppendText(dst)
 	}

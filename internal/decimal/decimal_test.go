@@ -1,0 +1,66 @@
+package decimal
+
+import (
+	"math"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestMatchesStrconv(t *testing.T) {
+	vals := []uint64{math.MaxUint32, math.MaxInt64, math.MaxInt64 + 1, math.MaxUint64}
+	for p := uint64(1); p < math.MaxUint64/10; p *= 10 {
+		vals = append(vals, p-1, p, p+1)
+	}
+	for v := range uint64(20000) {
+		vals = append(vals, v)
+	}
+	for _, v := range vals {
+		require.Equal(t, "x"+strconv.FormatUint(v, 10), string(AppendUint([]byte("x"), v)), "%d", v)
+		require.Equal(t, strconv.FormatInt(int64(v), 10), string(AppendInt(nil, int64(v))), "%d", int64(v))
+		require.Equal(t, strconv.FormatInt(-int64(v), 10), string(AppendInt(nil, -int64(v))), "%d", -int64(v))
+	}
+}
+
+func TestNoAllocs(t *testing.T) {
+	buf := make([]byte, 0, 64)
+	require.Zero(t, testing.AllocsPerRun(100, func() {
+		buf = AppendUint(buf[:0], 7)
+		buf = AppendUint(buf, 4242)
+		buf = AppendInt(buf, math.MinInt64)
+	}))
+}
+
+// The numbers of a rendering: mostly under 10,000.
+var mix = func() []uint64 {
+	v := make([]uint64, 1024)
+	x := uint64(12345)
+	for i := range v {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		v[i] = x % []uint64{10, 200, 1000, 100000}[x>>60&3]
+	}
+	return v
+}()
+
+func BenchmarkAppendUint(b *testing.B) {
+	buf := make([]byte, 0, 16<<10)
+	b.Run("decimal", func(b *testing.B) {
+		for b.Loop() {
+			buf = buf[:0]
+			for _, v := range mix {
+				buf = AppendUint(buf, v)
+			}
+		}
+	})
+	b.Run("strconv", func(b *testing.B) {
+		for b.Loop() {
+			buf = buf[:0]
+			for _, v := range mix {
+				buf = strconv.AppendUint(buf, v, 10)
+			}
+		}
+	})
+}
