@@ -7,6 +7,9 @@
 //	go run ./bench/cmd/compare -cref ./cref -rounds 5
 //	go run ./bench/cmd/compare -benchtime 3s -run 'sum|tcp'
 //
+// The Go twins run with GOMAXPROCS 1 (-cpu), as the C cases run on one
+// thread, each in a process of its own, as the C harness runs its cases.
+//
 // A C figures file holds lines "BENCH <case> ns/op=<x> ..." (what the C
 // harness prints); other lines are ignored. With -cref, compare runs your
 // C reference build itself ("PATH bench CASE", FORMAT.md section 14),
@@ -50,7 +53,14 @@ func main() {
 	rounds := flag.Int("rounds", 3, "with -cref: C and Go runs per case")
 	benchtime := flag.String("benchtime", "1s", "time per case, as go test's -benchtime")
 	run := flag.String("run", "", "regexp selecting cases")
+	cpu := flag.Int("cpu", 1, "GOMAXPROCS for the Go twins (the C cases run on one thread)")
+	one := flag.String("one", "", "run only this Go twin and print its BENCH line (used by compare itself)")
 	flag.Parse()
+	runtime.GOMAXPROCS(*cpu)
+	if *one != "" {
+		runOne(*one)
+		return
+	}
 	if err := flag.Set("test.benchtime", *benchtime); err != nil {
 		fail(2, err)
 	}
@@ -79,15 +89,15 @@ func main() {
 		fail(1, fmt.Errorf("%s: %w", path, err))
 	}
 
-	fmt.Printf("# %s %s/%s, %d CPUs, C figures from %s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), path)
+	fmt.Printf("# %s %s/%s, %d CPUs, GOMAXPROCS %d, C figures from %s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), path)
 	w := tabwriter.NewWriter(os.Stdout, 0, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "case\tC ns/op\tGo ns/op\tGo/C\ttarget\tallocs/op\t")
 	for _, c := range bench.Cases() {
 		if !sel.MatchString(c.Name) {
 			continue
 		}
-		r := testing.Benchmark(c.Bench)
-		goNs := float64(r.T.Nanoseconds()) / float64(r.N)
+		r := goBench(c)
+		goNs := r.ns
 		cNs, ok := figures[c.Name]
 		ratio, cs := "-", "-"
 		if ok && cNs > 0 {
@@ -96,7 +106,7 @@ func main() {
 		if ok {
 			cs = strconv.FormatFloat(cNs, 'f', -1, 64)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%.2f\t%s\t%s\t%d\t\n", c.Name, cs, goNs, ratio, target(c.Name), r.AllocsPerOp())
+		fmt.Fprintf(w, "%s\t%s\t%.2f\t%s\t%s\t%d\t\n", c.Name, cs, goNs, ratio, target(c.Name), r.allocs)
 	}
 	w.Flush()
 }
@@ -104,7 +114,7 @@ func main() {
 // alternate runs each selected case rounds times as C, then Go, and prints
 // medians and ratios.
 func alternate(cref string, rounds int, sel *regexp.Regexp) {
-	fmt.Printf("# %s %s/%s, %d CPUs, C: %s, %d alternating rounds per case\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cref, rounds)
+	fmt.Printf("# %s %s/%s, %d CPUs, GOMAXPROCS %d, C: %s, %d alternating rounds per case\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), cref, rounds)
 	w := tabwriter.NewWriter(os.Stdout, 0, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "case\tC ns/op\tGo ns/op\tGo/C\tGo/C range\ttarget\tallocs/op\t")
 	for _, c := range bench.Cases() {
@@ -118,15 +128,66 @@ func alternate(cref string, rounds int, sel *regexp.Regexp) {
 			if err != nil {
 				fail(1, err)
 			}
-			r := testing.Benchmark(c.Bench)
-			goNs := float64(r.T.Nanoseconds()) / float64(r.N)
-			allocs = r.AllocsPerOp()
+			r := goBench(c)
+			goNs := r.ns
+			allocs = r.allocs
 			cs, gs, rs = append(cs, cNs), append(gs, goNs), append(rs, goNs/cNs)
 		}
 		fmt.Fprintf(w, "%s\t%.2f\t%.2f\t%.2f\t%.2f-%.2f\t%s\t%d\t\n", c.Name, median(cs), median(gs), median(rs),
 			slices.Min(rs), slices.Max(rs), target(c.Name), allocs)
 	}
 	w.Flush()
+}
+
+// goResult is a Go twin's time and allocations per operation.
+type goResult struct {
+	ns     float64
+	allocs int64
+}
+
+// goBench runs a Go twin in a process of its own (this command with -one),
+// as the C harness runs each case: in one process the cases that run later
+// pay for the heap and caches the earlier ones left (rendering measured
+// 20-30% slower after the snapshot case).
+func goBench(c bench.Case) goResult {
+	self, err := os.Executable()
+	if err != nil {
+		fail(1, err)
+	}
+	var out bytes.Buffer
+	cmd := exec.Command(self, "-one", c.Name, "-benchtime", flag.Lookup("test.benchtime").Value.String(),
+		"-cpu", strconv.Itoa(runtime.GOMAXPROCS(0)))
+	cmd.Stdout, cmd.Stderr = &out, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fail(1, fmt.Errorf("Go twin %s: %w", c.Name, err))
+	}
+	var r goResult
+	for _, f := range strings.Fields(out.String()) {
+		if v, ok := strings.CutPrefix(f, "ns/op="); ok {
+			r.ns, err = strconv.ParseFloat(v, 64)
+		} else if v, ok := strings.CutPrefix(f, "allocs/op="); ok {
+			r.allocs, err = strconv.ParseInt(v, 10, 64)
+		}
+		if err != nil {
+			fail(1, fmt.Errorf("Go twin %s: %q: %w", c.Name, out.String(), err))
+		}
+	}
+	if r.ns <= 0 {
+		fail(1, fmt.Errorf("Go twin %s: no result in %q", c.Name, out.String()))
+	}
+	return r
+}
+
+// runOne runs the Go twin name in this process and prints its BENCH line.
+func runOne(name string) {
+	for _, c := range bench.Cases() {
+		if c.Name == name {
+			r := testing.Benchmark(c.Bench)
+			fmt.Printf("BENCH %s n=%d ns/op=%.4f allocs/op=%d\n", name, r.N, float64(r.T.Nanoseconds())/float64(r.N), r.AllocsPerOp())
+			return
+		}
+	}
+	fail(2, fmt.Errorf("no case %q", name))
 }
 
 // runCref runs "cref bench name" and returns its ns/op.
