@@ -64,10 +64,11 @@ import (
 // {{.Method}} {{.Doc}}
 func (bl *Blob) {{.Method}}(id int32, v {{.T}}) error {
 	p := bl.plan
-	if p == nil || id < 0 || int(id) >= len(p.vois) {
+	i := uint(id) // a negative id becomes a huge one
+	if p == nil || i >= uint(len(p.vois)) {
 		return voi.ErrInvalid
 	}
-	vp := &p.vois[id] // proven in range: no second check
+	vp := &p.vois[i] // proven in range: no second check
 	if vp.dtype != voi.{{.DType}}{{if .Rel}} || vp.state == 0{{end}} {
 		return voi.ErrInvalid
 	}

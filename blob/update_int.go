@@ -10,10 +10,11 @@ import (
 // UpdateS32 updates an INT_S32 VOI with v.
 func (bl *Blob) UpdateS32(id int32, v int32) error {
 	p := bl.plan
-	if p == nil || id < 0 || int(id) >= len(p.vois) {
+	i := uint(id) // a negative id becomes a huge one
+	if p == nil || i >= uint(len(p.vois)) {
 		return voi.ErrInvalid
 	}
-	vp := &p.vois[id] // proven in range: no second check
+	vp := &p.vois[i] // proven in range: no second check
 	if vp.dtype != voi.IntS32 {
 		return voi.ErrInvalid
 	}
@@ -69,10 +70,11 @@ func (bl *Blob) updateMixedS32(vp *voiPlan, v int32) error {
 // the VOI with the sum; the VOI must keep state (voi.FlagRelUpdate).
 func (bl *Blob) UpdateRelS32(id int32, v int32) error {
 	p := bl.plan
-	if p == nil || id < 0 || int(id) >= len(p.vois) {
+	i := uint(id) // a negative id becomes a huge one
+	if p == nil || i >= uint(len(p.vois)) {
 		return voi.ErrInvalid
 	}
-	vp := &p.vois[id] // proven in range: no second check
+	vp := &p.vois[i] // proven in range: no second check
 	if vp.dtype != voi.IntS32 || vp.state == 0 {
 		return voi.ErrInvalid
 	}
@@ -102,10 +104,11 @@ func (bl *Blob) UpdateRelS32(id int32, v int32) error {
 // UpdateU32 updates an INT_U32 VOI with v.
 func (bl *Blob) UpdateU32(id int32, v uint32) error {
 	p := bl.plan
-	if p == nil || id < 0 || int(id) >= len(p.vois) {
+	i := uint(id) // a negative id becomes a huge one
+	if p == nil || i >= uint(len(p.vois)) {
 		return voi.ErrInvalid
 	}
-	vp := &p.vois[id] // proven in range: no second check
+	vp := &p.vois[i] // proven in range: no second check
 	if vp.dtype != voi.IntU32 {
 		return voi.ErrInvalid
 	}
@@ -161,10 +164,11 @@ func (bl *Blob) updateMixedU32(vp *voiPlan, v uint32) error {
 // the VOI with the sum; the VOI must keep state (voi.FlagRelUpdate).
 func (bl *Blob) UpdateRelU32(id int32, v uint32) error {
 	p := bl.plan
-	if p == nil || id < 0 || int(id) >= len(p.vois) {
+	i := uint(id) // a negative id becomes a huge one
+	if p == nil || i >= uint(len(p.vois)) {
 		return voi.ErrInvalid
 	}
-	vp := &p.vois[id] // proven in range: no second check
+	vp := &p.vois[i] // proven in range: no second check
 	if vp.dtype != voi.IntU32 || vp.state == 0 {
 		return voi.ErrInvalid
 	}
@@ -194,10 +198,11 @@ func (bl *Blob) UpdateRelU32(id int32, v uint32) error {
 // UpdateS64 updates an INT_S64 VOI with v.
 func (bl *Blob) UpdateS64(id int32, v int64) error {
 	p := bl.plan
-	if p == nil || id < 0 || int(id) >= len(p.vois) {
+	i := uint(id) // a negative id becomes a huge one
+	if p == nil || i >= uint(len(p.vois)) {
 		return voi.ErrInvalid
 	}
-	vp := &p.vois[id] // proven in range: no second check
+	vp := &p.vois[i] // proven in range: no second check
 	if vp.dtype != voi.IntS64 {
 		return voi.ErrInvalid
 	}
@@ -253,10 +258,11 @@ func (bl *Blob) updateMixedS64(vp *voiPlan, v int64) error {
 // the VOI with the sum; the VOI must keep state (voi.FlagRelUpdate).
 func (bl *Blob) UpdateRelS64(id int32, v int64) error {
 	p := bl.plan
-	if p == nil || id < 0 || int(id) >= len(p.vois) {
+	i := uint(id) // a negative id becomes a huge one
+	if p == nil || i >= uint(len(p.vois)) {
 		return voi.ErrInvalid
 	}
-	vp := &p.vois[id] // proven in range: no second check
+	vp := &p.vois[i] // proven in range: no second check
 	if vp.dtype != voi.IntS64 || vp.state == 0 {
 		return voi.ErrInvalid
 	}
@@ -286,10 +292,11 @@ func (bl *Blob) UpdateRelS64(id int32, v int64) error {
 // UpdateU64 updates an INT_U64 VOI with v.
 func (bl *Blob) UpdateU64(id int32, v uint64) error {
 	p := bl.plan
-	if p == nil || id < 0 || int(id) >= len(p.vois) {
+	i := uint(id) // a negative id becomes a huge one
+	if p == nil || i >= uint(len(p.vois)) {
 		return voi.ErrInvalid
 	}
-	vp := &p.vois[id] // proven in range: no second check
+	vp := &p.vois[i] // proven in range: no second check
 	if vp.dtype != voi.IntU64 {
 		return voi.ErrInvalid
 	}
@@ -345,10 +352,11 @@ func (bl *Blob) updateMixedU64(vp *voiPlan, v uint64) error {
 // the VOI with the sum; the VOI must keep state (voi.FlagRelUpdate).
 func (bl *Blob) UpdateRelU64(id int32, v uint64) error {
 	p := bl.plan
-	if p == nil || id < 0 || int(id) >= len(p.vois) {
+	i := uint(id) // a negative id becomes a huge one
+	if p == nil || i >= uint(len(p.vois)) {
 		return voi.ErrInvalid
 	}
-	vp := &p.vois[id] // proven in range: no second check
+	vp := &p.vois[i] // proven in range: no second check
 	if vp.dtype != voi.IntU64 || vp.state == 0 {
 		return voi.ErrInvalid
 	}
@@ -378,10 +386,11 @@ func (bl *Blob) UpdateRelU64(id int32, v uint64) error {
 // UpdateSLong updates an INT_SLONG VOI with v.
 func (bl *Blob) UpdateSLong(id int32, v int64) error {
 	p := bl.plan
-	if p == nil || id < 0 || int(id) >= len(p.vois) {
+	i := uint(id) // a negative id becomes a huge one
+	if p == nil || i >= uint(len(p.vois)) {
 		return voi.ErrInvalid
 	}
-	vp := &p.vois[id] // proven in range: no second check
+	vp := &p.vois[i] // proven in range: no second check
 	if vp.dtype != voi.IntSLong {
 		return voi.ErrInvalid
 	}
@@ -437,10 +446,11 @@ func (bl *Blob) updateMixedSLong(vp *voiPlan, v int64) error {
 // the VOI with the sum; the VOI must keep state (voi.FlagRelUpdate).
 func (bl *Blob) UpdateRelSLong(id int32, v int64) error {
 	p := bl.plan
-	if p == nil || id < 0 || int(id) >= len(p.vois) {
+	i := uint(id) // a negative id becomes a huge one
+	if p == nil || i >= uint(len(p.vois)) {
 		return voi.ErrInvalid
 	}
-	vp := &p.vois[id] // proven in range: no second check
+	vp := &p.vois[i] // proven in range: no second check
 	if vp.dtype != voi.IntSLong || vp.state == 0 {
 		return voi.ErrInvalid
 	}
@@ -470,10 +480,11 @@ func (bl *Blob) UpdateRelSLong(id int32, v int64) error {
 // UpdateULong updates an INT_ULONG VOI with v.
 func (bl *Blob) UpdateULong(id int32, v uint64) error {
 	p := bl.plan
-	if p == nil || id < 0 || int(id) >= len(p.vois) {
+	i := uint(id) // a negative id becomes a huge one
+	if p == nil || i >= uint(len(p.vois)) {
 		return voi.ErrInvalid
 	}
-	vp := &p.vois[id] // proven in range: no second check
+	vp := &p.vois[i] // proven in range: no second check
 	if vp.dtype != voi.IntULong {
 		return voi.ErrInvalid
 	}
@@ -529,10 +540,11 @@ func (bl *Blob) updateMixedULong(vp *voiPlan, v uint64) error {
 // the VOI with the sum; the VOI must keep state (voi.FlagRelUpdate).
 func (bl *Blob) UpdateRelULong(id int32, v uint64) error {
 	p := bl.plan
-	if p == nil || id < 0 || int(id) >= len(p.vois) {
+	i := uint(id) // a negative id becomes a huge one
+	if p == nil || i >= uint(len(p.vois)) {
 		return voi.ErrInvalid
 	}
-	vp := &p.vois[id] // proven in range: no second check
+	vp := &p.vois[i] // proven in range: no second check
 	if vp.dtype != voi.IntULong || vp.state == 0 {
 		return voi.ErrInvalid
 	}
