@@ -1,6 +1,7 @@
 package bench_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/statsblob/statsblob/bench"
@@ -38,5 +39,28 @@ func TestTCPDefaultOpsSucceed(t *testing.T) {
 		if err := bench.TCPDefaultOp(bl, i); err != nil {
 			t.Fatalf("operation %d: %v", i, err)
 		}
+	}
+}
+
+// BenchmarkTCPDefaultVOI splits tcp_default by VOI: after 10^5 operations
+// of the case, only VOI k's operations (i*10+k), so each sub-benchmark
+// times one VOI's typed update on a warm blob. (A C driver gets the same
+// split by timing tcp_default's operation i*10+k after the same warm-up.)
+func BenchmarkTCPDefaultVOI(b *testing.B) {
+	for k := range 10 {
+		b.Run(fmt.Sprint(k), func(b *testing.B) {
+			bl, err := bench.NewTCPDefault()
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := range 100000 {
+				_ = bench.TCPDefaultOp(bl, i)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				_ = bench.TCPDefaultOp(bl, i*10+k)
+			}
+		})
 	}
 }
