@@ -89,8 +89,27 @@ func (bl *Blob) {{.Method}}(id int32, v {{.T}}) error {
 // writes its own bytes, so the numeric ones follow in any order. v is
 // already the value to record.
 func (bl *Blob) {{.Mixed}}(vp *voiPlan, v {{.T}}) error {
-	err := bl.updateCompound(vp, voi.{{.DType}}, uint64({{.Word}}(v)))
-	b := bl.b
+	b, p := bl.b, bl.plan
+	bits := uint64({{.Word}}(v))
+	var err error
+	for i := range p.stats[vp.first : int(vp.first)+int(vp.nc)] {
+		sp := &p.stats[int(vp.first)+i]
+		if sp.counter == 0 {
+			if serr := bl.compound(sp, voi.{{.DType}}, bits); serr != nil {
+				err = serr
+			}
+			continue
+		}
+		// A histogram with a counter table: one load and one store.
+		c, _ := p.layouts[sp.layout].Counter(bits)
+		c += int(sp.dataOff)
+		if sp.counter == 4 {
+			store32(b, c, load32(b, c)+1)
+		} else {
+			store64(b, c, load64(b, c)+1)
+		}
+		markValid(b, sp.statOff)
+	}
 	{{- template "numeric" .}}
 	return err
 }

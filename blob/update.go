@@ -97,33 +97,6 @@ func (bl *Blob) voiPlan(id int32, dt voi.DType, rel bool) (voiPlan, []statPlan, 
 	return vp, p.stats[vp.first : int(vp.first)+int(vp.n)], nil
 }
 
-// updateCompound updates the histograms and t-digests of VOI vp, the first
-// nc of its statistics in the C's order, with the value bits of type dt,
-// and returns the error of the last one that failed.
-func (bl *Blob) updateCompound(vp *voiPlan, dt voi.DType, bits uint64) error {
-	b, p := bl.b, bl.plan
-	var err error
-	for i := range p.stats[vp.first : int(vp.first)+int(vp.nc)] {
-		sp := &p.stats[int(vp.first)+i]
-		if sp.counter == 0 {
-			if serr := bl.compound(sp, dt, bits); serr != nil {
-				err = serr
-			}
-			continue
-		}
-		// A histogram with a counter table: one load and one store.
-		c, _ := p.layouts[sp.layout].Counter(bits)
-		c += int(sp.dataOff)
-		if sp.counter == 4 {
-			store32(b, c, load32(b, c)+1)
-		} else {
-			store64(b, c, load64(b, c)+1)
-		}
-		markValid(b, sp.statOff)
-	}
-	return err
-}
-
 // compound updates a histogram or t-digest statistic and records the
 // outcome in its voistat.
 func (bl *Blob) compound(sp *statPlan, voiDT voi.DType, bits uint64) error {

@@ -46,8 +46,27 @@ func (bl *Blob) UpdateS32(id int32, v int32) error {
 // writes its own bytes, so the numeric ones follow in any order. v is
 // already the value to record.
 func (bl *Blob) updateMixedS32(vp *voiPlan, v int32) error {
-	err := bl.updateCompound(vp, voi.IntS32, uint64(uint32(v)))
-	b := bl.b
+	b, p := bl.b, bl.plan
+	bits := uint64(uint32(v))
+	var err error
+	for i := range p.stats[vp.first : int(vp.first)+int(vp.nc)] {
+		sp := &p.stats[int(vp.first)+i]
+		if sp.counter == 0 {
+			if serr := bl.compound(sp, voi.IntS32, bits); serr != nil {
+				err = serr
+			}
+			continue
+		}
+		// A histogram with a counter table: one load and one store.
+		c, _ := p.layouts[sp.layout].Counter(bits)
+		c += int(sp.dataOff)
+		if sp.counter == 4 {
+			store32(b, c, load32(b, c)+1)
+		} else {
+			store64(b, c, load64(b, c)+1)
+		}
+		markValid(b, sp.statOff)
+	}
 	if off := int(vp.minOff); off != 0 && int32(load32(b, off)) > v {
 		store32(b, off, uint32(v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
@@ -140,8 +159,27 @@ func (bl *Blob) UpdateU32(id int32, v uint32) error {
 // writes its own bytes, so the numeric ones follow in any order. v is
 // already the value to record.
 func (bl *Blob) updateMixedU32(vp *voiPlan, v uint32) error {
-	err := bl.updateCompound(vp, voi.IntU32, uint64(uint32(v)))
-	b := bl.b
+	b, p := bl.b, bl.plan
+	bits := uint64(uint32(v))
+	var err error
+	for i := range p.stats[vp.first : int(vp.first)+int(vp.nc)] {
+		sp := &p.stats[int(vp.first)+i]
+		if sp.counter == 0 {
+			if serr := bl.compound(sp, voi.IntU32, bits); serr != nil {
+				err = serr
+			}
+			continue
+		}
+		// A histogram with a counter table: one load and one store.
+		c, _ := p.layouts[sp.layout].Counter(bits)
+		c += int(sp.dataOff)
+		if sp.counter == 4 {
+			store32(b, c, load32(b, c)+1)
+		} else {
+			store64(b, c, load64(b, c)+1)
+		}
+		markValid(b, sp.statOff)
+	}
 	if off := int(vp.minOff); off != 0 && uint32(load32(b, off)) > v {
 		store32(b, off, uint32(v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
@@ -234,8 +272,27 @@ func (bl *Blob) UpdateS64(id int32, v int64) error {
 // writes its own bytes, so the numeric ones follow in any order. v is
 // already the value to record.
 func (bl *Blob) updateMixedS64(vp *voiPlan, v int64) error {
-	err := bl.updateCompound(vp, voi.IntS64, uint64(uint64(v)))
-	b := bl.b
+	b, p := bl.b, bl.plan
+	bits := uint64(uint64(v))
+	var err error
+	for i := range p.stats[vp.first : int(vp.first)+int(vp.nc)] {
+		sp := &p.stats[int(vp.first)+i]
+		if sp.counter == 0 {
+			if serr := bl.compound(sp, voi.IntS64, bits); serr != nil {
+				err = serr
+			}
+			continue
+		}
+		// A histogram with a counter table: one load and one store.
+		c, _ := p.layouts[sp.layout].Counter(bits)
+		c += int(sp.dataOff)
+		if sp.counter == 4 {
+			store32(b, c, load32(b, c)+1)
+		} else {
+			store64(b, c, load64(b, c)+1)
+		}
+		markValid(b, sp.statOff)
+	}
 	if off := int(vp.minOff); off != 0 && int64(load64(b, off)) > v {
 		store64(b, off, uint64(v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
@@ -328,8 +385,27 @@ func (bl *Blob) UpdateU64(id int32, v uint64) error {
 // writes its own bytes, so the numeric ones follow in any order. v is
 // already the value to record.
 func (bl *Blob) updateMixedU64(vp *voiPlan, v uint64) error {
-	err := bl.updateCompound(vp, voi.IntU64, uint64(uint64(v)))
-	b := bl.b
+	b, p := bl.b, bl.plan
+	bits := uint64(uint64(v))
+	var err error
+	for i := range p.stats[vp.first : int(vp.first)+int(vp.nc)] {
+		sp := &p.stats[int(vp.first)+i]
+		if sp.counter == 0 {
+			if serr := bl.compound(sp, voi.IntU64, bits); serr != nil {
+				err = serr
+			}
+			continue
+		}
+		// A histogram with a counter table: one load and one store.
+		c, _ := p.layouts[sp.layout].Counter(bits)
+		c += int(sp.dataOff)
+		if sp.counter == 4 {
+			store32(b, c, load32(b, c)+1)
+		} else {
+			store64(b, c, load64(b, c)+1)
+		}
+		markValid(b, sp.statOff)
+	}
 	if off := int(vp.minOff); off != 0 && uint64(load64(b, off)) > v {
 		store64(b, off, uint64(v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
@@ -422,8 +498,27 @@ func (bl *Blob) UpdateSLong(id int32, v int64) error {
 // writes its own bytes, so the numeric ones follow in any order. v is
 // already the value to record.
 func (bl *Blob) updateMixedSLong(vp *voiPlan, v int64) error {
-	err := bl.updateCompound(vp, voi.IntSLong, uint64(uint64(v)))
-	b := bl.b
+	b, p := bl.b, bl.plan
+	bits := uint64(uint64(v))
+	var err error
+	for i := range p.stats[vp.first : int(vp.first)+int(vp.nc)] {
+		sp := &p.stats[int(vp.first)+i]
+		if sp.counter == 0 {
+			if serr := bl.compound(sp, voi.IntSLong, bits); serr != nil {
+				err = serr
+			}
+			continue
+		}
+		// A histogram with a counter table: one load and one store.
+		c, _ := p.layouts[sp.layout].Counter(bits)
+		c += int(sp.dataOff)
+		if sp.counter == 4 {
+			store32(b, c, load32(b, c)+1)
+		} else {
+			store64(b, c, load64(b, c)+1)
+		}
+		markValid(b, sp.statOff)
+	}
 	if off := int(vp.minOff); off != 0 && int64(load64(b, off)) > v {
 		store64(b, off, uint64(v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
@@ -516,8 +611,27 @@ func (bl *Blob) UpdateULong(id int32, v uint64) error {
 // writes its own bytes, so the numeric ones follow in any order. v is
 // already the value to record.
 func (bl *Blob) updateMixedULong(vp *voiPlan, v uint64) error {
-	err := bl.updateCompound(vp, voi.IntULong, uint64(uint64(v)))
-	b := bl.b
+	b, p := bl.b, bl.plan
+	bits := uint64(uint64(v))
+	var err error
+	for i := range p.stats[vp.first : int(vp.first)+int(vp.nc)] {
+		sp := &p.stats[int(vp.first)+i]
+		if sp.counter == 0 {
+			if serr := bl.compound(sp, voi.IntULong, bits); serr != nil {
+				err = serr
+			}
+			continue
+		}
+		// A histogram with a counter table: one load and one store.
+		c, _ := p.layouts[sp.layout].Counter(bits)
+		c += int(sp.dataOff)
+		if sp.counter == 4 {
+			store32(b, c, load32(b, c)+1)
+		} else {
+			store64(b, c, load64(b, c)+1)
+		}
+		markValid(b, sp.statOff)
+	}
 	if off := int(vp.minOff); off != 0 && uint64(load64(b, off)) > v {
 		store64(b, off, uint64(v))
 		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
