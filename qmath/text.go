@@ -1,10 +1,6 @@
 package qmath
 
-import (
-	"slices"
-
-	"github.com/statsblob/statsblob/internal/decimal"
-)
+import "github.com/statsblob/statsblob/internal/decimal"
 
 // AppendText appends Q_TOSTR(q, -1, 10): "[-]INT.FRAC" with NFBits decimal
 // fraction digits, produced digit by digit and truncated.
@@ -25,7 +21,7 @@ func (q Q) AppendText(dst []byte) []byte {
 	if nf <= maxPow5 {
 		// frac/2^nf = frac·5^nf/10^nf exactly, so the nf digits the C's loop
 		// produces are those of frac·5^nf (< 10^nf), zero-padded.
-		return appendPadded(dst, frac*pow5[nf], int(nf))
+		return decimal.AppendPadded(dst, frac*pow5[nf], int(nf))
 	}
 	for range nf {
 		var d uint64
@@ -64,35 +60,3 @@ var pow5 = func() (p [maxPow5 + 1]uint64) {
 	}
 	return p
 }()
-
-// appendPadded appends v in decimal, zero-padded to width digits, written
-// in place (two digits per division) rather than through a scratch buffer
-// and a copy: renderings format a mean per centroid.
-func appendPadded(dst []byte, v uint64, width int) []byte {
-	l := len(dst)
-	dst = slices.Grow(dst, width)[:l+width]
-	b := dst[l:]
-	i := len(b)
-	for ; i >= 2; i -= 2 {
-		q := v / 100
-		r := (v - q*100) * 2
-		b[i-1], b[i-2] = digitPairs[r+1], digitPairs[r]
-		v = q
-	}
-	if i == 1 {
-		b[0] = byte('0' + v%10)
-	}
-	return dst
-}
-
-// digitPairs holds "00" through "99".
-const digitPairs = "00010203040506070809" +
-	"10111213141516171819" +
-	"20212223242526272829" +
-	"30313233343536373839" +
-	"40414243444546474849" +
-	"50515253545556575859" +
-	"60616263646566676869" +
-	"70717273747576777879" +
-	"80818283848586878889" +
-	"90919293949596979899"

@@ -3,6 +3,8 @@ package qmath
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/statsblob/statsblob/internal/decimal"
 )
 
 // The multiply path of AppendText gives the digits of the C's digit loop
@@ -22,7 +24,7 @@ func TestAppendTextFastPathMatchesDigitLoop(t *testing.T) {
 				d, f = fracDigit(f, nf)
 				want = append(want, byte('0'+d))
 			}
-			got := appendPadded(nil, frac*pow5[nf], int(nf))
+			got := decimal.AppendPadded(nil, frac*pow5[nf], int(nf))
 			if string(got) != string(want) {
 				t.Fatalf("nf=%d frac=%#x: %s, digit loop %s", nf, frac, got, want)
 			}

@@ -5,7 +5,10 @@
 // scratch buffer and copies it out.
 package decimal
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+)
 
 // pairs holds "00" through "99".
 const pairs = "00010203040506070809" +
@@ -44,4 +47,24 @@ func AppendInt(dst []byte, v int64) []byte {
 		return AppendUint(append(dst, '-'), -uint64(v))
 	}
 	return AppendUint(dst, uint64(v))
+}
+
+// AppendPadded appends the width low decimal digits of v, zero-padded on
+// the left (the fraction digits of a Q value), written in place two per
+// division. width must not be negative.
+func AppendPadded(dst []byte, v uint64, width int) []byte {
+	l := len(dst)
+	dst = slices.Grow(dst, width)[:l+width]
+	b := dst[l:]
+	i := len(b)
+	for ; i >= 2; i -= 2 {
+		q := v / 100
+		r := (v - q*100) * 2
+		b[i-1], b[i-2] = pairs[r+1], pairs[r]
+		v = q
+	}
+	if i == 1 {
+		b[0] = byte('0' + v%10)
+	}
+	return dst
 }

@@ -23,6 +23,26 @@ func TestMatchesStrconv(t *testing.T) {
 	}
 }
 
+func TestAppendPadded(t *testing.T) {
+	cases := []struct {
+		v     uint64
+		width int
+		want  string
+	}{
+		{0, 0, ""},
+		{0, 1, "0"},
+		{5, 4, "0005"},
+		{625, 4, "0625"},
+		{12345, 4, "2345"}, // digits above width are dropped
+		{12345, 5, "12345"},
+		{7, 19, "0000000000000000007"},
+		{math.MaxUint64, 20, "18446744073709551615"},
+	}
+	for _, c := range cases {
+		require.Equal(t, "ab"+c.want, string(AppendPadded([]byte("ab"), c.v, c.width)), "%d/%d", c.v, c.width)
+	}
+}
+
 func TestNoAllocs(t *testing.T) {
 	buf := make([]byte, 0, 64)
 	require.Zero(t, testing.AllocsPerRun(100, func() {
