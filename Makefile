@@ -25,9 +25,10 @@ fuzz:
 	  done; \
 	done
 
-## bench: the C-vs-Go table, the parallel scaling and the peers table (make bench BENCHTIME=3s)
+## bench: the C-vs-Go table, the parallel scaling and the peers table (make bench BENCHTIME=3s;
+##        CREF=path/to/your/c-reference runs it alternately with the Go twins)
 bench:
-	$(GO) run ./bench/cmd/compare -benchtime $(BENCHTIME)
+	$(GO) run ./bench/cmd/compare -benchtime $(BENCHTIME) $(if $(CREF),-cref $(CREF) -rounds 5)
 	$(GO) test -run '^$$' -bench Parallel -benchmem -cpu 1,2 -benchtime $(BENCHTIME) ./bench
 	cd bench/peers && $(GO) run ./cmd/peers
 
