@@ -39,7 +39,8 @@
 //
 // Update finds the bucket from the bytes alone, as the C does. A Layout,
 // computed once from a histogram's bytes, finds it in constant time for
-// linear layouts and by binary search for other sorted ones; see Layout.
+// linear layouts and by binary search for other sorted ones, and through a
+// table of counter offsets when the bounds span few keys; see Layout.
 package hist
 
 import (

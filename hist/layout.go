@@ -25,6 +25,12 @@ import (
 // For Q types the faster lookups need every bound to have the same control
 // bits; a value with other control bits is looked up by the scan.
 //
+// On top of that, a linear or sorted layout of an integer VOI whose bounds
+// span at most 4096 keys (a CRHIST's first bound at the bottom of the range,
+// such as an lbinf bucket's, not counted) gets a counter table: the counter
+// of every key in that window, and one for the keys on either side of it,
+// so that Update and Counter find the counter with one load.
+//
 // A Layout depends on the bounds only: it stays valid while the bounds in
 // the data are those it was made from. Counts may change freely (Update,
 // Reset, Merge keep the bounds), so one Layout serves the template's
