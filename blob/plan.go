@@ -59,8 +59,33 @@ type statPlan struct {
 
 // newPlan derives the plan of a blob that passed Validate.
 func newPlan(b []byte) *plan {
-	nstats := (abi.StatsDataOff(b) - abi.StatsOff(b)) / abi.StatSize
+	// Count the statistics (not the vacant slots, nor the VOI states,
+	// which the plan does not list) and the histograms first, so that
+	// nothing is allocated for what the blob does not hold.
+	nslots := (abi.StatsDataOff(b) - abi.StatsOff(b)) / abi.StatSize
+	nstats, nhist := 0, 0
+	for i := range nslots {
+		switch abi.ReadStat(b, abi.StatsOff(b)+abi.StatSize*i).SType {
+		case int8(voi.Hist):
+			nhist++
+			nstats++
+		case -1, int8(voi.StatVoiState):
+		default:
+			nstats++
+		}
+	}
 	p := &plan{vois: make([]voiPlan, abi.NVOIs(b)), stats: make([]statPlan, 0, nstats)}
+	// Histogram lookups (a Layout and its counter table) get at most one
+	// and a half bytes per blob byte: bytes from elsewhere packed with
+	// small histograms must not make decoding allocate out of proportion
+	// (see TestResourceBounds). Histograms past the budget use the scan; a
+	// template's few histograms stay far below it.
+	budget := len(b) + len(b)/2
+	if nhist > 0 {
+		n := min(nhist, budget/layoutSize)
+		p.layouts = make([]hist.Layout, 0, n)
+		budget -= n * layoutSize
+	}
 	for id := range p.vois {
 		v := abi.ReadVOI(b, abi.VOIAt(id))
 		if v.ID < 0 {
@@ -78,11 +103,12 @@ func newPlan(b []byte) *plan {
 				continue
 			}
 			sp := statPlan{stype: voi.SType(s.SType), dtype: voi.DType(s.DType), statOff: uint16(off), dataOff: s.DataOff, dsz: s.DSz, layout: -1}
-			if sp.stype == voi.Hist {
+			if sp.stype == voi.Hist && len(p.layouts) < cap(p.layouts) {
 				// A histogram's bounds never change after the blob is made
 				// (updates, resets and merges touch counts only), so its
 				// lookup can be analysed once.
-				if l, err := hist.NewLayout(b[s.DataOff:int(s.DataOff)+int(s.DSz)], sp.dtype, vp.dtype); err == nil {
+				if l, err := hist.NewLayoutLimit(b[s.DataOff:int(s.DataOff)+int(s.DSz)], sp.dtype, vp.dtype, budget); err == nil {
+					budget -= l.TableBytes()
 					sp.layout = int32(len(p.layouts))
 					p.layouts = append(p.layouts, l)
 					// A table's counter offsets lie inside the data the

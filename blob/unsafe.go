@@ -3,6 +3,8 @@ package blob
 import (
 	"encoding/binary"
 	"unsafe"
+
+	"github.com/statsblob/statsblob/hist"
 )
 
 // This file is the only use of unsafe in statsblob: the update path's loads
@@ -37,3 +39,7 @@ func load64(b []byte, off int) uint64     { return binary.LittleEndian.Uint64(at
 func store64(b []byte, off int, v uint64) { binary.LittleEndian.PutUint64(at8(b, off), v) }
 func load32(b []byte, off int) uint32     { return binary.LittleEndian.Uint32(at4(b, off)) }
 func store32(b []byte, off int, v uint32) { binary.LittleEndian.PutUint32(at4(b, off), v) }
+
+// layoutSize is what a plan spends per histogram lookup, for its budget
+// (unsafe.Sizeof only measures; nothing is accessed through it).
+const layoutSize = int(unsafe.Sizeof(hist.Layout{}))

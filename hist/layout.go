@@ -81,6 +81,14 @@ const (
 // NewLayout analyses dsz = len(data) bytes of histogram data of type hdt for
 // a VOI of type voiDT. Errors (wrapping voi.ErrInvalid) as for Update.
 func NewLayout(data []byte, hdt, voiDT voi.DType) (Layout, error) {
+	return NewLayoutLimit(data, hdt, voiDT, maxDataSize)
+}
+
+// NewLayoutLimit is NewLayout with at most maxTable bytes for the counter
+// table (it allocates nothing else but the table); TableBytes tells what
+// the table took. Callers that analyse many histograms from untrusted bytes
+// use it to bound what they allocate.
+func NewLayoutLimit(data []byte, hdt, voiDT voi.DType, maxTable int) (Layout, error) {
 	g, o, err := check(data, hdt, voiDT)
 	if err != nil {
 		return Layout{}, err
@@ -88,28 +96,28 @@ func NewLayout(data []byte, hdt, voiDT voi.DType) (Layout, error) {
 	l := Layout{g: g, o: o, dsz: len(data), n: g.numBuckets(data), mask: o.mask, flip: o.flip}
 	n := l.n
 	bound := func(i, at int) uint64 { return binary.LittleEndian.Uint64(data[hdrSize+i*g.bsz+at:]) }
-	keys := make([]uint64, n)
+	// The bounds' keys are read from the data each time they are needed:
+	// a copy would cost 8 bytes per bucket for every histogram decoded.
+	key := func(i int) uint64 { return l.key(bound(i, 0)) }
 	if o.q && n > 0 {
 		l.qctrl = bound(0, 0) & 7
 		l.qnf = o.nf[l.qctrl]
 	}
 	ctrlOK := func(b uint64) bool { return !o.q || b&7 == l.qctrl }
 	for i := range n {
-		b := bound(i, 0)
-		if !ctrlOK(b) {
+		if !ctrlOK(bound(i, 0)) {
 			return l, nil // the scan
 		}
-		keys[i] = l.key(b)
 	}
 	for i := 1; i < n; i++ {
-		if keys[i] < keys[i-1] {
+		if key(i) < key(i-1) {
 			return l, nil
 		}
 	}
 	if g.kind == kindDR {
 		for i := range n {
 			ub := bound(i, 8)
-			if !ctrlOK(ub) || i+1 < n && l.key(ub) > keys[i+1] {
+			if !ctrlOK(ub) || i+1 < n && l.key(ub) > key(i+1) {
 				return l, nil
 			}
 		}
@@ -117,45 +125,51 @@ func NewLayout(data []byte, hdt, voiDT voi.DType) (Layout, error) {
 	l.mode = modeSorted
 	l.fast, l.cnt0 = !o.q, hdrSize+g.coff
 	for a := 0; a <= 1 && n-a >= 2; a++ {
-		step := keys[a+1] - keys[a]
+		step := key(a+1) - key(a)
 		if step == 0 {
 			continue
 		}
 		lin := true
 		for i := a + 2; i < n && lin; i++ {
-			lin = keys[i]-keys[i-1] == step
+			lin = key(i)-key(i-1) == step
 		}
 		if lin {
-			l.mode, l.a, l.k0, l.ka, l.step = modeLinear, a, keys[0], keys[a], step
+			l.mode, l.a, l.k0, l.ka, l.step = modeLinear, a, key(0), key(a), step
 			l.recip = ^uint64(0) / step
 			l.span = uint64(n-1-a) * step
 			break
 		}
 	}
-	if l.fast {
-		l.buildCounters(data, keys)
+	if l.fast && n > 0 {
+		l.buildCounters(data, key(0), key(n-1), key(min(1, n-1)), maxTable)
 	}
 	return l, nil
 }
 
+// TableBytes is the size of the layout's counter table in bytes (0 without
+// one).
+func (l *Layout) TableBytes() int { return 2 * len(l.counters) }
+
 // buildCounters makes the counter table of a fast layout whose bounds' keys
-// (lower bounds in keys, DRHIST upper bounds in the data) fit in a window
-// of maxTableKeys keys, not counting a CRHIST first bound at key 0. Each
-// entry is the answer of the lookup it replaces.
-func (l *Layout) buildCounters(data []byte, keys []uint64) {
-	lo, hi := keys[0], keys[len(keys)-1]
-	if l.g.kind == kindCR && lo == 0 && len(keys) > 1 {
+// (lower bounds from first to last, the second one second; DRHIST upper
+// bounds in the data) fit in a window of maxTableKeys keys, not counting a
+// CRHIST first bound at key 0, and of at most as many keys as the data has
+// bytes (so a table never costs more than twice its histogram). Each entry
+// is the answer of the lookup it replaces.
+func (l *Layout) buildCounters(data []byte, first, last, second uint64, maxTable int) {
+	lo, hi := first, last
+	if l.g.kind == kindCR && lo == 0 && l.n > 1 {
 		// A first bucket from the bottom of the key space (an lbinf
 		// bucket, or one from 0 on an unsigned VOI) takes every key below
 		// the second bound: the window can start there.
-		lo = keys[1]
+		lo = second
 	}
 	if l.g.kind == kindDR {
 		for i := range l.n {
 			hi = max(hi, l.key(binary.LittleEndian.Uint64(data[hdrSize+i*l.g.bsz+8:])))
 		}
 	}
-	if hi-lo >= maxTableKeys {
+	if hi-lo >= maxTableKeys || int(hi-lo)+3 > len(data) || 2*(int(hi-lo)+3) > maxTable {
 		return
 	}
 	w := int(hi-lo) + 1

@@ -85,7 +85,11 @@ func TestCounterTable(t *testing.T) {
 		{"crhist32 lin ubinf", Spec{DType: voi.CRHist32, Scheme: Lin, UB: 9, StepInc: 1, Flags: UBoundInf}, voi.IntU32, true},
 		{"drhist32 around zero", Spec{DType: voi.DRHist32, Scheme: Lin, LB: 1<<64 - 50, UB: 50, StepInc: 10}, voi.IntS32, true},
 		{"drhist64 gaps", Spec{DType: voi.DRHist64, Scheme: Usr, Buckets: []Bound{{3, 5}, {9, 9}, {20, 40}}}, voi.IntS64, true},
-		{"exp", Spec{DType: voi.CRHist64, Scheme: Exp, LB: 1, UB: 1000, StepBase: 2}, voi.IntU64, true},
+		{"exp", Spec{DType: voi.CRHist64, Scheme: Exp, LB: 1, UB: 64, StepBase: 2}, voi.IntU64, true},
+		// A table may not outgrow its histogram: 10 buckets (168 bytes)
+		// spanning 512 keys get none.
+		{"exp wider than its data", Spec{DType: voi.CRHist64, Scheme: Exp, LB: 1, UB: 1000, StepBase: 2}, voi.IntU64, false},
+		{"two bounds far apart", Spec{DType: voi.CRHist32, Scheme: Usr, Buckets: []Bound{{LB: 1}, {LB: 4095}}}, voi.IntU64, false},
 		{"crhist32 lbinf", Spec{DType: voi.CRHist32, Scheme: Usr, Buckets: []Bound{{0, 0}}, Flags: LBoundInf}, voi.IntS32, true},
 		{"crhist64 lin lbinf", Spec{DType: voi.CRHist64, Scheme: Lin, LB: 100, UB: 200, StepInc: 10, Flags: LBoundInf}, voi.IntS64, true},
 		{"crhist32 from 0", Spec{DType: voi.CRHist32, Scheme: Lin, LB: 0, UB: 50, StepInc: 5}, voi.IntU32, true},
