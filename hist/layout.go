@@ -26,10 +26,12 @@ import (
 // bits; a value with other control bits is looked up by the scan.
 //
 // On top of that, a linear or sorted layout of an integer VOI whose bounds
-// span at most 4096 keys (a CRHIST's first bound at the bottom of the range,
-// such as an lbinf bucket's, not counted) gets a counter table: the counter
-// of every key in that window, and one for the keys on either side of it,
-// so that Update and Counter find the counter with one load.
+// span at most 4096 keys, and fewer than its data has bytes (a CRHIST's
+// first bound at the bottom of the range, such as an lbinf bucket's, not
+// counted), gets a counter table: the counter of every key in that window,
+// and one for the keys on either side of it, so that Update and Counter
+// find the counter with one load. A table never takes more than twice the
+// bytes of its histogram.
 //
 // A Layout depends on the bounds only: it stays valid while the bounds in
 // the data are those it was made from. Counts may change freely (Update,
@@ -207,12 +209,12 @@ func (l *Layout) counterOf(data []byte, x uint64) int {
 // Update increments for the value v (0, the out-of-band counter, when no
 // bucket takes it) and true, when the layout has a counter table: an
 // integer VOI, sorted or linear bounds whose keys span at most 4096 keys
-// (for CRHIST, not counting a first bound at the bottom of the VOI's range,
-// such as an lbinf bucket's).
-// Otherwise it returns 0, false. It reads no histogram data, so callers
-// that keep data of the analysed length can count with one load and one
-// store; 32-bit histogram types (CRHIST32, DRHIST32, DVHIST32) have 4-byte
-// counters, the others 8-byte ones.
+// and fewer than the data has bytes (for CRHIST, not counting a first bound
+// at the bottom of the VOI's range, such as an lbinf bucket's), and room in
+// NewLayoutLimit's budget. Otherwise it returns 0, false. It reads no
+// histogram data, so callers that keep data of the analysed length can
+// count with one load and one store; 32-bit histogram types (CRHIST32,
+// DRHIST32, DVHIST32) have 4-byte counters, the others 8-byte ones.
 func (l *Layout) Counter(v uint64) (off int, ok bool) {
 	t := l.counters
 	if len(t) < 2 {
