@@ -139,13 +139,14 @@ const hdrSize = 8
 // most 65535 bytes (SB_V1_MAXSZ) and dsz is a uint16.
 const maxDataSize = 65535
 
-var geoms = [...]geom{
-	voi.CRHist32 - voi.CRHist32: {16, 8, true, kindCR},
-	voi.DRHist32 - voi.CRHist32: {24, 16, true, kindDR},
-	voi.DVHist32 - voi.CRHist32: {16, 8, true, kindDV},
-	voi.CRHist64 - voi.CRHist32: {16, 8, false, kindCR},
-	voi.DRHist64 - voi.CRHist32: {24, 16, false, kindDR},
-	voi.DVHist64 - voi.CRHist32: {16, 8, false, kindDV},
+// geoms is indexed by data type; only the histogram types have entries.
+var geoms = [voi.NumDTypes]geom{
+	voi.CRHist32: {16, 8, true, kindCR},
+	voi.DRHist32: {24, 16, true, kindDR},
+	voi.DVHist32: {16, 8, true, kindDV},
+	voi.CRHist64: {16, 8, false, kindCR},
+	voi.DRHist64: {24, 16, false, kindDR},
+	voi.DVHist64: {16, 8, false, kindDV},
 }
 
 // geomOf returns the bucket shape of the histogram type hdt.
@@ -153,7 +154,7 @@ func geomOf(hdt voi.DType) (geom, bool) {
 	if !hdt.IsHist() {
 		return geom{}, false
 	}
-	return geoms[hdt-voi.CRHist32], true
+	return geoms[hdt], true
 }
 
 // NumBuckets is HIST_VSDSZ2NBKTS: the number of buckets in dsz bytes of

@@ -19,12 +19,12 @@ import (
 // source seeded alike, and fails at the first difference in bytes, errors
 // or random() draws, or when the cache no longer holds the tree's order.
 type cacheTwin struct {
-	t            *testing.T
-	dt           voi.DType
-	plain, fast  []byte
-	envP, envF   *Env
-	cache        Cache
-	ops, compres int
+	t           *testing.T
+	dt          voi.DType
+	plain, fast []byte
+	envP, envF  *Env
+	cache       Cache
+	ops         int
 }
 
 func newCacheTwin(t *testing.T, dt voi.DType, nctds, prec, seed uint32) *cacheTwin {

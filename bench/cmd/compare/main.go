@@ -159,7 +159,7 @@ func goBench(c bench.Case) goResult {
 		"-cpu", strconv.Itoa(runtime.GOMAXPROCS(0)))
 	cmd.Stdout, cmd.Stderr = &out, os.Stderr
 	if err := cmd.Run(); err != nil {
-		fail(1, fmt.Errorf("Go twin %s: %w", c.Name, err))
+		fail(1, fmt.Errorf("the Go twin %s: %w", c.Name, err))
 	}
 	var r goResult
 	for _, f := range strings.Fields(out.String()) {
@@ -169,11 +169,11 @@ func goBench(c bench.Case) goResult {
 			r.allocs, err = strconv.ParseInt(v, 10, 64)
 		}
 		if err != nil {
-			fail(1, fmt.Errorf("Go twin %s: %q: %w", c.Name, out.String(), err))
+			fail(1, fmt.Errorf("the Go twin %s: %q: %w", c.Name, out.String(), err))
 		}
 	}
 	if r.ns <= 0 {
-		fail(1, fmt.Errorf("Go twin %s: no result in %q", c.Name, out.String()))
+		fail(1, fmt.Errorf("the Go twin %s: no result in %q", c.Name, out.String()))
 	}
 	return r
 }
