@@ -252,21 +252,31 @@ func QuantileBounded(data []byte, dt voi.DType, q, min, max float64) (float64, e
 	return quantile(data, dt, q, min, max)
 }
 
+// populated returns an iterator in mean order over a digest that holds
+// samples, and their number; ErrEmpty if it holds none.
+func populated(data []byte, dt voi.DType) (Iterator, float64, error) {
+	n, err := Count(data, dt)
+	if err != nil {
+		return Iterator{}, 0, err
+	}
+	if n == 0 {
+		return Iterator{}, 0, ErrEmpty
+	}
+	it, err := Iter(data, dt, MeanOrder)
+	return it, float64(n), err
+}
+
 // quantile implements Quantile; lo and hi are the sample extremes, NaN if
 // unknown.
 func quantile(data []byte, dt voi.DType, q, lo, hi float64) (float64, error) {
 	if !(q >= 0 && q <= 1) {
 		return 0, errQuantile
 	}
-	n, err := Count(data, dt)
+	it, n, err := populated(data, dt)
 	if err != nil {
 		return 0, err
 	}
-	if n == 0 {
-		return 0, ErrEmpty
-	}
-	it, _ := Iter(data, dt, MeanOrder)
-	target := q * float64(n)
+	target := q * n
 	var cum, prevRank, prevMean float64
 	first := true
 	for it.Next() {
@@ -292,8 +302,8 @@ func quantile(data []byte, dt voi.DType, q, lo, hi float64) (float64, error) {
 		prevRank, prevMean = rank, m
 		cum += w
 	}
-	if hi >= prevMean && float64(n) > prevRank { // hi known and above the mean
-		return prevMean + (target-prevRank)/(float64(n)-prevRank)*(hi-prevMean), nil
+	if hi >= prevMean && n > prevRank { // hi known and above the mean
+		return prevMean + (target-prevRank)/(n-prevRank)*(hi-prevMean), nil
 	}
 	return prevMean, nil
 }
@@ -308,14 +318,10 @@ func CDF(data []byte, dt voi.DType, x float64) (float64, error) {
 	if math.IsNaN(x) {
 		return 0, errNaN
 	}
-	n, err := Count(data, dt)
+	it, n, err := populated(data, dt)
 	if err != nil {
 		return 0, err
 	}
-	if n == 0 {
-		return 0, ErrEmpty
-	}
-	it, _ := Iter(data, dt, MeanOrder)
 	var cum, prevRank, prevMean float64
 	seen := false
 	for it.Next() {
@@ -329,7 +335,7 @@ func CDF(data []byte, dt voi.DType, x float64) (float64, error) {
 			if !seen {
 				return 0, nil
 			}
-			return (prevRank + (x-prevMean)/(m-prevMean)*(rank-prevRank)) / float64(n), nil
+			return (prevRank + (x-prevMean)/(m-prevMean)*(rank-prevRank)) / n, nil
 		}
 		seen = true
 		prevRank, prevMean = rank, m
