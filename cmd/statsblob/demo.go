@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 
 	caio "github.com/caio/go-tdigest/v4"
@@ -39,32 +40,79 @@ func (s *stream) lognormal(mu, sigma float64) float64 {
 }
 
 func runDemo(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("demo", "demo [-conns N] [-seed S] [-rate PCT] [-out DIR]", stderr)
-	conns := fs.Int("conns", 5000, "simulated connections")
-	seed := fs.Uint64("seed", 1, "seed of the simulation's value stream")
-	rate := fs.Uint("rate", 40, "percentage of connections sampled with TCP_DEFAULT")
-	out := fs.String("out", "demo-out", "directory for the blob files and templates.json")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	fs := newFlags("demo", "demo [-conns N] [-seed S] [-rate PCT] [-out DIR] [-merged FILE]",
+		"Demo builds FreeBSD's TCP_DEFAULT template, simulates connections from a\n"+
+			"seeded stream, samples them with the seeded dice roll, and writes one blob\n"+
+			"file per sampled connection (DIR/conn-NNNNN.blob) and DIR/templates.json.\n"+
+			"It first removes the conn-NNNNN.blob files (and the merged.blob of older\n"+
+			"versions) an earlier run left in DIR, so DIR/*.blob holds this run's\n"+
+			"connections only. It then renders one blob, merges all snapshots into the\n"+
+			"merged blob file, beside DIR rather than inside it (DIR.merged.blob unless\n"+
+			"-merged says otherwise), and prints RTT quantiles.\n",
+		stdout, stderr)
+	conns := fs.Int("conns", 5000, "simulated connections, `N` >= 1")
+	seed := fs.Uint64("seed", 1, "seed `S` of the simulation's value stream, not 0")
+	rate := fs.Uint("rate", 40, "percentage `PCT` of connections sampled with TCP_DEFAULT, <= 100")
+	out := fs.String("out", "demo-out", "`DIR` for the blob files and templates.json")
+	merged := fs.String("merged", "", "merged blob `FILE` (default DIR.merged.blob)")
+	pos, code, ok := fs.parse(args, 0)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		return fs.usageError("unexpected argument %q", pos[0])
 	}
 	if *conns < 1 || *seed == 0 || *rate > 100 {
-		fmt.Fprintln(stderr, "statsblob demo: need -conns >= 1, -seed != 0, -rate <= 100")
-		return 2
+		return fs.usageError("need -conns >= 1, -seed != 0, -rate <= 100")
 	}
-	if err := demo(stdout, stderr, *conns, *seed, uint32(*rate), *out); err != nil {
-		fmt.Fprintf(stderr, "statsblob demo: %v\n", err)
+	if *merged == "" {
+		dir := filepath.Clean(*out)
+		if b := filepath.Base(dir); b == "." || b == ".." {
+			if abs, err := filepath.Abs(dir); err == nil {
+				dir = abs // "." gives ../NAME.merged.blob, not ..merged.blob
+			}
+		}
+		*merged = dir + ".merged.blob"
+	}
+	if err := demo(stdout, stderr, *conns, *seed, uint32(*rate), *out, *merged); err != nil {
+		fs.fail(err)
 		return 1
 	}
 	return 0
 }
 
-func demo(stdout, stderr io.Writer, conns int, seed uint64, rate uint32, out string) error {
+// staleBlob matches the names of the blob files earlier demo runs wrote
+// into their output directory: the connections' and, before the merged blob
+// moved beside the directory, merged.blob.
+var staleBlob = regexp.MustCompile(`^(conn-[0-9]+|merged)\.blob$`)
+
+// clearStale removes the blob files an earlier demo run left in dir, so
+// that dir/*.blob names this run's connections only.
+func clearStale(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if e.Type().IsRegular() && staleBlob.MatchString(e.Name()) {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func demo(stdout, stderr io.Writer, conns int, seed uint64, rate uint32, out, mergedFile string) error {
 	reg := tpl.NewRegistry()
 	t, err := tcpstats.New(reg)
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	if err := clearStale(out); err != nil {
 		return err
 	}
 	if err := writeTemplates(filepath.Join(out, "templates.json"), t); err != nil {
@@ -119,9 +167,10 @@ func demo(stdout, stderr io.Writer, conns int, seed uint64, rate uint32, out str
 	if err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(out, "merged.blob"), merged.Bytes(), 0o644); err != nil {
+	if err := writeFileAtomic(mergedFile, merged.Bytes()); err != nil {
 		return err
 	}
+	fmt.Fprintf(stdout, "merged blob of the %d sampled connections in %s\n\n", len(snaps), mergedFile)
 	return printRTT(stdout, merged, snaps, rtts)
 }
 

@@ -1,47 +1,115 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 
 	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/internal/abi"
 	"github.com/statsblob/statsblob/tpl"
 )
 
-// readBlob reads and validates a blob file.
+// maxTemplatesFile bounds the size of a templates file (the demo's is
+// about 3 KB).
+const maxTemplatesFile = 16 << 20
+
+// displayName is how messages name an input: "-" is standard input.
+func displayName(name string) string {
+	if name == "-" {
+		return "<stdin>"
+	}
+	return name
+}
+
+// readInput reads a file, or standard input for "-", failing for inputs
+// larger than limit bytes (what says what they should be) without reading
+// more than limit+1 of them.
+func readInput(name string, limit int64, what string) ([]byte, error) {
+	var r io.Reader = os.Stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err // *PathError names the file
+		}
+		defer f.Close()
+		r = f
+	}
+	p, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", displayName(name), err)
+	}
+	if int64(len(p)) > limit {
+		return nil, fmt.Errorf("%s: more than %d bytes, too large for %s", displayName(name), limit, what)
+	}
+	return p, nil
+}
+
+// readBlob reads and validates a blob file ("-": standard input).
 func readBlob(name string) (*blob.Blob, error) {
-	p, err := os.ReadFile(name)
+	p, err := readInput(name, abi.MaxBlobSz, "a blob")
 	if err != nil {
 		return nil, err
 	}
-	if len(p) > 1<<16 {
-		return nil, fmt.Errorf("%s: %d bytes is larger than any blob", name, len(p))
-	}
 	b, err := blob.FromBytes(p, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", displayName(name), err)
 	}
 	return b, nil
 }
 
-// readTemplates registers the templates of a templates file (a JSON array
-// of template JSON forms, as `statsblob demo` writes) in reg.
-func readTemplates(reg *tpl.Registry, name string) error {
-	p, err := os.ReadFile(name)
+// templates is the content of a templates file.
+type templates struct {
+	file string // as given on the command line
+	reg  *tpl.Registry
+	list []*tpl.Template
+}
+
+// readTemplates reads a templates file: one template's JSON form (what
+// json.Marshal of a *tpl.Template writes) or a JSON array of them (what
+// `statsblob demo` writes), and registers them in a new registry.
+func readTemplates(name string) (*templates, error) {
+	p, err := readInput(name, maxTemplatesFile, "a templates file")
 	if err != nil {
-		return err
+		return nil, err
 	}
+	ts := &templates{file: displayName(name), reg: tpl.NewRegistry()}
 	var list []json.RawMessage
-	if err := json.Unmarshal(p, &list); err != nil {
-		return fmt.Errorf("%s: not a JSON array of templates: %w", name, err)
+	switch t := bytes.TrimLeft(p, " \t\r\n"); {
+	case len(t) > 0 && t[0] == '{':
+		list = []json.RawMessage{p}
+	case len(t) > 0 && t[0] == '[':
+		if err := json.Unmarshal(p, &list); err != nil {
+			return nil, fmt.Errorf("templates file %s: %w", ts.file, err)
+		}
+	default:
+		return nil, fmt.Errorf("templates file %s: neither a template (JSON object) nor an array of templates", ts.file)
 	}
 	for i, raw := range list {
-		if _, err := tpl.ReadJSON(reg, raw); err != nil {
-			return fmt.Errorf("%s: template %d: %w", name, i, err)
+		t, err := tpl.ReadJSON(ts.reg, raw)
+		if err != nil {
+			return nil, fmt.Errorf("templates file %s: template %d: %w", ts.file, i, err)
 		}
+		ts.list = append(ts.list, t)
 	}
-	return nil
+	return ts, nil
+}
+
+// byHash returns the template of a blob's hash, or an error naming the
+// templates file and the templates it holds.
+func (ts *templates) byHash(hash uint32) (*tpl.Template, error) {
+	if t, err := ts.reg.ByHash(hash); err == nil {
+		return t, nil
+	}
+	specs := make([]string, len(ts.list))
+	for i, t := range ts.list {
+		specs[i] = t.Spec()
+	}
+	return nil, fmt.Errorf("template hash %d is not in templates file %s (it holds %s)",
+		hash, ts.file, strings.Join(specs, ", "))
 }
 
 // writeTemplates writes templates as a templates file.
@@ -51,4 +119,34 @@ func writeTemplates(name string, tpls ...*tpl.Template) error {
 		return err
 	}
 	return os.WriteFile(name, append(p, '\n'), 0o644)
+}
+
+// writeFileAtomic writes p to name through a temporary file in the same
+// directory, so a reader never sees a partial file.
+func writeFileAtomic(name string, p []byte) (err error) {
+	dir, base := ".", name
+	if i := strings.LastIndexByte(name, os.PathSeparator); i >= 0 {
+		dir, base = name[:i+1], name[i+1:]
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err := f.Write(p); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), name)
 }

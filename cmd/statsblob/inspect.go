@@ -9,21 +9,28 @@ import (
 )
 
 // runInspect validates blob files and summarises each: size, template
-// hash, VOIs and their statistics with error counts. A damaged file gets a
-// precise error and a non-zero exit status.
+// hash, VOIs and their statistics with error counts. A damaged file gets
+// one line on stderr naming it and the reason, the other files are still
+// inspected, and the exit status is 1.
 func runInspect(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("inspect", "inspect FILE...", stderr)
-	if !parseFiles(fs, args) {
-		return 2
+	fs := newFlags("inspect", "inspect FILE...",
+		"Inspect validates each blob file as a collector would (blob.FromBytes) and\n"+
+			"prints its size, template hash and statistics with their error counts.\n"+
+			"A file that is not a valid blob is reported on stderr, one line per file;\n"+
+			"the others are still inspected and the exit status is 1.\n",
+		stdout, stderr)
+	files, code, ok := fs.parse(args, 1)
+	if !ok {
+		return code
 	}
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
 	status := 0
-	for _, name := range fs.Args() {
+	for _, name := range files {
 		b, err := readBlob(name)
 		if err != nil {
 			w.Flush()
-			fmt.Fprintf(stderr, "statsblob inspect: %v\n", err)
+			fs.fail(err)
 			status = 1
 			continue
 		}
@@ -36,7 +43,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 			errs += int(v.Errs)
 		}
 		fmt.Fprintf(w, "%s: ok: %d bytes (maxsz %d), template hash %d, %d VOI slots, %d statistics, %d errors counted\n",
-			name, b.CurSz(), b.MaxSz(), b.TplHash(), b.NumVOIs(), nstats, errs)
+			displayName(name), b.CurSz(), b.MaxSz(), b.TplHash(), b.NumVOIs(), nstats, errs)
 		for v := range b.Visits() {
 			if v.SType == voi.StatVoiState {
 				continue

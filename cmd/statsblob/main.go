@@ -1,88 +1,193 @@
 // Command statsblob is the statsblob tool: a demo of the library, the
-// conformance scenario runner, and (as they land) tools to render, inspect
-// and merge blob files.
+// conformance scenario runner, and tools that inspect, render, merge and
+// query blob files.
 //
-//	statsblob demo              run the demo on the embedded default workload
-//	statsblob render FILE...    print blob files as text (freeform or JSON)
-//	statsblob inspect FILE...   validate and summarise blob files
-//	statsblob merge -o OUT F... merge blob files of one template
-//	statsblob run FILE...       run conformance scenarios (FORMAT.md)
+//	statsblob demo                          run the demo on the embedded default workload
+//	statsblob inspect FILE...               validate and summarise blob files
+//	statsblob render [-format F] FILE...    print blob files as freeform text or JSON
+//	statsblob merge -o OUT FILE...          merge blob files of one template
+//	statsblob quantile -voi V -q Q FILE...  merge blob files and print quantiles of a VOI
+//	statsblob run FILE...                   run conformance scenarios (FORMAT.md)
+//
+// Every command prints its full help with -h, --help or 'statsblob help
+// COMMAND'. Flags take one or two dashes (-format and --format are the
+// same flag; the help shows one dash) and may come before or after file
+// names; "--" ends the flags. A file name "-" reads standard input.
+//
+// Exit status: 0 on success, 1 if any input could not be used (every bad
+// file is reported on its own line on stderr, after the others are
+// processed), 2 for a usage error.
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
+// command is one subcommand: its name, the one line 'statsblob -h' shows,
+// and its entry point, which parses its own flags (see newFlags).
 type command struct {
-	name, usage, help string
-	run               func(args []string, stdout, stderr io.Writer) int
+	name, summary string
+	run           func(args []string, stdout, stderr io.Writer) int
 }
 
+// commands is the table of subcommands, in the order the help lists them.
+// It is filled in init because 'help' refers back to it.
 var commands []command
 
 func init() {
 	commands = []command{
-		{"demo", "demo [flags]", "build a template, update it from a seeded stream, snapshot and render", runDemo},
-		{"render", "render [flags] FILE...", "print blob files as freeform text or JSON", runRender},
-		{"inspect", "inspect FILE...", "validate blob files and summarise them", runInspect},
-		{"merge", "merge -o OUT FILE...", "merge blob files of one template into one", runMerge},
-		{"run", "run FILE...", "run conformance scenarios and print their output", runScenarios},
+		{"demo", "simulate TCP connections, write their blobs, merge them and print RTT quantiles", runDemo},
+		{"inspect", "validate blob files and summarise them", runInspect},
+		{"render", "print blob files as freeform text or JSON", runRender},
+		{"merge", "merge blob files of one template into one blob file", runMerge},
+		{"quantile", "merge blob files and print quantiles of a VOI's t-digest or histogram", runQuantile},
+		{"run", "run conformance scenarios and print their output", runScenarios},
 	}
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintf(w, "usage: statsblob COMMAND [ARGS]\n\ncommands:\n")
+	fmt.Fprintf(w, "usage: statsblob COMMAND [FLAGS] [FILE...]\n\ncommands:\n")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-24s %s\n", c.usage, c.help)
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(w, "\nRun 'statsblob COMMAND -h' for a command's flags.\n")
+	fmt.Fprint(w, "\nRun 'statsblob COMMAND -h' or 'statsblob help COMMAND' for a command's flags.\n")
 }
 
 func main() { os.Exit(mainArgs(os.Args[1:], os.Stdout, os.Stderr)) }
 
-func mainArgs(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(stderr)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
-	}
+func lookup(name string) (command, bool) {
 	for _, c := range commands {
-		if c.name == args[0] {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+func mainArgs(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	name := args[0]
+	switch name {
+	case "-h", "-help", "--help":
+		usage(stdout)
+		return 0
+	case "help":
+		if len(args) == 1 {
+			usage(stdout)
+			return 0
+		}
+		if c, ok := lookup(args[1]); ok {
+			return c.run([]string{"-h"}, stdout, stderr)
+		}
+		name = args[1]
+	default:
+		if c, ok := lookup(name); ok {
 			return c.run(args[1:], stdout, stderr)
 		}
 	}
-	fmt.Fprintf(stderr, "statsblob: unknown command %q\n", args[0])
+	fmt.Fprintf(stderr, "statsblob: unknown command %q\n", name)
 	usage(stderr)
 	return 2
 }
 
-// newFlags returns a flag set for a subcommand that prints its usage to
-// stderr.
-func newFlags(name, usageLine string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: statsblob %s\n", usageLine)
-		fs.PrintDefaults()
-	}
-	return fs
+// flagSet is a subcommand's flag set with its help text.
+type flagSet struct {
+	*flag.FlagSet
+	usage  string // "render [-format freeform|json] ... FILE..."
+	about  string // what the command does, one or more paragraphs
+	stdout io.Writer
+	stderr io.Writer
 }
 
-// parseFiles parses a subcommand's flags and reports whether file
-// arguments follow; without any it prints the usage. A false result means
+// newFlags returns the flag set of a subcommand. usage is the synopsis
+// after "statsblob " and must name every flag as the flag list does (a
+// test checks); about is the description the help prints.
+func newFlags(name, usage, about string, stdout, stderr io.Writer) *flagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // parse errors are printed by parse, help by help
+	fs.Usage = func() {}
+	return &flagSet{FlagSet: fs, usage: usage, about: about, stdout: stdout, stderr: stderr}
+}
+
+// commonHelp ends every command's help.
+const commonHelp = `
+Flags take one or two dashes and may come before or after file names; "--"
+ends the flags. A file name "-" reads standard input.
+`
+
+// help prints the command's full help: synopsis, description, flags.
+func (f *flagSet) help(w io.Writer) {
+	fmt.Fprintf(w, "usage: statsblob %s\n\n%s", f.usage, f.about)
+	n := 0
+	f.VisitAll(func(*flag.Flag) { n++ })
+	if n > 0 {
+		fmt.Fprint(w, "\nflags:\n")
+		f.SetOutput(w)
+		f.PrintDefaults()
+		f.SetOutput(io.Discard)
+	}
+	fmt.Fprint(w, commonHelp)
+}
+
+// parse parses args, flags interleaved with positional arguments, and
+// returns the positional arguments, of which there must be at least
+// minPos. If ok is false the command ends with code: 0 after -h (the help
+// went to stdout), 2 after a usage error (the message and the synopsis went
+// to stderr).
+func (f *flagSet) parse(args []string, minPos int) (pos []string, code int, ok bool) {
+	for {
+		if err := f.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				f.help(f.stdout)
+				return nil, 0, false
+			}
+			return nil, f.usageError("%v", err), false
+		}
+		rest := f.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			pos = append(pos, rest...) // "--" ends the flags
+			break
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+	if len(pos) < minPos {
+		return nil, f.usageError("missing file arguments"), false
+	}
+	stdin := 0
+	for _, p := range pos {
+		if p == "-" {
+			stdin++
+		}
+	}
+	if stdin > 1 {
+		return nil, f.usageError(`"-" (standard input) given %d times`, stdin), false
+	}
+	return pos, 0, true
+}
+
+// usageError prints a usage error and the synopsis to stderr and returns
 // exit status 2.
-func parseFiles(fs *flag.FlagSet, args []string) bool {
-	if err := fs.Parse(args); err != nil {
-		return false
-	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return false
-	}
-	return true
+func (f *flagSet) usageError(format string, a ...any) int {
+	fmt.Fprintf(f.stderr, "statsblob %s: %s\n", f.Name(), fmt.Sprintf(format, a...))
+	fmt.Fprintf(f.stderr, "usage: statsblob %s\nRun 'statsblob %s -h' for help.\n", f.usage, f.Name())
+	return 2
+}
+
+// fail prints one error line to stderr, prefixed with the command's name.
+// Multi-line errors (errors.Join) are joined with "; ".
+func (f *flagSet) fail(err error) {
+	msg := strings.ReplaceAll(err.Error(), "\n", "; ")
+	fmt.Fprintf(f.stderr, "statsblob %s: %s\n", f.Name(), msg)
 }

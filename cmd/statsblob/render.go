@@ -4,57 +4,106 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/statsblob/statsblob/tostr"
-	"github.com/statsblob/statsblob/tpl"
 )
 
-// runRender prints blob files as text.
+// runRender prints blob files as freeform text or JSON.
 func runRender(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("render", "render [--format freeform|json] [--objdump] [--templates FILE] FILE...", stderr)
-	format := fs.String("format", "freeform", "output format: freeform or json")
+	fs := newFlags("render", "render [-format freeform|json] [-array] [-objdump] [-templates FILE] FILE...",
+		"Render prints each blob file as the C's stats_blob_tostr does: freeform text\n"+
+			"(the default) or JSON. With -format json every file is one JSON document on\n"+
+			"one line (JSON Lines), or, with -array, one element of a JSON array. With\n"+
+			"-templates, template and VOI names come from the templates file (one\n"+
+			"template's JSON form or an array of them, as the demo writes); a blob whose\n"+
+			"template is not in it is an error.\n\n"+
+			"A file that cannot be read or rendered is reported on stderr, one line per\n"+
+			"file; the others are still rendered and the exit status is 1.\n",
+		stdout, stderr)
+	format := fs.String("format", "freeform", "output `freeform|json` (any case)")
+	array := fs.Bool("array", false, "with -format json, write one JSON array instead of one document per line")
 	objdump := fs.Bool("objdump", false, "include the blob's layout (header, every slot)")
-	templates := fs.String("templates", "", "templates file (JSON array, as the demo writes) for names")
-	if !parseFiles(fs, args) {
-		return 2
+	tfile := fs.String("templates", "", "templates `FILE` for template and VOI names")
+	files, code, ok := fs.parse(args, 1)
+	if !ok {
+		return code
 	}
-	o := tostr.Options{Registry: tpl.NewRegistry()}
-	switch *format {
+	var o tostr.Options
+	switch strings.ToLower(*format) {
 	case "freeform":
 	case "json":
 		o.Format = tostr.JSON
 	default:
-		fmt.Fprintf(stderr, "statsblob render: unknown format %q\n", *format)
-		return 2
+		return fs.usageError("unknown format %q (freeform or json)", *format)
+	}
+	if *array && o.Format != tostr.JSON {
+		return fs.usageError("-array needs -format json")
 	}
 	if *objdump {
 		o.Flags |= tostr.Objdump
 	}
-	if *templates != "" {
-		if err := readTemplates(o.Registry, *templates); err != nil {
-			fmt.Fprintf(stderr, "statsblob render: %v\n", err)
+	var ts *templates
+	if *tfile != "" {
+		var err error
+		if ts, err = readTemplates(*tfile); err != nil {
+			fs.fail(err)
 			return 1
 		}
+		o.Registry = ts.reg
 		o.Flags |= tostr.Meta
 	}
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
 	status := 0
-	for _, name := range fs.Args() {
-		b, err := readBlob(name)
+	sep := "[\n"
+	for _, name := range files {
+		out, err := render(name, ts, o)
 		if err != nil {
-			fmt.Fprintf(stderr, "statsblob render: %v\n", err)
+			w.Flush()
+			fs.fail(err)
 			status = 1
 			continue
 		}
-		out, err := tostr.Append(nil, b, o)
-		if err != nil {
-			fmt.Fprintf(stderr, "statsblob render: %s: %v\n", name, err)
-			status = 1
-			continue
+		if *array {
+			w.WriteString(sep)
+			sep = ",\n"
 		}
 		w.Write(out)
-		w.WriteByte('\n')
+		if !*array {
+			w.WriteByte('\n')
+		}
+	}
+	if *array {
+		if sep == "[\n" {
+			w.WriteString(sep)
+		}
+		w.WriteString("\n]\n")
 	}
 	return status
+}
+
+// render reads one blob file and renders it. JSON renderings are always
+// one valid JSON document (tostr.JSONMarshaler), also for a blob without
+// VOIs.
+func render(name string, ts *templates, o tostr.Options) ([]byte, error) {
+	b, err := readBlob(name)
+	if err != nil {
+		return nil, err
+	}
+	if ts != nil {
+		if _, err := ts.byHash(b.TplHash()); err != nil {
+			return nil, fmt.Errorf("%s: %w", displayName(name), err)
+		}
+	}
+	var out []byte
+	if o.Format == tostr.JSON {
+		out, err = tostr.JSONMarshaler{Blob: b, Flags: o.Flags, Registry: o.Registry}.MarshalJSON()
+	} else {
+		out, err = tostr.Append(nil, b, o)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", displayName(name), err)
+	}
+	return out, nil
 }

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/hist"
+	"github.com/statsblob/statsblob/tdigest"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// runQuantile merges blob files and prints quantile estimates of one VOI
+// from its t-digest or histogram.
+func runQuantile(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("quantile", "quantile -voi NAME|ID [-q LIST] [-stat tdigest|hist] [-templates FILE] FILE...",
+		"Quantile merges the blob files as merge does (blob.MergeAll; files left out\n"+
+			"are reported on stderr and make the exit status 1) and prints, for each\n"+
+			"quantile q of -q, one line \"q<TAB>estimate\" from the VOI's t-digest\n"+
+			"(tdigest.Quantile) or histogram (hist.Quantile). A VOI with both uses its\n"+
+			"t-digest unless -stat hist is given. The VOI is given by id, or by name\n"+
+			"with -templates (the VOI names of the blobs' template).\n",
+		stdout, stderr)
+	voiArg := fs.String("voi", "", "the VOI: its `NAME|ID` (required; a name needs -templates)")
+	qArg := fs.String("q", "0.5,0.9,0.99", "comma-separated quantiles in [0, 1], as a `LIST`")
+	statArg := fs.String("stat", "", "the statistic to query, `tdigest|hist` (any case; default: the VOI's t-digest, else its histogram)")
+	tfile := fs.String("templates", "", "templates `FILE` for VOI names")
+	files, code, ok := fs.parse(args, 1)
+	if !ok {
+		return code
+	}
+	if *voiArg == "" {
+		return fs.usageError("-voi NAME|ID is required")
+	}
+	qs, err := parseQuantiles(*qArg)
+	if err != nil {
+		return fs.usageError("-q %q: %v", *qArg, err)
+	}
+	want := voi.SType(-1)
+	switch strings.ToLower(*statArg) {
+	case "":
+	case "tdigest":
+		want = voi.TDgst
+	case "hist":
+		want = voi.Hist
+	default:
+		return fs.usageError("-stat %q: want tdigest or hist", *statArg)
+	}
+	var ts *templates
+	if *tfile != "" {
+		if ts, err = readTemplates(*tfile); err != nil {
+			fs.fail(err)
+			return 1
+		}
+	}
+	id, err := strconv.ParseInt(*voiArg, 10, 32)
+	if err != nil && ts == nil {
+		return fs.usageError("-voi %q: a VOI name needs -templates FILE (or give the VOI's id)", *voiArg)
+	}
+
+	m, used, errs := mergeFiles(files)
+	for _, err := range errs {
+		fs.fail(err)
+	}
+	if m == nil {
+		return 1
+	}
+	status := 0
+	if len(errs) > 0 {
+		status = 1
+	}
+	label := *voiArg
+	if ts != nil {
+		t, err := ts.byHash(m.TplHash())
+		if err != nil {
+			fs.fail(err)
+			return 1
+		}
+		if n, isID := strconv.ParseInt(*voiArg, 10, 32); isID == nil {
+			if name, ok := t.VOIName(int(n)); ok && name != "" {
+				label = fmt.Sprintf("%d (%s)", n, name)
+			}
+		} else {
+			found := false
+			var names []string
+			for _, d := range t.VOIs() {
+				names = append(names, d.Name)
+				if d.Name == *voiArg {
+					id, found = int64(d.ID), true
+					label = fmt.Sprintf("%d (%s)", d.ID, d.Name)
+				}
+			}
+			if !found {
+				fs.fail(fmt.Errorf("template %s has no VOI named %q (its VOIs: %s)", t.Spec(), *voiArg, strings.Join(names, ", ")))
+				return 1
+			}
+		}
+	}
+	st, voiDT, err := queryStat(m, int32(id), want)
+	if err != nil {
+		fs.fail(fmt.Errorf("VOI %s: %w", label, err))
+		return 1
+	}
+	w := bufio.NewWriter(stdout)
+	defer w.Flush()
+	for _, q := range qs {
+		var v float64
+		if st.DType.IsTDigest() {
+			v, err = tdigest.Quantile(st.Data, st.DType, q)
+		} else {
+			v, err = hist.Quantile(st.Data, st.DType, voiDT, q)
+		}
+		if errors.Is(err, voi.ErrEmpty) {
+			w.Flush()
+			fs.fail(fmt.Errorf("VOI %s: its %v holds no samples in the %d merged files", label, st.DType, used))
+			return 1
+		}
+		if err != nil {
+			w.Flush()
+			fs.fail(fmt.Errorf("VOI %s: %v quantile %g: %w", label, st.DType, q, err))
+			return 1
+		}
+		fmt.Fprintf(w, "%s\t%s\n", strconv.FormatFloat(q, 'g', -1, 64), strconv.FormatFloat(v, 'f', -1, 64))
+	}
+	return status
+}
+
+// parseQuantiles parses a comma-separated list of quantiles in [0, 1].
+func parseQuantiles(s string) ([]float64, error) {
+	var qs []float64
+	for _, f := range strings.Split(s, ",") {
+		q, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || math.IsNaN(q) || q < 0 || q > 1 {
+			return nil, fmt.Errorf("%q is not a quantile (a number in [0, 1])", strings.TrimSpace(f))
+		}
+		qs = append(qs, q)
+	}
+	return qs, nil
+}
+
+// queryStat finds the statistic of VOI id to query: a t-digest or a
+// histogram (want, or the t-digest if it has both), and the VOI's data
+// type.
+func queryStat(b *blob.Blob, id int32, want voi.SType) (blob.Stat, voi.DType, error) {
+	var ids []string
+	var have []voi.SType
+	voiDT := voi.DType(0)
+	found := false
+	for v := range b.Visits() {
+		if v.SType == voi.StatVoiState {
+			continue
+		}
+		if s := strconv.Itoa(int(v.VOIID)); !slices.Contains(ids, s) {
+			ids = append(ids, s)
+		}
+		if int32(v.VOIID) == id {
+			found, voiDT = true, v.VOIDType
+			have = append(have, v.SType)
+		}
+	}
+	if !found {
+		return blob.Stat{}, 0, fmt.Errorf("not in the blobs (their VOI ids: %s)", strings.Join(ids, ", "))
+	}
+	order := []voi.SType{voi.TDgst, voi.Hist}
+	if want >= 0 {
+		order = []voi.SType{want}
+	}
+	for _, t := range order {
+		if !slices.Contains(have, t) {
+			continue
+		}
+		st, err := b.Fetch(id, t)
+		return st, voiDT, err
+	}
+	keeps := make([]string, len(have))
+	for i, t := range have {
+		keeps[i] = t.String()
+	}
+	if want >= 0 {
+		return blob.Stat{}, 0, fmt.Errorf("no %v statistic (it keeps %s)", want, strings.Join(keeps, ", "))
+	}
+	return blob.Stat{}, 0, fmt.Errorf("no t-digest or histogram to query (it keeps %s)", strings.Join(keeps, ", "))
+}
