@@ -152,7 +152,7 @@ func demo(stdout, stderr io.Writer, conns int, seed uint64, rate uint32, out, me
 	if tty {
 		fmt.Fprintf(stderr, "\r%d/%d connections, %d sampled\n", conns, conns, len(snaps))
 	}
-	fmt.Fprintf(stdout, "%d of %d connections sampled at %d%%, blob files in %s/\n\n", len(snaps), conns, rate, out)
+	fmt.Fprintf(stdout, "%d of %d connections sampled at %d%%, blob files in %s/\n\n", len(snaps), conns, rate, filepath.Clean(out))
 	if len(snaps) == 0 {
 		return nil
 	}

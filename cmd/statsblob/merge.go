@@ -48,9 +48,9 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	if m == nil {
 		return 1
 	}
-	summary := stdout
+	summary, outName := stdout, *out
 	if *out == "-" {
-		summary = stderr
+		summary, outName = stderr, "<stdout>"
 		if _, err := stdout.Write(m.Bytes()); err != nil {
 			fs.fail(err)
 			return 1
@@ -60,10 +60,10 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if len(errs) > 0 {
-		fmt.Fprintf(summary, "merged %d of %d files into %s (%d bytes)\n", used, len(files), displayName(*out), m.CurSz())
+		fmt.Fprintf(summary, "merged %d of %d files into %s (%d bytes)\n", used, len(files), outName, m.CurSz())
 		return 1
 	}
-	fmt.Fprintf(summary, "merged %d blobs into %s (%d bytes)\n", used, displayName(*out), m.CurSz())
+	fmt.Fprintf(summary, "merged %d blobs into %s (%d bytes)\n", used, outName, m.CurSz())
 	return 0
 }
 
