@@ -226,7 +226,11 @@ func TestCommandHelp(t *testing.T) {
 				}
 			}
 			require.Equal(t, listed, synopsis, "synopsis %q against the flag list", m[2])
-			require.True(t, strings.HasSuffix(r.stdout, commonHelp), r.stdout)
+			if c.name == "demo" {
+				require.True(t, strings.HasSuffix(r.stdout, commonHelp), r.stdout)
+			} else {
+				require.True(t, strings.HasSuffix(r.stdout, commonHelp+fileHelp), r.stdout)
+			}
 		})
 	}
 }
@@ -253,6 +257,8 @@ func TestUsageErrors(t *testing.T) {
 	demo := "demo [-conns N] [-seed S] [-rate PCT] [-out DIR] [-merged FILE]"
 	require.Equal(t, result{2, "", "statsblob demo: unexpected argument \"x\"\n" + synopsis("demo", demo)},
 		sb(t, "demo", "x"))
+	require.Equal(t, result{2, "", "statsblob demo: -merged d/m.blob is inside d/: merging d/*.blob would count it twice\n" + synopsis("demo", demo)},
+		sb(t, "demo", "-out", "d/", "-merged", "d/m.blob"))
 }
 
 func TestInspectAndRender(t *testing.T) {

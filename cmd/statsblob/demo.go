@@ -74,11 +74,21 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		}
 		*merged = dir + ".merged.blob"
 	}
+	if inside(*merged, *out) {
+		return fs.usageError("-merged %s is inside %s: merging %s/*.blob would count it twice", *merged, *out, filepath.Clean(*out))
+	}
 	if err := demo(stdout, stderr, *conns, *seed, uint32(*rate), *out, *merged); err != nil {
 		fs.fail(err)
 		return 1
 	}
 	return 0
+}
+
+// inside reports whether file would be created in directory dir.
+func inside(file, dir string) bool {
+	f, err1 := filepath.Abs(filepath.Dir(file))
+	d, err2 := filepath.Abs(dir)
+	return err1 == nil && err2 == nil && f == d
 }
 
 // staleBlob matches the names of the blob files earlier demo runs wrote

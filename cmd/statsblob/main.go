@@ -117,11 +117,16 @@ func newFlags(name, usage, about string, stdout, stderr io.Writer) *flagSet {
 	return &flagSet{FlagSet: fs, usage: usage, about: about, stdout: stdout, stderr: stderr}
 }
 
-// commonHelp ends every command's help.
-const commonHelp = `
-Flags take one or two dashes and may come before or after file names; "--"
-ends the flags. A file name "-" reads standard input.
+// commonHelp ends every command's help, fileHelp that of commands that
+// read files.
+const (
+	commonHelp = `
+Flags take one or two dashes and may come before or after other arguments;
+"--" ends the flags.
 `
+	fileHelp = `A file name "-" reads standard input.
+`
+)
 
 // help prints the command's full help: synopsis, description, flags.
 func (f *flagSet) help(w io.Writer) {
@@ -135,6 +140,9 @@ func (f *flagSet) help(w io.Writer) {
 		f.SetOutput(io.Discard)
 	}
 	fmt.Fprint(w, commonHelp)
+	if strings.HasSuffix(f.usage, "FILE...") {
+		fmt.Fprint(w, fileHelp)
+	}
 }
 
 // parse parses args, flags interleaved with positional arguments, and

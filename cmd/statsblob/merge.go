@@ -24,7 +24,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 			"still merged and written, and the exit status is 1. So is a statistic whose\n"+
 			"merge overflowed (it is counted in the merged blob's error counts).\n",
 		stdout, stderr)
-	out := fs.String("o", "", "output blob `OUT` (required; - for standard output)")
+	out := fs.String("o", "", "write the merged blob to `OUT` (required; - for standard output)")
 	files, code, ok := fs.parse(args, 1)
 	if !ok {
 		return code

@@ -27,10 +27,10 @@ func runQuantile(args []string, stdout, stderr io.Writer) int {
 			"t-digest unless -stat hist is given. The VOI is given by id, or by name\n"+
 			"with -templates (the VOI names of the blobs' template).\n",
 		stdout, stderr)
-	voiArg := fs.String("voi", "", "the VOI: its `NAME|ID` (required; a name needs -templates)")
-	qArg := fs.String("q", "0.5,0.9,0.99", "comma-separated quantiles in [0, 1], as a `LIST`")
-	statArg := fs.String("stat", "", "the statistic to query, `tdigest|hist` (any case; default: the VOI's t-digest, else its histogram)")
-	tfile := fs.String("templates", "", "templates `FILE` for VOI names")
+	voiArg := fs.String("voi", "", "the VOI to query, by `NAME|ID` (required; a name needs -templates)")
+	qArg := fs.String("q", "0.5,0.9,0.99", "the quantiles to print, a comma-separated `LIST` of numbers in [0, 1]")
+	statArg := fs.String("stat", "", "which statistic to query, `tdigest|hist` (any case; default: the t-digest if the VOI has one)")
+	tfile := fs.String("templates", "", "templates `FILE` for VOI names (as for render)")
 	files, code, ok := fs.parse(args, 1)
 	if !ok {
 		return code

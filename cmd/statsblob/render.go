@@ -21,10 +21,10 @@ func runRender(args []string, stdout, stderr io.Writer) int {
 			"A file that cannot be read or rendered is reported on stderr, one line per\n"+
 			"file; the others are still rendered and the exit status is 1.\n",
 		stdout, stderr)
-	format := fs.String("format", "freeform", "output `freeform|json` (any case)")
+	format := fs.String("format", "freeform", "output format, `freeform|json` (any case)")
 	array := fs.Bool("array", false, "with -format json, write one JSON array instead of one document per line")
 	objdump := fs.Bool("objdump", false, "include the blob's layout (header, every slot)")
-	tfile := fs.String("templates", "", "templates `FILE` for template and VOI names")
+	tfile := fs.String("templates", "", "templates `FILE` (one template's JSON or an array of them) for names")
 	files, code, ok := fs.parse(args, 1)
 	if !ok {
 		return code
