@@ -387,7 +387,7 @@ func TestMergeReportsWhatItLeavesOut(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
 	require.Len(t, lines, 3, r.stderr)
 	require.Equal(t, "statsblob merge: open "+missing+": no such file or directory", lines[0])
-	require.Regexp(t, `^statsblob merge: `+regexp.QuoteMeta(other)+`: not merged: .*template hashes .* differ.*\(the 3 files merged are like `+regexp.QuoteMeta(f.files[0])+`\)$`, lines[1])
+	require.Regexp(t, `^statsblob merge: `+regexp.QuoteMeta(other)+`: not merged: .*(?i:template).* \(the 3 files merged are like `+regexp.QuoteMeta(f.files[0])+`\)$`, lines[1])
 	require.Regexp(t, `^statsblob merge: `+regexp.QuoteMeta(poisoned)+`: (not merged: .*VOI 1 HIST|blob: ).*`, lines[2])
 
 	want, err := blob.MergeAll(blob.NewEnv(nil, 1), f.blobs[:3]...)
@@ -395,6 +395,27 @@ func TestMergeReportsWhatItLeavesOut(t *testing.T) {
 	got, err := os.ReadFile(out)
 	require.NoError(t, err)
 	require.Equal(t, want.Bytes(), got)
+
+	// An overflow: the merged blob is written with the error counted, and
+	// the exit status says so.
+	var big []string
+	for i := 0; i < 2; i++ {
+		b := blob.New(f.tp, blob.NewEnv(func() int64 { return int64(i) }, 1))
+		require.NoError(t, b.UpdateU64(voiTx, 1<<63))
+		big = append(big, f.write(t, fmt.Sprintf("big%d.blob", i), b.Bytes()))
+	}
+	out3 := filepath.Join(t.TempDir(), "m3.blob")
+	r = sb(t, "merge", "-o", out3, big[0], big[1])
+	require.Equal(t, fmt.Sprintf("merged 2 of 2 files into %s (%d bytes)\n", out3, f.blobs[0].CurSz()), r.stdout)
+	require.Equal(t, 1, r.code)
+	require.Regexp(t, `^statsblob merge: merge of 2 files: blob: merge: VOI 0 SUM: .+ \(counted in the merged blob's error counts\)\n$`, r.stderr)
+	m3, err := os.ReadFile(out3)
+	require.NoError(t, err)
+	mb, err := blob.FromBytes(m3, nil)
+	require.NoError(t, err)
+	sum, err := mb.Fetch(voiTx, voi.Sum)
+	require.NoError(t, err)
+	require.Equal(t, uint8(1), sum.Errs)
 
 	// Nothing mergeable: nothing written.
 	out2 := filepath.Join(t.TempDir(), "m2.blob")

@@ -133,7 +133,10 @@ func mergeFiles(files []string) (*blob.Blob, int, []error) {
 		if m == nil {
 			return nil, 0, append(errs, err)
 		}
-		errs = append(errs, fmt.Errorf("merge of %d files: %w (counted in the merged blob)", len(blobs), err))
+		if errors.Is(err, voi.ErrOverflow) {
+			err = fmt.Errorf("%w (counted in the merged blob's error counts)", err)
+		}
+		errs = append(errs, fmt.Errorf("merge of %d files: %w", len(blobs), err))
 	}
 	return m, len(blobs), errs
 }
