@@ -59,8 +59,7 @@ func runQuantile(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	id, err := strconv.ParseInt(*voiArg, 10, 32)
-	if err != nil && ts == nil {
+	if _, err := strconv.ParseInt(*voiArg, 10, 32); err != nil && ts == nil {
 		return fs.usageError("-voi %q: a VOI name needs -templates FILE (or give the VOI's id)", *voiArg)
 	}
 
@@ -75,34 +74,12 @@ func runQuantile(args []string, stdout, stderr io.Writer) int {
 	if len(errs) > 0 {
 		status = 1
 	}
-	label := *voiArg
-	if ts != nil {
-		t, err := ts.byHash(m.TplHash())
-		if err != nil {
-			fs.fail(err)
-			return 1
-		}
-		if n, isID := strconv.ParseInt(*voiArg, 10, 32); isID == nil {
-			if name, ok := t.VOIName(int(n)); ok && name != "" {
-				label = fmt.Sprintf("%d (%s)", n, name)
-			}
-		} else {
-			found := false
-			var names []string
-			for _, d := range t.VOIs() {
-				names = append(names, d.Name)
-				if d.Name == *voiArg {
-					id, found = int64(d.ID), true
-					label = fmt.Sprintf("%d (%s)", d.ID, d.Name)
-				}
-			}
-			if !found {
-				fs.fail(fmt.Errorf("template %s has no VOI named %q (its VOIs: %s)", t.Spec(), *voiArg, strings.Join(names, ", ")))
-				return 1
-			}
-		}
+	id, label, err := resolveVOI(*voiArg, ts, m.TplHash())
+	if err != nil {
+		fs.fail(err)
+		return 1
 	}
-	st, voiDT, err := queryStat(m, int32(id), want)
+	st, voiDT, err := queryStat(m, id, want)
 	if err != nil {
 		fs.fail(fmt.Errorf("VOI %s: %w", label, err))
 		return 1
@@ -129,6 +106,34 @@ func runQuantile(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(w, "%s\t%s\n", strconv.FormatFloat(q, 'g', -1, 64), strconv.FormatFloat(v, 'f', -1, 64))
 	}
 	return status
+}
+
+// resolveVOI returns the id of the VOI arg names (an id, or a name of the
+// template of hash in ts) and how messages call it: "4", or "4 (TCP_RTT)"
+// with templates.
+func resolveVOI(arg string, ts *templates, hash uint32) (int32, string, error) {
+	n, numErr := strconv.ParseInt(arg, 10, 32)
+	if ts == nil {
+		return int32(n), arg, numErr // numErr != nil: excluded by the caller
+	}
+	t, err := ts.byHash(hash)
+	if err != nil {
+		return 0, "", err
+	}
+	var names []string
+	for _, d := range t.VOIs() {
+		if d.Name == arg {
+			return d.ID, fmt.Sprintf("%d (%s)", d.ID, d.Name), nil
+		}
+		names = append(names, d.Name)
+	}
+	if numErr == nil {
+		if name, ok := t.VOIName(int(n)); ok && name != "" {
+			return int32(n), fmt.Sprintf("%d (%s)", n, name), nil
+		}
+		return int32(n), arg, nil
+	}
+	return 0, "", fmt.Errorf("template %s has no VOI named %q (its VOIs: %s)", t.Spec(), arg, strings.Join(names, ", "))
 }
 
 // parseQuantiles parses a comma-separated list of quantiles in [0, 1].
