@@ -163,8 +163,8 @@ func (f *flagSet) parse(args []string, minPos int) (pos []string, code int, ok b
 		if len(rest) == 0 {
 			break
 		}
-		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
-			pos = append(pos, rest...) // "--" ends the flags
+		if f.endedByDashes(args[:len(args)-len(rest)]) {
+			pos = append(pos, rest...)
 			break
 		}
 		pos = append(pos, rest[0])
@@ -183,6 +183,27 @@ func (f *flagSet) parse(args []string, minPos int) (pos []string, code int, ok b
 		return nil, f.usageError(`"-" (standard input) given %d times`, stdin), false
 	}
 	return pos, 0, true
+}
+
+// endedByDashes reports whether the flag arguments Parse consumed end with
+// "--" (which ends the flags), rather than with a flag's value "--".
+func (f *flagSet) endedByDashes(used []string) bool {
+	for i := 0; i < len(used); i++ {
+		tok := used[i]
+		if tok == "--" {
+			return true
+		}
+		name := strings.TrimPrefix(strings.TrimPrefix(tok, "-"), "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		if fl := f.Lookup(name); fl != nil {
+			if b, ok := fl.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
+				i++ // the next argument is the flag's value
+			}
+		}
+	}
+	return false
 }
 
 // usageError prints a usage error and the synopsis to stderr and returns
