@@ -76,7 +76,13 @@ func readTemplates(name string) (*templates, error) {
 	if err != nil {
 		return nil, err
 	}
-	ts := &templates{file: displayName(name), reg: tpl.NewRegistry()}
+	return parseTemplates(displayName(name), p)
+}
+
+// parseTemplates parses the content p of templates file name (see
+// readTemplates).
+func parseTemplates(name string, p []byte) (*templates, error) {
+	ts := &templates{file: name, reg: tpl.NewRegistry()}
 	var list []json.RawMessage
 	switch t := bytes.TrimLeft(p, " \t\r\n"); {
 	case len(t) > 0 && t[0] == '{':

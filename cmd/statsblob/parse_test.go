@@ -2,12 +2,16 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
 )
 
 // testFlags returns a flag set with a string flag -s and a bool flag -b.
@@ -96,6 +100,39 @@ func FuzzParseQuantiles(f *testing.F) {
 		for _, q := range qs {
 			if math.IsNaN(q) || q < 0 || q > 1 {
 				t.Fatalf("%q: quantile %v", s, q)
+			}
+		}
+	})
+}
+
+// FuzzParseTemplates: an accepted templates file registers each of its
+// templates under its hash, and a template's own JSON form reads back as
+// the same template.
+func FuzzParseTemplates(f *testing.F) {
+	tp, err := tpl.NewRegistry().New("CONN")
+	require.NoError(f, err)
+	require.NoError(f, tp.AddVOI(tpl.VOIDef{ID: 1, Name: "rtt", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Max(), tpl.TDigest(voi.TDgstClust32, 20, 4)}}))
+	one, err := json.Marshal(tp)
+	require.NoError(f, err)
+	f.Add(one)
+	f.Add([]byte("[" + string(one) + "]"))
+	f.Add([]byte(" \n[]"))
+	f.Add([]byte("{}"))
+	f.Fuzz(func(t *testing.T, p []byte) {
+		ts, err := parseTemplates("f", p)
+		if err != nil {
+			return
+		}
+		for _, tp := range ts.list {
+			got, err := ts.byHash(tp.Hash())
+			if err != nil || got != tp {
+				t.Fatalf("template %s: byHash gave %v, %v", tp.Spec(), got, err)
+			}
+			again, err := json.Marshal(tp)
+			require.NoError(t, err)
+			ts2, err := parseTemplates("g", again)
+			if err != nil || len(ts2.list) != 1 || ts2.list[0].Hash() != tp.Hash() || ts2.list[0].Name() != tp.Name() {
+				t.Fatalf("template %s does not read back: %v", tp.Spec(), err)
 			}
 		}
 	})
