@@ -598,9 +598,19 @@ func TestDemoFiles(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, `name="TCP_RTT"`)
 
+	// A run without sampled connections leaves no merged blob of an
+	// earlier run behind, and no connection blobs either.
+	r = sbIn(t, work, nil, "demo", "-conns", "10", "-rate", "0", "-out", "out")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "\n0 of 10 connections sampled at 0%, blob files in out/\n")
+	require.NoFileExists(t, filepath.Join(work, "out.merged.blob"))
+	files, err = filepath.Glob(filepath.Join(work, "out", "*.blob"))
+	require.NoError(t, err)
+	require.Empty(t, files)
+
 	// -merged names the file; the same seed gives the same bytes.
 	r = sbIn(t, work, nil, "demo", "-conns", "100", "-out", "out2", "-merged", "elsewhere.blob")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.NoFileExists(t, filepath.Join(work, "out2.merged.blob"))
-	requireSameFile(t, filepath.Join(work, "elsewhere.blob"), filepath.Join(work, "out.merged.blob"))
+	requireSameFile(t, filepath.Join(work, "elsewhere.blob"), filepath.Join(work, "all.blob"))
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -164,6 +165,10 @@ func demo(stdout, stderr io.Writer, conns int, seed uint64, rate uint32, out, me
 	}
 	fmt.Fprintf(stdout, "%d of %d connections sampled at %d%%, blob files in %s/\n\n", len(snaps), conns, rate, filepath.Clean(out))
 	if len(snaps) == 0 {
+		// No merged blob: none from an earlier run may pass for this one's.
+		if err := os.Remove(mergedFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
 		return nil
 	}
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/statsblob/statsblob/blob"
@@ -130,9 +131,9 @@ func writeTemplates(name string, tpls ...*tpl.Template) error {
 // writeFileAtomic writes p to name through a temporary file in the same
 // directory, so a reader never sees a partial file.
 func writeFileAtomic(name string, p []byte) (err error) {
-	dir, base := ".", name
-	if i := strings.LastIndexByte(name, os.PathSeparator); i >= 0 {
-		dir, base = name[:i+1], name[i+1:]
+	dir, base := filepath.Split(name)
+	if dir == "" {
+		dir = "."
 	}
 	f, err := os.CreateTemp(dir, "."+base+".tmp*")
 	if err != nil {
