@@ -125,7 +125,9 @@ func splitIF(v int64, nf uint) (i, f int64) {
 //
 // computed as the C does (Q_QFRACI, Q_QMULI, Q_QSUBI, Q_QABS, Q_QMULQ on
 // s64q values with 16 fractional bits), together with the C's error: the
-// OR of the errno values of those operations.
+// OR of the errno values of those operations. A q that underflows to zero
+// (Q_QFRACI's ERANGE) is not an error: q and k are 0 (FORMAT.md section
+// 12, defect 7; the C fails the update and drops the sample).
 func kLimit(sum, cnt, smplcnt uint64, attempt int) (uint64, int) {
 	num, den := uint64(1), uint64(2)
 	if smplcnt != 1 {
@@ -144,8 +146,8 @@ func kLimit(sum, cnt, smplcnt uint64, attempt int) (uint64, int) {
 		t := num << qNF / den
 		if t&^(qOne-1) > qIMax {
 			errno = eOverflow
-		} else if q = t; t == 0 {
-			errno = eRange
+		} else {
+			q = t // 0 on underflow: defect 7, not an error
 		}
 	}
 	// k = q; Q_QMULI(&k, 4·smplcnt·attempt).

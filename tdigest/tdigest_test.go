@@ -11,6 +11,7 @@ import (
 	"github.com/statsblob/statsblob/bsdrand"
 	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/voi"
+	"github.com/stretchr/testify/require"
 )
 
 func mustBuild(t testing.TB, dt voi.DType, n, prec uint32) []byte {
@@ -414,3 +415,40 @@ func TestValidateMalformed(t *testing.T) {
 }
 
 func le16(b []byte) uint16 { return uint16(b[0]) | uint16(b[1])<<8 }
+
+// TestNoLostSamples feeds long streams into single digests: since defect 7
+// (FORMAT.md section 12) a quantile estimate that underflows is 0, not
+// ERANGE, so no update fails and the digest counts every sample. Without
+// the fix the first stream loses 35 samples.
+func TestNoLostSamples(t *testing.T) {
+	n := 1_000_000
+	for _, c := range []struct {
+		name  string
+		dt    voi.DType
+		nctds uint32
+		value func(r *rand.Rand, i int) uint64
+	}{
+		{"mod60000-64", voi.TDgstClust64, 50, func(r *rand.Rand, _ int) uint64 { return r.Uint64() % 60000 }},
+		{"mod60000-32", voi.TDgstClust32, 20, func(r *rand.Rand, _ int) uint64 { return r.Uint64() % 60000 }},
+		{"ascending-mod60000-64", voi.TDgstClust64, 50, func(_ *rand.Rand, i int) uint64 { return uint64(i % 60000) }},
+		{"exp-tail-64", voi.TDgstClust64, 50, func(r *rand.Rand, _ int) uint64 { return 200 + uint64(r.ExpFloat64()*3000) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := mustBuild(t, c.dt, c.nctds, 8)
+			env := &tdigest.Env{Rand: bsdrand.New(1)}
+			r := rand.New(rand.NewPCG(3, 4))
+			var cache tdigest.Cache
+			failed := 0
+			for i := range n {
+				if err := cache.Update(d, c.dt, voi.IntU32, c.value(r, i), env); err != nil {
+					failed++
+				}
+			}
+			require.Zero(t, failed, "failed updates")
+			info, err := tdigest.ReadInfo(d, c.dt)
+			require.NoError(t, err)
+			require.Equal(t, uint64(n), info.SmplCnt)
+			require.NoError(t, tdigest.Validate(d, c.dt))
+		})
+	}
+}
