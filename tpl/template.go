@@ -63,6 +63,22 @@ type TDigestSpec struct {
 	Prec  uint32
 }
 
+// check refuses the t-digests no update can use (beyond the C, which
+// builds them): no centroid slots (the C's update dereferences NULL), and a
+// precision of 0 or above 64 fractional bits, or above 16 for
+// TDGSTCLUST32 (whose 32-bit means then have no integer bits left).
+func (s TDigestSpec) check() error {
+	switch {
+	case s.NCtds == 0:
+		return fmt.Errorf("tpl: t-digest with 0 centroid slots: %w", voi.ErrInvalid)
+	case s.Prec == 0 || s.Prec > 64:
+		return fmt.Errorf("tpl: t-digest precision %d outside 1..64: %w", s.Prec, voi.ErrInvalid)
+	case s.DType == voi.TDgstClust32 && s.Prec > 16:
+		return fmt.Errorf("tpl: TDGSTCLUST32 precision %d above 16: %w", s.Prec, voi.ErrInvalid)
+	}
+	return nil
+}
+
 // Sum, Max and Min declare the numeric statistics (STATS_VSS_SUM, _MAX,
 // _MIN): the statistic's data has the VOI's own data type.
 func Sum() StatSpec { return StatSpec{Type: voi.Sum} }
@@ -187,7 +203,9 @@ type builtStat struct {
 // of existing VOIs shift, exactly as in the C, so template bytes and hashes
 // match FreeBSD's. Errors (the template is unchanged on error):
 // voi.ErrInvalid for a negative id, a non-numeric VOI dtype, no statistics,
-// a bad statistic spec or Q precision; voi.ErrNotSupported for an id that
+// a bad statistic spec or Q precision, a t-digest with 0 centroid slots
+// or a precision outside 1..64 (1..16 for TDGSTCLUST32);
+// voi.ErrNotSupported for an id that
 // is already defined; voi.ErrTooBig when the template would exceed 65535
 // bytes.
 func (t *Template) AddVOI(d VOIDef) error {
@@ -340,7 +358,9 @@ func buildStats(d VOIDef) (out []builtStat, tooBig bool, err error) {
 			b.iv, err = s.Hist.Build(d.DType)
 		case voi.TDgst:
 			b.stype, b.dtype = voi.TDgst, s.TDigest.DType
-			b.iv, err = tdigest.Build(s.TDigest.DType, s.TDigest.NCtds, s.TDigest.Prec)
+			if err = s.TDigest.check(); err == nil {
+				b.iv, err = tdigest.Build(s.TDigest.DType, s.TDigest.NCtds, s.TDigest.Prec)
+			}
 		default:
 			err = fmt.Errorf("stat type %v: %w", s.Type, voi.ErrInvalid)
 		}

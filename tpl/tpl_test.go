@@ -228,3 +228,38 @@ func TestTooBigComesLast(t *testing.T) {
 		require.ErrorIs(t, tp.AddVOI(c.def), c.want, c.name)
 	}
 }
+
+// A t-digest no update can use is refused at AddVOI with a message naming
+// the defect, and the template stays unchanged; the limits themselves are
+// accepted.
+func TestAddVOIRefusesUnusableTDigests(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		spec    tpl.StatSpec
+		wantMsg string // "" when accepted
+	}{
+		{"0 slots 64", tpl.TDigest(voi.TDgstClust64, 0, 8), "0 centroid slots"},
+		{"0 slots 32", tpl.TDigest(voi.TDgstClust32, 0, 4), "0 centroid slots"},
+		{"precision 0", tpl.TDigest(voi.TDgstClust64, 20, 0), "precision 0 outside 1..64"},
+		{"precision 65", tpl.TDigest(voi.TDgstClust64, 20, 65), "precision 65 outside 1..64"},
+		{"32-bit precision 17", tpl.TDigest(voi.TDgstClust32, 20, 17), "TDGSTCLUST32 precision 17 above 16"},
+		{"1 slot precision 1", tpl.TDigest(voi.TDgstClust64, 1, 1), ""},
+		{"precision 64", tpl.TDigest(voi.TDgstClust64, 4, 64), ""},
+		{"32-bit precision 16", tpl.TDigest(voi.TDgstClust32, 4, 16), ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tp, err := tpl.NewRegistry().New("TD")
+			require.NoError(t, err)
+			before := tp.Hash()
+			err = tp.AddVOI(tpl.VOIDef{ID: 0, Name: "td", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Max(), c.spec}})
+			if c.wantMsg == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, voi.ErrInvalid)
+			require.ErrorContains(t, err, c.wantMsg)
+			require.Equal(t, before, tp.Hash())
+			require.Empty(t, tp.VOIs())
+		})
+	}
+}
