@@ -25,11 +25,14 @@ fuzz:
 	  done; \
 	done
 
-## bench: the C-vs-Go table, the parallel scaling and the peers table (make bench BENCHTIME=3s;
-##        CREF=path/to/your/c-reference runs it alternately with the Go twins)
+## bench: the C-vs-Go table, the parallel scaling, the collector path beside the peers' decoders
+##        and the peers table (make bench BENCHTIME=3s; CREF=path/to/your/c-reference runs the
+##        C-vs-Go table alternately with the Go twins)
 bench:
 	$(GO) run ./bench/cmd/compare -benchtime $(BENCHTIME) $(if $(CREF),-cref $(CREF) -rounds 5)
 	$(GO) test -run '^$$' -bench Parallel -benchmem -cpu 1,2 -benchtime $(BENCHTIME) ./bench
+	$(GO) test -run '^$$' -bench Collector -benchmem -cpu 1 -benchtime $(BENCHTIME) ./bench
+	cd bench/peers && $(GO) test -run '^$$' -bench Collector -benchmem -cpu 1 -benchtime $(BENCHTIME) .
 	cd bench/peers && $(GO) run ./cmd/peers
 
 ## bench-all: every benchmark of every package

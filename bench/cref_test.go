@@ -1,10 +1,17 @@
 package bench_test
 
 import (
+	"bytes"
 	"fmt"
+	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/statsblob/statsblob/bench"
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/internal/tcpstats"
+	"github.com/statsblob/statsblob/voi"
 )
 
 // BenchmarkCref runs the Go twins of the C reference's benchmark cases;
@@ -63,4 +70,29 @@ func BenchmarkTCPDefaultVOI(b *testing.B) {
 			}
 		})
 	}
+}
+
+func TestFleets(t *testing.T) {
+	f, err := bench.TCPFleet(50, bench.CollectorSeed)
+	require.NoError(t, err)
+	require.Len(t, f.Wire, 50)
+	for i, w := range f.Wire {
+		require.Equal(t, 1656, len(w))
+		bl, err := blob.FromBytes(w, nil)
+		require.NoError(t, err)
+		// The blob's RTT extremes are those of the samples returned.
+		max, err := bl.FetchU32(tcpstats.RTT, voi.Max)
+		require.NoError(t, err)
+		min, err := bl.FetchU32(tcpstats.RTT, voi.Min)
+		require.NoError(t, err)
+		require.Equal(t, uint32(slices.Max(f.RTTs[i])), max, "connection %d", i)
+		require.Equal(t, uint32(slices.Min(f.RTTs[i])), min, "connection %d", i)
+		require.GreaterOrEqual(t, len(f.RTTs[i]), 20)
+	}
+	l, err := bench.LargeFleet(2)
+	require.NoError(t, err)
+	require.Equal(t, 23368, len(l.Wire[0]))
+	_, err = blob.FromBytes(l.Wire[1], nil)
+	require.NoError(t, err)
+	require.False(t, bytes.Equal(l.Wire[0], l.Wire[1]))
 }

@@ -19,3 +19,17 @@ func BenchmarkPeers(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCollector runs the peers' collector operations:
+// BenchmarkCollector/<peer>/decode and .../decode+merge, one sketch of a
+// fleet connection's RTT samples per op (compare bench's
+// BenchmarkCollector/frombytes/tcp and e2e/tcp).
+func BenchmarkCollector(b *testing.B) {
+	for _, p := range peers.CollectorPeers() {
+		b.Run(p.Name, func(b *testing.B) {
+			for _, op := range p.Ops {
+				b.Run(op.Name, op.Bench)
+			}
+		})
+	}
+}

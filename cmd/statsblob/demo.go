@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -24,21 +23,6 @@ import (
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
-
-// stream is the conformance value stream (bench.Stream) with the draws
-// the simulation needs.
-type stream struct{ bench.Stream }
-
-func (s *stream) next() uint64 { return s.Next() }
-
-// unit returns a uniform float in (0, 1).
-func (s *stream) unit() float64 { return (float64(s.next()>>11) + 0.5) / (1 << 53) }
-
-// lognormal draws exp(mu + sigma·N(0,1)) (Box–Muller).
-func (s *stream) lognormal(mu, sigma float64) float64 {
-	n := math.Sqrt(-2*math.Log(s.unit())) * math.Cos(2*math.Pi*s.unit())
-	return math.Exp(mu + sigma*n)
-}
 
 func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("demo", "demo [-conns N] [-seed S] [-rate PCT] [-out DIR] [-merged FILE]",
@@ -134,7 +118,7 @@ func demo(stdout, stderr io.Writer, conns int, seed uint64, rate uint32, out, me
 	// Sampling: each connection's 4-tuple seeds the dice roll, so a flow
 	// always gets the same decision.
 	rates := []sample.Rate{{TplID: int32(t.ID()), Pct: rate}}
-	s := stream{bench.Stream(seed)}
+	s := bench.Stream(seed)
 	clock := blob.SBinTime(1000, 0)
 	env := &blob.Env{Rand: bsdrand.New(uint32(seed)), Clock: func() int64 { return clock }}
 	tty := isTerminal(stderr)
@@ -142,15 +126,15 @@ func demo(stdout, stderr io.Writer, conns int, seed uint64, rate uint32, out, me
 	var rtts []float64 // every RTT sample, for exact quantiles
 	var tuple [12]byte
 	for c := 0; c < conns; c++ {
-		binary.BigEndian.PutUint32(tuple[0:], 0x0a000000|uint32(s.next()&0xffffff)) // 10.x.y.z
+		binary.BigEndian.PutUint32(tuple[0:], 0x0a000000|uint32(s.Next()&0xffffff)) // 10.x.y.z
 		binary.BigEndian.PutUint32(tuple[4:], 0xc0a80001)                           // 192.168.0.1
-		binary.BigEndian.PutUint16(tuple[8:], uint16(1024+s.next()%60000))
+		binary.BigEndian.PutUint16(tuple[8:], uint16(1024+s.Next()%60000))
 		binary.BigEndian.PutUint16(tuple[10:], 443)
 		if sample.Roll(rates, tuple[:], nil) < 0 {
 			continue
 		}
 		b := blob.New(t, env)
-		rtts = simulate(b, &s, rtts)
+		rtts = bench.SimulateTCPConn(b, &s, rtts)
 		clock += 1 << 28 // connections end 1/16 s apart
 		snaps = append(snaps, b.Snapshot(false))
 		if err := os.WriteFile(filepath.Join(out, fmt.Sprintf("conn-%05d.blob", c)), b.Bytes(), 0o644); err != nil {
@@ -187,36 +171,6 @@ func demo(stdout, stderr io.Writer, conns int, seed uint64, rate uint32, out, me
 	}
 	fmt.Fprintf(stdout, "merged blob of the %d sampled connections in %s\n\n", len(snaps), mergedFile)
 	return printRTT(stdout, merged, snaps, rtts)
-}
-
-// simulate feeds one connection's worth of updates and appends its RTT
-// samples to rtts.
-func simulate(b *blob.Blob, s *stream, rtts []float64) []float64 {
-	pkts := 20 + int(s.next()%400)
-	base := s.lognormal(math.Log(30000), 0.8) // µs
-	var wnd uint64 = 65535
-	for i := 0; i < pkts; i++ {
-		sz := uint64(200 + s.next()%1249)
-		_ = b.UpdateU64(tcpstats.TxPB, sz)
-		if s.next()%50 == 0 {
-			_ = b.UpdateU32(tcpstats.RetxPB, uint32(sz))
-			_ = b.UpdateU32(tcpstats.CSig, uint32(1)<<(s.next()%4))
-		}
-		wnd = wnd*7/8 + s.next()%32768
-		_ = b.UpdateULong(tcpstats.FrWin, wnd)
-		_ = b.UpdateULong(tcpstats.LcWin, wnd/2)
-		rtt := uint32(base * s.lognormal(0, 0.3))
-		_ = b.UpdateU32(tcpstats.RTT, rtt)
-		rtts = append(rtts, float64(rtt))
-		if i%10 == 9 {
-			gput := uint32(s.lognormal(math.Log(5000), 1)) // kbit/s: a TDGSTCLUST32 of precision 4 holds values below 2^24
-			_ = b.UpdateU32(tcpstats.GPut, gput)
-			_ = b.UpdateS32(tcpstats.CalcFrWinDiff, int32(s.next()%2000)-1000)
-			_ = b.UpdateS32(tcpstats.GPutND, int32(s.next()%200)-100)
-		}
-		_ = b.UpdateU32(tcpstats.AckLen, uint32(s.next()%14))
-	}
-	return rtts
 }
 
 // printRTT prints RTT quantiles three ways: exact (from every sample), from
