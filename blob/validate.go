@@ -15,7 +15,9 @@ import (
 // types and whose data lies inside the data region without overlapping, and
 // t-digest trees that are well formed. The error names the first defect and
 // wraps voi.ErrInvalid (voi.ErrNotSupported for another ABI version or byte
-// order). Validate never allocates more than cursz/8 bytes.
+// order). Validate allocates nothing on a valid blob: its bitmap of
+// claimed bytes (at most 8 KB) and the t-digest checks live on the
+// goroutine's stack; an error allocates its message.
 func Validate(p []byte) error {
 	if err := validate(p); err != nil {
 		return fmt.Errorf("blob: %w", err)
@@ -34,6 +36,11 @@ func (d *defect) Unwrap() error { return d.err }
 func bad(format string, args ...any) error {
 	return &defect{what: fmt.Sprintf(format, args...), err: voi.ErrInvalid}
 }
+
+// maxClaimBits bounds the bits of validate's bitmap: one per voistat[]
+// entry and one per data byte, together fewer than cursz-32 < 65536 (an
+// entry takes 8 bytes).
+const maxClaimBits = 1 << 16
 
 func validate(p []byte) error {
 	if len(p) < abi.HeaderSize {
@@ -68,7 +75,8 @@ func validate(p []byte) error {
 	// One bit per 8 bytes of voistat[] and per byte of data marks what is
 	// claimed, so overlaps are found in linear time.
 	nstats := (dataOff - statsOff) / abi.StatSize
-	claimed := make([]uint64, (nstats+cursz+63)/64)
+	var bitmap [maxClaimBits / 64]uint64
+	claimed := bitmap[:(nstats+cursz-dataOff+63)/64]
 	claim := func(i int) bool {
 		w, m := i/64, uint64(1)<<(i%64)
 		if claimed[w]&m != 0 {
@@ -168,13 +176,13 @@ func validateStat(p []byte, i, j int, vdt voi.DType, v abi.VOI, off, dataOff, cu
 		return bad("voi[%d] voistat[%d] data at %d..%d lies outside the data region %d..%d", i, j, do, do+dsz, dataOff, cursz)
 	}
 	for k := do; k < do+dsz; k++ {
-		if !claim(nstats + k) {
+		if !claim(nstats + k - dataOff) {
 			return bad("voi[%d] voistat[%d] data at %d overlaps another statistic", i, j, k)
 		}
 	}
 	if dt.IsTDigest() {
 		if err := validateTDigest(p[do:do+dsz], dt); err != nil {
-			return bad("voi[%d] TDGST: %v", i, err)
+			return &defect{what: fmt.Sprintf("voi[%d] TDGST", i), err: err}
 		}
 	}
 	return nil

@@ -2,11 +2,13 @@ package blob_test
 
 import (
 	"encoding/binary"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -140,4 +142,74 @@ func FuzzFromBytes(f *testing.F) {
 			t.Fatalf("clone invalid: %v", err)
 		}
 	})
+}
+
+// bytesAllocated returns the heap bytes one call of f allocates, averaged
+// over runs calls.
+func bytesAllocated(runs int, f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range runs {
+		f()
+	}
+	runtime.ReadMemStats(&after)
+	return (after.TotalAlloc - before.TotalAlloc) / uint64(runs)
+}
+
+// digestBlob returns a blob of one VOI whose only statistic is a
+// TDGSTCLUST32 digest of as many slots as a blob holds, and the offset of
+// the digest's data.
+func digestBlob(t *testing.T) ([]byte, int) {
+	t.Helper()
+	tp, err := tpl.NewRegistry().New("DEEP")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "v", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.TDigest(voi.TDgstClust32, 4089, 4)}}))
+	bl := blob.New(tp, fixedEnv())
+	st, err := bl.Fetch(0, voi.TDgst)
+	require.NoError(t, err)
+	return append([]byte(nil), bl.Bytes()...), st.Offset
+}
+
+// TestDecodeAllocationBound: decoding a near-64 KB blob whose digest is a
+// chain of every slot (rejected: no red-black tree is that deep) allocates
+// only the error, and validating a valid one allocates nothing; before,
+// the digest check grew a stack frame per node (312 KB for 65,516 bytes).
+func TestDecodeAllocationBound(t *testing.T) {
+	p, off := digestBlob(t)
+	require.Greater(t, len(p), 65500)
+	require.Zero(t, bytesAllocated(10, func() { require.NoError(t, blob.Validate(p)) }))
+	const n = 4089
+	le := binary.LittleEndian
+	d := p[off:]
+	for _, left := range []bool{true, false} {
+		for i := 0; i < n; i++ {
+			node := d[20+16*i:]
+			prev, next := int16(i-1), int16(i+1)
+			if i == n-1 {
+				next = -1
+			}
+			le.PutUint16(node[0:], uint16(prev))
+			le.PutUint16(node[2:], 0xffff)
+			le.PutUint16(node[4:], 0xffff)
+			if left {
+				le.PutUint16(node[2:], uint16(next))
+			} else {
+				le.PutUint16(node[4:], uint16(next))
+			}
+			node[6] = 0 // black
+			le.PutUint32(node[12:], 1)
+		}
+		le.PutUint32(d[0:], n)            // smplcnt
+		le.PutUint16(d[8:], n)            // curnodes
+		le.PutUint16(d[12:], 0)           // root
+		le.PutUint16(d[14:], 0xffff)      // no free node
+		le.PutUint16(d[16:], uint16(n-1)) // cached min
+		le.PutUint16(d[18:], 0)           // cached max
+		_, err := blob.FromBytes(p, nil)
+		require.ErrorIs(t, err, voi.ErrInvalid)
+		got := bytesAllocated(10, func() { _, _ = blob.FromBytes(p, nil) })
+		t.Logf("chain (left %v) of %d nodes in %d bytes: FromBytes allocated %d bytes: %v", left, n, len(p), got, err)
+		require.Less(t, got, uint64(2048)) // the error and its text
+	}
 }

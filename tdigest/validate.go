@@ -2,9 +2,22 @@ package tdigest
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/statsblob/statsblob/voi"
 )
+
+// maxTreeDepth is the deepest a digest's tree can be: a red-black tree of n
+// nodes is at most 2·log2(n+1) nodes deep, and a digest has fewer than
+// 2^15 slots (maxnodes is an int16), so no path from the root holds more
+// than 30 nodes. Validate rejects deeper trees before following them.
+const maxTreeDepth = 30
+
+// depthBound returns the largest depth h (in nodes, the root at depth 1) a
+// red-black tree of n nodes can have: the largest h with 2^h <= (n+1)^2.
+func depthBound(n int) int {
+	return bits.Len64(uint64(n+1)*uint64(n+1)) - 1
+}
 
 // Validate checks that data is a well-formed digest of type dt, as Build,
 // Update, Reset and Merge always leave one, so that bytes from elsewhere
@@ -16,17 +29,23 @@ import (
 //   - the tree is a red-black tree: every node reached from the root once,
 //     curnodes of them, parent links matching child links, colors black or
 //     red, a black root, no red node with a red child, the same number of
-//     black nodes on every path;
+//     black nodes on every path, and no path deeper than a red-black tree
+//     of curnodes nodes allows (2·log2(curnodes+1) nodes, at most 30),
+//     which is checked before a deeper node is followed;
 //   - the means ascend in tree order (equal means allowed);
 //   - the cached min and max are -1 or nodes of the tree (the C's caching
 //     rules can leave them stale, so they need not be the extremes);
 //   - the free list holds only nodes outside the tree marked free (color
 //     -1), without repeats; nodes outside both are marked free too (the C
 //     can lose a 32-bit node from the free list; it finds it again);
-//   - smplcnt equals the sum of the counts of the tree's centroids (modulo
-//     2^32 for TDGSTCLUST32) and no centroid of the tree has count 0.
+//   - no centroid of the tree has count 0, and smplcnt equals the sum of
+//     their counts, computed without wrapping (counts of 2^64−1 and 2 do
+//     not sum to 1), so every query of the digest stays in its domain.
 //
-// The errors wrap voi.ErrInvalid.
+// Validate allocates nothing on a valid digest: it walks the tree with a
+// stack of 32 frames on the goroutine's stack, and tells the
+// tree's nodes from the others by their color. The errors (which allocate
+// their message) wrap voi.ErrInvalid.
 func Validate(data []byte, dt voi.DType) error {
 	if !dt.IsTDigest() {
 		return errDType
@@ -45,12 +64,9 @@ func Validate(data []byte, dt voi.DType) error {
 	if cur < 0 || cur > maxn {
 		return invalid("curnodes %d out of [0, %d]", cur, maxn)
 	}
-	for _, f := range []struct {
-		name string
-		off  int
-	}{{"root", hRoot}, {"free", hFree}, {"min", hMin}, {"max", hMaxI}} {
-		if v := t.hget(f.off); v < null || v >= maxn {
-			return invalid("%s index %d out of range", f.name, v)
+	for _, f := range [...]int{hRoot, hFree, hMin, hMaxI} {
+		if v := t.hget(f); v < null || v >= maxn {
+			return invalid("%s index %d out of range", headName(f), v)
 		}
 	}
 
@@ -63,76 +79,43 @@ func Validate(data []byte, dt voi.DType) error {
 		}
 	}
 
-	// The tree, depth first from the root.
-	inTree := make([]bool, maxn)
-	count := 0
-	blackHeight := -1
-	var sum uint64
-	type frame struct{ node, parent, blacks int }
-	stack := []frame{{t.hget(hRoot), null, 0}}
-	if r := t.hget(hRoot); r != null && t.color(r) != black {
-		return invalid("root %d is not black", r)
+	root := t.hget(hRoot)
+	if root != null && t.color(root) != black {
+		return invalid("root %d is not black", root)
 	}
-	if (t.hget(hRoot) == null) != (cur == 0) {
-		return invalid("root %d with curnodes %d", t.hget(hRoot), cur)
+	if (root == null) != (cur == 0) {
+		return invalid("root %d with curnodes %d", root, cur)
 	}
-	for len(stack) > 0 {
-		f := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if f.node == null {
-			if blackHeight < 0 {
-				blackHeight = f.blacks
-			} else if f.blacks != blackHeight {
-				return invalid("black heights %d and %d differ", blackHeight, f.blacks)
-			}
-			continue
-		}
-		n := f.node
-		if inTree[n] {
-			return invalid("node %d reached twice", n)
-		}
-		inTree[n] = true
-		if count++; count > cur {
-			return invalid("more than curnodes=%d nodes in the tree", cur)
-		}
-		if p := t.link(n, lParent); p != f.parent {
-			return invalid("node %d has parent %d, reached from %d", n, p, f.parent)
-		}
-		c := t.color(n)
-		if c != black && c != red {
-			return invalid("node %d in the tree has color %d", n, c)
-		}
-		if c == red && f.parent != null && t.color(f.parent) == red {
-			return invalid("red node %d has a red parent", n)
-		}
-		cnt := d.cnt(n)
-		if d.is32 {
-			cnt = int64(uint32(cnt))
-		}
-		if cnt == 0 {
-			return invalid("centroid %d has count 0", n)
-		}
-		sum += uint64(cnt)
-		blacks := f.blacks
-		if c == black {
-			blacks++
-		}
-		for _, ch := range []int{t.link(n, lLeft), t.link(n, lRight)} {
-			if ch < null || ch >= maxn {
-				return invalid("node %d links to %d", n, ch)
-			}
-			stack = append(stack, frame{ch, n, blacks})
-		}
+	count, sum, err := d.checkTree(root, cur)
+	if err != nil {
+		return err
 	}
 	if count != cur {
 		return invalid("%d nodes in the tree, curnodes %d", count, cur)
 	}
-	for _, f := range []int{hMin, hMaxI} {
-		if v := t.hget(f); v != null && !inTree[v] {
+
+	// The tree's nodes are the ones reached, each once, all red or black.
+	// If no other slot is red or black, the color tells whether a slot is
+	// in the tree.
+	colored := 0
+	for i := range maxn {
+		switch c := t.color(i); c {
+		case black, red:
+			colored++
+		case freeCol:
+		default:
+			return invalid("slot %d is outside the tree but has color %d", i, c)
+		}
+	}
+	if colored != cur {
+		return invalid("%d slots are red or black, curnodes %d", colored, cur)
+	}
+	for _, f := range [...]int{hMin, hMaxI} {
+		if v := t.hget(f); v != null && t.color(v) == freeCol {
 			return invalid("cached extreme %d is not in the tree", v)
 		}
 	}
-	if smpl := d.smplcnt(); smpl != sum && !(d.is32 && uint32(smpl) == uint32(sum)) {
+	if smpl := d.smplcnt(); smpl != sum {
 		return invalid("smplcnt %d, centroid counts sum to %d", smpl, sum)
 	}
 
@@ -145,23 +128,116 @@ func Validate(data []byte, dt voi.DType) error {
 		prev = e
 	}
 
-	// The free list and the other slots.
-	onList := make([]bool, maxn)
+	// The free list: distinct nodes outside the tree, so at most the
+	// maxn-cur of them; a longer walk has met a node twice.
 	for e, n := t.hget(hFree), 0; e != null; e, n = t.link(e, lRight), n+1 {
 		if e < null || e >= maxn {
 			return invalid("free list links to %d", e)
 		}
-		if inTree[e] || onList[e] {
-			return invalid("free node %d is in the tree or listed twice", e)
+		if t.color(e) != freeCol {
+			return invalid("free node %d is in the tree", e)
 		}
-		onList[e] = true
-	}
-	for i := range maxn {
-		if !inTree[i] && t.color(i) != freeCol {
-			return invalid("slot %d is outside the tree but has color %d", i, t.color(i))
+		if n >= maxn-cur {
+			return invalid("free list longer than the %d free slots (a node listed twice)", maxn-cur)
 		}
 	}
 	return nil
+}
+
+// checkTree walks the tree from root depth first and checks its links,
+// colors, black heights, depth and counts. It returns the number of nodes
+// reached and the sum of their counts (exact: an error if it exceeds the
+// smplcnt field's range). A node is reached at most once: the root's
+// parent link is null, every other node is reached only from the node its
+// parent link names, and no node has the same left and right child.
+func (d *digest) checkTree(root, cur int) (count int, sum uint64, err error) {
+	type frame struct{ node, parent, blacks, depth int32 }
+	var stack [maxTreeDepth + 2]frame // a path's pending siblings and the two children
+	maxDepth := int32(depthBound(cur))
+	n := 0
+	stack[n] = frame{int32(root), null, 0, 1}
+	n++
+	blackHeight := int32(-1)
+	limit := uint64(1<<64 - 1)
+	if d.is32 {
+		limit = 1<<32 - 1
+	}
+	t := &d.tree
+	for n > 0 {
+		n--
+		f := stack[n]
+		if f.node == null {
+			if blackHeight < 0 {
+				blackHeight = f.blacks
+			} else if f.blacks != blackHeight {
+				return 0, 0, invalid("black heights %d and %d differ", blackHeight, f.blacks)
+			}
+			continue
+		}
+		e := int(f.node)
+		if f.depth > maxDepth {
+			return 0, 0, invalid("node %d at depth %d, deeper than a red-black tree of %d nodes can be (%d)", e, f.depth, cur, maxDepth)
+		}
+		if count++; count > cur {
+			return 0, 0, invalid("more than curnodes=%d nodes in the tree", cur)
+		}
+		lk := t.links(e)
+		if p := lkParent(lk); p != int(f.parent) {
+			return 0, 0, invalid("node %d has parent %d, reached from %d", e, p, f.parent)
+		}
+		c := int8(lk >> 48)
+		if c != black && c != red {
+			return 0, 0, invalid("node %d in the tree has color %d", e, c)
+		}
+		if c == red && f.parent != null && t.color(int(f.parent)) == red {
+			return 0, 0, invalid("red node %d has a red parent", e)
+		}
+		cnt := uint64(d.cnt(e))
+		if d.is32 {
+			cnt = uint64(uint32(cnt))
+		}
+		if cnt == 0 {
+			return 0, 0, invalid("centroid %d has count 0", e)
+		}
+		var carry uint64
+		if sum, carry = bits.Add64(sum, cnt, 0); carry != 0 || sum > limit {
+			return 0, 0, invalid("centroid counts sum past %d", limit)
+		}
+		blacks := f.blacks
+		if c == black {
+			blacks++
+		}
+		l, r := lkLeft(lk), lkRight(lk)
+		for _, ch := range [2]int{r, l} {
+			if ch < null || ch >= t.maxn {
+				return 0, 0, invalid("node %d links to %d", e, ch)
+			}
+		}
+		if l == r && l != null {
+			return 0, 0, invalid("node %d has %d as both children", e, l)
+		}
+		if n+2 > len(stack) {
+			// Unreachable: at depth d <= maxTreeDepth the stack holds at most
+			// d-1 pending siblings.
+			return 0, 0, invalid("tree deeper than %d", maxTreeDepth)
+		}
+		stack[n] = frame{int32(r), int32(e), blacks, f.depth + 1}
+		stack[n+1] = frame{int32(l), int32(e), blacks, f.depth + 1}
+		n += 2
+	}
+	return count, sum, nil
+}
+
+func headName(f int) string {
+	switch f {
+	case hRoot:
+		return "root"
+	case hFree:
+		return "free"
+	case hMin:
+		return "min"
+	}
+	return "max"
 }
 
 func invalid(format string, args ...any) error {

@@ -66,7 +66,8 @@ func maximal(t *testing.T) map[string]*blob.Blob {
 }
 
 // TestResourceBounds pins the documented limits (README, Untrusted input):
-// decoding allocates less than 4 bytes per input byte, and every rendering
+// decoding allocates less than 4 bytes per input byte, validating
+// allocates nothing, and every rendering
 // of a blob (without META's names) is shorter than 12 bytes of text per
 // blob byte. The worst shapes are blobs packed with one-statistic VOIs
 // (each VOI costs a header line and a vacant slot) whose values are Q
@@ -84,6 +85,7 @@ func TestResourceBounds(t *testing.T) {
 		alloc := after.TotalAlloc - before.TotalAlloc
 		t.Logf("%s: %d bytes, decoding allocated %d bytes (%.1f per byte)", name, len(p), alloc, float64(alloc)/float64(len(p)))
 		require.Less(t, alloc, uint64(4*len(p)), name)
+		require.Zero(t, testing.AllocsPerRun(5, func() { require.NoError(t, blob.Validate(p)) }), name)
 		for _, f := range []tostr.Format{tostr.FreeForm, tostr.JSON} {
 			text, err := tostr.Append(nil, got, tostr.Options{Format: f, Flags: tostr.Objdump})
 			require.NoError(t, err)
