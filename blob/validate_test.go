@@ -144,17 +144,22 @@ func FuzzFromBytes(f *testing.F) {
 	})
 }
 
-// bytesAllocated returns the heap bytes one call of f allocates, averaged
-// over runs calls.
+// bytesAllocated returns the heap bytes one call of f allocates: the
+// average over runs calls, the least of five tries (a try can count what
+// other goroutines allocate meanwhile).
 func bytesAllocated(runs int, f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	for range runs {
-		f()
+	best := uint64(1<<64 - 1)
+	for range 5 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for range runs {
+			f()
+		}
+		runtime.ReadMemStats(&after)
+		best = min(best, (after.TotalAlloc-before.TotalAlloc)/uint64(runs))
 	}
-	runtime.ReadMemStats(&after)
-	return (after.TotalAlloc - before.TotalAlloc) / uint64(runs)
+	return best
 }
 
 // digestBlob returns a blob of one VOI whose only statistic is a
@@ -178,7 +183,8 @@ func digestBlob(t *testing.T) ([]byte, int) {
 func TestDecodeAllocationBound(t *testing.T) {
 	p, off := digestBlob(t)
 	require.Greater(t, len(p), 65500)
-	require.Zero(t, bytesAllocated(10, func() { require.NoError(t, blob.Validate(p)) }))
+	require.NoError(t, blob.Validate(p))
+	require.Zero(t, bytesAllocated(10, func() { _ = blob.Validate(p) }))
 	const n = 4089
 	le := binary.LittleEndian
 	d := p[off:]
