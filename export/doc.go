@@ -1,0 +1,88 @@
+// Package export maps statsblob blobs onto metrics that Prometheus and
+// OpenTelemetry understand. It is the shared half of the exporters: a Mapper
+// turns one blob (with its template, for names, and constant labels) into
+// neutral Metrics; package promexport makes Prometheus const metrics of
+// them, package otelexport OpenTelemetry metricdata, and package collector
+// serves both for blobs received over HTTP.
+//
+// # Names
+//
+// A VOI's metrics are named NAMESPACE_TEMPLATE_VOI_UNIT (empty parts left
+// out), each part sanitised (Sanitize: lower case, [a-z0-9_] only), followed
+// by the statistic's suffix below. VOIs whose names would meet in an
+// exposition after sanitising get their VOI id appended. A blob without a
+// template is named by its hash and VOI ids (tpl_1a2b3c4d_voi3).
+//
+// # The mapping, and why each is exact or not
+//
+// "Exact" means: the exported numbers are the blob's numbers, and the
+// histogram bounds describe exactly the values the C's lookup put in each
+// bucket. Numbers are float64, so integers beyond 2^53 (and Q numbers with
+// more than 53 significant bits) round.
+//
+//	statistic              metric                                       name suffix
+//	SUM, unsigned VOI      counter (OTel monotonic Sum)                 (none; Prometheus adds _total)
+//	SUM, signed VOI        gauge (OTel non-monotonic Sum)               (none)
+//	MAX, MIN               gauge                                        _max, _min
+//	CRHIST                 histogram                                    _hist
+//	DRHIST, DVHIST         histogram if contiguous, else counters       _hist, _hist_outofrange
+//	                       with a bucket label; out-of-range counter
+//	TDGST                  summary: quantiles, count, sum               _tdigest
+//	TDGST (option)         native / exponential histogram               _tdigest_native
+//
+// SUM, MAX, MIN: exact; the value of the statistic. MAX and MIN are left out
+// until the VOI was updated (they start at the type's extremes).
+//
+// CRHIST: exact. The C counts v in bucket i when lb[i] <= v < lb[i+1] (the
+// last bucket takes everything from its lower bound up), and values below
+// lb[0] in the out-of-band counter. VOI values are integers or Q numbers,
+// so "v < lb[i+1]" is "v <= lb[i+1] - one unit" with one unit = 1 for
+// integers and 2^-prec for Q numbers of precision prec: bucket i gets
+// le = lb[i+1] - unit, the last bucket le = +Inf, and the out-of-band count
+// becomes the first bucket, le = lb[0] - unit (left out when lb[0] is the
+// type's minimum, so nothing can be below it). This needs strictly ascending
+// lower bounds (all generated schemes; user buckets may be unsorted) and,
+// for Q VOIs, one precision for every bound and value (the C compares Q
+// fractions raw); otherwise the buckets are exported as counters.
+//
+// DRHIST: exact when the ranges are contiguous (ub[i] = lb[i+1]): bucket i
+// holds lb[i] <= v < ub[i], so le = ub[i] - unit, with an empty bucket at
+// lb[0] - unit so that interpolation starts at lb[0]. Values outside every
+// range (below lb[0] or from ub[last] up) are one out-of-band count in the
+// C, so the histogram counts the values in range and the _hist_outofrange
+// counter the rest. Other layouts: one counter per bucket, labelled
+// bucket="[lb,ub)", each exact.
+//
+// DVHIST: exact when the values are consecutive integers: bucket i holds
+// exactly v = val[i], so le = val[i], with an empty bucket at val[0] - 1
+// and the out-of-band count apart, as for DRHIST. Other layouts (and every Q
+// VOI: the C matches Q values by integer part) are counters labelled
+// bucket="VALUE", each exact.
+//
+// Histogram sum: a blob's histogram keeps no sum. When the VOI also keeps a
+// SUM, every value the histogram counted went into that SUM and no other
+// value did (CRHIST always, DRHIST/DVHIST when nothing was out of range), and
+// no update counted an error, the SUM is the exact histogram sum; otherwise
+// the sum is NaN rather than a guess. Likewise the VOI's MIN and MAX become
+// the OpenTelemetry histogram's min and max.
+//
+// TDGST: the count is exact (the sum of the centroid counts). The sum is the
+// digest's: the centroid means times their counts, which differs from the
+// true sum by the rounding of the means to the digest's precision (at most
+// one unit of 2^-prec per sample absorbed into a centroid). The quantiles
+// are estimates (tdigest.Quantile; tdigest.QuantileBounded when the VOI keeps
+// MIN and MAX), as accurate as the digest: their rank error is the digest's.
+// OpenTelemetry asks summary quantiles to be non-negative: a signed VOI's
+// negative quantiles are sent as they are.
+//
+// TDGST as a native histogram (Options.NativeHistogram): an estimate.
+// The bucket counts are the digest's CDF at the bucket bounds times the count,
+// rounded so that they add up to the count exactly; buckets span the centroid
+// means, zero threshold 0.
+//
+// # Time
+//
+// Every metric starts (Prometheus created timestamp, OpenTelemetry start
+// time) at the blob's last reset, or at Named.Start when the source knows
+// better (the collector's window start).
+package export

@@ -1,0 +1,506 @@
+package export
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/hist"
+	"github.com/statsblob/statsblob/tdigest"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// DefaultQuantiles are the quantiles a t-digest summary reports unless
+// Options.Quantiles says otherwise.
+var DefaultQuantiles = []float64{0.5, 0.9, 0.99, 0.999}
+
+// DefaultNativeScale is the scale (Prometheus: schema) of the native
+// histograms derived from t-digests: bucket bounds grow by 2^(1/8), 9%.
+const DefaultNativeScale = 3
+
+// MaxNativeBuckets bounds the buckets of a native histogram: a digest whose
+// means span more buckets at the requested scale gets a coarser one.
+const MaxNativeBuckets = 160
+
+// Options configure the mapping.
+type Options struct {
+	// Namespace, if set, prefixes every metric name.
+	Namespace string
+	// Units maps a VOI name to the unit its name carries ("microseconds"
+	// makes TCP_RTT's MAX tcp_default_tcp_rtt_microseconds_max).
+	Units map[string]string
+	// Quantiles are the quantiles of t-digest summaries, each in [0, 1];
+	// nil means DefaultQuantiles. They are reported in ascending order.
+	Quantiles []float64
+	// NativeHistogram adds, for every t-digest, a native (exponential)
+	// histogram derived from the digest's CDF.
+	NativeHistogram bool
+	// NativeScale is the scale of those histograms, -4..8; 0 means
+	// DefaultNativeScale.
+	NativeScale int32
+}
+
+// Mapper turns blobs into Metrics. It is safe for concurrent use.
+type Mapper struct {
+	opts      Options
+	quantiles []float64
+	scale     int32
+}
+
+// NewMapper checks opts and returns a Mapper. Errors wrap voi.ErrInvalid:
+// a quantile outside [0, 1] or NaN, a scale outside -4..8.
+func NewMapper(opts Options) (*Mapper, error) {
+	qs := opts.Quantiles
+	if qs == nil {
+		qs = DefaultQuantiles
+	}
+	qs = slices.Clone(qs)
+	for _, q := range qs {
+		if !(q >= 0 && q <= 1) {
+			return nil, fmt.Errorf("export: quantile %v outside [0, 1]: %w", q, voi.ErrInvalid)
+		}
+	}
+	slices.Sort(qs)
+	qs = slices.Compact(qs)
+	scale := opts.NativeScale
+	if scale == 0 {
+		scale = DefaultNativeScale
+	}
+	if scale < -4 || scale > 8 {
+		return nil, fmt.Errorf("export: native histogram scale %d outside -4..8: %w", scale, voi.ErrInvalid)
+	}
+	return &Mapper{opts: opts, quantiles: qs, scale: scale}, nil
+}
+
+// voiStats gathers one VOI's statistics.
+type voiStats struct {
+	id    int
+	dt    voi.DType
+	name  string // the VOI's name as the template has it
+	base  string // the metric name base
+	stats [voi.NumSTypes]*blob.Slot
+	hv    *histView // the histogram statistic, read
+}
+
+// Append appends the metrics of n's blob to dst, VOI by VOI in id order and
+// within a VOI in statistic order (SUM, MAX, MIN, HIST, TDGST). On error dst
+// is returned unchanged. Errors wrap voi.ErrInvalid: no blob; a template
+// whose hash is not the blob's; constant labels CheckLabels rejects; names
+// that still collide after disambiguation; statistic data the queries reject.
+func (m *Mapper) Append(dst []Metric, n Named) ([]Metric, error) {
+	if n.Blob == nil {
+		return dst, fmt.Errorf("export: no blob: %w", voi.ErrInvalid)
+	}
+	if err := CheckLabels(n.Labels); err != nil {
+		return dst, err
+	}
+	b := n.Blob
+	tplName := fmt.Sprintf("tpl_%08x", b.TplHash())
+	if t := n.Template; t != nil {
+		if t.Hash() != b.TplHash() {
+			return dst, fmt.Errorf("export: blob of template hash %d exported with template %s: %w", b.TplHash(), t.Spec(), voi.ErrInvalid)
+		}
+		tplName = t.Name()
+	}
+	var vois []*voiStats
+	for s := range b.Walk(0) {
+		if s.Stat.Type <= voi.StatVoiState || s.Stat.Type >= voi.NumSTypes {
+			continue
+		}
+		if len(vois) == 0 || vois[len(vois)-1].id != s.VOISlot {
+			vs := &voiStats{id: s.VOISlot, dt: s.VOI.DType, name: fmt.Sprintf("voi%d", s.VOISlot)}
+			if n.Template != nil {
+				if name, ok := n.Template.VOIName(s.VOISlot); ok && name != "" {
+					vs.name = name
+				}
+			}
+			vois = append(vois, vs)
+		}
+		slot := s
+		vois[len(vois)-1].stats[s.Stat.Type] = &slot
+	}
+	for _, vs := range vois {
+		if s := vs.stats[voi.Hist]; s != nil {
+			h := readHist(s.Data, s.Stat.DType, vs.dt)
+			vs.hv = &h
+		}
+	}
+	if err := m.name(tplName, vois); err != nil {
+		return dst, err
+	}
+	start := n.Start
+	if start.IsZero() {
+		start = SBinTime(b.LastReset())
+	}
+	out := dst
+	for _, vs := range vois {
+		var err error
+		if out, err = m.appendVOI(out, vs, tplName, n.Labels, start); err != nil {
+			return dst, fmt.Errorf("export: %s %s: %w", tplName, vs.name, err)
+		}
+	}
+	return out, nil
+}
+
+// families returns the names and kinds of the families vs becomes (the kind
+// of a histogram is decided from its data).
+func (m *Mapper) families(vs *voiStats) map[string]Kind {
+	f := map[string]Kind{}
+	if s := vs.stats[voi.Sum]; s != nil {
+		f[vs.base] = sumKind(vs.dt)
+	}
+	if vs.stats[voi.Max] != nil {
+		f[vs.base+"_max"] = KindGauge
+	}
+	if vs.stats[voi.Min] != nil {
+		f[vs.base+"_min"] = KindGauge
+	}
+	if h := vs.hv; h != nil {
+		if h.shape == shapeCounters {
+			f[vs.base+"_hist"] = KindCounter
+		} else {
+			f[vs.base+"_hist"] = KindHistogram
+		}
+		if h.kind != kindCR || h.shape == shapeCounters {
+			f[vs.base+"_hist_outofrange"] = KindCounter
+		}
+	}
+	if vs.stats[voi.TDgst] != nil {
+		f[vs.base+"_tdigest"] = KindSummary
+		if m.opts.NativeHistogram {
+			f[vs.base+"_tdigest_native"] = KindExpHistogram
+		}
+	}
+	return f
+}
+
+// name sets every VOI's base name: namespace, template, VOI and unit,
+// sanitised. VOIs whose families would collide with another VOI's in an
+// exposition get their id appended; a collision that remains is an error.
+func (m *Mapper) name(tplName string, vois []*voiStats) error {
+	for _, vs := range vois {
+		vs.base = join(m.opts.Namespace, tplName, vs.name, m.opts.Units[vs.name])
+		if vs.base == "" || vs.base[0] >= '0' && vs.base[0] <= '9' {
+			vs.base = "_" + vs.base
+		}
+	}
+	for round := 0; ; round++ {
+		owner := map[string]int{} // series name -> index in vois
+		bad := map[int]bool{}
+		for i, vs := range vois {
+			for name, k := range m.families(vs) {
+				for _, s := range seriesNames(name, k) {
+					if j, ok := owner[s]; ok && j != i {
+						bad[i], bad[j] = true, true
+					}
+					owner[s] = i
+				}
+			}
+		}
+		if len(bad) == 0 {
+			return nil
+		}
+		if round == 1 {
+			return fmt.Errorf("export: template %s: metric names of VOIs collide after sanitising: %w", tplName, voi.ErrInvalid)
+		}
+		for i := range bad {
+			vois[i].base += "_" + strconv.Itoa(vois[i].id)
+		}
+	}
+}
+
+func sumKind(dt voi.DType) Kind {
+	if dt.Signed() {
+		return KindUpDownCounter
+	}
+	return KindCounter
+}
+
+// numeric returns a SUM/MAX/MIN statistic's value.
+func numeric(s *blob.Slot) float64 {
+	var v uint64
+	switch len(s.Data) {
+	case 4:
+		v = uint64(le32(s.Data))
+	case 8:
+		v = le64(s.Data)
+	}
+	return value(s.Stat.DType, v)
+}
+
+func le32(p []byte) uint32 { return uint32(p[0]) | uint32(p[1])<<8 | uint32(p[2])<<16 | uint32(p[3])<<24 }
+func le64(p []byte) uint64 { return uint64(le32(p)) | uint64(le32(p[4:]))<<32 }
+
+// clean reports whether the statistic exists and counted no error.
+func clean(s *blob.Slot) bool { return s != nil && s.Stat.Errs == 0 }
+
+func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []Label, start time.Time) ([]Metric, error) {
+	help := func(what string) string {
+		return fmt.Sprintf("statsblob %s %s: %s (%s)", tplName, vs.name, what, vs.dt)
+	}
+	unit := m.opts.Units[vs.name]
+	metric := func(name string, k Kind, what string) Metric {
+		return Metric{Name: name, Help: help(what), Unit: unit, Kind: k, Labels: labels, Start: start}
+	}
+	if s := vs.stats[voi.Sum]; s != nil {
+		mt := metric(vs.base, sumKind(vs.dt), "SUM")
+		mt.Value = numeric(s)
+		out = append(out, mt)
+	}
+	// MAX and MIN start at the type's extremes: no value before an update.
+	var mm struct {
+		min, max float64
+		ok       bool
+	}
+	if s := vs.stats[voi.Max]; s != nil && s.Stat.Flags&voi.StatValid != 0 {
+		mt := metric(vs.base+"_max", KindGauge, "MAX")
+		mt.Value = numeric(s)
+		out = append(out, mt)
+	}
+	if s := vs.stats[voi.Min]; s != nil && s.Stat.Flags&voi.StatValid != 0 {
+		mt := metric(vs.base+"_min", KindGauge, "MIN")
+		mt.Value = numeric(s)
+		out = append(out, mt)
+	}
+	if mx, mn := vs.stats[voi.Max], vs.stats[voi.Min]; clean(mx) && clean(mn) && mx.Stat.Flags&mn.Stat.Flags&voi.StatValid != 0 {
+		mm.min, mm.max, mm.ok = numeric(mn), numeric(mx), true
+	}
+	if s := vs.stats[voi.Hist]; s != nil {
+		h := vs.hv
+		what := s.Stat.DType.String()
+		if h.shape == shapeCounters {
+			for i, c := range h.counts {
+				mt := metric(vs.base+"_hist", KindCounter, what+" bucket counts")
+				mt.Labels = append(slices.Clip(labels), Label{LabelBucket, h.labels[i]})
+				mt.Value = float64(c)
+				out = append(out, mt)
+			}
+		} else {
+			mt := metric(vs.base+"_hist", KindHistogram, what)
+			p := &HistogramPoint{Bounds: h.bounds, Counts: h.counts, Sum: math.NaN()}
+			for _, c := range h.counts {
+				p.Count = satAdd(p.Count, c)
+			}
+			// The VOI's SUM (and MIN/MAX) saw every value the histogram
+			// saw, and only those, when nothing went out of range (a CRHIST
+			// keeps its under-range count as a bucket) and no update failed.
+			whole := (h.kind == kindCR || h.oob == 0) && s.Stat.Errs == 0
+			if sum := vs.stats[voi.Sum]; whole && clean(sum) {
+				p.Sum = numeric(sum)
+			}
+			if whole && mm.ok && p.Count > 0 {
+				p.Min, p.Max, p.HasMinMax = mm.min, mm.max, true
+			}
+			mt.Histogram = p
+			out = append(out, mt)
+		}
+		if h.kind != kindCR || h.shape == shapeCounters {
+			mt := metric(vs.base+"_hist_outofrange", KindCounter, what+" out-of-range count")
+			mt.Value = float64(h.oob)
+			out = append(out, mt)
+		}
+	}
+	if s := vs.stats[voi.TDgst]; s != nil {
+		dt := s.Stat.DType
+		cnt, err := tdigest.Count(s.Data, dt)
+		if err != nil {
+			return out, err
+		}
+		sum := 0.0
+		for c := range tdigest.Centroids(s.Data, dt) {
+			sum += c.Mean() * float64(c.Count)
+		}
+		mt := metric(vs.base+"_tdigest", KindSummary, dt.String()+" t-digest")
+		p := &SummaryPoint{Count: cnt, Sum: sum}
+		for _, q := range m.quantiles {
+			v := math.NaN()
+			if cnt > 0 {
+				if mm.ok {
+					v, err = tdigest.QuantileBounded(s.Data, dt, q, mm.min, mm.max)
+				} else {
+					v, err = tdigest.Quantile(s.Data, dt, q)
+				}
+				if err != nil {
+					return out, err
+				}
+			}
+			p.Quantiles = append(p.Quantiles, QuantileValue{Q: q, Value: v})
+		}
+		mt.Summary = p
+		out = append(out, mt)
+		if m.opts.NativeHistogram {
+			e, err := expFromDigest(s.Data, dt, m.scale, cnt, sum)
+			if err != nil {
+				return out, err
+			}
+			if mm.ok && cnt > 0 {
+				e.Min, e.Max, e.HasMinMax = mm.min, mm.max, true
+			}
+			mt := metric(vs.base+"_tdigest_native", KindExpHistogram, dt.String()+" t-digest as a native histogram")
+			mt.Exp = e
+			out = append(out, mt)
+		}
+	}
+	return out, nil
+}
+
+func satAdd(a, b uint64) uint64 {
+	if a+b < a {
+		return math.MaxUint64
+	}
+	return a + b
+}
+
+// Histogram kinds.
+const (
+	kindCR = iota
+	kindDR
+	kindDV
+)
+
+// The shapes a histogram is exported in.
+const (
+	shapeHistogram = iota
+	shapeCounters
+)
+
+// histView is a histogram statistic read for export.
+type histView struct {
+	kind   int
+	shape  int
+	oob    uint64
+	bounds []float64 // shapeHistogram
+	counts []uint64  // per bucket: shapeHistogram len(bounds)+1; shapeCounters one per bucket
+	labels []string  // shapeCounters: the bucket label of each count
+}
+
+// readHist reads histogram data of type hdt on a VOI of type dt and decides
+// its shape (see the package documentation).
+func readHist(data []byte, hdt, dt voi.DType) histView {
+	h := histView{oob: hist.OOB(data, hdt)}
+	switch hdt {
+	case voi.DRHist32, voi.DRHist64:
+		h.kind = kindDR
+	case voi.DVHist32, voi.DVHist64:
+		h.kind = kindDV
+	}
+	var bks []hist.BucketInfo
+	for _, b := range hist.Buckets(data, hdt, dt) {
+		bks = append(bks, b)
+	}
+	if h.histogram(bks, dt) {
+		h.shape = shapeHistogram
+		return h
+	}
+	h.shape, h.bounds, h.counts = shapeCounters, nil, nil
+	seen := map[string]bool{}
+	for i, b := range bks {
+		var l []byte
+		if h.kind == kindDV {
+			l = voi.AppendNumeric(l, dt, b.LB)
+		} else {
+			l = append(l, '[')
+			l = voi.AppendNumeric(l, dt, b.LB)
+			l = append(l, ',')
+			l = voi.AppendNumeric(l, dt, b.UB)
+			l = append(l, ')')
+		}
+		s := string(l)
+		if seen[s] {
+			s += "#" + strconv.Itoa(i)
+		}
+		seen[s] = true
+		h.labels = append(h.labels, s)
+		h.counts = append(h.counts, b.Cnt)
+	}
+	return h
+}
+
+// histogram fills bounds and counts when the buckets can be exported as a
+// histogram with exact bounds, and reports whether they can.
+func (h *histView) histogram(bks []hist.BucketInfo, dt voi.DType) bool {
+	n := len(bks)
+	if n == 0 {
+		return false
+	}
+	p0 := prec(dt, bks[0].LB)
+	for _, b := range bks {
+		if prec(dt, b.LB) != p0 || h.kind == kindDR && prec(dt, b.UB) != p0 {
+			return false // the C compares Q fractions raw: one precision only
+		}
+	}
+	lb0 := bks[0].LB
+	switch h.kind {
+	case kindCR:
+		// Bucket i takes lb[i] <= v < lb[i+1] when the lower bounds
+		// ascend strictly; the last one everything above; oob is below
+		// lb[0].
+		for i := 1; i < n; i++ {
+			if !less(dt, bks[i-1].LB, bks[i].LB) {
+				return false
+			}
+		}
+		if isMin(dt, lb0) {
+			if h.oob != 0 {
+				return false
+			}
+		} else {
+			h.bounds = append(h.bounds, belowUnit(dt, lb0))
+			h.counts = append(h.counts, h.oob)
+		}
+		for i := 0; i < n-1; i++ {
+			h.bounds = append(h.bounds, belowUnit(dt, bks[i+1].LB))
+			h.counts = append(h.counts, bks[i].Cnt)
+		}
+		h.counts = append(h.counts, bks[n-1].Cnt)
+		return h.ascending()
+	case kindDR:
+		// Contiguous ranges lb[i] <= v < ub[i] = lb[i+1].
+		for i, b := range bks {
+			if !less(dt, b.LB, b.UB) || i > 0 && !equal(dt, bks[i-1].UB, b.LB) {
+				return false
+			}
+		}
+	case kindDV:
+		// Consecutive integer values.
+		if !dt.IsInt() {
+			return false
+		}
+		for i := 1; i < n; i++ {
+			if !succ(dt, bks[i-1].LB, bks[i].LB) {
+				return false
+			}
+		}
+	}
+	// DR and DV: the buckets hold the values in range; oob (below and
+	// above) is reported apart. A zero bucket below the first bound lets
+	// interpolation start there.
+	if !isMin(dt, lb0) {
+		h.bounds = append(h.bounds, belowUnit(dt, lb0))
+		h.counts = append(h.counts, 0)
+	}
+	for _, b := range bks {
+		if h.kind == kindDV {
+			h.bounds = append(h.bounds, value(dt, b.LB))
+		} else {
+			h.bounds = append(h.bounds, belowUnit(dt, b.UB))
+		}
+		h.counts = append(h.counts, b.Cnt)
+	}
+	h.counts = append(h.counts, 0)
+	return h.ascending()
+}
+
+// ascending reports whether the bounds ascend strictly as float64s (64-bit
+// bounds beyond 2^53 may round onto each other).
+func (h *histView) ascending() bool {
+	for i := 1; i < len(h.bounds); i++ {
+		if !(h.bounds[i-1] < h.bounds[i]) {
+			return false
+		}
+	}
+	return true
+}

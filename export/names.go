@@ -1,0 +1,106 @@
+package export
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/statsblob/statsblob/voi"
+)
+
+// Sanitize turns s into a Prometheus metric name fragment: ASCII letters
+// lower-cased, every character other than a-z, 0-9 and '_' replaced by '_',
+// and a leading digit prefixed with '_'. The empty string stays empty.
+func Sanitize(s string) string {
+	out := sanitizeChars(s)
+	if out != "" && out[0] >= '0' && out[0] <= '9' {
+		return "_" + out
+	}
+	return out
+}
+
+// sanitizeChars is Sanitize without the prefix for a leading digit.
+func sanitizeChars(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 1)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'A' && c <= 'Z':
+			c += 'a' - 'A'
+		case c >= 'a' && c <= 'z', c == '_':
+		case c >= '0' && c <= '9':
+		default:
+			c = '_'
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// join joins the non-empty sanitised parts with '_'.
+func join(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if s := sanitizeChars(p); s != "" {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, "_")
+}
+
+// seriesNames returns every name a family of kind k named name occupies in
+// a Prometheus exposition (the family name and its series' names), so that
+// two families collide exactly when their sets meet.
+func seriesNames(name string, k Kind) []string {
+	switch k {
+	case KindCounter:
+		return []string{name, name + "_total", name + "_created"}
+	case KindHistogram, KindSummary, KindExpHistogram:
+		return []string{name, name + "_bucket", name + "_count", name + "_sum", name + "_created"}
+	}
+	return []string{name}
+}
+
+// validLabelName reports whether s is a label name Prometheus accepts and
+// that is not reserved: [a-zA-Z_][a-zA-Z0-9_]*, not starting with "__".
+func validLabelName(s string) bool {
+	if s == "" || strings.HasPrefix(s, "__") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9' {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// Reserved label names: the exporters' own.
+const (
+	LabelBucket   = "bucket"   // a histogram bucket exported as a counter
+	labelLE       = "le"       // Prometheus histogram bucket bound
+	labelQuantile = "quantile" // Prometheus summary quantile
+)
+
+// CheckLabels reports whether labels can be the constant labels of a blob:
+// valid Prometheus label names, none reserved (le, quantile, bucket) or
+// repeated. The error wraps voi.ErrInvalid.
+func CheckLabels(labels []Label) error {
+	for i, l := range labels {
+		if !validLabelName(l.Name) {
+			return fmt.Errorf("export: label name %q: %w", l.Name, voi.ErrInvalid)
+		}
+		switch l.Name {
+		case labelLE, labelQuantile, LabelBucket:
+			return fmt.Errorf("export: label name %q is reserved: %w", l.Name, voi.ErrInvalid)
+		}
+		for _, m := range labels[:i] {
+			if m.Name == l.Name {
+				return fmt.Errorf("export: label %q given twice: %w", l.Name, voi.ErrInvalid)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package export_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+func TestSanitize(t *testing.T) {
+	f := func(in, want string) {
+		t.Helper()
+		require.Equal(t, want, export.Sanitize(in))
+	}
+	f("TCP_RTT", "tcp_rtt")
+	f("rtt.µs", "rtt___s") // µ is two bytes
+	f("9lives", "_9lives")
+	f("a-b c:d", "a_b_c_d")
+	f("", "")
+}
+
+func names(t *testing.T, opts export.Options, tplName string, vois ...tpl.VOIDef) ([]string, error) {
+	t.Helper()
+	reg := tpl.NewRegistry()
+	tp, err := reg.New(tplName)
+	require.NoError(t, err)
+	for _, d := range vois {
+		require.NoError(t, tp.AddVOI(d))
+	}
+	m, err := export.NewMapper(opts)
+	require.NoError(t, err)
+	ms, err := m.Append(nil, export.Named{Blob: blob.New(tp, nil), Template: tp})
+	var out []string
+	for _, mt := range ms {
+		out = append(out, mt.Name)
+	}
+	return out, err
+}
+
+func TestNames(t *testing.T) {
+	sum := []tpl.StatSpec{tpl.Sum()}
+	// Sanitised VOI names that meet get their ids appended.
+	got, err := names(t, export.Options{}, "T", tpl.VOIDef{ID: 0, Name: "a.b", DType: voi.IntU32, Stats: sum},
+		tpl.VOIDef{ID: 1, Name: "a_b", DType: voi.IntU32, Stats: sum}, tpl.VOIDef{ID: 2, Name: "c", DType: voi.IntU32, Stats: sum})
+	require.NoError(t, err)
+	require.Equal(t, []string{"t_a_b_0", "t_a_b_1", "t_c"}, got)
+	// A signed SUM named x and a MAX of VOI "x" (x_max) against VOI "x_max".
+	got, err = names(t, export.Options{}, "T", tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Max()}},
+		tpl.VOIDef{ID: 1, Name: "x_max", DType: voi.IntS32, Stats: sum})
+	require.NoError(t, err)
+	require.Equal(t, []string{"t_x_max_1"}, got, "MAX never updated: no gauge; the name is still reserved")
+	// Namespace, units, a leading digit.
+	got, err = names(t, export.Options{Namespace: "Fleet", Units: map[string]string{"9x": "bytes"}}, "T",
+		tpl.VOIDef{ID: 0, Name: "9x", DType: voi.IntU64, Stats: sum})
+	require.NoError(t, err)
+	require.Equal(t, []string{"fleet_t_9x_bytes"}, got)
+	// No template: names from the hash and the VOI ids.
+	reg := tpl.NewRegistry()
+	tp, _ := reg.New("T")
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 3, Name: "x", DType: voi.IntU64, Stats: sum}))
+	m, _ := export.NewMapper(export.Options{})
+	ms, err := m.Append(nil, export.Named{Blob: blob.New(tp, nil)})
+	require.NoError(t, err)
+	require.Len(t, ms, 1)
+	require.Regexp(t, `^tpl_[0-9a-f]{8}_voi3$`, ms[0].Name)
+}
+
+func TestAppendErrors(t *testing.T) {
+	reg := tpl.NewRegistry()
+	tp, _ := reg.New("T")
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	other, _ := reg.New("U")
+	require.NoError(t, other.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	b := blob.New(tp, nil)
+	m, _ := export.NewMapper(export.Options{})
+	prev := []export.Metric{{Name: "kept"}}
+	f := func(name string, n export.Named, want string) {
+		t.Helper()
+		got, err := m.Append(prev, n)
+		require.ErrorIs(t, err, voi.ErrInvalid, name)
+		require.ErrorContains(t, err, want, name)
+		require.Equal(t, prev, got, name)
+	}
+	f("no blob", export.Named{}, "no blob")
+	f("other template", export.Named{Blob: b, Template: other}, `exported with template "U"`)
+	f("bad label", export.Named{Blob: b, Labels: []export.Label{{"1x", "v"}}}, `label name "1x"`)
+	f("reserved label", export.Named{Blob: b, Labels: []export.Label{{"le", "v"}}}, `"le" is reserved`)
+	f("dunder label", export.Named{Blob: b, Labels: []export.Label{{"__name__", "v"}}}, `label name "__name__"`)
+	f("twice", export.Named{Blob: b, Labels: []export.Label{{"a", "1"}, {"a", "2"}}}, `"a" given twice`)
+
+	for _, o := range []export.Options{{Quantiles: []float64{1.5}}, {Quantiles: []float64{-0.1}}, {NativeScale: 9}, {NativeScale: -5}} {
+		_, err := export.NewMapper(o)
+		require.ErrorIs(t, err, voi.ErrInvalid, "%+v", o)
+	}
+}

@@ -1,0 +1,106 @@
+package export
+
+import (
+	"math"
+
+	"github.com/statsblob/statsblob/tdigest"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// expBound returns base^i for base = 2^(2^-scale).
+func expBound(i int, scale int32) float64 {
+	return math.Exp2(math.Ldexp(float64(i), -int(scale)))
+}
+
+// expIndex returns the index i of the exponential bucket (base^i, base^(i+1)]
+// that holds v > 0.
+func expIndex(v float64, scale int32) int {
+	i := int(math.Ceil(math.Ldexp(math.Log2(v), int(scale)))) - 1
+	for expBound(i+1, scale) < v {
+		i++
+	}
+	for i > math.MinInt32 && expBound(i, scale) >= v {
+		i--
+	}
+	return i
+}
+
+// expFromDigest derives a native histogram from digest data of type dt with
+// cnt samples summing to sum: the digest's CDF (tdigest.CDF) evaluated at the
+// bucket bounds, scaled by cnt and rounded, so that the counts add up to cnt
+// exactly. Buckets span the centroid means; mass between 0 and the means
+// nearest to it goes to the buckets nearest to 0, and the zero bucket
+// (threshold 0) holds the digest's point mass at 0, if any. When the means
+// span more than MaxNativeBuckets buckets, the scale is lowered (down to -4).
+func expFromDigest(data []byte, dt voi.DType, scale int32, cnt uint64, sum float64) (*ExpHistogramPoint, error) {
+	e := &ExpHistogramPoint{Scale: scale, Count: cnt, Sum: sum}
+	if cnt == 0 {
+		return e, nil
+	}
+	var posLo, posHi, negLo, negHi float64 // smallest and largest |mean| on each side
+	for c := range tdigest.Centroids(data, dt) {
+		m := c.Mean()
+		switch a := math.Abs(m); {
+		case m > 0:
+			if posLo == 0 || a < posLo {
+				posLo = a
+			}
+			posHi = max(posHi, a)
+		case m < 0:
+			if negLo == 0 || a < negLo {
+				negLo = a
+			}
+			negHi = max(negHi, a)
+		}
+	}
+	span := func(lo, hi float64, s int32) int {
+		if lo == 0 {
+			return 0
+		}
+		return expIndex(hi, s) - expIndex(lo, s) + 1
+	}
+	for scale > -4 && span(posLo, posHi, scale)+span(negLo, negHi, scale) > MaxNativeBuckets {
+		scale--
+	}
+	e.Scale = scale
+	var cdfErr error
+	n := float64(cnt)
+	cum := func(x float64) uint64 {
+		f, err := tdigest.CDF(data, dt, x)
+		if err != nil && cdfErr == nil {
+			cdfErr = err
+		}
+		return uint64(math.Round(min(max(f, 0), 1) * n))
+	}
+	zeroBelow := cum(math.Nextafter(0, -1))
+	zero := cum(0)
+	e.ZeroCount = zero - zeroBelow
+	if posLo > 0 {
+		lo, hi := expIndex(posLo, scale), expIndex(posHi, scale)
+		e.Positive.Offset = int32(lo)
+		prev := zero
+		for j := lo; j <= hi; j++ {
+			c := cnt
+			if j < hi {
+				c = cum(expBound(j+1, scale))
+			}
+			e.Positive.Counts = append(e.Positive.Counts, c-prev)
+			prev = c
+		}
+	}
+	if negLo > 0 {
+		lo, hi := expIndex(negLo, scale), expIndex(negHi, scale)
+		e.Negative.Offset = int32(lo)
+		e.Negative.Counts = make([]uint64, hi-lo+1)
+		upper := zeroBelow
+		for i := lo; i <= hi; i++ {
+			var c uint64
+			if i < hi {
+				c = cum(-expBound(i+1, scale))
+			}
+			e.Negative.Counts[i-lo] = upper - c
+			upper = c
+		}
+	}
+	return e, cdfErr
+}

@@ -1,0 +1,75 @@
+package export_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+func digestBlob(t *testing.T, dt voi.DType, vals ...int64) (*blob.Blob, *tpl.Template) {
+	t.Helper()
+	reg := tpl.NewRegistry()
+	tp, err := reg.New("N")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: dt, Stats: []tpl.StatSpec{tpl.TDigest(voi.TDgstClust64, 20, 8)}}))
+	b := blob.New(tp, blob.NewEnv(nil, 1))
+	for _, v := range vals {
+		if dt == voi.IntS64 {
+			require.NoError(t, b.UpdateS64(0, v))
+		} else {
+			require.NoError(t, b.UpdateU64(0, uint64(v)))
+		}
+	}
+	return b, tp
+}
+
+// The native histogram is the digest's CDF at the bucket bounds, times the
+// count, rounded: four centroids of count 1 sit at ranks 0.5 .. 3.5.
+func TestNativeHistogram(t *testing.T) {
+	f := func(name string, dt voi.DType, vals []int64, want export.ExpHistogramPoint) {
+		t.Helper()
+		b, tp := digestBlob(t, dt, vals...)
+		m, err := export.NewMapper(export.Options{NativeHistogram: true, NativeScale: -1, Quantiles: []float64{}})
+		require.NoError(t, err)
+		ms, err := m.Append(nil, export.Named{Blob: b, Template: tp})
+		require.NoError(t, err)
+		require.Len(t, ms, 2, name)
+		require.Equal(t, "n_x_tdigest_native", ms[1].Name)
+		require.Equal(t, export.KindExpHistogram, ms[1].Kind)
+		require.Equal(t, want, *ms[1].Exp, name)
+	}
+	// base 4: 1 in (1/4, 1] (index -1), 2 and 4 in (1, 4], 8 in (4, 16].
+	f("positive", voi.IntU64, []int64{1, 2, 4, 8}, export.ExpHistogramPoint{Scale: -1, Count: 4, Sum: 15,
+		Positive: export.ExpBuckets{Offset: -1, Counts: []uint64{1, 2, 1}}})
+	f("both signs", voi.IntS64, []int64{-8, -1, 1, 8}, export.ExpHistogramPoint{Scale: -1, Count: 4, Sum: 0,
+		Positive: export.ExpBuckets{Offset: -1, Counts: []uint64{1, 0, 1}},
+		Negative: export.ExpBuckets{Offset: -1, Counts: []uint64{0, 1, 1}}})
+	f("empty", voi.IntU64, nil, export.ExpHistogramPoint{Scale: -1})
+}
+
+// A digest whose means span more buckets than MaxNativeBuckets gets a
+// coarser scale; the counts still add up.
+func TestNativeHistogramCoarsens(t *testing.T) {
+	var vals []int64
+	for v := int64(1); v < 1<<40; v *= 3 {
+		vals = append(vals, v)
+	}
+	b, tp := digestBlob(t, voi.IntU64, vals...)
+	m, err := export.NewMapper(export.Options{NativeHistogram: true, NativeScale: 8})
+	require.NoError(t, err)
+	ms, err := m.Append(nil, export.Named{Blob: b, Template: tp})
+	require.NoError(t, err)
+	e := ms[len(ms)-1].Exp
+	require.LessOrEqual(t, len(e.Positive.Counts), export.MaxNativeBuckets)
+	require.Equal(t, int32(2), e.Scale, "40 octaves: 2^2 buckets each fit 160")
+	var n uint64
+	for _, c := range e.Positive.Counts {
+		n += c
+	}
+	require.Equal(t, uint64(len(vals)), n+e.ZeroCount)
+}
