@@ -231,7 +231,9 @@ func numeric(s *blob.Slot) float64 {
 	return value(s.Stat.DType, v)
 }
 
-func le32(p []byte) uint32 { return uint32(p[0]) | uint32(p[1])<<8 | uint32(p[2])<<16 | uint32(p[3])<<24 }
+func le32(p []byte) uint32 {
+	return uint32(p[0]) | uint32(p[1])<<8 | uint32(p[2])<<16 | uint32(p[3])<<24
+}
 func le64(p []byte) uint64 { return uint64(le32(p)) | uint64(le32(p[4:]))<<32 }
 
 // clean reports whether the statistic exists and counted no error.
