@@ -3,6 +3,7 @@ package tdigest_test
 import (
 	"encoding/binary"
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/statsblob/statsblob/bsdrand"
@@ -89,20 +90,16 @@ func FuzzUpdateMerge(f *testing.F) {
 				}
 			}
 		}
-		// The queries never fail on a non-empty valid digest.
-		if n, _ := tdigest.Count(a, dt); n > 0 {
-			for _, q := range []float64{0, 0.5, 1} {
-				if _, err := tdigest.Quantile(a, dt, q); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
+		// The queries answer within their domains.
+		checkDigestQueries(t, a, dt)
+		checkDigestQueries(t, b, dt)
 	})
 }
 
-// FuzzValidate feeds arbitrary bytes to Validate and, when they pass, to
-// Update and the queries, which must not panic and must leave a valid
-// digest.
+// FuzzValidate feeds arbitrary bytes to the queries (a CDF stays in
+// [0, 1]) and Validate and, when they pass, checks the queries' domains
+// (checkDigestQueries) and feeds them to Update, which must not panic and
+// must leave a valid digest.
 func FuzzValidate(f *testing.F) {
 	env := &tdigest.Env{Rand: bsdrand.New(1)}
 	for _, dt := range []voi.DType{voi.TDgstClust32, voi.TDgstClust64} {
@@ -119,9 +116,13 @@ func FuzzValidate(f *testing.F) {
 		}
 		_ = tdigest.AppendText(nil, data, dt, kind&2 != 0, kind&4 != 0)
 		_, _ = tdigest.Quantile(data, dt, 0.5)
+		if p, err := tdigest.CDF(data, dt, 10); err == nil && !(p >= 0 && p <= 1) {
+			t.Fatalf("CDF = %v", p)
+		}
 		if tdigest.Validate(data, dt) != nil {
 			return
 		}
+		checkDigestQueries(t, data, dt)
 		for v := range uint64(20) {
 			_ = tdigest.Update(data, dt, voi.IntU32, v*uint64(kind), env)
 			if err := tdigest.Validate(data, dt); err != nil {
@@ -129,4 +130,58 @@ func FuzzValidate(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkDigestQueries asserts what every digest Validate accepts answers
+// (tostr's fuzz test holds a copy):
+// Count equals smplcnt without error; on an empty digest the queries fail
+// with ErrEmpty; otherwise quantiles lie between the least and greatest
+// centroid mean and do not decrease with q, the CDF lies in [0, 1], does
+// not decrease with x, is 0 below the least mean and 1 at the greatest,
+// and the mean lies between the extremes.
+func checkDigestQueries(t *testing.T, data []byte, dt voi.DType) {
+	t.Helper()
+	info, err := tdigest.ReadInfo(data, dt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := tdigest.Count(data, dt)
+	if err != nil || n != info.SmplCnt {
+		t.Fatalf("Count = %d, %v; smplcnt %d", n, err, info.SmplCnt)
+	}
+	if n == 0 {
+		if _, err := tdigest.Quantile(data, dt, 0.5); !errors.Is(err, tdigest.ErrEmpty) {
+			t.Fatalf("Quantile of an empty digest: %v", err)
+		}
+		return
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for c := range tdigest.Centroids(data, dt) {
+		lo, hi = min(lo, c.Mean()), max(hi, c.Mean())
+	}
+	prev := math.Inf(-1)
+	for _, q := range []float64{0, 0.001, 0.1, 0.5, 0.9, 0.99, 0.999, 1} {
+		v, err := tdigest.Quantile(data, dt, q)
+		if err != nil || v < lo || v > hi || v < prev {
+			t.Fatalf("Quantile(%v) = %v, %v; means in [%v, %v], previous %v", q, v, err, lo, hi, prev)
+		}
+		prev = v
+		if v, err := tdigest.QuantileBounded(data, dt, q, lo-1, hi+1); err != nil || v < lo-1 || v > hi+1 {
+			t.Fatalf("QuantileBounded(%v) = %v, %v; means in [%v, %v]", q, v, err, lo, hi)
+		}
+	}
+	prev = 0
+	for _, x := range []float64{lo - 1, lo, lo + (hi-lo)/3, (lo + hi) / 2, hi, hi + 1} {
+		p, err := tdigest.CDF(data, dt, x)
+		if err != nil || !(p >= 0 && p <= 1) || p < prev {
+			t.Fatalf("CDF(%v) = %v, %v; previous %v", x, p, err, prev)
+		}
+		if x < lo && p != 0 || x >= hi && p != 1 {
+			t.Fatalf("CDF(%v) = %v; means in [%v, %v]", x, p, lo, hi)
+		}
+		prev = p
+	}
+	if m, err := tdigest.Mean(data, dt); err != nil || m < lo || m > hi {
+		t.Fatalf("Mean = %v, %v; means in [%v, %v]", m, err, lo, hi)
+	}
 }

@@ -192,8 +192,9 @@ func Centroids(data []byte, dt voi.DType) iter.Seq[Centroid] {
 }
 
 // Count returns the number of samples the digest's centroids hold (the sum
-// of their counts; for a digest updated only through this package it
-// equals the header's smplcnt).
+// of their counts; for a digest updated only through this package, or one
+// Validate accepts, it equals the header's smplcnt). Counts that sum past
+// 2^64-1 (bytes Validate rejects) give an error wrapping voi.ErrOverflow.
 func Count(data []byte, dt voi.DType) (uint64, error) {
 	it, err := Iter(data, dt, MeanOrder)
 	if err != nil {
@@ -201,28 +202,37 @@ func Count(data []byte, dt voi.DType) (uint64, error) {
 	}
 	var n uint64
 	for it.Next() {
-		n += it.Centroid().Count
+		if n, err = addCount(n, it.Centroid().Count); err != nil {
+			return 0, err
+		}
 	}
 	return n, nil
 }
 
 // Mean returns the mean of the samples: the count-weighted mean of the
-// centroid means. It fails with ErrEmpty on a digest without samples.
+// centroid means, between the least and the greatest of them. It fails
+// with ErrEmpty on a digest without samples.
 func Mean(data []byte, dt voi.DType) (float64, error) {
 	it, err := Iter(data, dt, MeanOrder)
 	if err != nil {
 		return 0, err
 	}
 	var sum, n float64
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for it.Next() {
 		c := it.Centroid()
-		sum += c.Mean() * float64(c.Count)
+		if c.Count == 0 {
+			continue
+		}
+		m := c.Mean()
+		sum += m * float64(c.Count)
 		n += float64(c.Count)
+		lo, hi = min(lo, m), max(hi, m)
 	}
 	if n == 0 {
 		return 0, ErrEmpty
 	}
-	return sum / n, nil
+	return between(sum/n, lo, hi), nil
 }
 
 // Quantile estimates the q-quantile (0 <= q <= 1) of the samples.
@@ -234,7 +244,8 @@ func Mean(data []byte, dt voi.DType) (float64, error) {
 // below the first centroid's rank it is the first mean, above the last
 // one's the last mean (the digest keeps no minimum or maximum sample; see
 // QuantileBounded when they are known). One centroid gives its mean for
-// every q; equal means give that value.
+// every q; equal means give that value. The estimate lies between the
+// least and the greatest centroid mean, whatever the bytes hold.
 //
 // Errors: q NaN or outside [0, 1] (wraps voi.ErrInvalid), ErrEmpty for a
 // digest without samples, and those of Iter.
@@ -289,21 +300,21 @@ func quantile(data []byte, dt voi.DType, q, lo, hi float64) (float64, error) {
 		if target <= rank {
 			if first {
 				if lo <= m && rank > 0 { // lo known (not NaN) and below the mean
-					return lo + target/rank*(m-lo), nil
+					return between(lo+target/rank*(m-lo), lo, m), nil
 				}
 				return m, nil
 			}
 			if rank == prevRank {
 				return m, nil
 			}
-			return prevMean + (target-prevRank)/(rank-prevRank)*(m-prevMean), nil
+			return between(prevMean+(target-prevRank)/(rank-prevRank)*(m-prevMean), prevMean, m), nil
 		}
 		first = false
 		prevRank, prevMean = rank, m
 		cum += w
 	}
 	if hi >= prevMean && n > prevRank { // hi known and above the mean
-		return prevMean + (target-prevRank)/(n-prevRank)*(hi-prevMean), nil
+		return between(prevMean+(target-prevRank)/(n-prevRank)*(hi-prevMean), prevMean, hi), nil
 	}
 	return prevMean, nil
 }
@@ -311,7 +322,8 @@ func quantile(data []byte, dt voi.DType, q, lo, hi float64) (float64, error) {
 // CDF estimates the fraction of samples at or below x, the inverse of
 // Quantile: 0 below the first centroid's mean, 1 at or above the last
 // one's, and between two consecutive means the linear interpolation of
-// their ranks (see Quantile) divided by the total count.
+// their ranks (see Quantile) divided by the total count. It lies in
+// [0, 1] whatever the bytes hold.
 //
 // Errors: x NaN (wraps voi.ErrInvalid), ErrEmpty, and those of Iter.
 func CDF(data []byte, dt voi.DType, x float64) (float64, error) {
@@ -335,7 +347,7 @@ func CDF(data []byte, dt voi.DType, x float64) (float64, error) {
 			if !seen {
 				return 0, nil
 			}
-			return (prevRank + (x-prevMean)/(m-prevMean)*(rank-prevRank)) / n, nil
+			return unit((prevRank + (x-prevMean)/(m-prevMean)*(rank-prevRank)) / n), nil
 		}
 		seen = true
 		prevRank, prevMean = rank, m
