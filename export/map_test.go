@@ -7,103 +7,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
-	"github.com/statsblob/statsblob/hist"
-	"github.com/statsblob/statsblob/qmath"
-	"github.com/statsblob/statsblob/tpl"
-	"github.com/statsblob/statsblob/voi"
+	"github.com/statsblob/statsblob/export/internal/fixture"
 )
 
-// q2 is the Q_S64 number x/4 with 2 fractional bits.
-func q2(x int64) qmath.Q { return qmath.Ini(qmath.S64, 0, 2).SetIFVal(qmath.I64(x)) }
-
-func usr(dt voi.DType, fl hist.Flags, bounds ...hist.Bound) tpl.StatSpec {
-	return tpl.Histogram(hist.Spec{DType: dt, Scheme: hist.Usr, Flags: fl, Buckets: bounds})
-}
-
-func cr(vs ...uint64) []hist.Bound {
-	var b []hist.Bound
-	for _, v := range vs {
-		b = append(b, hist.Bound{LB: v, UB: v})
-	}
-	return b
-}
-
-// s32 is the pattern of a signed 32-bit value.
-func s32(v int32) uint64 { return uint64(uint32(v)) }
-
-// kitchen is a template with every statistic kind and histogram shape.
-func kitchen(t testing.TB) *tpl.Template {
-	t.Helper()
-	reg := tpl.NewRegistry()
-	tp, err := reg.New("KITCHEN")
-	require.NoError(t, err)
-	defs := []tpl.VOIDef{
-		{ID: 0, Name: "bytes", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}},
-		{ID: 1, Name: "delta", DType: voi.IntS32, Stats: []tpl.StatSpec{tpl.Sum(), tpl.Max(), tpl.Min()}},
-		{ID: 2, Name: "acklen", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Max(),
-			tpl.Histogram(hist.Spec{DType: voi.CRHist32, Scheme: hist.Lin, LB: 0, UB: 4, StepInc: 1, Flags: hist.UBoundInf})}},
-		{ID: 3, Name: "lat", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum(), usr(voi.CRHist64, 0, cr(10, 20, 50)...)}},
-		{ID: 4, Name: "ratio", DType: voi.QS64, Prec: 2, Stats: []tpl.StatSpec{tpl.Sum(), usr(voi.CRHist32, 0, cr(q2(2).Raw, q2(4).Raw, q2(8).Raw)...)}},
-		{ID: 5, Name: "win", DType: voi.IntS32, Stats: []tpl.StatSpec{usr(voi.DRHist32, 0,
-			hist.Bound{LB: s32(-10), UB: 0}, hist.Bound{LB: 0, UB: 10}, hist.Bound{LB: 10, UB: 100})}},
-		{ID: 6, Name: "ranges", DType: voi.IntU32, Stats: []tpl.StatSpec{usr(voi.DRHist64, 0,
-			hist.Bound{LB: 0, UB: 10}, hist.Bound{LB: 20, UB: 30})}},
-		{ID: 7, Name: "sig", DType: voi.IntU32, Stats: []tpl.StatSpec{usr(voi.DVHist32, 0, cr(1, 2, 4, 8)...)}},
-		{ID: 8, Name: "cons", DType: voi.IntU32, Stats: []tpl.StatSpec{usr(voi.DVHist64, 0, cr(3, 4, 5)...)}},
-		{ID: 9, Name: "rtt", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Max(), tpl.Min(), tpl.TDigest(voi.TDgstClust64, 20, 8)}},
-		{ID: 10, Name: "diff", DType: voi.IntS32, Stats: []tpl.StatSpec{usr(voi.CRHist32, hist.LBoundInf, cr(0)...)}},
-	}
-	for _, d := range defs {
-		require.NoError(t, tp.AddVOI(d), d.Name)
-	}
-	return tp
-}
-
-func kitchenBlob(t testing.TB, tp *tpl.Template) *blob.Blob {
-	t.Helper()
-	clock := blob.SBinTime(1_700_000_000, 0)
-	b := blob.New(tp, blob.NewEnv(func() int64 { return clock }, 1))
-	must := func(err error) { t.Helper(); require.NoError(t, err) }
-	must(b.UpdateU64(0, 1000))
-	must(b.UpdateU64(0, 448))
-	for _, v := range []int32{5, -12, 3} {
-		must(b.UpdateS32(1, v))
-	}
-	for _, v := range []uint32{0, 1, 1, 4, 5, 13} {
-		must(b.UpdateU32(2, v))
-	}
-	for _, v := range []uint32{3, 10, 19, 20, 49, 50, 900} {
-		must(b.UpdateU32(3, v))
-	}
-	for _, x := range []int64{1, 2, 3, 4, 7, 8, 40} { // 0.25 .. 10
-		must(b.UpdateQ(4, q2(x)))
-	}
-	for _, v := range []int32{-11, -10, -1, 0, 9, 10, 99, 100} {
-		must(b.UpdateS32(5, v))
-	}
-	for _, v := range []uint32{0, 9, 10, 25, 30} {
-		must(b.UpdateU32(6, v))
-	}
-	for _, v := range []uint32{1, 2, 2, 3, 8} {
-		must(b.UpdateU32(7, v))
-	}
-	for _, v := range []uint32{2, 3, 4, 4, 5, 6} {
-		must(b.UpdateU32(8, v))
-	}
-	for _, v := range []uint32{10, 20, 30, 40} {
-		must(b.UpdateU32(9, v))
-	}
-	for _, v := range []int32{-5, 0, 7} {
-		must(b.UpdateS32(10, v))
-	}
-	return b
-}
-
 func TestAppendKitchen(t *testing.T) {
-	tp := kitchen(t)
-	b := kitchenBlob(t, tp)
+	tp := fixture.Kitchen()
+	b := fixture.KitchenBlob(tp)
 	m, err := export.NewMapper(export.Options{Namespace: "sb", Units: map[string]string{"rtt": "microseconds"}})
 	require.NoError(t, err)
 	labels := []export.Label{{"host", "web1"}}
