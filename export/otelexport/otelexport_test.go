@@ -1,0 +1,270 @@
+package otelexport_test
+
+import (
+	"context"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
+	metricpb "go.opentelemetry.io/proto/otlp/metrics/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/export/internal/fixture"
+	"github.com/statsblob/statsblob/export/otelexport"
+	"github.com/statsblob/statsblob/voi"
+)
+
+var now = time.Unix(1_700_000_100, 0)
+
+func kitchenProducer(t *testing.T, temp metricdata.Temporality) *otelexport.Producer {
+	t.Helper()
+	tp := fixture.Kitchen()
+	p, err := otelexport.New(export.Static(export.Named{Blob: fixture.KitchenBlob(tp), Template: tp,
+		Labels: []export.Label{{Name: "host", Value: "web1"}}}),
+		otelexport.Config{Temporality: temp, Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	return p
+}
+
+// collect reads the producer through a ManualReader, as an SDK pipeline does.
+func collect(t *testing.T, p *otelexport.Producer) metricdata.ResourceMetrics {
+	t.Helper()
+	r := sdkmetric.NewManualReader(sdkmetric.WithProducer(p))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))
+	defer func() { require.NoError(t, mp.Shutdown(context.Background())) }()
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, r.Collect(context.Background(), &rm))
+	return rm
+}
+
+// kitchenWant is fixture.KitchenBlob in metricdata: the values of export's
+// TestAppendKitchen. Histogram sums the blob does not know are NaN, which
+// metricdatatest cannot compare: nanSum stands for them on both sides.
+func kitchenWant(temp metricdata.Temporality) metricdata.ScopeMetrics {
+	start := time.Unix(1_700_000_000, 0)
+	host := attribute.NewSet(attribute.String("host", "web1"))
+	bucket := func(b string) attribute.Set {
+		return attribute.NewSet(attribute.String("host", "web1"), attribute.String("bucket", b))
+	}
+	help := func(v, what, dt string) string { return "statsblob KITCHEN " + v + ": " + what + " (" + dt + ")" }
+	pt := func(v float64) metricdata.DataPoint[float64] {
+		return metricdata.DataPoint[float64]{Attributes: host, StartTime: start, Time: now, Value: v}
+	}
+	sum := func(name, v, dt string, mono bool, x float64) metricdata.Metrics {
+		return metricdata.Metrics{Name: name, Description: help(v, "SUM", dt),
+			Data: metricdata.Sum[float64]{Temporality: temp, IsMonotonic: mono, DataPoints: []metricdata.DataPoint[float64]{pt(x)}}}
+	}
+	gauge := func(name, v, what, dt string, x float64) metricdata.Metrics {
+		return metricdata.Metrics{Name: name, Description: help(v, what, dt), Data: metricdata.Gauge[float64]{DataPoints: []metricdata.DataPoint[float64]{pt(x)}}}
+	}
+	histo := func(name, v, dt, hdt string, bounds []float64, counts []uint64, total uint64, s float64) metricdata.Metrics {
+		return metricdata.Metrics{Name: name, Description: help(v, hdt, dt), Data: metricdata.Histogram[float64]{Temporality: temp,
+			DataPoints: []metricdata.HistogramDataPoint[float64]{{Attributes: host, StartTime: start, Time: now,
+				Count: total, Bounds: bounds, BucketCounts: counts, Sum: s}}}}
+	}
+	counters := func(name, v, dt, hdt string, labels []string, vals []float64) metricdata.Metrics {
+		var dps []metricdata.DataPoint[float64]
+		for i, l := range labels {
+			dps = append(dps, metricdata.DataPoint[float64]{Attributes: bucket(l), StartTime: start, Time: now, Value: vals[i]})
+		}
+		return metricdata.Metrics{Name: name, Description: help(v, hdt+" bucket counts", dt),
+			Data: metricdata.Sum[float64]{Temporality: temp, IsMonotonic: true, DataPoints: dps}}
+	}
+	oob := func(name, v, dt, hdt string, x float64) metricdata.Metrics {
+		return metricdata.Metrics{Name: name, Description: help(v, hdt+" out-of-range count", dt),
+			Data: metricdata.Sum[float64]{Temporality: temp, IsMonotonic: true, DataPoints: []metricdata.DataPoint[float64]{pt(x)}}}
+	}
+	rtt := metricdata.Metrics{Name: "kitchen_rtt_tdigest", Description: help("rtt", "TDGSTCLUST64 t-digest", "INT_U32"),
+		Data: metricdata.Summary{DataPoints: []metricdata.SummaryDataPoint{{Attributes: host, StartTime: start, Time: now, Count: 4, Sum: 100,
+			QuantileValues: []metricdata.QuantileValue{{Quantile: 0.5, Value: 25}, {Quantile: 0.9, Value: 40}, {Quantile: 0.99, Value: 40}, {Quantile: 0.999, Value: 40}}}}}}
+	return metricdata.ScopeMetrics{Scope: instrumentation.Scope{Name: otelexport.ScopeName}, Metrics: []metricdata.Metrics{
+		sum("kitchen_bytes", "bytes", "INT_U64", true, 1448),
+		sum("kitchen_delta", "delta", "INT_S32", false, -4),
+		gauge("kitchen_delta_max", "delta", "MAX", "INT_S32", 5),
+		gauge("kitchen_delta_min", "delta", "MIN", "INT_S32", -12),
+		gauge("kitchen_acklen_max", "acklen", "MAX", "INT_U32", 13),
+		histo("kitchen_acklen_hist", "acklen", "INT_U32", "CRHIST32", []float64{0, 1, 2, 3, 4}, []uint64{1, 2, 0, 0, 1, 2}, 6, nanSum),
+		sum("kitchen_lat", "lat", "INT_U32", true, 1051),
+		histo("kitchen_lat_hist", "lat", "INT_U32", "CRHIST64", []float64{9, 19, 49}, []uint64{1, 2, 2, 2}, 7, 1051),
+		sum("kitchen_ratio", "ratio", "Q_S64", false, 16.25),
+		histo("kitchen_ratio_hist", "ratio", "Q_S64", "CRHIST32", []float64{0.25, 0.75, 1.75}, []uint64{1, 2, 2, 2}, 7, 16.25),
+		histo("kitchen_win_hist", "win", "INT_S32", "DRHIST32", []float64{-11, -1, 9, 99}, []uint64{0, 2, 2, 2, 0}, 6, nanSum),
+		oob("kitchen_win_hist_outofrange", "win", "INT_S32", "DRHIST32", 2),
+		counters("kitchen_ranges_hist", "ranges", "INT_U32", "DRHIST64", []string{"[0,10)", "[20,30)"}, []float64{2, 1}),
+		oob("kitchen_ranges_hist_outofrange", "ranges", "INT_U32", "DRHIST64", 2),
+		counters("kitchen_sig_hist", "sig", "INT_U32", "DVHIST32", []string{"1", "2", "4", "8"}, []float64{1, 2, 0, 1}),
+		oob("kitchen_sig_hist_outofrange", "sig", "INT_U32", "DVHIST32", 1),
+		histo("kitchen_cons_hist", "cons", "INT_U32", "DVHIST64", []float64{2, 3, 4, 5}, []uint64{0, 1, 2, 1, 0}, 4, nanSum),
+		oob("kitchen_cons_hist_outofrange", "cons", "INT_U32", "DVHIST64", 2),
+		gauge("kitchen_rtt_max", "rtt", "MAX", "INT_U32", 40),
+		gauge("kitchen_rtt_min", "rtt", "MIN", "INT_U32", 10),
+		rtt,
+		histo("kitchen_diff_hist", "diff", "INT_S32", "CRHIST32", []float64{-1}, []uint64{1, 2}, 3, nanSum),
+	}}
+}
+
+const nanSum = -123456.5
+
+// unNaN replaces NaN histogram sums with nanSum.
+func unNaN(sm *metricdata.ScopeMetrics) {
+	for i := range sm.Metrics {
+		if h, ok := sm.Metrics[i].Data.(metricdata.Histogram[float64]); ok {
+			for j := range h.DataPoints {
+				if math.IsNaN(h.DataPoints[j].Sum) {
+					h.DataPoints[j].Sum = nanSum
+				}
+			}
+		}
+	}
+}
+
+func TestProducerKitchen(t *testing.T) {
+	for _, temp := range []metricdata.Temporality{metricdata.CumulativeTemporality, metricdata.DeltaTemporality} {
+		t.Run(temp.String(), func(t *testing.T) {
+			rm := collect(t, kitchenProducer(t, temp))
+			require.Len(t, rm.ScopeMetrics, 1)
+			got := rm.ScopeMetrics[0]
+			unNaN(&got)
+			metricdatatest.AssertEqual(t, kitchenWant(temp), got)
+		})
+	}
+}
+
+// The VOI's MIN and MAX become the histogram's when the VOI keeps them, and
+// a t-digest's native histogram is an ExponentialHistogram.
+func TestProducerMinMaxNative(t *testing.T) {
+	tp := fixture.Kitchen()
+	b := fixture.KitchenBlob(tp)
+	p, err := otelexport.New(export.Static(export.Named{Blob: b, Template: tp}),
+		otelexport.Config{Options: export.Options{NativeHistogram: true, NativeScale: -1}, Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	rm := collect(t, p)
+	var native *metricdata.ExponentialHistogram[float64]
+	for _, m := range rm.ScopeMetrics[0].Metrics {
+		if e, ok := m.Data.(metricdata.ExponentialHistogram[float64]); ok {
+			require.Equal(t, "kitchen_rtt_tdigest_native", m.Name)
+			native = &e
+		}
+	}
+	require.NotNil(t, native)
+	require.Equal(t, metricdata.CumulativeTemporality, native.Temporality)
+	dp := native.DataPoints[0]
+	// 10, 20, 30, 40 in base 4: (4, 16] holds 10, (16, 64] the rest.
+	require.Equal(t, uint64(4), dp.Count)
+	require.Equal(t, int32(-1), dp.Scale)
+	require.Equal(t, metricdata.ExponentialBucket{Offset: 1, Counts: []uint64{1, 3}}, dp.PositiveBucket)
+	mn, ok := dp.Min.Value()
+	require.True(t, ok)
+	mx, _ := dp.Max.Value()
+	require.Equal(t, []float64{10, 40}, []float64{mn, mx})
+}
+
+// Blobs that cannot be mapped are errors of the collection; the rest is
+// still produced.
+func TestProducerError(t *testing.T) {
+	tp := fixture.Kitchen()
+	p, err := otelexport.New(export.Static(export.Named{Blob: fixture.KitchenBlob(tp), Template: tp,
+		Labels: []export.Label{{Name: "le", Value: "x"}}}, export.Named{Blob: fixture.KitchenBlob(tp), Template: tp}), otelexport.Config{})
+	require.NoError(t, err)
+	r := sdkmetric.NewManualReader(sdkmetric.WithProducer(p))
+	sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))
+	var rm metricdata.ResourceMetrics
+	err = r.Collect(context.Background(), &rm)
+	require.ErrorIs(t, err, voi.ErrInvalid)
+	require.ErrorContains(t, err, `"le" is reserved`)
+	require.Len(t, rm.ScopeMetrics[0].Metrics, 22)
+
+	_, err = otelexport.New(export.Static(), otelexport.Config{Options: export.Options{NativeScale: 12}})
+	require.ErrorIs(t, err, voi.ErrInvalid)
+}
+
+// The stock OTLP/HTTP exporter ships the producer's metrics: an httptest
+// server decodes the protobuf request.
+func TestOTLPHTTP(t *testing.T) {
+	var mu sync.Mutex
+	var reqs []*colmetricpb.ExportMetricsServiceRequest
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil || r.URL.Path != "/v1/metrics" || r.Header.Get("Content-Type") != "application/x-protobuf" {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		req := &colmetricpb.ExportMetricsServiceRequest{}
+		if err := proto.Unmarshal(body, req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		reqs = append(reqs, req)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		out, _ := proto.Marshal(&colmetricpb.ExportMetricsServiceResponse{})
+		_, _ = w.Write(out)
+	}))
+	defer srv.Close()
+
+	ctx := context.Background()
+	exp, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(srv.URL+"/v1/metrics"))
+	require.NoError(t, err)
+	p := kitchenProducer(t, metricdata.DeltaTemporality)
+	r := sdkmetric.NewPeriodicReader(exp, sdkmetric.WithProducer(p), sdkmetric.WithInterval(time.Hour))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))
+	require.NoError(t, mp.ForceFlush(ctx))
+	require.NoError(t, mp.Shutdown(ctx))
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, reqs)
+	got := map[string]*metricpb.Metric{}
+	for _, req := range reqs {
+		for _, rm := range req.ResourceMetrics {
+			for _, sm := range rm.ScopeMetrics {
+				if sm.Scope.GetName() != otelexport.ScopeName {
+					continue
+				}
+				for _, m := range sm.Metrics {
+					got[m.Name] = m
+				}
+			}
+		}
+	}
+	require.Len(t, got, 22)
+	bytes := got["kitchen_bytes"].GetSum()
+	require.True(t, bytes.IsMonotonic)
+	require.Equal(t, metricpb.AggregationTemporality_AGGREGATION_TEMPORALITY_DELTA, bytes.AggregationTemporality)
+	require.Equal(t, 1448.0, bytes.DataPoints[0].GetAsDouble())
+	require.Equal(t, uint64(1_700_000_000)*1e9, bytes.DataPoints[0].StartTimeUnixNano)
+	require.Equal(t, uint64(now.UnixNano()), bytes.DataPoints[0].TimeUnixNano)
+	require.Equal(t, "host", bytes.DataPoints[0].Attributes[0].Key)
+	require.Equal(t, "web1", bytes.DataPoints[0].Attributes[0].Value.GetStringValue())
+	lat := got["kitchen_lat_hist"].GetHistogram().DataPoints[0]
+	require.Equal(t, []float64{9, 19, 49}, lat.ExplicitBounds)
+	require.Equal(t, []uint64{1, 2, 2, 2}, lat.BucketCounts)
+	require.Equal(t, uint64(7), lat.Count)
+	require.Equal(t, 1051.0, lat.GetSum())
+	rtt := got["kitchen_rtt_tdigest"].GetSummary().DataPoints[0]
+	require.Equal(t, uint64(4), rtt.Count)
+	require.Equal(t, 100.0, rtt.Sum)
+	var qs [][2]float64
+	for _, q := range rtt.QuantileValues {
+		qs = append(qs, [2]float64{q.Quantile, q.Value})
+	}
+	require.Equal(t, [][2]float64{{0.5, 25}, {0.9, 40}, {0.99, 40}, {0.999, 40}}, qs)
+	sig := got["kitchen_sig_hist"].GetSum().DataPoints[0] // attributes in key order
+	require.Equal(t, "bucket", sig.Attributes[0].Key)
+	require.Equal(t, "1", sig.Attributes[0].Value.GetStringValue())
+	require.Equal(t, 1.0, sig.GetAsDouble())
+}
