@@ -8,39 +8,190 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"sync"
 
+	"github.com/statsblob/statsblob/bsdrand"
 	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/internal/abi"
 	"github.com/statsblob/statsblob/qmath"
 	"github.com/statsblob/statsblob/tdigest"
+	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
 
 // Merge adds the statistics of src into dst, two blobs made from the same
-// template (same template hash and layout): SUM adds, MAX and MIN keep the
-// extreme, histograms add their bucket and out-of-band counts, t-digests
-// re-add src's centroids with their weights through the same add path as
-// updates (drawing from dst's Env), error counts add (saturating at 255),
-// and a statistic is marked updated if it was in either blob. VOI state
-// (the previous values of relative updates) and the header of dst are
-// kept.
+// template (see Compatible): SUM adds, MAX and MIN keep the extreme,
+// histograms add their bucket and out-of-band counts, t-digests re-add
+// src's centroids with their weights through the same add path as updates
+// (drawing from dst's Env), error counts add (saturating at 255), and a
+// statistic is marked updated if it was in either blob. VOI state (the
+// previous values of relative updates) and the header of dst are kept.
 //
-// Like an update, a statistic whose merge overflows (an integer SUM that
-// wraps, a saturating histogram counter, a t-digest that cannot place a
-// centroid) counts an error in dst's voistat, the other statistics still
-// merge, and Merge returns the error (wrapping voi.ErrOverflow or the
-// t-digest's error). Blobs of different templates give an error wrapping
-// voi.ErrInvalid and leave dst unchanged.
+// Merge is all or nothing. It checks that the blobs are compatible before
+// it changes anything (an error wrapping voi.ErrInvalid otherwise), merges
+// into a scratch copy of dst and commits it only if every statistic
+// merged: a merge that overflows anywhere (an integer or Q SUM out of its
+// type's range, a histogram counter past its maximum, a t-digest that
+// cannot take src's samples) returns an error naming the VOI and the
+// statistic, wrapping voi.ErrOverflow or the t-digest's error, and leaves
+// dst unchanged, its random source included. (An update counts such an
+// error in the voistat and goes on; a merge that cannot complete leaves no
+// trace.)
 //
 // Merge is deterministic: the same blobs merged in the same order give the
 // same bytes. Only t-digests depend on the order (and on dst's random
 // source); MergeAll offers a canonical order for aggregators.
 func Merge(dst, src *Blob) error {
-	d, s := dst.b, src.b
-	if err := sameLayout(d, s); err != nil {
+	if err := compatible(dst.b, src.b); err != nil {
 		return fmt.Errorf("blob: merge: %w", err)
 	}
+	if err := dst.mergeAtomic(src); err != nil {
+		return fmt.Errorf("blob: merge: %w", err)
+	}
+	return nil
+}
+
+// Compatible reports whether src can merge into dst: nil if both were made
+// from one template and still have its layout, else an error wrapping
+// voi.ErrInvalid that names the first difference. It compares the template
+// hashes, the sizes and offsets of the header, the voi[] and voistat[]
+// tables (error counts and updated flags aside), every histogram's bucket
+// bounds, the precision (control bits) of every t-digest's means and of
+// every Q statistic. FromBytes checks that a blob is self-consistent, not
+// that it is its template's: one flipped bit in a histogram bound gives a
+// valid blob under the same template hash, which Compatible (and so Merge
+// and MergeAll) refuses; CheckTemplate compares a blob with the template
+// itself.
+func Compatible(dst, src *Blob) error {
+	if err := compatible(dst.b, src.b); err != nil {
+		return fmt.Errorf("blob: %w", err)
+	}
+	return nil
+}
+
+// CheckTemplate reports whether the blob is one template t makes: nil if
+// it has t's hash and layout (as Compatible compares two blobs: tables,
+// histogram bounds, precisions), else an error wrapping voi.ErrInvalid
+// that names the first difference. FromBytes does not take a template (a
+// blob needs one only for names); a collector that knows the sender's
+// template calls CheckTemplate after FromBytes to refuse blobs that claim
+// the template's hash without its layout.
+func (bl *Blob) CheckTemplate(t *tpl.Template) error {
+	tb, hash := t.AppendBytes(nil)
+	abi.PutU32(tb, abi.OffTplHash, hash) // a template's bytes carry no hash
+	if err := compatible(tb, bl.b); err != nil {
+		return fmt.Errorf("blob: not of template %q: %w", t.Name(), err)
+	}
+	return nil
+}
+
+// compatible checks that blob s can merge into blob d (see Compatible).
+func compatible(d, s []byte) error {
+	if err := sameLayout(d, s); err != nil {
+		return err
+	}
+	for off := abi.StatsOff(d); off < abi.StatsDataOff(d); off += abi.StatSize {
+		st := abi.ReadStat(d, off)
+		if st.SType < 0 || voi.SType(st.SType) == voi.StatVoiState {
+			continue
+		}
+		dt := voi.DType(st.DType)
+		dd := d[st.DataOff : int(st.DataOff)+int(st.DSz)]
+		sd := s[st.DataOff : int(st.DataOff)+int(st.DSz)]
+		var err error
+		switch voi.SType(st.SType) {
+		case voi.Hist:
+			err = hist.Compatible(dd, sd, dt)
+		case voi.TDgst:
+			err = samePrecision(dd, sd, dt)
+		default:
+			if dt.IsQ() && dd[0]&qCtrlMask != sd[0]&qCtrlMask {
+				err = fmt.Errorf("Q precisions differ (control bits %d and %d): %w", dd[0]&qCtrlMask, sd[0]&qCtrlMask, voi.ErrInvalid)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", statName(d, off), err)
+		}
+	}
+	return nil
+}
+
+// qCtrlMask selects the control bits (the precision) of a raw Q value.
+const qCtrlMask = 7
+
+// samePrecision checks that two digests' means have the same precision.
+func samePrecision(d, s []byte, dt voi.DType) error {
+	di, err1 := tdigest.ReadInfo(d, dt)
+	si, err2 := tdigest.ReadInfo(s, dt)
+	if err := errors.Join(err1, err2); err != nil {
+		return err
+	}
+	if di.MaxNodes != si.MaxNodes || di.MaxNodes <= 0 {
+		return fmt.Errorf("t-digests of %d and %d centroid slots: %w", di.MaxNodes, si.MaxNodes, voi.ErrInvalid)
+	}
+	dq, sq := tdigest.ReadCentroid(d, dt, 0).Mu, tdigest.ReadCentroid(s, dt, 0).Mu
+	if dq.NFBits() != sq.NFBits() {
+		return fmt.Errorf("t-digest means of %d and %d fractional bits: %w", dq.NFBits(), sq.NFBits(), voi.ErrInvalid)
+	}
+	return nil
+}
+
+// statName names the statistic whose voistat entry is at off in b: "VOI 3
+// HIST".
+func statName(b []byte, off int) string {
+	for i := range abi.NVOIs(b) {
+		v := abi.ReadVOI(b, abi.VOIAt(i))
+		if so := int(v.StatsOff); v.ID >= 0 && off >= so && off <= so+abi.StatSize*int(v.MaxID) {
+			return fmt.Sprintf("VOI %d %v", v.ID, voi.SType((off-so)/abi.StatSize))
+		}
+	}
+	return fmt.Sprintf("voistat at %d", off)
+}
+
+// scratchPool holds the buffers atomic merges compute in.
+var scratchPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// mergeAtomic merges src, compatible with dst, into a scratch copy of dst
+// and commits the copy only if every statistic merged; on error dst and
+// its random source are unchanged.
+func (dst *Blob) mergeAtomic(src *Blob) error {
+	n := abi.CurSz(dst.b)
+	sp := scratchPool.Get().(*[]byte)
+	defer scratchPool.Put(sp)
+	scratch := append((*sp)[:0], dst.b[:n]...)
+	*sp = scratch
+	env := dst.Env()
+	var saved bsdrand.Source
+	if env.Rand != nil && dst.plan.ndigests > 0 {
+		saved = *env.Rand
+	}
+	if err := dst.mergeInto(scratch, src.b, env, false); err != nil {
+		if env.Rand != nil && dst.plan.ndigests > 0 {
+			*env.Rand = saved
+		}
+		return err
+	}
 	dst.dropDigestCaches()
+	off := abi.StatsOff(dst.b)
+	copy(dst.b[off:n], scratch[off:n])
+	return nil
+}
+
+// mergeCounting merges src, compatible with dst, into dst in place as
+// updates do: a statistic that fails counts an error in its voistat, the
+// others still merge, and the first error is returned. Sharded snapshots
+// use it: their shards are parts of one blob, and an overflow in the
+// whole must count as it would have in a single blob, not drop a shard.
+func (dst *Blob) mergeCounting(src *Blob) error {
+	dst.dropDigestCaches()
+	return dst.mergeInto(dst.b, src.b, dst.Env(), true)
+}
+
+// mergeInto merges the statistics of blob s into d, a blob with dst's
+// layout (dst's bytes or a copy of them). With count, a statistic that
+// fails counts an error and the merge goes on; without, the first failure
+// ends it.
+func (dst *Blob) mergeInto(d, s []byte, env *Env, count bool) error {
 	var first error
 	for sl := range dst.Walk(0) {
 		st := sl.Stat
@@ -49,17 +200,12 @@ func Merge(dst, src *Blob) error {
 		}
 		dd := d[st.DataOff : int(st.DataOff)+int(st.DSz)]
 		sd := s[st.DataOff : int(st.DataOff)+int(st.DSz)]
-		var err error
-		switch st.Type {
-		case voi.Sum, voi.Max, voi.Min:
-			err = mergeNumeric(dd, sd, st.Type, st.DType)
-		case voi.Hist:
-			var saturated bool
-			if saturated, err = hist.Merge(dd, sd, st.DType); err == nil && saturated {
-				err = voi.ErrOverflow
+		err := mergeStat(dd, sd, st.Type, st.DType, env)
+		if err != nil {
+			err = fmt.Errorf("VOI %d %v (%v): %w", sl.VOI.ID, st.Type, st.DType, err)
+			if !count {
+				return err
 			}
-		case voi.TDgst:
-			err = tdigest.Merge(dd, sd, st.DType, dst.Env())
 		}
 		se := d[sl.statOff : sl.statOff+abi.StatSize]
 		ss := s[sl.statOff : sl.statOff+abi.StatSize]
@@ -68,12 +214,30 @@ func Merge(dst, src *Blob) error {
 		if err != nil {
 			errs++
 			if first == nil {
-				first = fmt.Errorf("blob: merge: VOI %d %v: %w", sl.VOI.ID, st.Type, err)
+				first = err
 			}
 		}
 		se[abi.StatOffErrs] = uint8(min(errs, abi.MaxErrs))
 	}
 	return first
+}
+
+// mergeStat merges one statistic's data: the one place each kind of
+// statistic merges.
+func mergeStat(dd, sd []byte, st voi.SType, dt voi.DType, env *Env) error {
+	switch st {
+	case voi.Sum, voi.Max, voi.Min:
+		return mergeNumeric(dd, sd, st, dt)
+	case voi.Hist:
+		saturated, err := hist.Merge(dd, sd, dt)
+		if err == nil && saturated {
+			err = fmt.Errorf("a counter saturated: %w", voi.ErrOverflow)
+		}
+		return err
+	case voi.TDgst:
+		return tdigest.Merge(dd, sd, dt, env)
+	}
+	return nil
 }
 
 // sameLayout checks that two blobs share a template: the same hash, sizes,
@@ -160,33 +324,98 @@ func mergeInt(a, b uint64, st voi.SType, signed bool, width uint) (uint64, error
 	return a, nil
 }
 
+// InputError is MergeAll's report of an input it left out.
+type InputError struct {
+	Index int // the input's position among MergeAll's arguments
+	// Like is, for an input that does not fit the merged ones, the index
+	// of the merged input it was compared with (see Compatible); -1 for an
+	// input whose merge failed.
+	Like int
+	Err  error // why: an incompatibility (voi.ErrInvalid) or the merge's error
+}
+
+// Error describes the input and the reason it was left out.
+func (e *InputError) Error() string {
+	if e.Like >= 0 {
+		return fmt.Sprintf("blob: input %d not merged: unlike input %d (merged): %v", e.Index, e.Like, e.Err)
+	}
+	return fmt.Sprintf("blob: input %d not merged: %v", e.Index, e.Err)
+}
+
+// Unwrap returns the reason.
+func (e *InputError) Unwrap() error { return e.Err }
+
 // MergeAll merges blobs made from one template into a new blob, in a
 // canonical order that does not depend on the order of the arguments: by
 // creation time, then by bytes. The result is a clone of the first blob in
 // that order (its header included) with env as its Env, into which the
-// others are merged; the inputs are not modified. Errors are those of
-// Merge; with no blobs, voi.ErrInvalid.
+// others are merged (see Merge); the inputs are not modified.
+//
+// Inputs that cannot be merged are left out and reported, never the good
+// ones dropped: the inputs are grouped by Compatible, the largest group is
+// merged (on a tie, the group of the canonically first blob), and every
+// input of another group, and every input whose Merge failed (an
+// overflow; the merge is all or nothing, so nothing of it is in the
+// result), gives an *InputError naming its index and the reason. The error
+// returned joins them (errors.Join) in index order; the result is
+// returned with it. With no blobs, the error wraps voi.ErrInvalid and the
+// result is nil.
 func MergeAll(env *Env, blobs ...*Blob) (*Blob, error) {
 	if len(blobs) == 0 {
 		return nil, fmt.Errorf("blob: merge of no blobs: %w", voi.ErrInvalid)
 	}
-	order := append([]*Blob(nil), blobs...)
-	slices.SortStableFunc(order, func(a, b *Blob) int {
+	order := make([]int, len(blobs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(i, j int) int {
+		a, b := blobs[i], blobs[j]
 		if c := cmp.Compare(a.Created(), b.Created()); c != 0 {
 			return c
 		}
 		return bytes.Compare(a.Bytes(), b.Bytes())
 	})
-	out := order[0].Clone()
-	out.env = env
-	var first error
-	for _, b := range order[1:] {
-		if err := Merge(out, b); err != nil && first == nil {
-			first = err
-			if errors.Is(err, voi.ErrInvalid) {
-				return nil, err
+	var groups [][]int // indices, in canonical order; each compatible with its first
+	for _, i := range order {
+		placed := false
+		for g := range groups {
+			if compatible(blobs[groups[g][0]].b, blobs[i].b) == nil {
+				groups[g] = append(groups[g], i)
+				placed = true
+				break
 			}
 		}
+		if !placed {
+			groups = append(groups, []int{i})
+		}
 	}
-	return out, first
+	best := 0
+	for g := range groups {
+		if len(groups[g]) > len(groups[best]) {
+			best = g
+		}
+	}
+	merged := groups[best]
+	var errs []*InputError
+	for g := range groups {
+		if g == best {
+			continue
+		}
+		for _, i := range groups[g] {
+			errs = append(errs, &InputError{Index: i, Like: merged[0], Err: compatible(blobs[merged[0]].b, blobs[i].b)})
+		}
+	}
+	out := blobs[merged[0]].Clone()
+	out.env = env
+	for _, i := range merged[1:] {
+		if err := out.mergeAtomic(blobs[i]); err != nil {
+			errs = append(errs, &InputError{Index: i, Like: -1, Err: err})
+		}
+	}
+	slices.SortFunc(errs, func(a, b *InputError) int { return cmp.Compare(a.Index, b.Index) })
+	joined := make([]error, len(errs))
+	for i, e := range errs {
+		joined[i] = e
+	}
+	return out, errors.Join(joined...)
 }

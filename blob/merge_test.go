@@ -1,6 +1,7 @@
 package blob_test
 
 import (
+	"encoding/binary"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -124,15 +125,215 @@ func TestMergeErrors(t *testing.T) {
 	_, err := blob.MergeAll(nil)
 	require.ErrorIs(t, err, voi.ErrInvalid)
 
-	// SUM overflow is counted in the voistat and returned.
+	// A SUM overflow fails the whole merge and leaves x unchanged.
 	x := blob.New(mixed(t), fixedEnv())
 	y := blob.New(mixed(t), fixedEnv())
 	require.NoError(t, x.UpdateU64(0, 1<<63))
 	require.NoError(t, y.UpdateU64(0, 1<<63))
-	require.ErrorIs(t, blob.Merge(x, y), voi.ErrOverflow)
-	sum, err := x.Fetch(0, voi.Sum)
+	before = append([]byte(nil), x.Bytes()...)
+	err = blob.Merge(x, y)
+	require.ErrorIs(t, err, voi.ErrOverflow)
+	require.EqualError(t, err, "blob: merge: VOI 0 SUM (INT_U64): value too large for defined data type")
+	require.Equal(t, before, x.Bytes())
+}
+
+// poisonBound flips the low bit of bucket k's lower bound in the histogram
+// of VOI id (8 header bytes, then buckets of 24 bytes for DRHIST, 16 for
+// the others) of a copy of b and returns the copy, still a valid blob of
+// the same template hash.
+func poisonBound(t *testing.T, b *blob.Blob, id int32, k int) *blob.Blob {
+	t.Helper()
+	st, err := b.Fetch(id, voi.Hist)
 	require.NoError(t, err)
-	require.Equal(t, uint8(1), sum.Errs)
+	bsz := 16
+	if st.DType == voi.DRHist32 || st.DType == voi.DRHist64 {
+		bsz = 24
+	}
+	p := append([]byte(nil), b.Bytes()...)
+	p[st.Offset+8+bsz*k] ^= 1
+	out, err := blob.FromBytes(p, fixedEnv())
+	require.NoError(t, err)
+	return out
+}
+
+// TestMergeIsAtomic: a merge that fails anywhere leaves dst byte-identical,
+// whichever statistic fails and however many merged before it (before, an
+// incompatible histogram after VOI 0 left VOI 0's SUM doubled, and an
+// overflow left the other statistics merged).
+func TestMergeIsAtomic(t *testing.T) {
+	tp := mixed(t)
+	xs := make([]uint64, 100)
+	for i := range xs {
+		xs[i] = uint64(i)
+	}
+	mk := func() *blob.Blob {
+		b := blob.New(tp, fixedEnv())
+		feed(t, b, xs)
+		return b
+	}
+	// VOI 2's DVHIST32 counter for 1 at its maximum: valid bytes whose
+	// merge saturates the counter, after VOIs 0 and 1 merged.
+	sat := mk()
+	st, err := sat.Fetch(2, voi.Hist)
+	require.NoError(t, err)
+	p := append([]byte(nil), sat.Bytes()...)
+	binary.LittleEndian.PutUint32(p[st.Offset+8+8:], 1<<32-1) // bucket 0: bounds, then the counter
+	sat, err = blob.FromBytes(p, fixedEnv())
+	require.NoError(t, err)
+
+	for _, c := range []struct {
+		name string
+		src  *blob.Blob
+		want error
+		msg  string
+	}{
+		{"histogram bounds differ (VOI 1)", poisonBound(t, mk(), 1, 0), voi.ErrInvalid, "blob: merge: VOI 1 HIST: hist: merge: bucket 0 bounds differ"},
+		{"histogram bounds differ (VOI 2)", poisonBound(t, mk(), 2, 2), voi.ErrInvalid, "blob: merge: VOI 2 HIST: hist: merge: bucket 2 bounds differ"},
+		{"histogram counter saturates (VOI 2)", sat, voi.ErrOverflow, "blob: merge: VOI 2 HIST (DVHIST32): a counter saturated"},
+	} {
+		dst := mk()
+		before := append([]byte(nil), dst.Bytes()...)
+		err := blob.Merge(dst, c.src)
+		require.ErrorIs(t, err, c.want, c.name)
+		require.ErrorContains(t, err, c.msg, c.name)
+		require.Equal(t, before, dst.Bytes(), c.name)
+		// The blob still updates and merges as if nothing had happened.
+		require.NoError(t, blob.Merge(dst, mk()), c.name)
+		want := mk()
+		require.NoError(t, blob.Merge(want, mk()))
+		require.Equal(t, statBytes(want), statBytes(dst), c.name)
+	}
+}
+
+// TestFailedMergeKeepsRandomSource: a merge whose t-digest merged (drawing
+// random numbers) before a later statistic overflowed leaves dst's random
+// source where it was.
+func TestFailedMergeKeepsRandomSource(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("TD_THEN_SUM")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "td", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.TDigest(voi.TDgstClust64, 8, 4)}}))
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 1, Name: "sum", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	dst, src := blob.New(tp, fixedEnv()), blob.New(tp, blob.NewEnv(nil, 7))
+	for i := range uint64(50) {
+		require.NoError(t, dst.UpdateU64(0, i))
+		require.NoError(t, src.UpdateU64(0, 1000+i*i))
+	}
+	require.NoError(t, dst.UpdateU64(1, 1<<63))
+	require.NoError(t, src.UpdateU64(1, 1<<63))
+	before := append([]byte(nil), dst.Bytes()...)
+	rnd := *dst.Env().Rand
+	err = blob.Merge(dst, src)
+	require.ErrorIs(t, err, voi.ErrOverflow)
+	require.ErrorContains(t, err, "VOI 1 SUM")
+	require.Equal(t, before, dst.Bytes())
+	require.Equal(t, rnd, *dst.Env().Rand)
+}
+
+// TestMergeAllKeepsTheGoodOnes: MergeAll merges every input that fits and
+// names each one it leaves out, with the reason: a flipped histogram bound
+// under the same template hash, another template, an input whose merge
+// overflows. Before, the poisoned input made MergeAll return nothing.
+func TestMergeAllKeepsTheGoodOnes(t *testing.T) {
+	tp := mixed(t)
+	var good []*blob.Blob
+	for i := range 3 {
+		b := blob.New(tp, blob.NewEnv(func() int64 { return blob.SBinTime(int64(100+i), 0) }, 1))
+		feed(t, b, []uint64{uint64(i), uint64(10 * i), 77})
+		good = append(good, b)
+	}
+	poisoned := poisonBound(t, good[1], 1, 1)
+	other := blob.New(manpage(t), fixedEnv())
+	big := blob.New(tp, blob.NewEnv(func() int64 { return blob.SBinTime(999, 0) }, 1)) // last in canonical order
+	require.NoError(t, big.UpdateU64(0, 1<<64-10))
+
+	m, err := blob.MergeAll(fixedEnv(), good[0], poisoned, other, good[1], big, good[2])
+	require.NotNil(t, m)
+	want, werr := blob.MergeAll(fixedEnv(), good...)
+	require.NoError(t, werr)
+	require.Equal(t, want.Bytes(), m.Bytes())
+
+	var joined interface{ Unwrap() []error }
+	require.ErrorAs(t, err, &joined)
+	errs := joined.Unwrap()
+	require.Len(t, errs, 3)
+	for i, w := range []struct {
+		index int
+		is    error
+		msg   string
+	}{
+		{1, voi.ErrInvalid, "blob: input 1 not merged: unlike input 0 (merged): VOI 1 HIST: hist: merge: bucket 1 bounds differ"},
+		{2, voi.ErrInvalid, "blob: input 2 not merged: unlike input 0 (merged): template hashes"},
+		{4, voi.ErrOverflow, "blob: input 4 not merged: VOI 0 SUM (INT_U64): value too large"},
+	} {
+		var ie *blob.InputError
+		require.ErrorAs(t, errs[i], &ie)
+		require.Equal(t, w.index, ie.Index)
+		require.ErrorIs(t, errs[i], w.is)
+		require.ErrorContains(t, errs[i], w.msg)
+	}
+	require.ErrorIs(t, err, voi.ErrInvalid)
+	require.ErrorIs(t, err, voi.ErrOverflow)
+
+	// The largest group wins whatever the order; the poisoned blob alone
+	// is left out of two.
+	m, err = blob.MergeAll(fixedEnv(), poisoned, good[0])
+	require.Error(t, err)
+	require.Len(t, err.(interface{ Unwrap() []error }).Unwrap(), 1)
+	require.NotNil(t, m)
+}
+
+// TestCompatibleAndCheckTemplate: the differences Compatible and
+// CheckTemplate find, each named; a blob of the template passes both.
+func TestCompatibleAndCheckTemplate(t *testing.T) {
+	tp := mixed(t)
+	good := blob.New(tp, fixedEnv())
+	feed(t, good, []uint64{1, 2, 3})
+	require.NoError(t, blob.Compatible(good, blob.New(tp, fixedEnv())))
+	require.NoError(t, good.CheckTemplate(tp))
+
+	edit := func(f func(p []byte)) *blob.Blob {
+		p := append([]byte(nil), good.Bytes()...)
+		f(p)
+		b, err := blob.FromBytes(p, nil)
+		require.NoError(t, err)
+		return b
+	}
+	td, err := good.Fetch(3, voi.TDgst)
+	require.NoError(t, err)
+	qt, err := tpl.NewRegistry().New("QT")
+	require.NoError(t, err)
+	require.NoError(t, qt.AddVOI(tpl.VOIDef{ID: 0, Name: "q", DType: voi.QU64, Prec: 16, Stats: []tpl.StatSpec{tpl.Max()}}))
+	qb := blob.New(qt, fixedEnv())
+	qmax, err := qb.Fetch(0, voi.Max)
+	require.NoError(t, err)
+	qp := append([]byte(nil), qb.Bytes()...)
+	qp[qmax.Offset] = qp[qmax.Offset]&^7 | 3 // other control bits, same value bits
+	qpoisoned, err := blob.FromBytes(qp, nil)
+	require.NoError(t, err)
+
+	for _, c := range []struct {
+		name      string
+		tpl       *tpl.Template
+		base, bad *blob.Blob
+		msg       string
+	}{
+		{"histogram bound", tp, good, poisonBound(t, good, 2, 1), "VOI 2 HIST: hist: merge: bucket 1 bounds differ"},
+		{"t-digest precision", tp, good, edit(func(p []byte) {
+			for i := range 16 { // every mean: Validate wants them alike
+				p[td.Offset+32+24*i+8] ^= 1
+			}
+		}), "VOI 3 TDGST: t-digest means of"},
+		{"Q precision", qt, qb, qpoisoned, "VOI 0 MAX: Q precisions differ"},
+		{"template", tp, good, blob.New(manpage(t), fixedEnv()), "template hashes"},
+	} {
+		err := blob.Compatible(c.base, c.bad)
+		require.ErrorIs(t, err, voi.ErrInvalid, c.name)
+		require.ErrorContains(t, err, c.msg, c.name)
+		err = c.bad.CheckTemplate(c.tpl)
+		require.ErrorIs(t, err, voi.ErrInvalid, c.name)
+		require.ErrorContains(t, err, c.msg, c.name)
+		require.ErrorIs(t, blob.Merge(c.base.Clone(), c.bad), voi.ErrInvalid, c.name)
+	}
 }
 
 // TestShardedStress runs writers, snapshotters and resetters together and

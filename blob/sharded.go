@@ -16,8 +16,9 @@ import (
 // locks. So no update is lost, and a snapshot taken while writers run is
 // the merge of exactly the updates accepted before it: for SUM, MAX, MIN
 // and histograms the same bytes as some serial order of those updates
-// would give (except that a merged SUM that overflows counts an error, see
-// Merge); for t-digests a valid digest of exactly those samples.
+// would give (except that a merged SUM that overflows counts an error in
+// its voistat, as an update does, where Merge would fail); for t-digests a
+// valid digest of exactly those samples.
 //
 // A goroutine's updates usually land on the shard of the processor it runs
 // on (shards are handed out through a sync.Pool, which is per-processor),
@@ -163,7 +164,7 @@ func (s *Sharded) Snapshot(reset bool) (*Blob, error) {
 	out.env = s.env
 	var first error
 	for i := 1; i < len(s.shards); i++ {
-		if err := Merge(out, s.shards[i].b); err != nil && first == nil {
+		if err := out.mergeCounting(s.shards[i].b); err != nil && first == nil {
 			first = fmt.Errorf("blob: sharded snapshot: %w", err)
 		}
 	}

@@ -8,28 +8,45 @@ import (
 	"github.com/statsblob/statsblob/voi"
 )
 
+// Compatible reports whether histogram src can merge into dst, both of
+// type hdt: nil if they have the same size and bucket bounds, else an
+// error wrapping voi.ErrInvalid that names the first difference.
+func Compatible(dst, src []byte, hdt voi.DType) error {
+	_, err := compatible(dst, src, hdt)
+	return err
+}
+
+func compatible(dst, src []byte, hdt voi.DType) (geom, error) {
+	g, ok := geomOf(hdt)
+	if !ok {
+		return g, fmt.Errorf("hist: merge: %v is not a histogram: %w", hdt, voi.ErrInvalid)
+	}
+	n := g.numBuckets(dst)
+	if len(dst) != len(src) || n == 0 || len(dst) != DataSize(hdt, n) {
+		return g, fmt.Errorf("hist: merge: %d and %d bytes: %w", len(dst), len(src), voi.ErrInvalid)
+	}
+	for i := 0; i < n; i++ {
+		off := hdrSize + i*g.bsz
+		if !bytes.Equal(dst[off:off+g.coff], src[off:off+g.coff]) {
+			return g, fmt.Errorf("hist: merge: bucket %d bounds differ: %w", i, voi.ErrInvalid)
+		}
+	}
+	return g, nil
+}
+
 // Merge adds the counts of histogram src into dst, two histograms of type
 // hdt with identical bucket layouts (the same size and bounds): each
 // bucket's count and the out-of-band count add. A sum that would overflow
 // its counter (32 or 64 bits) saturates at the counter's maximum and
 // Merge reports saturated = true, so the caller can count an error as
-// updates do. Different types, sizes or bounds give an error wrapping
-// voi.ErrInvalid and leave dst unchanged.
+// updates do. Different types, sizes or bounds (see Compatible) give an
+// error wrapping voi.ErrInvalid and leave dst unchanged.
 func Merge(dst, src []byte, hdt voi.DType) (saturated bool, err error) {
-	g, ok := geomOf(hdt)
-	if !ok {
-		return false, fmt.Errorf("hist: merge: %v is not a histogram: %w", hdt, voi.ErrInvalid)
+	g, err := compatible(dst, src, hdt)
+	if err != nil {
+		return false, err
 	}
 	n := g.numBuckets(dst)
-	if len(dst) != len(src) || n == 0 || len(dst) != DataSize(hdt, n) {
-		return false, fmt.Errorf("hist: merge: %d and %d bytes: %w", len(dst), len(src), voi.ErrInvalid)
-	}
-	for i := 0; i < n; i++ {
-		off := hdrSize + i*g.bsz
-		if !bytes.Equal(dst[off:off+g.coff], src[off:off+g.coff]) {
-			return false, fmt.Errorf("hist: merge: bucket %d bounds differ: %w", i, voi.ErrInvalid)
-		}
-	}
 	limit := uint64(math.MaxUint64)
 	if g.is32 {
 		limit = math.MaxUint32

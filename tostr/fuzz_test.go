@@ -17,7 +17,8 @@ import (
 
 // FuzzDecodeRenderMergeQuery: a blob that passes validation renders in
 // every format without a panic (JSON renderings are valid JSON), merges
-// into a copy of itself keeping a valid blob, and answers histogram and
+// into a copy of itself keeping a valid blob (or, failing, leaving the copy
+// as it was), and both answer histogram and
 // t-digest queries within their domains (see checkDigestQueries;
 // histogram CDFs in [0, 1]).
 func FuzzDecodeRenderMergeQuery(f *testing.F) {
@@ -65,9 +66,19 @@ func FuzzDecodeRenderMergeQuery(f *testing.F) {
 			}
 		}
 		c := bl.Clone()
-		_ = blob.Merge(c, bl)
+		if err := blob.Compatible(c, bl); err != nil {
+			t.Fatalf("a blob is incompatible with its clone: %v", err)
+		}
+		if err := blob.Merge(c, bl); err != nil && string(c.Bytes()) != string(bl.Bytes()) {
+			t.Fatalf("a failed merge (%v) changed the blob", err)
+		}
 		if err := blob.Validate(c.Bytes()); err != nil {
 			t.Fatalf("merged blob invalid: %v", err)
+		}
+		for s := range c.Walk(0) {
+			if s.Stat.Type == voi.TDgst {
+				checkDigestQueries(t, s.Data, s.Stat.DType)
+			}
 		}
 	})
 }
