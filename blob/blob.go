@@ -47,7 +47,9 @@ func (bl *Blob) dropDigestCaches() {
 
 // Env is where a blob reads time (created/lastrst, t-digest reseeding) and
 // draws randomness (t-digest add and compress). It is the same type the
-// tdigest package uses.
+// tdigest package uses. Its random source is not safe for concurrent use:
+// blobs used on different goroutines need Envs of their own (New and Init
+// with a nil Env make one per blob; Clone and Snapshot copy the source's).
 type Env = tdigest.Env
 
 // SBinTime converts a time to FreeBSD's sbintime_t: signed 32.32 fixed

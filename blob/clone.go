@@ -12,12 +12,32 @@ import (
 
 // Clone returns an independent copy of the blob in a buffer of exactly its
 // size (stats_blob_clone with SB_CLONE_ALLOCDST: the copy's maxsz is the
-// source's cursz). The copy shares bl's Env.
+// source's cursz). The copy has an Env of its own: bl's clock, and a copy
+// of bl's random source at its current position (or, if bl has no Env
+// yet, the defaults). So the copy can be merged into or updated on one
+// goroutine while bl is updated on another; a caller that wants the two to
+// share one source (as the C's global random() is shared) sets it with
+// SetEnv.
 func (bl *Blob) Clone() *Blob {
 	n := abi.CurSz(bl.b)
 	dst := append([]byte(nil), bl.b[:n]...) // no zeroing of what is copied over
 	binary.LittleEndian.PutUint16(dst[abi.OffMaxSz:], uint16(n))
-	return &Blob{b: dst, plan: bl.plan, env: bl.env}
+	return &Blob{b: dst, plan: bl.plan, env: cloneEnv(bl.env)}
+}
+
+// cloneEnv returns a copy of env with a copy of its random source (nil for
+// nil). The clock function is shared: clocks must be safe for concurrent
+// use, as WallClock is.
+func cloneEnv(env *Env) *Env {
+	if env == nil {
+		return nil
+	}
+	c := *env
+	if env.Rand != nil {
+		r := *env.Rand
+		c.Rand = &r
+	}
+	return &c
 }
 
 // CloneInto copies the blob into dst, whose size for the copy is dstMaxSz
@@ -48,8 +68,8 @@ func copyInto(dst, src []byte, n int) {
 	binary.LittleEndian.PutUint16(dst[abi.OffMaxSz:], maxsz)
 }
 
-// Snapshot returns a clone of the blob (see Clone) and, if reset is true,
-// then resets the blob (stats_blob_snapshot with SB_CLONE_ALLOCDST and
+// Snapshot returns a clone of the blob (see Clone: it has an Env of its
+// own) and, if reset is true, then resets the blob (stats_blob_snapshot with SB_CLONE_ALLOCDST and
 // optionally SB_CLONE_RSTSRC).
 func (bl *Blob) Snapshot(reset bool) *Blob {
 	c := bl.Clone()

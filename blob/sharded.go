@@ -173,6 +173,7 @@ func (s *Sharded) Snapshot(reset bool) (*Blob, error) {
 			s.shards[i].b.Reset()
 		}
 	}
+	out.env = cloneEnv(s.env) // the snapshot leaves the locks: its own Env
 	return out, first
 }
 
