@@ -1,0 +1,179 @@
+package collector_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/bench"
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export/collector"
+	"github.com/statsblob/statsblob/hist"
+	"github.com/statsblob/statsblob/internal/tcpstats"
+	"github.com/statsblob/statsblob/tdigest"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// demoBlobs returns n TCP_DEFAULT connection blobs of the demo's workload.
+func demoBlobs(t testing.TB, n int) (*tpl.Template, []*blob.Blob) {
+	t.Helper()
+	reg := tpl.NewRegistry()
+	tp, err := tcpstats.New(reg)
+	require.NoError(t, err)
+	s := bench.Stream(7)
+	out := make([]*blob.Blob, n)
+	for i := range out {
+		out[i] = blob.New(tp, blob.NewEnv(nil, uint32(i+1)))
+		bench.SimulateTCPConn(out[i], &s, nil)
+	}
+	return tp, out
+}
+
+// totals are what an aggregate must hold: exact sums of the posted blobs'
+// statistics.
+type totals struct {
+	txpb    uint64
+	rtt     uint64   // t-digest samples
+	acklen  []uint64 // histogram bucket counts
+	csigOOB uint64
+}
+
+func totalsOf(t testing.TB, bs ...*blob.Blob) totals {
+	var tt totals
+	for _, b := range bs {
+		v, err := b.FetchU64(tcpstats.TxPB, voi.Sum)
+		require.NoError(t, err)
+		tt.txpb += v
+		st, err := b.Fetch(tcpstats.RTT, voi.TDgst)
+		require.NoError(t, err)
+		n, err := tdigest.Count(st.Data, st.DType)
+		require.NoError(t, err)
+		tt.rtt += n
+		st, err = b.Fetch(tcpstats.AckLen, voi.Hist)
+		require.NoError(t, err)
+		i := 0
+		for _, bk := range hist.Buckets(st.Data, st.DType, voi.IntU32) {
+			if i == len(tt.acklen) {
+				tt.acklen = append(tt.acklen, 0)
+			}
+			tt.acklen[i] += bk.Cnt
+			i++
+		}
+		st, err = b.Fetch(tcpstats.CSig, voi.Hist)
+		require.NoError(t, err)
+		tt.csigOOB += hist.OOB(st.Data, st.DType)
+	}
+	return tt
+}
+
+// TestLoad: concurrent posters over loopback HTTP; every aggregate holds
+// exactly what was posted to it, nothing lost or doubled.
+func TestLoad(t *testing.T) {
+	const posters, perPoster, hosts = 8, 250, 4
+	tp, bs := demoBlobs(t, 64)
+	s, err := collector.New(collector.Config{Templates: tp.Registry()})
+	require.NoError(t, err)
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+
+	sent := make([][]*blob.Blob, hosts)
+	var mu sync.Mutex
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for p := range posters {
+		wg.Go(func() {
+			host := p % hosts
+			url := fmt.Sprintf("%s/v1/blobs?host=h%d&poster=x", srv.URL, host)
+			var mine []*blob.Blob
+			for j := range perPoster {
+				b := bs[(p*perPoster+j)%len(bs)]
+				resp, err := srv.Client().Post(url, "application/octet-stream", bytes.NewReader(b.Bytes()))
+				if err != nil {
+					failed.Add(1)
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusNoContent {
+					failed.Add(1)
+					continue
+				}
+				mine = append(mine, b)
+			}
+			mu.Lock()
+			sent[host] = append(sent[host], mine...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	require.Zero(t, failed.Load())
+	t.Logf("%d posters x %d blobs over loopback: %.0f blobs/s", posters, perPoster, float64(posters*perPoster)/elapsed.Seconds())
+
+	named := s.Blobs()
+	require.Len(t, named, hosts)
+	require.Equal(t, []uint64{500, 500, 500, 500}, s.Merged())
+	for h, n := range named {
+		require.Equal(t, fmt.Sprintf("h%d", h), n.Labels[0].Value)
+		require.Equal(t, totalsOf(t, sent[h]...), totalsOf(t, n.Blob), "host h%d", h)
+	}
+	require.Equal(t, float64(posters*perPoster), (&rejectedCounter{s: s}).value())
+}
+
+// BenchmarkPostLoopback: blobs posted by parallel clients over loopback
+// HTTP with keep-alive, merged into 4 aggregates (the figure in
+// bench/README.md).
+func BenchmarkPostLoopback(b *testing.B) {
+	tp, bs := demoBlobs(b, 64)
+	s, err := collector.New(collector.Config{Templates: tp.Registry()})
+	require.NoError(b, err)
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	var next atomic.Int64
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := int(next.Add(1))
+		url := fmt.Sprintf("%s/v1/blobs?host=h%d", srv.URL, i%4)
+		for pb.Next() {
+			resp, err := srv.Client().Post(url, "application/octet-stream", bytes.NewReader(bs[i%len(bs)].Bytes()))
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			i++
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "blobs/s")
+}
+
+// BenchmarkPostHandler: the handler alone (validate, look up, merge), no
+// network.
+func BenchmarkPostHandler(b *testing.B) {
+	tp, bs := demoBlobs(b, 64)
+	s, err := collector.New(collector.Config{Templates: tp.Registry()})
+	require.NoError(b, err)
+	var next atomic.Int64
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := int(next.Add(1))
+		q := fmt.Sprintf("host=h%d", i%4)
+		for pb.Next() {
+			if code, body := post(b, s, http.MethodPost, q, bs[i%len(bs)].Bytes()); code != http.StatusNoContent {
+				b.Fatal(code, body)
+			}
+			i++
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "blobs/s")
+}
