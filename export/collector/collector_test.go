@@ -2,12 +2,12 @@ package collector_test
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"fmt"
-	"math"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
+	"math"
 
 	"net/http"
 	"net/http/httptest"
