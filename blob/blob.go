@@ -123,14 +123,41 @@ func (bl *Blob) stamp(hash uint32) {
 // names the first inconsistency found and wraps voi.ErrInvalid (or
 // voi.ErrNotSupported for another ABI or byte order). See Validate.
 func FromBytes(p []byte, env *Env) (*Blob, error) {
-	if err := Validate(p); err != nil {
+	b, pl, err := decode(p, nil)
+	if err != nil {
 		return nil, err
 	}
-	if len(p) != abi.CurSz(p) {
-		return nil, fmt.Errorf("blob: %d bytes given, header cursz is %d: %w", len(p), abi.CurSz(p), voi.ErrInvalid)
+	return &Blob{b: b, plan: pl, env: env}, nil
+}
+
+// decode validates p (as FromBytes) and returns a copy of it, in buf if buf
+// has exactly len(p) bytes, and its plan. Blobs of a layout decoded
+// recently take the layout cache's shortcut (layoutcache.go).
+func decode(p, buf []byte) ([]byte, *plan, error) {
+	pl := (*plan)(nil)
+	if len(p) >= abi.HeaderSize {
+		pl = cachedPlan(p)
 	}
-	b := append([]byte(nil), p...)
-	return &Blob{b: b, plan: newPlan(b), env: env}, nil
+	if pl == nil {
+		if err := Validate(p); err != nil {
+			return nil, nil, err
+		}
+		if len(p) != abi.CurSz(p) {
+			return nil, nil, fmt.Errorf("blob: %d bytes given, header cursz is %d: %w", len(p), abi.CurSz(p), voi.ErrInvalid)
+		}
+	}
+	var b []byte
+	if len(buf) == len(p) {
+		b = buf
+		copy(b, p)
+	} else {
+		b = append([]byte(nil), p...) // no zeroing of what is copied over
+	}
+	if pl == nil {
+		pl = newPlan(b)
+		cacheLayout(b, pl)
+	}
+	return b, pl, nil
 }
 
 // Wrap validates the blob at the start of buf (len(buf) may exceed cursz)
@@ -146,13 +173,21 @@ func Wrap(buf []byte, env *Env) (*Blob, error) {
 }
 
 // UnmarshalBinary replaces bl with a validated copy of p (see FromBytes),
-// keeping bl's Env. On error bl is unchanged.
+// keeping bl's Env. A blob whose buffer has exactly len(p) bytes (the
+// common case of a collector decoding blobs of one template into one
+// Blob) takes the copy in that buffer, so Bytes returned earlier alias the
+// new contents; otherwise it gets a new buffer. On error bl is unchanged.
 func (bl *Blob) UnmarshalBinary(p []byte) error {
-	n, err := FromBytes(p, bl.env)
+	b, pl, err := decode(p, bl.b)
 	if err != nil {
 		return err
 	}
-	bl.b, bl.plan, bl.digests = n.b, n.plan, nil
+	if pl == bl.plan {
+		bl.dropDigestCaches() // same layout: the caches' storage serves again
+	} else {
+		bl.digests = nil
+	}
+	bl.b, bl.plan = b, pl
 	return nil
 }
 

@@ -2,6 +2,7 @@ package blob
 
 import (
 	"sync"
+	"unsafe"
 
 	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/internal/abi"
@@ -141,6 +142,16 @@ func newPlan(b []byte) *plan {
 		}
 	}
 	return p
+}
+
+// bytes is about what the plan takes in memory.
+func (p *plan) bytes() int {
+	n := int(unsafe.Sizeof(*p)) + int(unsafe.Sizeof(voiPlan{}))*cap(p.vois) +
+		int(unsafe.Sizeof(statPlan{}))*cap(p.stats) + int(unsafe.Sizeof(hist.Layout{}))*cap(p.layouts)
+	for i := range p.layouts {
+		n += p.layouts[i].TableBytes()
+	}
+	return n
 }
 
 // planKey identifies a template's layout: a template's bytes change, and

@@ -118,9 +118,9 @@ func TestValidMatchesValidate(t *testing.T) {
 }
 
 func TestValidLargeDigest(t *testing.T) {
-	// More slots than the stack bitsets hold (a blob's digests have at
-	// most 4,094; Valid takes any bytes): 4,000 slots built and updated,
-	// then free slots appended up to n.
+	// Up to more slots than a blob's digests have (4,094; Valid takes any
+	// bytes): 4,000 slots built and updated, then free slots appended up
+	// to n.
 	for _, n := range []int{4000, 4096, 4097, 6000} {
 		d, err := tdigest.Build(voi.TDgstClust32, 4000, 4)
 		require.NoError(t, err)
@@ -142,7 +142,7 @@ func TestValidLargeDigest(t *testing.T) {
 }
 
 func TestValidAllocatesNothing(t *testing.T) {
-	d, _ := tdigest.Build(voi.TDgstClust32, 20, 4)
+	d, _ := tdigest.Build(voi.TDgstClust32, 512, 4)
 	env := &tdigest.Env{Rand: bsdrand.New(1)}
 	for v := range uint64(500) {
 		_ = tdigest.Update(d, voi.TDgstClust32, voi.IntU32, v*31%977, env)
@@ -166,4 +166,28 @@ func FuzzValidMatchesValidate(f *testing.F) {
 			t.Fatalf("Validate: %v, Valid: %v", err, tdigest.Valid(data, dt))
 		}
 	})
+}
+
+func BenchmarkValid(b *testing.B) {
+	for _, dt := range []voi.DType{voi.TDgstClust32, voi.TDgstClust64} {
+		d, _ := tdigest.Build(dt, 20, 4)
+		env := &tdigest.Env{Rand: bsdrand.New(1)}
+		for v := range uint64(2000) {
+			_ = tdigest.Update(d, dt, voi.IntU32, v*7919%30011, env)
+		}
+		b.Run(dt.String()+"/Valid", func(b *testing.B) {
+			for b.Loop() {
+				if !tdigest.Valid(d, dt) {
+					b.Fatal("invalid")
+				}
+			}
+		})
+		b.Run(dt.String()+"/Validate", func(b *testing.B) {
+			for b.Loop() {
+				if tdigest.Validate(d, dt) != nil {
+					b.Fatal("invalid")
+				}
+			}
+		})
+	}
 }
