@@ -6,11 +6,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 	"sync"
 
-	"github.com/statsblob/statsblob/bsdrand"
 	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/internal/abi"
 	"github.com/statsblob/statsblob/qmath"
@@ -21,26 +21,27 @@ import (
 
 // Merge adds the statistics of src into dst, two blobs made from the same
 // template (see Compatible): SUM adds, MAX and MIN keep the extreme,
-// histograms add their bucket and out-of-band counts, t-digests re-add
-// src's centroids with their weights through the same add path as updates
-// (drawing from dst's Env), error counts add (saturating at 255), and a
-// statistic is marked updated if it was in either blob. VOI state (the
-// previous values of relative updates) and the header of dst are kept.
+// histograms add their bucket and out-of-band counts, t-digests merge with
+// tdigest.Merge (all samples counted, the destination's geometry kept),
+// error counts add (saturating at 255), and a statistic is marked updated
+// if it was in either blob. VOI state (the previous values of relative
+// updates) and the header of dst are kept.
 //
 // Merge is all or nothing. It checks that the blobs are compatible before
 // it changes anything (an error wrapping voi.ErrInvalid otherwise), merges
 // into a scratch copy of dst and commits it only if every statistic
 // merged: a merge that overflows anywhere (an integer or Q SUM out of its
-// type's range, a histogram counter past its maximum, a t-digest that
-// cannot take src's samples) returns an error naming the VOI and the
-// statistic, wrapping voi.ErrOverflow or the t-digest's error, and leaves
-// dst unchanged, its random source included. (An update counts such an
-// error in the voistat and goes on; a merge that cannot complete leaves no
-// trace.)
+// type's range, a histogram counter past its maximum, a t-digest whose
+// sample count would pass its counter's maximum) returns an error naming
+// the VOI and the statistic, wrapping voi.ErrOverflow, and leaves dst
+// unchanged. (An update counts such an error in the voistat and goes on;
+// a merge that cannot complete leaves no trace.)
 //
-// Merge is deterministic: the same blobs merged in the same order give the
-// same bytes. Only t-digests depend on the order (and on dst's random
-// source); MergeAll offers a canonical order for aggregators.
+// Merge is deterministic and draws no randomness, and its statistics do
+// not depend on the order of the two blobs: Merge(a, b) leaves in a the
+// statistics Merge(b, a) leaves in b. To merge many blobs, MergeAll merges
+// all their t-digests in one step, which is more accurate than merging
+// them one by one.
 func Merge(dst, src *Blob) error {
 	if err := compatible(dst.b, src.b); err != nil {
 		return fmt.Errorf("blob: merge: %w", err)
@@ -152,23 +153,23 @@ func statName(b []byte, off int) string {
 var scratchPool = sync.Pool{New: func() any { return new([]byte) }}
 
 // mergeAtomic merges src, compatible with dst, into a scratch copy of dst
-// and commits the copy only if every statistic merged; on error dst and
-// its random source are unchanged.
+// and commits the copy only if every statistic merged; on error dst is
+// unchanged.
 func (dst *Blob) mergeAtomic(src *Blob) error {
+	return dst.atomically(func(scratch []byte) error {
+		return dst.mergeInto(scratch, src.b, false, true)
+	})
+}
+
+// atomically runs merge on a scratch copy of dst's bytes and commits the
+// copy if merge succeeds; on error dst is unchanged.
+func (dst *Blob) atomically(merge func(scratch []byte) error) error {
 	n := abi.CurSz(dst.b)
 	sp := scratchPool.Get().(*[]byte)
 	defer scratchPool.Put(sp)
 	scratch := append((*sp)[:0], dst.b[:n]...)
 	*sp = scratch
-	env := dst.Env()
-	var saved bsdrand.Source
-	if env.Rand != nil && dst.plan.ndigests > 0 {
-		saved = *env.Rand
-	}
-	if err := dst.mergeInto(scratch, src.b, env, false); err != nil {
-		if env.Rand != nil && dst.plan.ndigests > 0 {
-			*env.Rand = saved
-		}
+	if err := merge(scratch); err != nil {
 		return err
 	}
 	dst.dropDigestCaches()
@@ -178,29 +179,33 @@ func (dst *Blob) mergeAtomic(src *Blob) error {
 }
 
 // mergeCounting merges src, compatible with dst, into dst in place as
-// updates do: a statistic that fails counts an error in its voistat, the
-// others still merge, and the first error is returned. Sharded snapshots
-// use it: their shards are parts of one blob, and an overflow in the
-// whole must count as it would have in a single blob, not drop a shard.
+// updates do, t-digests excepted (see mergeDigests): a statistic that
+// fails counts an error in its voistat, the others still merge, and the
+// first error is returned. Sharded snapshots use it: their shards are
+// parts of one blob, and an overflow in the whole must count as it would
+// have in a single blob, not drop a shard.
 func (dst *Blob) mergeCounting(src *Blob) error {
-	dst.dropDigestCaches()
-	return dst.mergeInto(dst.b, src.b, dst.Env(), true)
+	return dst.mergeInto(dst.b, src.b, true, false)
 }
 
 // mergeInto merges the statistics of blob s into d, a blob with dst's
-// layout (dst's bytes or a copy of them). With count, a statistic that
-// fails counts an error and the merge goes on; without, the first failure
-// ends it.
-func (dst *Blob) mergeInto(d, s []byte, env *Env, count bool) error {
+// layout (dst's bytes or a copy of them); the data of t-digests only with
+// digests (their error counts and flags always). With count, a statistic
+// that fails counts an error and the merge goes on; without, the first
+// failure ends it.
+func (dst *Blob) mergeInto(d, s []byte, count, digests bool) error {
 	var first error
 	for sl := range dst.Walk(0) {
 		st := sl.Stat
 		if st.Type == voi.StatVoiState {
 			continue
 		}
-		dd := d[st.DataOff : int(st.DataOff)+int(st.DSz)]
-		sd := s[st.DataOff : int(st.DataOff)+int(st.DSz)]
-		err := mergeStat(dd, sd, st.Type, st.DType, env)
+		var err error
+		if st.Type != voi.TDgst || digests {
+			dd := d[st.DataOff : int(st.DataOff)+int(st.DSz)]
+			sd := s[st.DataOff : int(st.DataOff)+int(st.DSz)]
+			err = mergeStat(dd, sd, st.Type, st.DType)
+		}
 		if err != nil {
 			err = fmt.Errorf("VOI %d %v (%v): %w", sl.VOI.ID, st.Type, st.DType, err)
 			if !count {
@@ -222,9 +227,51 @@ func (dst *Blob) mergeInto(d, s []byte, env *Env, count bool) error {
 	return first
 }
 
+// mergeDigestsOnce merges the t-digests of every blob in srcs, each
+// compatible with dst, into d (dst's bytes or a copy of them): each
+// statistic in one tdigest.MergeAll of all of them, so the result does not
+// depend on the order of srcs. Error counts and flags are mergeInto's.
+// With count, a digest whose merge fails (an overflow of its sample
+// count) takes the sources one at a time instead, in the order given,
+// each failure counting an error; without, the first failure ends it.
+func (dst *Blob) mergeDigestsOnce(d []byte, srcs []*Blob, count bool) error {
+	if len(srcs) == 0 || dst.plan.ndigests == 0 {
+		return nil
+	}
+	var first error
+	sds := make([][]byte, len(srcs))
+	for sl := range dst.Walk(0) {
+		st := sl.Stat
+		if st.Type != voi.TDgst {
+			continue
+		}
+		end := int(st.DataOff) + int(st.DSz)
+		dd := d[st.DataOff:end]
+		for i, s := range srcs {
+			sds[i] = s.b[st.DataOff:end]
+		}
+		err := tdigest.MergeAll(dd, st.DType, sds...)
+		if err == nil {
+			continue
+		}
+		err = fmt.Errorf("VOI %d %v (%v): %w", sl.VOI.ID, st.Type, st.DType, err)
+		if !count {
+			return err
+		}
+		first = cmp.Or(first, err)
+		se := d[sl.statOff : sl.statOff+abi.StatSize]
+		for _, sd := range sds {
+			if tdigest.Merge(dd, sd, st.DType) != nil {
+				se[abi.StatOffErrs] = uint8(min(int(se[abi.StatOffErrs])+1, abi.MaxErrs))
+			}
+		}
+	}
+	return first
+}
+
 // mergeStat merges one statistic's data: the one place each kind of
 // statistic merges.
-func mergeStat(dd, sd []byte, st voi.SType, dt voi.DType, env *Env) error {
+func mergeStat(dd, sd []byte, st voi.SType, dt voi.DType) error {
 	switch st {
 	case voi.Sum, voi.Max, voi.Min:
 		return mergeNumeric(dd, sd, st, dt)
@@ -235,7 +282,7 @@ func mergeStat(dd, sd []byte, st voi.SType, dt voi.DType, env *Env) error {
 		}
 		return err
 	case voi.TDgst:
-		return tdigest.Merge(dd, sd, dt, env)
+		return tdigest.Merge(dd, sd, dt)
 	}
 	return nil
 }
@@ -349,7 +396,10 @@ func (e *InputError) Unwrap() error { return e.Err }
 // canonical order that does not depend on the order of the arguments: by
 // creation time, then by bytes. The result is a clone of the first blob in
 // that order (its header included) with env as its Env, into which the
-// others are merged (see Merge); the inputs are not modified.
+// others are merged as Merge merges them, except that every t-digest
+// merges the digests of all merged inputs in one step (tdigest.MergeAll),
+// which is more accurate than merging them one by one; the inputs are not
+// modified.
 //
 // Inputs that cannot be merged are left out and reported, never the good
 // ones dropped: the inputs are grouped by Compatible, the largest group is
@@ -405,17 +455,96 @@ func MergeAll(env *Env, blobs ...*Blob) (*Blob, error) {
 			errs = append(errs, &InputError{Index: i, Like: merged[0], Err: compatible(blobs[merged[0]].b, blobs[i].b)})
 		}
 	}
-	out := blobs[merged[0]].Clone()
+	out, failed := mergeGroup(blobs, merged)
 	out.env = env
-	for _, i := range merged[1:] {
-		if err := out.mergeAtomic(blobs[i]); err != nil {
-			errs = append(errs, &InputError{Index: i, Like: -1, Err: err})
-		}
-	}
+	errs = append(errs, failed...)
 	slices.SortFunc(errs, func(a, b *InputError) int { return cmp.Compare(a.Index, b.Index) })
 	joined := make([]error, len(errs))
 	for i, e := range errs {
 		joined[i] = e
 	}
 	return out, errors.Join(joined...)
+}
+
+// mergeGroup merges the compatible blobs of the indices group (in that
+// order) into a clone of the first: the statistics but t-digests input by
+// input, all or nothing each, an input admitted only if the t-digests'
+// sample counts still fit; then the t-digests of the admitted inputs in
+// one step. Should that step fail (the counts fit but a centroid of a
+// crafted digest would not), the group merges input by input instead, as
+// Merge does.
+func mergeGroup(blobs []*Blob, group []int) (*Blob, []*InputError) {
+	out := blobs[group[0]].Clone()
+	var errs []*InputError
+	var admitted []*Blob
+	totals := out.digestCounts(nil)
+	for _, i := range group[1:] {
+		src := blobs[i]
+		next := src.digestCounts(totals)
+		err := out.atomically(func(scratch []byte) error {
+			if err := digestsFit(out, next); err != nil {
+				return err
+			}
+			return out.mergeInto(scratch, src.b, false, false)
+		})
+		if err != nil {
+			errs = append(errs, &InputError{Index: i, Like: -1, Err: err})
+			continue
+		}
+		admitted, totals = append(admitted, src), next
+	}
+	err := out.atomically(func(scratch []byte) error {
+		return out.mergeDigestsOnce(scratch, admitted, false)
+	})
+	if err == nil {
+		return out, errs
+	}
+	out, errs = blobs[group[0]].Clone(), nil
+	for _, i := range group[1:] {
+		if err := out.mergeAtomic(blobs[i]); err != nil {
+			errs = append(errs, &InputError{Index: i, Like: -1, Err: err})
+		}
+	}
+	return out, errs
+}
+
+// digestCounts returns the sample counts of the blob's t-digests added to
+// base (in the blob's order of t-digests; nil base counts from zero), each
+// saturating at 2^64-1.
+func (bl *Blob) digestCounts(base []uint64) []uint64 {
+	out := make([]uint64, 0, bl.plan.ndigests)
+	for sl := range bl.Walk(0) {
+		if sl.Stat.Type != voi.TDgst {
+			continue
+		}
+		n, _ := tdigest.Count(sl.Data, sl.Stat.DType)
+		if len(base) > len(out) {
+			var carry uint64
+			if n, carry = bits.Add64(n, base[len(out)], 0); carry != 0 {
+				n = math.MaxUint64
+			}
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// digestsFit checks that the t-digests of bl can hold the sample counts
+// (in the blob's order of t-digests).
+func digestsFit(bl *Blob, counts []uint64) error {
+	i := 0
+	for sl := range bl.Walk(0) {
+		if sl.Stat.Type != voi.TDgst {
+			continue
+		}
+		limit := uint64(math.MaxUint32)
+		if sl.Stat.DType == voi.TDgstClust64 {
+			limit = math.MaxUint64 - 1 // a saturated sum may have wrapped
+		}
+		if counts[i] > limit {
+			return fmt.Errorf("VOI %d %v (%v): more than %d samples: %w", sl.VOI.ID, sl.Stat.Type, sl.Stat.DType, limit, voi.ErrOverflow)
+		}
+		i++
+	}
+	return nil
 }

@@ -163,11 +163,17 @@ func (s *Sharded) Snapshot(reset bool) (*Blob, error) {
 	out := s.shards[0].b.Clone()
 	out.env = s.env
 	var first error
+	others := make([]*Blob, 0, len(s.shards)-1)
 	for i := 1; i < len(s.shards); i++ {
+		others = append(others, s.shards[i].b)
 		if err := out.mergeCounting(s.shards[i].b); err != nil && first == nil {
 			first = fmt.Errorf("blob: sharded snapshot: %w", err)
 		}
 	}
+	if err := out.mergeDigestsOnce(out.b, others, true); err != nil && first == nil {
+		first = fmt.Errorf("blob: sharded snapshot: %w", err)
+	}
+	out.dropDigestCaches()
 	if reset {
 		for i := range s.shards {
 			s.shards[i].b.Reset()

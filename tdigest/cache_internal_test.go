@@ -50,8 +50,8 @@ func (c *cacheTwin) reset() {
 
 func (c *cacheTwin) merge(src []byte) {
 	c.t.Helper()
-	errP := Merge(c.plain, src, c.dt, c.envP)
-	errF := Merge(c.fast, src, c.dt, c.envF)
+	errP := Merge(c.plain, src, c.dt)
+	errF := Merge(c.fast, src, c.dt)
 	c.cache.Invalidate()
 	c.check("merge", errP, errF)
 }

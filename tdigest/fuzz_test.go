@@ -51,7 +51,7 @@ func FuzzUpdateMerge(f *testing.F) {
 			case 15: // merge b into a
 				before, _ := tdigest.Count(a, dt)
 				add, _ := tdigest.Count(b, dt)
-				err := tdigest.Merge(a, b, dt, env)
+				err := tdigest.Merge(a, b, dt)
 				after, _ := tdigest.Count(a, dt)
 				if err == nil && after != before+add {
 					t.Fatalf("merge of %d samples into %d gave %d", add, before, after)

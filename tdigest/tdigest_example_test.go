@@ -88,7 +88,7 @@ func ExampleMerge() {
 		_ = tdigest.Update(a, voi.TDgstClust64, voi.IntU64, i, env)
 		_ = tdigest.Update(b, voi.TDgstClust64, voi.IntU64, 1000+i, env)
 	}
-	if err := tdigest.Merge(a, b, voi.TDgstClust64, env); err != nil {
+	if err := tdigest.Merge(a, b, voi.TDgstClust64); err != nil {
 		fmt.Println(err)
 	}
 	n, _ := tdigest.Count(a, voi.TDgstClust64)

@@ -278,10 +278,10 @@ func TestMerge(t *testing.T) {
 		a2 := bytes.Clone(a)
 		env2 := &tdigest.Env{Rand: new(bsdrand.Source)}
 		*env2.Rand = *env.Rand
-		if err := tdigest.Merge(a, b, dt, env); err != nil {
+		if err := tdigest.Merge(a, b, dt); err != nil {
 			t.Fatal(err)
 		}
-		if err := tdigest.Merge(a2, b, dt, env2); err != nil {
+		if err := tdigest.Merge(a2, b, dt); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(a, a2) {
@@ -294,7 +294,7 @@ func TestMerge(t *testing.T) {
 			t.Fatalf("%v: %d samples after merge", dt, n)
 		}
 		// Merging a digest into itself doubles it.
-		if err := tdigest.Merge(a, a, dt, env); err != nil {
+		if err := tdigest.Merge(a, a, dt); err != nil {
 			t.Fatal(err)
 		}
 		if n, _ := tdigest.Count(a, dt); n != 12000 {
@@ -304,7 +304,7 @@ func TestMerge(t *testing.T) {
 		bad := bytes.Clone(b)
 		bad[len(bad)-10] ^= 0xff
 		bad[20+6] = 7 // node 0's color
-		if err := tdigest.Merge(a, bad, dt, env); !errors.Is(err, voi.ErrInvalid) {
+		if err := tdigest.Merge(a, bad, dt); !errors.Is(err, voi.ErrInvalid) {
 			t.Fatalf("%v: Merge of a corrupt digest: %v", dt, err)
 		}
 	}
@@ -313,8 +313,7 @@ func TestMerge(t *testing.T) {
 func TestMergeWeighted(t *testing.T) {
 	dt := voi.TDgstClust64
 	d := mustBuild(t, dt, 8, 16)
-	env := &tdigest.Env{Rand: bsdrand.New(1)}
-	err := tdigest.MergeWeighted(d, dt, []float64{1.5, -2.25, 1e30, math.NaN(), 3}, []uint64{2, 1, 1, 1, 0}, env)
+	err := tdigest.MergeWeighted(d, dt, []float64{1.5, -2.25, 1e30, math.NaN(), 3}, []uint64{2, 1, 1, 1, 0})
 	if !errors.Is(err, voi.ErrOverflow) {
 		t.Fatalf("MergeWeighted: %v", err)
 	}
@@ -324,7 +323,7 @@ func TestMergeWeighted(t *testing.T) {
 	if m, _ := tdigest.Mean(d, dt); m != (1.5*2-2.25)/3 {
 		t.Fatalf("mean %v", m)
 	}
-	if err := tdigest.MergeWeighted(d, dt, []float64{1}, nil, env); !errors.Is(err, voi.ErrInvalid) {
+	if err := tdigest.MergeWeighted(d, dt, []float64{1}, nil); !errors.Is(err, voi.ErrInvalid) {
 		t.Fatalf("length mismatch: %v", err)
 	}
 }

@@ -2,9 +2,8 @@
 // the digests of github.com/caio/go-tdigest/v4, a clustering t-digest of
 // the same lineage (both follow Dunning's AVLTreeDigest) kept in Go memory.
 //
-// ToCaio exports a digest's centroids exactly; FromCaio imports a caio
-// digest's centroids through the update path of the blob's digest, which
-// keeps its own size (and may compress). The package is built with the
+// ToCaio exports a digest's centroids exactly; FromCaio merges a caio
+// digest's centroids into a blob's digest, which keeps its own size. The package is built with the
 // "caio" build tag until the module requires github.com/caio/go-tdigest/v4.
 package caiotd
 
@@ -58,11 +57,11 @@ func ToCaio(data []byte, dt voi.DType, compression float64) (*caio.TDigest, erro
 	return td, nil
 }
 
-// FromCaio adds the centroids of td to dst, a digest of type dt, as
-// tdigest.MergeWeighted adds weighted samples: through the update path, in
-// a random order drawn from env.Rand, each mean converted to dst's
-// precision truncating toward zero. The errors are MergeWeighted's.
-func FromCaio(dst []byte, dt voi.DType, td *caio.TDigest, env *tdigest.Env) error {
+// FromCaio merges the centroids of td into dst, a digest of type dt, with
+// tdigest.MergeWeighted: as tdigest.MergeAll merges a digest, each mean
+// converted to dst's precision truncating toward zero. The errors are
+// MergeWeighted's.
+func FromCaio(dst []byte, dt voi.DType, td *caio.TDigest) error {
 	var means []float64
 	var counts []uint64
 	td.ForEachCentroid(func(mean float64, count uint64) bool {
@@ -70,5 +69,5 @@ func FromCaio(dst []byte, dt voi.DType, td *caio.TDigest, env *tdigest.Env) erro
 		counts = append(counts, count)
 		return true
 	})
-	return tdigest.MergeWeighted(dst, dt, means, counts, env)
+	return tdigest.MergeWeighted(dst, dt, means, counts)
 }

@@ -94,7 +94,7 @@ func TestFromCaio(t *testing.T) {
 		_ = td.Add(float64(i % 1000))
 	}
 	d, _ := tdigest.Build(voi.TDgstClust64, 64, prec)
-	if err := caiotd.FromCaio(d, voi.TDgstClust64, td, &tdigest.Env{Rand: bsdrand.New(1)}); err != nil {
+	if err := caiotd.FromCaio(d, voi.TDgstClust64, td); err != nil {
 		t.Fatal(err)
 	}
 	if err := tdigest.Validate(d, voi.TDgstClust64); err != nil {
