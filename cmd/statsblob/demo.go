@@ -10,15 +10,13 @@ import (
 	"regexp"
 	"slices"
 
-	caio "github.com/caio/go-tdigest/v4"
-
 	"github.com/statsblob/statsblob/bench"
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/bsdrand"
+	"github.com/statsblob/statsblob/internal/accuracy"
 	"github.com/statsblob/statsblob/internal/tcpstats"
 	"github.com/statsblob/statsblob/sample"
 	"github.com/statsblob/statsblob/tdigest"
-	"github.com/statsblob/statsblob/tdigest/caiotd"
 	"github.com/statsblob/statsblob/tostr"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
@@ -173,10 +171,12 @@ func demo(stdout, stderr io.Writer, conns int, seed uint64, rate uint32, out, me
 	return printRTT(stdout, merged, snaps, rtts)
 }
 
-// printRTT prints RTT quantiles three ways: exact (from every sample), from
-// the merged blob's t-digest (the C's clustering digest, bounded by the
-// VOI's MIN and MAX), and from merging the per-connection digests in
-// caio/go-tdigest instead (package caiotd).
+// printRTT prints RTT quantiles three ways, each with its rank error
+// against the samples: exact (from every sample), from the merged blob's
+// t-digest (tdigest.MergeAll of the per-connection digests), and from
+// merging the per-connection digests in caio/go-tdigest instead (package
+// caiotd), at the largest compression that keeps as many centroids as the
+// blob's digest has slots.
 func printRTT(w io.Writer, merged *blob.Blob, snaps []*blob.Blob, rtts []float64) error {
 	st, err := merged.Fetch(tcpstats.RTT, voi.TDgst)
 	if err != nil {
@@ -188,35 +188,29 @@ func printRTT(w io.Writer, merged *blob.Blob, snaps []*blob.Blob, rtts []float64
 	if err != nil {
 		return err
 	}
-	cd, err := caio.New(caio.Compression(100))
-	if err != nil {
-		return err
-	}
+	digests := make([][]byte, 0, len(snaps))
 	for _, b := range snaps {
 		s, err := b.Fetch(tcpstats.RTT, voi.TDgst)
 		if err != nil {
 			return err
 		}
-		c, err := caiotd.ToCaio(s.Data, s.DType, 100)
-		if err != nil {
-			return err
-		}
-		if err := cd.Merge(c); err != nil {
-			return err
-		}
+		digests = append(digests, s.Data)
 	}
+	cd, comp := accuracy.CaioMerged(digests, st.DType, int(info.MaxNodes))
 	slices.Sort(rtts)
 	fmt.Fprintf(w, "TCP_RTT over %d sampled connections, %d samples: min %d µs, max %d µs\n", len(snaps), len(rtts), min, max)
-	fmt.Fprintf(w, "  blob digest: the merged blob's TDGSTCLUST32(20,4), %d centroids (the C's clustering keeps few, heavy\n", info.CurNodes)
-	fmt.Fprintf(w, "  centroids at high counts); caio merge: the %d per-connection digests merged in caio/go-tdigest\n", len(snaps))
-	fmt.Fprintf(w, "  %-7s %12s %12s %12s\n", "q", "exact", "blob digest", "caio merge")
-	for _, q := range []float64{0.5, 0.9, 0.99, 0.999} {
+	fmt.Fprintf(w, "  merged blob: the %d per-connection TDGSTCLUST32(%d,4) digests merged into one (%d centroids)\n", len(snaps), info.MaxNodes, info.CurNodes)
+	fmt.Fprintf(w, "  caio: the same digests merged in caio/go-tdigest at compression %.1f (at most %d centroids)\n", comp, info.MaxNodes)
+	fmt.Fprintf(w, "  rank error: how far the estimate's rank among the samples is from q\n")
+	fmt.Fprintf(w, "  %-6s %10s  %21s  %21s\n", "q", "exact", "merged blob (rank err)", "caio (rank err)")
+	for _, q := range accuracy.Quantiles {
 		est, err := tdigest.Quantile(st.Data, st.DType, q)
 		if err != nil {
 			return err
 		}
-		exact := rtts[min64(int(q*float64(len(rtts))), len(rtts)-1)]
-		fmt.Fprintf(w, "  p%-6g %10.0fµs %10.0fµs %10.0fµs\n", q*100, exact, est, cd.Quantile(q))
+		c := cd.Quantile(q)
+		fmt.Fprintf(w, "  p%-5g %8.0fµs  %10.0fµs (%5.2f%%)  %10.0fµs (%5.2f%%)\n", q*100, accuracy.Exact(rtts, q),
+			est, 100*accuracy.RankError(rtts, q, est), c, 100*accuracy.RankError(rtts, q, c))
 	}
 	return nil
 }
