@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/statsblob/statsblob/hist"
+	"github.com/statsblob/statsblob/internal/abi"
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -42,12 +43,100 @@ const (
 	JSONVersion = 1
 )
 
+// Limits of the template JSON form. ReadJSON checks the document's size
+// and, in one pass that allocates nothing, the length of every list and
+// the nesting depth before it decodes anything; no template exceeds them.
+const (
+	// MaxJSONSize is the largest document ReadJSON reads, in bytes (4 MiB;
+	// the form of the largest template is under 1 MiB).
+	MaxJSONSize = 4 << 20
+	// MaxJSONVOIs is the most VOIs a template can hold: each takes at least
+	// 28 bytes of a blob's 65,535 (a voi[] entry, two voistat[] entries, a
+	// 4-byte statistic) after the 32-byte header.
+	MaxJSONVOIs = (abi.MaxBlobSz - abi.HeaderSize) / 28
+	// MaxJSONStats is the most statistics a VOI can keep: one of each type
+	// (SUM, MAX, MIN, HIST, TDGST).
+	MaxJSONStats = 5
+	// MaxJSONBuckets is the most buckets the USR histograms of a template
+	// can have together: each takes at least 16 bytes, after the blob
+	// header, a voi[] entry, five voistat[] entries and a histogram's
+	// 8-byte header.
+	MaxJSONBuckets = (abi.MaxBlobSz - abi.HeaderSize - abi.VOISize - 5*abi.StatSize - 8) / 16
+	// MaxJSONDepth is the deepest nesting of arrays and objects (a
+	// bucket's bounds are nine levels down).
+	MaxJSONDepth = 10
+)
+
+// maxJSONElements bounds the elements of all the lists of a document
+// together: VOIs, their statistics, buckets and the two bounds of each.
+const maxJSONElements = MaxJSONVOIs*(1+MaxJSONStats) + 3*MaxJSONBuckets
+
 type jsonTemplate struct {
 	Format  string    `json:"format"`
 	Version int       `json:"version"`
 	Name    string    `json:"name"`
 	Hash    uint32    `json:"hash"`
 	VOIs    []jsonVOI `json:"vois"`
+}
+
+// scanJSON checks, without decoding or allocating, that no array of the
+// document b (well formed or not) has more than limit elements, that all
+// of them together have at most maxJSONElements, and that nothing nests
+// deeper than MaxJSONDepth, so that decoding what passes allocates in
+// proportion to what a template can hold. It returns a description of the
+// first excess, or "".
+func scanJSON(b []byte, limit int) string {
+	var count [MaxJSONDepth + 1]int  // elements of the open array at each depth
+	var array [MaxJSONDepth + 1]bool // whether the container at each depth is an array
+	depth, total := 0, 0
+	inString, escaped := false, false
+	for _, c := range b {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case ']', '}':
+			if depth > 0 {
+				depth--
+			}
+			continue
+		case ',':
+			continue
+		}
+		// A value (or an object key) starts here: an element if it is
+		// directly inside an array.
+		if depth > 0 && array[depth] {
+			if count[depth]++; count[depth] > limit {
+				return fmt.Sprintf("a list of more than %d elements (no template has one)", limit)
+			}
+			if total++; total > maxJSONElements {
+				return fmt.Sprintf("lists of more than %d elements together (no template has as many)", maxJSONElements)
+			}
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '[', '{':
+			if depth == MaxJSONDepth {
+				return fmt.Sprintf("nesting deeper than %d levels (no template nests deeper)", MaxJSONDepth)
+			}
+			depth++
+			count[depth], array[depth] = 0, c == '['
+		default:
+			// A number or literal: skip the rest of it.
+		}
+	}
+	return ""
 }
 
 type jsonVOI struct {
@@ -131,11 +220,13 @@ func (t *Template) MarshalJSON() ([]byte, error) {
 
 // ReadJSON decodes a template's JSON form and registers the template in r
 // (nil means Default), returning it. If r already holds a template of that
-// name and hash, that template is returned. Errors wrap voi.ErrInvalid for
-// malformed input (unknown members, wrong format or version, bad names or
-// numbers, trailing data) or a rebuilt template whose hash differs from
-// the recorded one, and voi.ErrExists for a registered template of the same
-// name and another hash; r is unchanged on error.
+// name and hash, that template is returned. Errors wrap voi.ErrTooBig for a
+// document over MaxJSONSize bytes or a list over its limit (MaxJSONVOIs,
+// MaxJSONStats, MaxJSONBuckets), found before the list is decoded;
+// voi.ErrInvalid for malformed input (unknown members, wrong format or
+// version, bad names or numbers, trailing data) or a rebuilt template whose
+// hash differs from the recorded one; and voi.ErrExists for a registered
+// template of the same name and another hash. r is unchanged on error.
 func ReadJSON(r *Registry, data []byte) (*Template, error) {
 	if r == nil {
 		r = Default
@@ -143,11 +234,37 @@ func ReadJSON(r *Registry, data []byte) (*Template, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("tpl: template JSON: "+format+": %w", append(args, voi.ErrInvalid)...)
 	}
+	if len(data) > MaxJSONSize {
+		return nil, fmt.Errorf("tpl: template JSON of %d bytes exceeds %d: %w", len(data), MaxJSONSize, voi.ErrTooBig)
+	}
+	tooBig := func(format string, args ...any) error {
+		return fmt.Errorf("tpl: template JSON: "+format+": %w", append(args, voi.ErrTooBig)...)
+	}
+	if excess := scanJSON(data, max(MaxJSONVOIs, MaxJSONBuckets)); excess != "" {
+		return nil, tooBig("%s", excess)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var jt jsonTemplate
 	if err := dec.Decode(&jt); err != nil {
 		return nil, bad("%v", err)
+	}
+	if len(jt.VOIs) > MaxJSONVOIs {
+		return nil, tooBig("%d VOIs, more than the %d a template can hold", len(jt.VOIs), MaxJSONVOIs)
+	}
+	buckets := 0
+	for _, jv := range jt.VOIs {
+		if len(jv.Stats) > MaxJSONStats {
+			return nil, tooBig("VOI %d: %d statistics, more than the %d a VOI can keep", jv.ID, len(jv.Stats), MaxJSONStats)
+		}
+		for _, js := range jv.Stats {
+			if js.Hist != nil {
+				buckets += len(js.Hist.Buckets)
+			}
+		}
+	}
+	if buckets > MaxJSONBuckets {
+		return nil, tooBig("%d histogram buckets, more than the %d a template can hold", buckets, MaxJSONBuckets)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, bad("data after the template")
@@ -170,10 +287,8 @@ func ReadJSON(r *Registry, data []byte) (*Template, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tpl: template JSON: %w", err)
 	}
-	for _, d := range defs {
-		if err := t.AddVOI(d); err != nil {
-			return nil, fmt.Errorf("tpl: template JSON: %w", err)
-		}
+	if err := t.addVOIs(defs); err != nil {
+		return nil, fmt.Errorf("tpl: template JSON: %w", err)
 	}
 	if t.Hash() != jt.Hash {
 		return nil, bad("template %q rebuilds with hash %d, not %d", jt.Name, t.Hash(), jt.Hash)
@@ -283,6 +398,7 @@ func (jh *jsonHist) spec() (hist.Spec, error) {
 		}
 	case hist.Usr:
 		ok = none(jh.LB, jh.UB, jh.StepInc, jh.StepBase, jh.StepExp, jh.LinStepDiv) && len(jh.Buckets) > 0
+		s.Buckets = make([]hist.Bound, 0, len(jh.Buckets))
 		for _, b := range jh.Buckets {
 			s.Buckets = append(s.Buckets, hist.Bound{LB: b[0], UB: b[1]})
 		}

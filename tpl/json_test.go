@@ -2,6 +2,7 @@ package tpl_test
 
 import (
 	"encoding/json"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -134,4 +135,82 @@ func FuzzReadJSON(f *testing.F) {
 			t.Fatalf("round trip: %v", err)
 		}
 	})
+}
+
+// bytesAllocated returns the heap bytes f allocates (the least of three
+// tries: a try can count what other goroutines allocate meanwhile).
+func bytesAllocated(f func()) uint64 {
+	best := uint64(1<<64 - 1)
+	for range 3 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		best = min(best, after.TotalAlloc-before.TotalAlloc)
+	}
+	return best
+}
+
+// TestReadJSONLimits: documents over the limits fail before anything is
+// decoded, with an error saying which limit, allocating next to nothing
+// (before, a 74 MB document allocated 1.1 GB before failing); documents
+// within them cost at most 6 bytes per byte plus 8 MiB, the largest
+// template included (before, its 2,339 VOIs allocated 139 MB, copying the
+// template blob and name table once per VOI).
+func TestReadJSONLimits(t *testing.T) {
+	head := `{"format":"statsblob-template","version":1,"name":"T","hash":1,"vois":[`
+	voiSum := `{"id":0,"name":"v","dtype":"INT_U32","stats":[{"type":"SUM"}]}`
+	usr := func(n int) string {
+		return `{"id":0,"name":"v","dtype":"INT_U32","stats":[{"type":"HIST","hist":{"dtype":"CRHIST32","scheme":"USR","buckets":[` +
+			strings.TrimSuffix(strings.Repeat(`[0,0],`, n), ",") + `]}}]}`
+	}
+	list := func(elem string, n int) string { return strings.TrimSuffix(strings.Repeat(elem+",", n), ",") }
+	for _, c := range []struct {
+		name, doc, msg string
+	}{
+		{"74 MB of VOIs", head + list(voiSum, 74<<20/len(voiSum)) + `]}`, "bytes exceeds 4194304"},
+		{"4 MiB + 1", head + strings.Repeat(" ", tpl.MaxJSONSize+1-len(head)-1) + `]}`, "exceeds 4194304"},
+		{"4 MiB of empty VOIs", head + list(`{}`, (4<<20-100)/3) + `]}`, "a list of more than 4090 elements"},
+		{"a VOI with a million statistics", head + `{"id":0,"stats":[` + list(`{}`, 1<<20) + `]}]}`, "a list of more than 4090 elements"},
+		{"a histogram of 600,000 buckets", head + usr(600000) + `]}`, "a list of more than 4090 elements"},
+		{"160 histograms of 4,090 buckets", head + list(usr(4090), 160) + `]}`, "lists of more than 26304 elements together"},
+		{"nested 2 million deep", head + strings.Repeat("[", 2<<20-100) + strings.Repeat("]", 2<<20-100) + `]}`, "nesting deeper than 10 levels"},
+		{"2,340 VOIs", head + list(voiSum, tpl.MaxJSONVOIs+1) + `]}`, "2340 VOIs, more than the 2339"},
+		{"6 statistics", head + `{"id":0,"name":"v","dtype":"INT_U32","stats":[` + list(`{"type":"SUM"}`, 6) + `]}]}`, "VOI 0: 6 statistics, more than the 5"},
+		{"4,091 buckets in two histograms", head + usr(2000) + `,` + usr(2091) + `]}`, "4091 histogram buckets, more than the 4090"},
+	} {
+		data := []byte(c.doc)
+		var err error
+		got := bytesAllocated(func() { _, err = tpl.ReadJSON(tpl.NewRegistry(), data) })
+		t.Logf("%s: %d bytes, %d allocated: %.150v", c.name, len(data), got, err)
+		require.ErrorIs(t, err, voi.ErrTooBig, c.name)
+		require.ErrorContains(t, err, c.msg, c.name)
+		if len(data) > 2<<20 {
+			require.Less(t, got, uint64(4096), c.name)
+		}
+		require.Less(t, got, uint64(6*len(data)+8<<20), c.name)
+	}
+
+	// Within the limits: the largest template, and a 4 MiB name.
+	big, err := tpl.NewRegistry().New("BIG")
+	require.NoError(t, err)
+	for id := int32(0); id < tpl.MaxJSONVOIs; id++ {
+		require.NoError(t, big.AddVOI(tpl.VOIDef{ID: id, Name: "v", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	}
+	require.ErrorIs(t, big.AddVOI(tpl.VOIDef{ID: tpl.MaxJSONVOIs, Name: "v", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}}), voi.ErrTooBig)
+	bigJSON, err := json.Marshal(big)
+	require.NoError(t, err)
+	longName := []byte(head + `{"id":0,"name":"` + strings.Repeat("x", 4<<20-200) + `","dtype":"INT_U32","stats":[{"type":"SUM"}]}]}`)
+	for name, data := range map[string][]byte{"largest template": bigJSON, "4 MiB name": longName} {
+		var got *tpl.Template
+		alloc := bytesAllocated(func() { got, err = tpl.ReadJSON(tpl.NewRegistry(), data) })
+		t.Logf("%s: %d bytes, %d allocated", name, len(data), alloc)
+		require.Less(t, alloc, uint64(6*len(data)+8<<20), name)
+		if name == "largest template" {
+			require.NoError(t, err)
+			require.Equal(t, big.Bytes(), got.Bytes())
+			require.Equal(t, big.Hash(), got.Hash())
+		}
+	}
 }

@@ -209,13 +209,38 @@ type builtStat struct {
 // is already defined; voi.ErrTooBig when the template would exceed 65535
 // bytes.
 func (t *Template) AddVOI(d VOIDef) error {
-	if err := t.addVOI(d); err != nil {
+	if err := t.addVOI(d, nil); err != nil {
 		return fmt.Errorf("tpl: %s: add VOI %d (%q): %w", t.name, d.ID, d.Name, err)
 	}
 	return nil
 }
 
-func (t *Template) addVOI(d VOIDef) error {
+// addVOIs adds VOIs as AddVOI does, one after the other, to a template no
+// one else sees yet (ReadJSON's): the template blob grows in place and the
+// name table and hash are made once, at the end, so that adding n VOIs
+// costs allocations linear in the result, where n calls of AddVOI copy
+// the blob and the name table n times.
+func (t *Template) addVOIs(defs []VOIDef) error {
+	nt := &nameTable{}
+	if old := t.names.Load(); old != nil {
+		nt.name, nt.set = slices.Clone(old.name), slices.Clone(old.set)
+	}
+	for _, d := range defs {
+		if err := t.addVOI(d, nt); err != nil {
+			return fmt.Errorf("tpl: %s: add VOI %d (%q): %w", t.name, d.ID, d.Name, err)
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.names.Store(nt)
+	t.hash = t.computeHash()
+	return nil
+}
+
+// addVOI adds one VOI. With bulk, a name table not yet published, the
+// template is private to the caller (see addVOIs): the blob grows in
+// place, the name goes into bulk, and the hash is left to the caller.
+func (t *Template) addVOI(d VOIDef, bulk *nameTable) error {
 	if !d.DType.IsNumeric() {
 		return voi.ErrInvalid // FORMAT.md defect 4: checked before any helper
 	}
@@ -259,7 +284,12 @@ func (t *Template) addVOI(d VOIDef) error {
 		return voi.ErrTooBig
 	}
 
-	nb := expand(sb, newVOIBytes, newStatBytes, dataBytes)
+	var nb []byte
+	if bulk != nil {
+		nb = expandInPlace(sb, newVOIBytes, newStatBytes, dataBytes)
+	} else {
+		nb = expand(sb, newVOIBytes, newStatBytes, dataBytes)
+	}
 	statsOff := abi.StatsOff(nb)
 	dataOff := abi.StatsDataOff(nb)
 	v := abi.VOI{ID: int16(id), DType: uint8(d.DType), MaxID: int8(maxID), StatsOff: uint16(statsOff)}
@@ -277,19 +307,24 @@ func (t *Template) addVOI(d VOIDef) error {
 		next += len(s.iv)
 	}
 
-	nt := &nameTable{}
-	if old := t.names.Load(); old != nil {
-		nt.name, nt.set = slices.Clone(old.name), slices.Clone(old.set)
+	nt := bulk
+	if nt == nil {
+		nt = &nameTable{}
+		if old := t.names.Load(); old != nil {
+			nt.name, nt.set = slices.Clone(old.name), slices.Clone(old.set)
+		}
 	}
 	for len(nt.set) <= id {
 		nt.set, nt.name = append(nt.set, false), append(nt.name, "")
 	}
 	nt.set[id], nt.name[id] = true, d.Name
-	t.names.Store(nt)
 	t.sb = nb
 	d.Stats = append([]StatSpec(nil), d.Stats...)
 	t.defs = append(t.defs, d)
-	t.hash = t.computeHash()
+	if bulk == nil {
+		t.names.Store(nt)
+		t.hash = t.computeHash()
+	}
 	return nil
 }
 
@@ -308,6 +343,34 @@ func expand(sb []byte, newVOI, newStat, newData int) []byte {
 	copy(nb, sb[:statsOff])
 	copy(nb[statsOff+newVOI+newStat:], sb[statsOff:dataOff])
 	copy(nb[dataOff+grow:], sb[dataOff:])
+	relocate(nb, cur, statsOff, dataOff, oldVOIs, newVOI, newStat, newData)
+	return nb
+}
+
+// expandInPlace is expand on sb's own storage, grown as append grows a
+// slice: sb must not be shared.
+func expandInPlace(sb []byte, newVOI, newStat, newData int) []byte {
+	grow := newVOI + newStat + newData
+	cur := len(sb)
+	statsOff, dataOff := abi.StatsOff(sb), abi.StatsDataOff(sb)
+	oldVOIs := abi.NVOIs(sb)
+
+	nb := slices.Grow(sb, grow)[:cur+grow]
+	copy(nb[dataOff+grow:], nb[dataOff:cur]) // the data first: it moves farthest
+	copy(nb[statsOff+newVOI+newStat:], nb[statsOff:dataOff])
+	clear(nb[statsOff : statsOff+newVOI+newStat])
+	clear(nb[dataOff+newVOI+newStat : dataOff+grow])
+	relocate(nb, cur, statsOff, dataOff, oldVOIs, newVOI, newStat, newData)
+	return nb
+}
+
+// relocate finishes an expansion of a template blob of cur bytes (voistat[]
+// at statsOff, data at dataOff, oldVOIs voi[] entries) whose regions were
+// moved apart in nb: it sets the header's sizes and offsets, marks the new
+// voi[] and voistat[] entries vacant and moves every offset that points
+// past the insertions.
+func relocate(nb []byte, cur, statsOff, dataOff, oldVOIs, newVOI, newStat, newData int) {
+	grow := newVOI + newStat + newData
 	abi.PutU16(nb, abi.OffCurSz, uint16(cur+grow))
 	abi.PutU16(nb, abi.OffMaxSz, uint16(cur+grow))
 	abi.PutU16(nb, abi.OffStatsOff, uint16(statsOff+newVOI))
@@ -336,7 +399,6 @@ func expand(sb []byte, newVOI, newStat, newData int) []byte {
 			abi.WriteStat(nb, off, s)
 		}
 	}
-	return nb
 }
 
 // buildStats runs the stat helpers from the last spec to the first, as
