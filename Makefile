@@ -3,7 +3,7 @@ GO        ?= go
 FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 
-.PHONY: test vet conformance fuzz bench bench-all accuracy demo fmt
+.PHONY: test vet conformance fuzz bench bench-all accuracy demo fmt test-export e2e
 
 ## test: vet and run every test with the race detector (CI runs this)
 test: vet
@@ -11,6 +11,19 @@ test: vet
 
 vet:
 	$(GO) vet ./...
+
+## test-export: vet and test the nested module export/ (Prometheus, OpenTelemetry, the collector)
+test-export:
+	cd export && $(GO) vet ./... && $(GO) test ./...
+
+## e2e: statsblob-collector against a real Prometheus server on 127.0.0.1 (installs
+##      Debian's prometheus package with apt-get if the command is missing)
+e2e:
+	@command -v prometheus >/dev/null 2>&1 || { \
+	  sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$sudo apt-get update -qq && \
+	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; }
+	cd export && STATSBLOB_E2E=1 $(GO) test -count=1 -run TestE2E -v ./e2e
 
 ## conformance: run the C reference scenarios and compare byte for byte
 conformance:

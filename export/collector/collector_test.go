@@ -366,8 +366,17 @@ func TestPushCumulative(t *testing.T) {
 		require.Equal(t, time.Unix(1000, 0), sum.DataPoints[0].StartTime)
 		require.Equal(t, time.Unix(1010+10*int64(i), 0), sum.DataPoints[0].Time)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
-	defer cancel()
-	p.Run(ctx, 5*time.Millisecond) // pushes until ctx ends
-	require.Greater(t, len(fe.got), 2)
+	// Run pushes every interval until ctx ends.
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { p.Run(ctx, time.Millisecond); close(done) }()
+	require.Eventually(t, func() bool { return fe.count() > 2 }, 10*time.Second, time.Millisecond)
+	cancel()
+	<-done
+}
+
+func (f *fakeExporter) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.got)
 }
