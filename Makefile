@@ -3,7 +3,7 @@ GO        ?= go
 FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 
-.PHONY: test vet conformance fuzz bench bench-all accuracy demo fmt test-export e2e
+.PHONY: test vet conformance fuzz bench bench-all accuracy demo fmt test-export e2e diff gen-goldens gen-coverage
 
 ## test: vet and run every test with the race detector (CI runs this)
 test: vet
@@ -25,9 +25,35 @@ e2e:
 	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; }
 	cd export && STATSBLOB_E2E=1 $(GO) test -count=1 -run TestE2E -v ./e2e
 
-## conformance: run the C reference scenarios and compare byte for byte
+## conformance: run the C reference scenarios and compare byte for byte, and the
+##              generated scenarios against the C's digests (testdata/conformance/generated)
 conformance:
 	$(GO) test -run TestConformance -v ./internal/scenario
+	$(GO) test -run TestGeneratedGoldens ./internal/scenario/gen
+
+# The differential test: generated scenarios through a C reference build and the Go runner.
+SEEDS        ?= 1:10000
+GOLDEN_SEEDS ?= 1:300
+J            ?= 2
+DIGESTS      := testdata/conformance/generated/digests.txt
+
+## diff: run the scenarios of SEEDS through the C build CREF and the Go runner, report and
+##       shrink differences (make diff CREF=path/to/cref [SEEDS=1:10000] [J=2])
+diff:
+	@test -n "$(CREF)" || { echo "make diff CREF=path/to/your/c-reference"; exit 2; }
+	$(GO) run ./cmd/statsblob diff -cref $(CREF) -seeds $(SEEDS) -j $(J)
+
+## gen-goldens: record the C's digests of GOLDEN_SEEDS for TestGeneratedGoldens and
+##              recompute the PENDING seeds (make gen-goldens CREF=path/to/cref)
+gen-goldens:
+	@test -n "$(CREF)" || { echo "make gen-goldens CREF=path/to/your/c-reference"; exit 2; }
+	rm -f $(DIGESTS)
+	$(GO) run ./cmd/statsblob diff -cref $(CREF) -seeds $(GOLDEN_SEEDS) -j $(J) -shrink 0 -goldens $(DIGESTS) > /dev/null || test -s $(DIGESTS)
+	$(GO) test -count=1 -run TestGeneratedGoldens ./internal/scenario/gen -update-pending
+
+## gen-coverage: the scenario generator's coverage table over SEEDS
+gen-coverage:
+	$(GO) run ./cmd/statsblob gen -coverage -seeds $(SEEDS)
 
 ## fuzz: run every fuzz target for FUZZTIME each (make fuzz FUZZTIME=10m)
 fuzz:

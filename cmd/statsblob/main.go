@@ -8,6 +8,8 @@
 //	statsblob merge -o OUT FILE...          merge blob files of one template
 //	statsblob quantile -voi V -q Q FILE...  merge blob files and print quantiles of a VOI
 //	statsblob run FILE...                   run conformance scenarios (FORMAT.md)
+//	statsblob gen [-coverage] SEED          print a generated scenario, or the generator's coverage
+//	statsblob diff -cref PATH -seeds A:B    run generated scenarios through a C build and the Go runner
 //
 // Every command prints its full help with -h, --help or 'statsblob help
 // COMMAND'. Flags take one or two dashes (-format and --format are the
@@ -47,6 +49,8 @@ func init() {
 		{"merge", "merge blob files of one template into one blob file", runMerge},
 		{"quantile", "merge blob files and print quantiles of a VOI's t-digest or histogram", runQuantile},
 		{"run", "run conformance scenarios and print their output", runScenarios},
+		{"gen", "print generated conformance scenarios, or the generator's coverage", runGen},
+		{"diff", "run generated scenarios through a C reference build and the Go runner, report differences", runDiff},
 	}
 }
 
