@@ -19,18 +19,19 @@ type Stat struct {
 
 // Fetch returns statistic st of VOI id (stats_voistat_fetch_dptr). A slot
 // below the VOI's highest statistic that holds none is not an error: it
-// returns DType voi.VoiState and no data, as the C does. Errors wrap
-// voi.ErrInvalid: a negative id or one beyond the blob, a vacant VOI, or a
-// statistic type outside 0..the VOI's highest slot.
+// returns DType voi.VoiState and no data, as the C does. Errors are
+// *VOIError wrapping voi.ErrInvalid: a negative id or one beyond the blob,
+// a vacant VOI, or a statistic type outside 0..the VOI's highest slot.
+// Fetch allocates nothing unless it fails.
 func (bl *Blob) Fetch(id int32, st voi.SType) (Stat, error) {
 	b := bl.b
 	vo := abi.VOIAt(int(id))
 	if id < 0 || vo >= abi.StatsOff(b) {
-		return Stat{}, voi.ErrInvalid
+		return Stat{}, bl.fetchError(id, st, 0, voi.ErrInvalid)
 	}
 	v := abi.ReadVOI(b, vo)
 	if st < 0 || int(st) > int(v.MaxID) {
-		return Stat{}, voi.ErrInvalid
+		return Stat{}, bl.fetchError(id, st, 0, voi.ErrInvalid)
 	}
 	s := abi.ReadStat(b, int(v.StatsOff)+abi.StatSize*int(st))
 	if s.SType < 0 {
@@ -51,13 +52,15 @@ func (bl *Blob) fetchTyped(id int32, st voi.SType, want voi.DType) ([]byte, erro
 		return nil, err
 	}
 	if s.DType != want || len(s.Data) < want.Size() {
-		return nil, voi.ErrTypeMismatch
+		return nil, bl.fetchError(id, st, want, voi.ErrTypeMismatch)
 	}
 	return s.Data, nil
 }
 
-// FetchS32 returns an INT_S32 statistic's value; voi.ErrTypeMismatch if
-// the statistic has another data type (stats_voistat_fetch_s32).
+// FetchS32 returns an INT_S32 statistic's value (stats_voistat_fetch_s32).
+// The errors are Fetch's, and a *VOIError wrapping voi.ErrTypeMismatch (as
+// the C returns EFTYPE) if the VOI keeps no such statistic or keeps it with
+// another data type.
 func (bl *Blob) FetchS32(id int32, st voi.SType) (int32, error) {
 	d, err := bl.fetchTyped(id, st, voi.IntS32)
 	if err != nil {

@@ -66,11 +66,11 @@ func (bl *Blob) {{.Method}}(id int32, v {{.T}}) error {
 	p := bl.plan
 	i := uint(id) // a negative id becomes a huge one
 	if p == nil || i >= uint(len(p.vois)) {
-		return voi.ErrInvalid
+		return bl.voiError(id, voi.{{.DType}}, {{.Rel}})
 	}
 	vp := &p.vois[i] // proven in range: no second check
 	if vp.dtype != voi.{{.DType}}{{if .Rel}} || vp.state == 0{{end}} {
-		return voi.ErrInvalid
+		return bl.voiError(id, voi.{{.DType}}, {{.Rel}})
 	}
 	b := bl.b
 {{- if .Rel}}

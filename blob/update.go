@@ -17,14 +17,16 @@ import (
 // The method must match the VOI's data type (UpdateU64 for an INT_U64 VOI,
 // UpdateULong for INT_ULONG, ...): a VOI id that is negative, vacant or
 // beyond the blob, or a data type that differs from the VOI's, gives
-// voi.ErrInvalid and changes nothing. The Rel variants add the value to the
+// a *VOIError wrapping voi.ErrInvalid (naming the VOI, the data types and
+// the reason) and changes nothing. The Rel variants add the value to the
 // VOI's previous value first; they need a VOI added with voi.FlagRelUpdate.
 //
 // A statistic that fails (a Q overflow, a t-digest that cannot place the
 // sample) counts the error in its voistat (saturating at 255); the other
 // statistics still update and the call returns the error, as the C does.
-// Errors are returned unwrapped (voi sentinels), so the call allocates
-// nothing.
+// Those errors are returned unwrapped (voi sentinels), so that an update
+// allocates nothing even when a statistic keeps failing; successful
+// updates allocate nothing either.
 
 // UpdateQ updates a Q VOI with q; q's kind selects the VOI data type
 // (qmath.S64 for Q_S64, ...).
@@ -68,7 +70,7 @@ func (bl *Blob) Update(id int32, dt voi.DType, bits uint64, rel bool) error {
 	case dt.IsQ():
 		return updateQ(bl, id, dt, voi.AsQ(dt, bits), rel)
 	}
-	return voi.ErrInvalid
+	return bl.voiError(id, dt, rel)
 }
 
 func qDType(k qmath.Kind) voi.DType {
@@ -88,11 +90,11 @@ func qDType(k qmath.Kind) voi.DType {
 func (bl *Blob) voiPlan(id int32, dt voi.DType, rel bool) (voiPlan, []statPlan, error) {
 	p := bl.plan
 	if p == nil || uint(id) >= uint(len(p.vois)) {
-		return voiPlan{}, nil, voi.ErrInvalid
+		return voiPlan{}, nil, bl.voiError(id, dt, rel)
 	}
 	vp := p.vois[id]
 	if vp.dtype != dt || dt == 0 || rel && vp.state == 0 {
-		return voiPlan{}, nil, voi.ErrInvalid
+		return voiPlan{}, nil, bl.voiError(id, dt, rel)
 	}
 	return vp, p.stats[vp.first : int(vp.first)+int(vp.n)], nil
 }

@@ -12,11 +12,11 @@ func (bl *Blob) UpdateS32(id int32, v int32) error {
 	p := bl.plan
 	i := uint(id) // a negative id becomes a huge one
 	if p == nil || i >= uint(len(p.vois)) {
-		return voi.ErrInvalid
+		return bl.voiError(id, voi.IntS32, false)
 	}
 	vp := &p.vois[i] // proven in range: no second check
 	if vp.dtype != voi.IntS32 {
-		return voi.ErrInvalid
+		return bl.voiError(id, voi.IntS32, false)
 	}
 	b := bl.b
 	if vp.nc != 0 {
@@ -91,11 +91,11 @@ func (bl *Blob) UpdateRelS32(id int32, v int32) error {
 	p := bl.plan
 	i := uint(id) // a negative id becomes a huge one
 	if p == nil || i >= uint(len(p.vois)) {
-		return voi.ErrInvalid
+		return bl.voiError(id, voi.IntS32, true)
 	}
 	vp := &p.vois[i] // proven in range: no second check
 	if vp.dtype != voi.IntS32 || vp.state == 0 {
-		return voi.ErrInvalid
+		return bl.voiError(id, voi.IntS32, true)
 	}
 	b := bl.b
 	v += int32(load32(b, int(vp.state)))
@@ -125,11 +125,11 @@ func (bl *Blob) UpdateU32(id int32, v uint32) error {
 	p := bl.plan
 	i := uint(id) // a negative id becomes a huge one
 	if p == nil || i >= uint(len(p.vois)) {
-		return voi.ErrInvalid
+		return bl.voiError(id, voi.IntU32, false)
 	}
 	vp := &p.vois[i] // proven in range: no second check
 	if vp.dtype != voi.IntU32 {
-		return voi.ErrInvalid
+		return bl.voiError(id, voi.IntU32, false)
 	}
 	b := bl.b
 	if vp.nc != 0 {
@@ -204,11 +204,11 @@ func (bl *Blob) UpdateRelU32(id int32, v uint32) error {
 	p := bl.plan
 	i := uint(id) // a negative id becomes a huge one
 	if p == nil || i >= uint(len(p.vois)) {
-		return voi.ErrInvalid
+		return bl.voiError(id, voi.IntU32, true)
 	}
 	vp := &p.vois[i] // proven in range: no second check
 	if vp.dtype != voi.IntU32 || vp.state == 0 {
-		return voi.ErrInvalid
+		return bl.voiError(id, voi.IntU32, true)
 	}
 	b := bl.b
 	v += uint32(load32(b, int(vp.state)))
@@ -238,11 +238,11 @@ func (bl *Blob) UpdateS64(id int32, v int64) error {
 	p := bl.plan
 	i := uint(id) // a negative id becomes a huge one
 	if p == nil || i >= uint(len(p.vois)) {
-		return voi.ErrInvalid
+		return bl.voiError(id, voi.IntS64, false)
 	}
 	vp := &p.vois[i] // proven in range: no second check
 	if vp.dtype != voi.IntS64 {
-		return voi.ErrInvalid
+		return bl.voiError(id, voi.IntS64, false)
 	}
 	b := bl.b
 	if vp.nc != 0 {
@@ -317,11 +317,11 @@ func (bl *Blob) UpdateRelS64(id int32, v int64) error {
 	p := bl.plan
 	i := uint(id) // a negative id becomes a huge one
 	if p == nil || i >= uint(len(p.vois)) {
-		return voi.ErrInvalid
+		return bl.voiError(id, voi.IntS64, true)
 	}
 	vp := &p.vois[i] // proven in range: no second check
 	if vp.dtype != voi.IntS64 || vp.state == 0 {
-		return voi.ErrInvalid
+		return bl.voiError(id, voi.IntS64, true)
 	}
 	b := bl.b
 	v += int64(load64(b, int(vp.state)))
@@ -351,11 +351,11 @@ func (bl *Blob) UpdateU64(id int32, v uint64) error {
 	p := bl.plan
 	i := uint(id) // a negative id becomes a huge one
 	if p == nil || i >= uint(len(p.vois)) {
-		return voi.ErrInvalid
+		return bl.voiError(id, voi.IntU64, false)
 	}
 	vp := &p.vois[i] // proven in range: no second check
 	if vp.dtype != voi.IntU64 {
-		return voi.ErrInvalid
+		return bl.voiError(id, voi.IntU64, false)
 	}
 	b := bl.b
 	if vp.nc != 0 {
@@ -430,11 +430,11 @@ func (bl *Blob) UpdateRelU64(id int32, v uint64) error {
 	p := bl.plan
 	i := uint(id) // a negative id becomes a huge one
 	if p == nil || i >= uint(len(p.vois)) {
-		return voi.ErrInvalid
+		return bl.voiError(id, voi.IntU64, true)
 	}
 	vp := &p.vois[i] // proven in range: no second check
 	if vp.dtype != voi.IntU64 || vp.state == 0 {
-		return voi.ErrInvalid
+		return bl.voiError(id, voi.IntU64, true)
 	}
 	b := bl.b
 	v += uint64(load64(b, int(vp.state)))
@@ -464,11 +464,11 @@ func (bl *Blob) UpdateSLong(id int32, v int64) error {
 	p := bl.plan
 	i := uint(id) // a negative id becomes a huge one
 	if p == nil || i >= uint(len(p.vois)) {
-		return voi.ErrInvalid
+		return bl.voiError(id, voi.IntSLong, false)
 	}
 	vp := &p.vois[i] // proven in range: no second check
 	if vp.dtype != voi.IntSLong {
-		return voi.ErrInvalid
+		return bl.voiError(id, voi.IntSLong, false)
 	}
 	b := bl.b
 	if vp.nc != 0 {
@@ -543,11 +543,11 @@ func (bl *Blob) UpdateRelSLong(id int32, v int64) error {
 	p := bl.plan
 	i := uint(id) // a negative id becomes a huge one
 	if p == nil || i >= uint(len(p.vois)) {
-		return voi.ErrInvalid
+		return bl.voiError(id, voi.IntSLong, true)
 	}
 	vp := &p.vois[i] // proven in range: no second check
 	if vp.dtype != voi.IntSLong || vp.state == 0 {
-		return voi.ErrInvalid
+		return bl.voiError(id, voi.IntSLong, true)
 	}
 	b := bl.b
 	v += int64(load64(b, int(vp.state)))
@@ -577,11 +577,11 @@ func (bl *Blob) UpdateULong(id int32, v uint64) error {
 	p := bl.plan
 	i := uint(id) // a negative id becomes a huge one
 	if p == nil || i >= uint(len(p.vois)) {
-		return voi.ErrInvalid
+		return bl.voiError(id, voi.IntULong, false)
 	}
 	vp := &p.vois[i] // proven in range: no second check
 	if vp.dtype != voi.IntULong {
-		return voi.ErrInvalid
+		return bl.voiError(id, voi.IntULong, false)
 	}
 	b := bl.b
 	if vp.nc != 0 {
@@ -656,11 +656,11 @@ func (bl *Blob) UpdateRelULong(id int32, v uint64) error {
 	p := bl.plan
 	i := uint(id) // a negative id becomes a huge one
 	if p == nil || i >= uint(len(p.vois)) {
-		return voi.ErrInvalid
+		return bl.voiError(id, voi.IntULong, true)
 	}
 	vp := &p.vois[i] // proven in range: no second check
 	if vp.dtype != voi.IntULong || vp.state == 0 {
-		return voi.ErrInvalid
+		return bl.voiError(id, voi.IntULong, true)
 	}
 	b := bl.b
 	v += uint64(load64(b, int(vp.state)))

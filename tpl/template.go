@@ -242,21 +242,25 @@ func (t *Template) addVOIs(defs []VOIDef) error {
 // place, the name goes into bulk, and the hash is left to the caller.
 func (t *Template) addVOI(d VOIDef, bulk *nameTable) error {
 	if !d.DType.IsNumeric() {
-		return voi.ErrInvalid // FORMAT.md defect 4: checked before any helper
+		// FORMAT.md defect 4: checked before any helper.
+		return fmt.Errorf("data type %v is not a VOI data type: %w", d.DType, voi.ErrInvalid)
 	}
 	stats, tooBig, err := buildStats(d)
 	if err != nil {
 		return err
 	}
-	if d.ID < 0 || len(stats) == 0 {
-		return voi.ErrInvalid
+	if d.ID < 0 {
+		return fmt.Errorf("negative id: %w", voi.ErrInvalid)
+	}
+	if len(stats) == 0 {
+		return fmt.Errorf("no statistics: %w", voi.ErrInvalid)
 	}
 	maxID := -1
 	dataBytes := 0
 	for i := len(stats) - 1; i >= 0; i-- {
 		s := stats[i]
 		if s.stype <= 0 || s.stype >= voi.NumSTypes || s.dtype == 0 || s.dtype >= voi.NumDTypes || len(s.iv) == 0 && !s.tooBig {
-			return voi.ErrInvalid
+			return fmt.Errorf("statistic %d (%v of %v): %w", i, s.stype, s.dtype, voi.ErrInvalid)
 		}
 		maxID = max(maxID, int(s.stype))
 		dataBytes += len(s.iv)
@@ -273,7 +277,8 @@ func (t *Template) addVOI(d VOIDef, bulk *nameTable) error {
 	newVOIBytes := 0
 	if id < nvois {
 		if abi.ReadVOI(sb, abi.VOIAt(id)).ID != -1 {
-			return voi.ErrNotSupported // the C cannot add stats to a VOI
+			// The C cannot add statistics to a VOI: EOPNOTSUPP.
+			return fmt.Errorf("VOI %d is already defined: %w", id, voi.ErrNotSupported)
 		}
 	} else {
 		newVOIBytes = (id - (nvois - 1)) * abi.VOISize
@@ -281,7 +286,10 @@ func (t *Template) addVOI(d VOIDef, bulk *nameTable) error {
 	newStatBytes := (maxID + 1) * abi.StatSize
 	grow := newVOIBytes + newStatBytes + dataBytes
 	if tooBig || len(sb)+grow > abi.MaxBlobSz {
-		return voi.ErrTooBig
+		if tooBig {
+			return fmt.Errorf("a statistic's data alone exceeds %d bytes: %w", abi.MaxBlobSz, voi.ErrTooBig)
+		}
+		return fmt.Errorf("the template would take %d bytes, more than %d: %w", len(sb)+grow, abi.MaxBlobSz, voi.ErrTooBig)
 	}
 
 	var nb []byte
@@ -448,7 +456,7 @@ func numericStat(st voi.SType, dt voi.DType, prec int) (builtStat, error) {
 	var ctrl uint64
 	if dt.IsQ() {
 		if prec < 1 || prec > 64 {
-			return builtStat{}, fmt.Errorf("tpl: Q precision %d outside 1..64: %w", prec, voi.ErrInvalid)
+			return builtStat{}, fmt.Errorf("Q precision %d outside 1..64: %w", prec, voi.ErrInvalid)
 		}
 		ctrl = uint64(qmath.CtrlIni(prec))
 	}

@@ -109,18 +109,28 @@ func TestAddVOIErrors(t *testing.T) {
 		name string
 		def  tpl.VOIDef
 		want error
+		msg  string
 	}{
-		{"existing id", tpl.VOIDef{ID: 0, Name: "again", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Min()}}, voi.ErrNotSupported},
-		{"negative id", tpl.VOIDef{ID: -1, Name: "neg", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrInvalid},
-		{"dtype 0", tpl.VOIDef{ID: 2, DType: 0, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrInvalid},
-		{"histogram dtype", tpl.VOIDef{ID: 2, DType: voi.CRHist32, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrInvalid},
-		{"no stats", tpl.VOIDef{ID: 4, DType: voi.IntU32}, voi.ErrInvalid},
-		{"bad stat type", tpl.VOIDef{ID: 4, DType: voi.IntU32, Stats: []tpl.StatSpec{{Type: voi.StatVoiState}}}, voi.ErrInvalid},
-		{"Q without precision", tpl.VOIDef{ID: 4, DType: voi.QS32, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrInvalid},
-		{"too big", tpl.VOIDef{ID: 8191, DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrTooBig},
+		{"existing id", tpl.VOIDef{ID: 0, Name: "again", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Min()}}, voi.ErrNotSupported,
+			`tpl: INV: add VOI 0 ("again"): VOI 0 is already defined: operation not supported`},
+		{"negative id", tpl.VOIDef{ID: -1, Name: "neg", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrInvalid,
+			`tpl: INV: add VOI -1 ("neg"): negative id: invalid argument`},
+		{"dtype 0", tpl.VOIDef{ID: 2, DType: 0, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrInvalid,
+			`tpl: INV: add VOI 2 (""): data type VOISTATE is not a VOI data type: invalid argument`},
+		{"histogram dtype", tpl.VOIDef{ID: 2, DType: voi.CRHist32, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrInvalid,
+			`tpl: INV: add VOI 2 (""): data type CRHIST32 is not a VOI data type: invalid argument`},
+		{"no stats", tpl.VOIDef{ID: 4, Name: "x", DType: voi.IntU32}, voi.ErrInvalid,
+			`tpl: INV: add VOI 4 ("x"): no statistics: invalid argument`},
+		{"bad stat type", tpl.VOIDef{ID: 4, DType: voi.IntU32, Stats: []tpl.StatSpec{{Type: voi.StatVoiState}}}, voi.ErrInvalid,
+			`tpl: INV: add VOI 4 (""): stat type VOISTATE: invalid argument`},
+		{"Q without precision", tpl.VOIDef{ID: 4, DType: voi.QS32, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrInvalid,
+			`tpl: INV: add VOI 4 (""): Q precision 0 outside 1..64: invalid argument`},
+		{"too big", tpl.VOIDef{ID: 8191, DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrTooBig,
+			`tpl: INV: add VOI 8191 (""): the template would take 65608 bytes, more than 65535: blob too big`},
 	} {
 		err := tp.AddVOI(c.def)
 		require.ErrorIs(t, err, c.want, c.name)
+		require.EqualError(t, err, c.msg, c.name)
 		require.Equal(t, before, tp.Bytes(), c.name)
 		require.Equal(t, hash, tp.Hash(), c.name)
 	}
