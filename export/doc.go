@@ -66,10 +66,13 @@
 // the sum is NaN rather than a guess. Likewise the VOI's MIN and MAX become
 // the OpenTelemetry histogram's min and max.
 //
-// TDGST: the count is exact (the sum of the centroid counts). The sum is the
-// digest's: the centroid means times their counts, which differs from the
-// true sum by the rounding of the means to the digest's precision (at most
-// one unit of 2^-prec per sample absorbed into a centroid). The quantiles
+// TDGST: the count is exact (the sum of the centroid counts). The sum is
+// exact when the VOI also keeps a SUM and no update of either counted an
+// error (the SUM saw exactly the digest's samples); otherwise it is the
+// digest's, the centroid means times their counts, an estimate: the means
+// are rounded to the digest's precision, and a merge (tdigest.MergeAll)
+// spreads heavy centroids towards their neighbours before regrouping, which
+// moves the sum by about 1% on the demo's fleet. The quantiles
 // are estimates (tdigest.Quantile; tdigest.QuantileBounded when the VOI keeps
 // MIN and MAX), as accurate as the digest: their rank error is the digest's.
 // OpenTelemetry asks summary quantiles to be non-negative: a signed VOI's

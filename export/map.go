@@ -315,6 +315,12 @@ func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []
 		for c := range tdigest.Centroids(s.Data, dt) {
 			sum += c.Mean() * float64(c.Count)
 		}
+		// The VOI's SUM saw exactly the digest's samples when no update of
+		// either failed: then it is the exact sum, where the digest's is
+		// an estimate.
+		if vsum := vs.stats[voi.Sum]; clean(vsum) && s.Stat.Errs == 0 {
+			sum = numeric(vsum)
+		}
 		mt := metric(vs.base+"_tdigest", KindSummary, dt.String()+" t-digest")
 		p := &SummaryPoint{Count: cnt, Sum: sum}
 		for _, q := range m.quantiles {

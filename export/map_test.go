@@ -7,8 +7,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
 	"github.com/statsblob/statsblob/export/internal/fixture"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
 )
 
 func TestAppendKitchen(t *testing.T) {
@@ -81,4 +84,31 @@ func TestAppendKitchen(t *testing.T) {
 		}
 		require.Equal(t, want[i], got[i], want[i].Name)
 	}
+}
+
+// A t-digest summary takes its sum from the VOI's SUM, exact, rather than
+// from the digest's rounded means.
+func TestSummarySumFromSUM(t *testing.T) {
+	reg := tpl.NewRegistry()
+	tp, err := reg.New("S")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "with", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum(), tpl.TDigest(voi.TDgstClust32, 4, 1)}}))
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 1, Name: "without", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.TDigest(voi.TDgstClust32, 4, 1)}}))
+	b := blob.New(tp, blob.NewEnv(nil, 1))
+	for v := uint32(1); v <= 100; v++ {
+		require.NoError(t, b.UpdateU32(0, v))
+		require.NoError(t, b.UpdateU32(1, v))
+	}
+	m, err := export.NewMapper(export.Options{Quantiles: []float64{}})
+	require.NoError(t, err)
+	ms, err := m.Append(nil, export.Named{Blob: b, Template: tp})
+	require.NoError(t, err)
+	require.Len(t, ms, 3)
+	require.Equal(t, "s_with_tdigest", ms[1].Name)
+	require.Equal(t, export.SummaryPoint{Count: 100, Sum: 5050}, *ms[1].Summary)
+	// The digest's own sum: 4 centroids with means in halves.
+	require.Equal(t, "s_without_tdigest", ms[2].Name)
+	require.Equal(t, uint64(100), ms[2].Summary.Count)
+	require.NotEqual(t, 5050.0, ms[2].Summary.Sum)
+	require.InDelta(t, 5050, ms[2].Summary.Sum, 100*0.5)
 }

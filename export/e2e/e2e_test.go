@@ -39,19 +39,20 @@ import (
 	"github.com/statsblob/statsblob/voi"
 )
 
-// Bounds of the digest-derived values, against what was posted. The count
-// of a merged digest is exact; its sum (means times counts) and quantiles
-// are the merge's. With the merge of today (the posted centroids replayed
-// through the C's clustering add, issue 11 open) the demo's RTT sum drifts
-// by 11% and the latency p99 lands anywhere above the exact one; these
-// bounds are that merge's and tighten when issue 11's merge lands.
+// Bounds of the digest-derived values, against what was posted. A merged
+// digest's count is exact, and so is its sum where the VOI keeps a SUM
+// (E2E_LAT). Where it does not (the demo's TCP_RTT), the sum is the
+// digest's, means times counts, which tdigest.MergeAll moves when it spreads
+// heavy centroids before regrouping: 0.9% on the demo's fleet. The
+// quantiles' rank error is the merge's (issue 11 promises 0.3% for a
+// 50-slot digest; measured 0.07-0.26% at p50..p99.9 here).
 const (
 	// sumTol is the largest relative difference between a merged digest's
 	// sum and the sum of the posted digests' sums.
-	sumTol = 0.15
+	sumTol = 0.02
 	// rankTol is the largest rank error of the merged latency digest's
 	// p99 against the exact samples.
-	rankTol = 0.5
+	rankTol = 0.003
 )
 
 func repoRoot(t *testing.T) string {
@@ -338,21 +339,17 @@ func TestE2E(t *testing.T) {
 			lo, hi := les[i-1], les[i]
 			got := one(t, promURL, "histogram_quantile(0.99, e2e_lat_latency_hist_bucket"+sel+")")
 			require.True(t, got > lo && got <= hi, "host h%d: histogram_quantile %v outside (%v, %v], the bucket of the exact p99 %v", h, got, lo, hi, p99)
-			// The summary: count exact, sum within sumTol of the posted
-			// digests', p99 within rankTol in rank.
-			var dsum float64
-			for _, b := range latBlobs[h] {
-				s, _ := digestSum(t, b, 0)
-				dsum += s
-			}
+			// The summary: count and sum (the VOI's SUM) exact, p99 within
+			// rankTol in rank.
 			require.Equal(t, n, one(t, promURL, "e2e_lat_latency_tdigest_count"+sel))
-			gotSum := one(t, promURL, "e2e_lat_latency_tdigest_sum"+sel)
-			q99 := one(t, promURL, `e2e_lat_latency_tdigest{src="lat",host="h`+strconv.Itoa(h)+`",quantile="0.99"}`)
-			rank := float64(len(xs)-len(slices.DeleteFunc(slices.Clone(xs), func(x float64) bool { return x <= q99 }))) / n
-			t.Logf("host h%d: %d samples, p99 exact %v, histogram_quantile %.0f in (%v, %v], digest %.0f (rank %.4f), digest sum %.4g%% off",
-				h, len(xs), p99, got, lo, hi, q99, rank, 100*math.Abs(gotSum-dsum)/dsum)
-			require.InDelta(t, dsum, gotSum, sumTol*dsum)
-			require.InDelta(t, 0.99, rank, rankTol, "digest p99 %v", q99)
+			require.Equal(t, sum, one(t, promURL, "e2e_lat_latency_tdigest_sum"+sel))
+			t.Logf("host h%d: %d samples, p99 exact %v, histogram_quantile %.0f in (%v, %v]", h, len(xs), p99, got, lo, hi)
+			for _, q := range []float64{0.5, 0.9, 0.99, 0.999} {
+				est := one(t, promURL, fmt.Sprintf(`e2e_lat_latency_tdigest{src="lat",host="h%d",quantile="%g"}`, h, q))
+				at := float64(len(xs)-len(slices.DeleteFunc(slices.Clone(xs), func(x float64) bool { return x <= est }))) / n
+				t.Logf("  summary q%g: %.0f, exact %v, rank error %.4f", q, est, xs[int(math.Ceil(q*n))-1], at-q)
+				require.InDelta(t, q, at, rankTol, "q%g: %v", q, est)
+			}
 		}
 	})
 
