@@ -1,0 +1,33 @@
+package blob_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestREADMETour: the README's tour is Example_tour's body as written
+// (without its Output comment), so it compiles, runs and cannot rot.
+func TestREADMETour(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	src, err := os.ReadFile("tour_example_test.go")
+	require.NoError(t, err)
+
+	_, after, ok := strings.Cut(string(readme), "## A tour of the API\n\n```go\n")
+	require.True(t, ok, "README has no tour")
+	snippet, _, ok := strings.Cut(after, "```\n")
+	require.True(t, ok)
+
+	_, body, ok := strings.Cut(string(src), "func Example_tour() {\n")
+	require.True(t, ok)
+	body, _, ok = strings.Cut(body, "\t// Output:")
+	require.True(t, ok)
+	var want strings.Builder
+	for _, line := range strings.SplitAfter(body, "\n") {
+		want.WriteString(strings.TrimPrefix(line, "\t"))
+	}
+	require.Equal(t, want.String(), snippet)
+}

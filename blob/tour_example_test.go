@@ -1,0 +1,74 @@
+package blob_test
+
+import (
+	"errors"
+	"fmt"
+	"log"
+	"strings"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/hist"
+	"github.com/statsblob/statsblob/tdigest"
+	"github.com/statsblob/statsblob/tostr"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// The README's tour of the API: a template, a blob updated on the hot
+// path, a snapshot shipped as bytes, and a collector that validates,
+// queries and renders it. TestREADMETour keeps the README's copy equal to
+// this body.
+func Example_tour() {
+	reg := tpl.NewRegistry()  // or tpl.Default
+	t, err := reg.New("CONN") // template slot 0
+	if err != nil {
+		log.Fatal(err)
+	}
+	err = errors.Join(
+		t.AddVOI(tpl.VOIDef{ID: 0, Name: "txbytes", DType: voi.IntU64,
+			Stats: []tpl.StatSpec{tpl.Sum()}}),
+		t.AddVOI(tpl.VOIDef{ID: 1, Name: "rtt", DType: voi.IntU32,
+			Stats: []tpl.StatSpec{tpl.Max(), tpl.Min(),
+				tpl.Histogram(hist.Spec{DType: voi.CRHist32, Scheme: hist.Lin, LB: 0, UB: 1000, StepInc: 50}),
+				tpl.TDigest(voi.TDgstClust32, 20, 4)}}))
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	b := blob.New(t, nil) // one []byte, laid out as the template says
+	err = errors.Join(
+		b.UpdateU64(0, 1448), // hot path: O(1), no allocation
+		b.UpdateU32(1, 180), b.UpdateU32(1, 95), b.UpdateU32(1, 240))
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	snap := b.Snapshot(true) // a copy; the live blob starts over
+	wire := snap.Bytes()     // ship these bytes
+
+	got, err := blob.FromBytes(wire, nil) // collector: a validated copy
+	if err == nil {
+		err = got.CheckTemplate(t) // of the sender's template
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	hi, err := got.FetchU32(1, voi.Max)
+	if err != nil {
+		log.Fatal(err)
+	}
+	st, err := got.Fetch(1, voi.TDgst)
+	if err != nil {
+		log.Fatal(err)
+	}
+	p50, err := tdigest.Quantile(st.Data, st.DType, 0.5)
+	if err != nil {
+		log.Fatal(err)
+	}
+	text, err := tostr.String(got, tostr.Options{Format: tostr.JSON, Flags: tostr.Meta, Registry: reg})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(hi, p50, strings.Contains(text, `"rtt"`))
+	// Output: 240 180 true
+}
