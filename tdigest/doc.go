@@ -65,7 +65,10 @@
 // # Beyond the C
 //
 // Validate checks bytes from elsewhere. Quantile, CDF, Mean, Count, Iter
-// and Centroids read a digest; Merge and MergeWeighted add weighted samples
-// through the update path; ReadInfo and ReadCentroid expose the raw layout.
+// and Centroids read a digest; MergeAll, Merge and MergeWeighted merge
+// digests (and weighted samples) into a digest of the destination's
+// geometry, exactly counted and independent of the order of the inputs
+// (the C has no merge; see MergeAll); ReadInfo and ReadCentroid expose the
+// raw layout.
 // The caiotd subpackage converts to and from github.com/caio/go-tdigest.
 package tdigest

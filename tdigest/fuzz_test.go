@@ -1,9 +1,11 @@
 package tdigest_test
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/statsblob/statsblob/bsdrand"
@@ -184,4 +186,68 @@ func checkDigestQueries(t *testing.T, data []byte, dt voi.DType) {
 	if m, err := tdigest.Mean(data, dt); err != nil || m < lo || m > hi {
 		t.Fatalf("Mean = %v, %v; means in [%v, %v]", m, err, lo, hi)
 	}
+}
+
+// FuzzMergeAll builds up to five digests of one geometry from the fuzzer's
+// samples and merges them in two orders, with two choices of destination,
+// asserting that the merge holds exactly their samples in a valid digest
+// of the destination's geometry and that its bytes do not depend on the
+// order.
+func FuzzMergeAll(f *testing.F) {
+	f.Add([]byte{0, 8, 4, 3, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})
+	f.Add([]byte{1, 3, 16, 1, 0xff, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90})
+	f.Add([]byte{1, 20, 2, 4, 200, 1, 200, 2, 200, 3, 9, 9, 9, 9, 1, 1, 1, 7, 7, 7, 7, 7})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if len(in) < 4 {
+			return
+		}
+		dt := voi.TDgstClust32
+		if in[0]&1 == 1 {
+			dt = voi.TDgstClust64
+		}
+		nctds := uint32(in[1]%40) + 1
+		prec := uint32(in[2]%16) + 1
+		k := int(in[3]%5) + 1
+		ds := make([][]byte, k)
+		var want uint64
+		env := &tdigest.Env{Rand: bsdrand.New(1)}
+		for i := range ds {
+			ds[i], _ = tdigest.Build(dt, nctds, prec)
+		}
+		for i, b := range in[4:] {
+			d := ds[i%k]
+			// Spread small values over a wide range: b's low bits scaled by
+			// its high bits.
+			v := uint64(b&0x1f) << (b >> 5 * 3)
+			if tdigest.Update(d, dt, voi.IntU32, v, env) == nil {
+				want++
+			}
+		}
+		merge := func(order []int) []byte {
+			dst := bytes.Clone(ds[order[0]])
+			srcs := make([][]byte, 0, k-1)
+			for _, i := range order[1:] {
+				srcs = append(srcs, ds[i])
+			}
+			if err := tdigest.MergeAll(dst, dt, srcs...); err != nil {
+				t.Fatalf("MergeAll: %v", err)
+			}
+			if err := tdigest.Validate(dst, dt); err != nil {
+				t.Fatal(err)
+			}
+			if n, _ := tdigest.Count(dst, dt); n != want {
+				t.Fatalf("merged %d samples into %d", want, n)
+			}
+			return dst
+		}
+		fwd := make([]int, k)
+		for i := range fwd {
+			fwd[i] = i
+		}
+		rev := slices.Clone(fwd)
+		slices.Reverse(rev)
+		if a, b := merge(fwd), merge(rev); !bytes.Equal(a, b) {
+			t.Fatalf("MergeAll depends on the order of its inputs")
+		}
+	})
 }

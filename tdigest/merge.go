@@ -27,8 +27,9 @@ func Merge(dst, src []byte, dt voi.DType) error {
 // extremely accurate quantiles using t-digests", 2019), adapted to the C's
 // digests:
 //
-//   - If at most one input holds samples, the result is that input: dst
-//     unchanged, or src's bytes if src has dst's geometry.
+//   - If one input holds samples, the result is that input: dst
+//     unchanged, or src's bytes if src has dst's geometry. If none does,
+//     dst becomes empty as Build makes it.
 //   - If all centroids of all inputs fit in dst's slots, the result holds
 //     them all, unchanged.
 //   - Otherwise the centroids of all inputs are pooled; when two or more
@@ -84,7 +85,10 @@ func MergeAll(dst []byte, dt voi.DType, srcs ...[]byte) error {
 		ins = append(ins, g.read(in, dt))
 	}
 	switch {
-	case nonEmpty == 0 || nonEmpty == 1 && last == 0:
+	case nonEmpty == 0:
+		d.rebuild(g.ctrl, nil, 0, 0)
+		return nil
+	case nonEmpty == 1 && last == 0:
 		return nil
 	case nonEmpty == 1 && len(all[last]) == len(dst) && ReadCentroid(all[last], dt, 0).Mu.Raw&ctrlMask == g.ctrl:
 		copy(dst, all[last])
@@ -141,8 +145,9 @@ func (g geometry) errTooMany() error {
 func (d *digest) mergeInputs(g geometry, ins []input) error {
 	var total uint64
 	var comp uint32
-	ncs := 0
+	ncs, heavy := 0, false
 	for _, in := range ins {
+		heavy = heavy || in.total > uint64(len(in.cs))
 		n, carry := bits.Add64(total, in.total, 0)
 		if carry != 0 || n > g.maxTotal {
 			return g.errTooMany()
@@ -152,7 +157,7 @@ func (d *digest) mergeInputs(g geometry, ins []input) error {
 		ncs += len(in.cs)
 	}
 	var items []item
-	if len(ins) > 1 && ncs > d.maxn {
+	if len(ins) > 1 && (ncs > d.maxn || heavy) {
 		items = make([]item, 0, 4*ncs)
 		for _, in := range ins {
 			items = splitCentroids(items, in.cs, g.lim)

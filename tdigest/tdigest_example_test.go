@@ -1,6 +1,7 @@
 package tdigest_test
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/statsblob/statsblob/bsdrand"
@@ -78,8 +79,8 @@ func ExampleIter() {
 	// slot 0: mean 9.5 (9.50), count 2
 }
 
-// Merging two digests; the order in which src's centroids are added comes
-// from the random source, so the result is reproducible.
+// Merging two digests: every sample counted, the destination's size kept,
+// and the same bytes whichever digest is the destination.
 func ExampleMerge() {
 	a, _ := tdigest.Build(voi.TDgstClust64, 6, 4)
 	b, _ := tdigest.Build(voi.TDgstClust64, 6, 4)
@@ -88,15 +89,17 @@ func ExampleMerge() {
 		_ = tdigest.Update(a, voi.TDgstClust64, voi.IntU64, i, env)
 		_ = tdigest.Update(b, voi.TDgstClust64, voi.IntU64, 1000+i, env)
 	}
-	if err := tdigest.Merge(a, b, voi.TDgstClust64); err != nil {
+	ab, ba := bytes.Clone(a), bytes.Clone(b)
+	if err := tdigest.Merge(ab, b, voi.TDgstClust64); err != nil {
 		fmt.Println(err)
 	}
-	n, _ := tdigest.Count(a, voi.TDgstClust64)
-	med, _ := tdigest.Quantile(a, voi.TDgstClust64, 0.5)
-	fmt.Println(n, "samples, valid:", tdigest.Validate(a, voi.TDgstClust64) == nil)
+	_ = tdigest.Merge(ba, a, voi.TDgstClust64)
+	n, _ := tdigest.Count(ab, voi.TDgstClust64)
+	med, _ := tdigest.Quantile(ab, voi.TDgstClust64, 0.5)
+	fmt.Println(n, "samples, valid:", tdigest.Validate(ab, voi.TDgstClust64) == nil, ", same bytes:", bytes.Equal(ab, ba))
 	fmt.Printf("median between the halves: %v\n", med > 99 && med < 1000)
 	// Output:
-	// 200 samples, valid: true
+	// 200 samples, valid: true , same bytes: true
 	// median between the halves: true
 }
 

@@ -274,18 +274,9 @@ func TestMerge(t *testing.T) {
 			feed(t, a, dt, voi.IntU32, env, s.draw("uniform"))
 			feed(t, b, dt, voi.IntU32, env, s.draw("logish")%5000)
 		}
-		// Deterministic for a given PRNG state.
-		a2 := bytes.Clone(a)
-		env2 := &tdigest.Env{Rand: new(bsdrand.Source)}
-		*env2.Rand = *env.Rand
+		// Digests of different precisions merge into a's.
 		if err := tdigest.Merge(a, b, dt); err != nil {
 			t.Fatal(err)
-		}
-		if err := tdigest.Merge(a2, b, dt); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(a, a2) {
-			t.Fatalf("%v: Merge is not deterministic", dt)
 		}
 		if err := tdigest.Validate(a, dt); err != nil {
 			t.Fatal(err)

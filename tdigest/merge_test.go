@@ -1,0 +1,315 @@
+package tdigest_test
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/bsdrand"
+	"github.com/statsblob/statsblob/internal/accuracy"
+	"github.com/statsblob/statsblob/tdigest"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// long reports whether the long versions of the accuracy tests run
+// (STATSBLOB_LONG=1; `make accuracy` prints the full tables).
+func long() bool { return os.Getenv("STATSBLOB_LONG") != "" }
+
+// digestOf returns a digest of geometry (dt, slots, prec) fed vals.
+func digestOf(t testing.TB, dt voi.DType, slots, prec uint32, seed uint32, vals ...uint64) []byte {
+	t.Helper()
+	d := mustBuild(t, dt, slots, prec)
+	env := &tdigest.Env{Rand: bsdrand.New(seed)}
+	for _, v := range vals {
+		require.NoError(t, tdigest.Update(d, dt, voi.IntU64, v, env))
+	}
+	return d
+}
+
+func count(t testing.TB, d []byte, dt voi.DType) uint64 {
+	t.Helper()
+	n, err := tdigest.Count(d, dt)
+	require.NoError(t, err)
+	return n
+}
+
+func centroids(d []byte, dt voi.DType) [][2]float64 {
+	var cs [][2]float64
+	for c := range tdigest.Centroids(d, dt) {
+		cs = append(cs, [2]float64{c.Mean(), float64(c.Count)})
+	}
+	return cs
+}
+
+// randomDigests returns n digests of geometry (dt, slots, 8) fed from a
+// long-tailed stream, blob i with 1 to 600 samples.
+func randomDigests(t testing.TB, dt voi.DType, slots uint32, n int, seed uint64) [][]byte {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 1))
+	ds := make([][]byte, n)
+	for i := range ds {
+		vals := make([]uint64, 1+r.IntN(600))
+		for j := range vals {
+			vals[j] = 200 + uint64(r.ExpFloat64()*3000)
+		}
+		d := mustBuild(t, dt, slots, 8)
+		env := &tdigest.Env{Rand: bsdrand.New(uint32(i + 1))}
+		for _, v := range vals {
+			// A digest of few slots may refuse a sample (EAGAIN), as the C's.
+			if err := tdigest.Update(d, dt, voi.IntU64, v, env); err != nil {
+				require.ErrorIs(t, err, voi.ErrAgain)
+			}
+		}
+		ds[i] = d
+	}
+	return ds
+}
+
+// TestMergeAllCountsAndValidity: a merge holds exactly the inputs'
+// samples, in a digest Validate accepts, of dst's geometry, with smplcnt
+// the sum and compcnt the sum of the inputs'.
+func TestMergeAllCountsAndValidity(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		dt    voi.DType
+		slots uint32
+		n     int
+	}{
+		{"32-bit 20 slots, 2 inputs", voi.TDgstClust32, 20, 2},
+		{"32-bit 20 slots, 300 inputs", voi.TDgstClust32, 20, 300},
+		{"64-bit 50 slots, 8 inputs", voi.TDgstClust64, 50, 8},
+		{"64-bit 3 slots, 40 inputs", voi.TDgstClust64, 3, 40},
+		{"64-bit 1 slot, 5 inputs", voi.TDgstClust64, 1, 5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ds := randomDigests(t, c.dt, c.slots, c.n, 1)
+			var want uint64
+			var comp uint32
+			for _, d := range ds {
+				want += count(t, d, c.dt)
+				info, err := tdigest.ReadInfo(d, c.dt)
+				require.NoError(t, err)
+				comp += info.CompCnt
+			}
+			dst := bytes.Clone(ds[0])
+			require.NoError(t, tdigest.MergeAll(dst, c.dt, ds[1:]...))
+			require.NoError(t, tdigest.Validate(dst, c.dt))
+			require.Equal(t, want, count(t, dst, c.dt))
+			info, err := tdigest.ReadInfo(dst, c.dt)
+			require.NoError(t, err)
+			require.Equal(t, want, info.SmplCnt)
+			require.Equal(t, comp, info.CompCnt)
+			require.Equal(t, int16(c.slots), info.MaxNodes)
+			require.LessOrEqual(t, info.CurNodes, int16(c.slots))
+			require.Len(t, dst, len(ds[0]))
+			// The merged digest takes updates as the C's does.
+			env := &tdigest.Env{Rand: bsdrand.New(3)}
+			added := uint64(0)
+			for v := range uint64(2000) {
+				if err := tdigest.Update(dst, c.dt, voi.IntU64, v*37%5000, env); err == nil {
+					added++
+				} else {
+					require.ErrorIs(t, err, voi.ErrAgain)
+				}
+			}
+			require.NoError(t, tdigest.Validate(dst, c.dt))
+			require.Equal(t, want+added, count(t, dst, c.dt))
+			require.Greater(t, added, uint64(1000))
+		})
+	}
+}
+
+// TestMergeOrderIndependent: Merge(a, b) and Merge(b, a) give the same
+// bytes, and so does MergeAll for any order of its inputs and any choice
+// of which input is the destination.
+func TestMergeOrderIndependent(t *testing.T) {
+	for _, dt := range []voi.DType{voi.TDgstClust32, voi.TDgstClust64} {
+		ds := randomDigests(t, dt, 20, 12, 2)
+		ab, ba := bytes.Clone(ds[0]), bytes.Clone(ds[1])
+		require.NoError(t, tdigest.Merge(ab, ds[1], dt))
+		require.NoError(t, tdigest.Merge(ba, ds[0], dt))
+		require.Equal(t, ab, ba, "%v: Merge(a, b) != Merge(b, a)", dt)
+
+		ref := mustBuild(t, dt, 20, 8)
+		require.NoError(t, tdigest.MergeAll(ref, dt, ds...))
+		r := rand.New(rand.NewPCG(5, 5))
+		for range 6 {
+			perm := slices.Clone(ds)
+			r.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+			dst := bytes.Clone(perm[0])
+			require.NoError(t, tdigest.MergeAll(dst, dt, perm[1:]...))
+			require.Equal(t, ref, dst, "%v: MergeAll depends on the order", dt)
+		}
+	}
+}
+
+// TestMergeIntoEmpty: merging into an empty digest of the same geometry
+// gives the source's bytes; merging an empty digest changes nothing.
+func TestMergeIntoEmpty(t *testing.T) {
+	for _, dt := range []voi.DType{voi.TDgstClust32, voi.TDgstClust64} {
+		src := randomDigests(t, dt, 20, 1, 3)[0]
+		for _, d := range [][]byte{mustBuild(t, dt, 20, 8), digestOf(t, dt, 20, 8, 1, 5, 6, 7)} {
+			tdigest.Reset(d, dt) // an emptied digest keeps stale bytes in its free slots
+			require.NoError(t, tdigest.Merge(d, src, dt))
+			require.Equal(t, src, d)
+		}
+		dst := bytes.Clone(src)
+		require.NoError(t, tdigest.MergeAll(dst, dt, mustBuild(t, dt, 20, 8), mustBuild(t, dt, 7, 4)))
+		require.Equal(t, src, dst)
+	}
+}
+
+// TestMergeKeepsSamplesThatFit: single samples from all inputs that fit
+// dst's slots are kept as they are; heavier centroids are spread and
+// regrouped, and their mean is kept within rounding.
+func TestMergeKeepsSamplesThatFit(t *testing.T) {
+	dt := voi.TDgstClust64
+	a := digestOf(t, dt, 10, 8, 1, 1, 5, 9)
+	b := digestOf(t, dt, 10, 8, 2, 2, 3, 100)
+	require.NoError(t, tdigest.Merge(a, b, dt))
+	require.Equal(t, [][2]float64{{1, 1}, {2, 1}, {3, 1}, {5, 1}, {9, 1}, {100, 1}}, centroids(a, dt))
+
+	c := digestOf(t, dt, 3, 8, 1, 10, 10, 20, 20, 30, 30, 40, 41) // compressed: heavier centroids
+	d := digestOf(t, dt, 3, 8, 2, 1000, 1001, 1002, 1003)
+	require.NoError(t, tdigest.Merge(c, d, dt))
+	require.NoError(t, tdigest.Validate(c, dt))
+	require.Equal(t, uint64(12), count(t, c, dt))
+	m, err := tdigest.Mean(c, dt)
+	require.NoError(t, err)
+	require.InDelta(t, float64(10+10+20+20+30+30+40+41+1000+1001+1002+1003)/12, m, 0.01)
+}
+
+// TestMergeGeometries: sources of other slot counts and precisions merge
+// into dst's geometry without error; means are truncated to dst's
+// precision or clamped to its range.
+func TestMergeGeometries(t *testing.T) {
+	dt := voi.TDgstClust64
+	dst := digestOf(t, dt, 8, 4, 1, 1, 2, 3)
+	fine := mustBuild(t, dt, 30, 32)
+	require.NoError(t, tdigest.MergeWeighted(fine, dt, []float64{1.03125, 7.5}, []uint64{3, 2}))
+	require.NoError(t, tdigest.Merge(dst, fine, dt))
+	require.NoError(t, tdigest.Validate(dst, dt))
+	require.Equal(t, uint64(8), count(t, dst, dt))
+	require.Equal(t, uint(4), tdigest.ReadCentroid(dst, dt, 0).Mu.NFBits())
+
+	// 2^50 with 4 fractional bits does not fit 48 fractional bits (60
+	// bits in all): clamped to the largest mean, 2^12 - 2^-48.
+	big := digestOf(t, dt, 4, 4, 1, 1<<50)
+	small := digestOf(t, dt, 4, 48, 1, 1)
+	require.NoError(t, tdigest.Merge(small, big, dt))
+	require.NoError(t, tdigest.Validate(small, dt))
+	require.Equal(t, [][2]float64{{1, 1}, {math.Ldexp(1<<60-1, -48), 1}}, centroids(small, dt))
+	require.Equal(t, uint64(1<<60-1)<<3|uint64(tdigest.ReadCentroid(small, dt, 0).Mu.Raw&7), tdigest.ReadCentroid(small, dt, 1).Mu.Raw)
+}
+
+// TestMergeOverflow: only a sample count past the destination's counter
+// fails a merge, with voi.ErrOverflow and dst unchanged.
+func TestMergeOverflow(t *testing.T) {
+	dt := voi.TDgstClust32
+	heavy := mustBuild(t, dt, 4, 4)
+	require.NoError(t, tdigest.MergeWeighted(heavy, dt, []float64{1, 2, 3}, []uint64{1 << 30, 1 << 30, 1<<31 - 2}))
+	require.Equal(t, uint64(1<<32-2), count(t, heavy, dt))
+	one := digestOf(t, dt, 4, 4, 1, 5)
+	require.NoError(t, tdigest.Merge(bytes.Clone(heavy), one, dt), "2^32-1 samples fit")
+
+	two := digestOf(t, dt, 4, 4, 1, 5, 6)
+	before := bytes.Clone(heavy)
+	err := tdigest.Merge(heavy, two, dt)
+	require.ErrorIs(t, err, voi.ErrOverflow)
+	require.ErrorContains(t, err, "more than 4294967295 samples")
+	require.Equal(t, before, heavy)
+
+	// One slot cannot hold 2^31 samples of a TDGSTCLUST32 (its counts are
+	// int32).
+	tiny := mustBuild(t, dt, 1, 4)
+	require.NoError(t, tdigest.MergeWeighted(tiny, dt, []float64{1}, []uint64{1<<31 - 1}))
+	before = bytes.Clone(tiny)
+	err = tdigest.Merge(tiny, one, dt)
+	require.ErrorIs(t, err, voi.ErrOverflow)
+	require.Equal(t, before, tiny)
+}
+
+// TestMergeErrors: a corrupt input or a destination without slots fails
+// with voi.ErrInvalid and changes nothing.
+func TestMergeErrors(t *testing.T) {
+	for _, dt := range []voi.DType{voi.TDgstClust32, voi.TDgstClust64} {
+		a := digestOf(t, dt, 10, 4, 1, 1, 2, 3)
+		b := digestOf(t, dt, 10, 4, 2, 7, 8, 9)
+		bad := bytes.Clone(b)
+		bad[len(bad)-10] ^= 0xff
+		bad[tdigest.Size(dt, 0)+6] = 7 // node 0's color
+		before := bytes.Clone(a)
+		err := tdigest.MergeAll(a, dt, b, bad)
+		require.ErrorIs(t, err, voi.ErrInvalid)
+		require.ErrorContains(t, err, "merge source 1")
+		require.Equal(t, before, a)
+		err = tdigest.Merge(bad, a, dt)
+		require.ErrorIs(t, err, voi.ErrInvalid)
+		require.ErrorContains(t, err, "merge destination")
+		none := mustBuild(t, dt, 0, 4)
+		require.ErrorIs(t, tdigest.Merge(none, a, dt), voi.ErrInvalid)
+	}
+}
+
+// TestMergeFleetAccuracy merges fleets of per-connection digests (the
+// demo's connection RTTs, and streams shared by all blobs) and checks the
+// rank error against the exact samples at p50, p90, p99 and p99.9: at
+// most 1% for a 20-slot digest, 0.3% for a 50-slot one (0.5% and 1% for
+// the Pareto stream of infinite variance), for one merge of all digests
+// and for a two-level merge (groups of 8, then the groups), and no larger
+// than that of caio/go-tdigest merging the same digests into as many
+// centroids. The default run uses 300 blobs per fleet (caio for the
+// connection fleet only); STATSBLOB_LONG=1 2000 blobs and caio for all.
+func TestMergeFleetAccuracy(t *testing.T) {
+	blobs := 300
+	if long() {
+		blobs = 2000
+	}
+	for _, g := range []accuracy.Geometry{accuracy.Small, accuracy.Large} {
+		for _, dist := range accuracy.Dists {
+			bound := map[uint32]float64{20: 0.01, 50: 0.003}[g.Slots]
+			if dist.Name == "pareto" {
+				bound = map[uint32]float64{20: 0.01, 50: 0.005}[g.Slots]
+			}
+			t.Run(dist.Name+"/"+g.DType.String(), func(t *testing.T) {
+				f := accuracy.NewFleet(g, dist, blobs, accuracy.BlobSize, 1)
+				require.Zero(t, f.Lost)
+				one := g.Build()
+				require.NoError(t, tdigest.MergeAll(one, g.DType, f.Digests...))
+				require.Equal(t, uint64(len(f.Sorted)), count(t, one, g.DType))
+				var groups [][]byte
+				for i := 0; i < len(f.Digests); i += 8 {
+					gd := g.Build()
+					require.NoError(t, tdigest.MergeAll(gd, g.DType, f.Digests[i:min(i+8, len(f.Digests))]...))
+					groups = append(groups, gd)
+				}
+				two := g.Build()
+				require.NoError(t, tdigest.MergeAll(two, g.DType, groups...))
+				require.Equal(t, uint64(len(f.Sorted)), count(t, two, g.DType))
+				e1, e2 := accuracy.Errors(f.Sorted, one, g.DType), accuracy.Errors(f.Sorted, two, g.DType)
+				t.Logf("rank errors %% at p50/p90/p99/p99.9: one merge %.3f, two levels %.3f", pcts(e1), pcts(e2))
+				require.LessOrEqual(t, accuracy.Max(e1), bound)
+				require.LessOrEqual(t, accuracy.Max(e2), bound)
+				if dist.Name == "conn-rtt" || long() {
+					td, _ := accuracy.CaioMerged(f.Digests, g.DType, int(g.Slots))
+					ec := accuracy.CaioErrors(f.Sorted, td)
+					t.Logf("caio at %d centroids: %.3f", g.Slots, pcts(ec))
+					require.LessOrEqual(t, accuracy.Max(e1), accuracy.Max(ec))
+				}
+			})
+		}
+	}
+}
+
+func pcts(e []float64) []float64 {
+	out := make([]float64, len(e))
+	for i, v := range e {
+		out[i] = 100 * v
+	}
+	return out
+}
