@@ -16,6 +16,10 @@ import (
 	"github.com/statsblob/statsblob/internal/scenario/gen"
 )
 
+// reduced reports whether the tests run a reduced number of seeds: with
+// -short, and under the race detector.
+func reduced() bool { return testing.Short() || raceEnabled }
+
 // runGo runs a scenario through the Go runner, turning a panic into an
 // error.
 func runGo(text string) (out []byte, err error) {
@@ -79,7 +83,7 @@ func expectMismatches(sc *gen.Scenario, out []byte) (res []string, first int) {
 // diff) the scenario is only checked up to that command.
 func TestGeneratedValid(t *testing.T) {
 	n := uint64(300)
-	if testing.Short() {
+	if reduced() {
 		n = 60
 	}
 	cut := 0
@@ -129,14 +133,14 @@ const firstLinesOfSeed1 = "seed 2219549778475\ntpl netflow97\nvoi 0 cwnd0 Q_U32/
 // differential test hits each many times: statsblob gen -coverage).
 func TestCoverageCells(t *testing.T) {
 	to := uint64(2000)
-	if testing.Short() {
+	if reduced() {
 		to = 200
 	}
 	hits, _ := gen.Coverage(1, to, gen.Options{})
 	var sb strings.Builder
 	missing, unknown := gen.WriteCoverage(&sb, hits)
 	require.Empty(t, unknown)
-	if !testing.Short() {
+	if !reduced() {
 		require.Empty(t, missing)
 	}
 	require.Contains(t, sb.String(), fmt.Sprintf("%d allowed cells", len(gen.Cells())))

@@ -1,0 +1,5 @@
+//go:build !race
+
+package gen_test
+
+const raceEnabled = false
