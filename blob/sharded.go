@@ -18,7 +18,13 @@ import (
 // and histograms the same bytes as some serial order of those updates
 // would give (except that a merged SUM that overflows counts an error in
 // its voistat, as an update does, where Merge would fail); for t-digests a
-// valid digest of exactly those samples.
+// valid digest of exactly those samples, the shards' digests merged in one
+// step (tdigest.MergeAll). With one shard holding samples that is its
+// digest unchanged. With several, measured at 10^5 samples, the rank
+// error is at most 0.7% at p99 and p99.9 for TDGSTCLUST32(20,4) and 0.05%
+// for TDGSTCLUST64(50,8); at p50 and p90 at most 2.6% and 0.3%, where one
+// blob fed the same samples is off by up to 1.1% and 0.6% (the shards' C
+// clustering keeps heavy centroids there; README, section Accuracy).
 //
 // A goroutine's updates usually land on the shard of the processor it runs
 // on (shards are handed out through a sync.Pool, which is per-processor),
@@ -31,7 +37,7 @@ type Sharded struct {
 	shards []paddedShard
 	pool   sync.Pool
 	next   atomic.Uint32
-	env    *Env // environment of snapshots (t-digest merges)
+	env    *Env // environment of snapshots
 }
 
 type shard struct {
@@ -155,8 +161,9 @@ func (s *Sharded) unlockAll() {
 
 // Snapshot returns the merge of all shards as one blob and, if reset is
 // true, resets every shard, atomically with respect to updates. The
-// snapshot's header is shard 0's. Merge errors (overflows) are counted in
-// the snapshot and returned; the snapshot is returned with them.
+// snapshot's header is shard 0's; each t-digest is the merge of all the
+// shards' digests in one step. Merge errors (overflows) are counted in the
+// snapshot and returned; the snapshot is returned with them.
 func (s *Sharded) Snapshot(reset bool) (*Blob, error) {
 	s.lockAll()
 	defer s.unlockAll()
