@@ -2,6 +2,7 @@ package blob_test
 
 import (
 	"encoding/binary"
+	"errors"
 	"runtime"
 	"testing"
 
@@ -105,7 +106,8 @@ func TestFromBytesAcceptsEngineBlobs(t *testing.T) {
 
 // FuzzFromBytes: FromBytes never panics; whatever it accepts re-encodes to
 // the same bytes and can be walked, fetched, updated, cloned and reset
-// without a panic, staying valid.
+// without a panic, staying valid; an update the VOI cannot take returns a
+// *VOIError and changes nothing.
 func FuzzFromBytes(f *testing.F) {
 	f.Add(unhex(f, manpageHex))
 	bl := blob.New(manpage(f), fixedEnv())
@@ -121,16 +123,29 @@ func FuzzFromBytes(f *testing.F) {
 		if err != nil || string(out) != string(p) {
 			t.Fatalf("re-encoding differs")
 		}
+		vois := map[int32]blob.VOIEntry{}
 		for s := range bl.Walk(blob.NullVOI | blob.NullStat) {
-			_ = s
+			if s.VOI.ID >= 0 {
+				vois[int32(s.VOI.ID)] = s.VOI
+			}
 		}
 		for id := int32(-1); id <= int32(bl.NumVOIs()); id++ {
 			for st := voi.SType(-1); st <= voi.NumSTypes; st++ {
 				_, _ = bl.Fetch(id, st)
 			}
 			for dt := voi.DType(0); dt <= voi.NumDTypes; dt++ {
-				_ = bl.Update(id, dt, 12345, false)
-				_ = bl.Update(id, dt, 1, true)
+				for _, rel := range []bool{false, true} {
+					before := string(bl.Bytes())
+					err := bl.Update(id, dt, 12345, rel)
+					// A call the VOI cannot take says why and changes
+					// nothing; other errors come from statistics.
+					v, ok := vois[id]
+					takes := ok && v.DType == dt && dt.IsNumeric() && (!rel || v.Flags&voi.FlagReqState != 0)
+					var ve *blob.VOIError
+					if errors.As(err, &ve) == takes || ve != nil && (!errors.Is(err, voi.ErrInvalid) || ve.ID != id || string(bl.Bytes()) != before) {
+						t.Fatalf("Update(%d, %v, rel %v) of %+v: %v, blob changed: %v", id, dt, rel, v, err, string(bl.Bytes()) != before)
+					}
+				}
 			}
 		}
 		c := bl.Clone()

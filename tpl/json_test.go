@@ -2,6 +2,7 @@ package tpl_test
 
 import (
 	"encoding/json"
+	"errors"
 	"runtime"
 	"strings"
 	"testing"
@@ -122,7 +123,14 @@ func FuzzReadJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tp, err := tpl.ReadJSON(tpl.NewRegistry(), data)
 		if err != nil {
+			// Malformed, or over a limit: nothing else.
+			if !errors.Is(err, voi.ErrInvalid) && !errors.Is(err, voi.ErrTooBig) && !errors.Is(err, voi.ErrNotSupported) {
+				t.Fatalf("ReadJSON: %v", err)
+			}
 			return
+		}
+		if n := len(tp.VOIs()); n > tpl.MaxJSONVOIs {
+			t.Fatalf("%d VOIs accepted", n)
 		}
 		// Whatever is accepted exports to a form that reads back to the
 		// same bytes and hash.
