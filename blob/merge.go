@@ -107,7 +107,7 @@ func compatible(d, s []byte) error {
 			err = samePrecision(dd, sd, dt)
 		default:
 			if dt.IsQ() && dd[0]&qCtrlMask != sd[0]&qCtrlMask {
-				err = fmt.Errorf("Q precisions differ (control bits %d and %d): %w", dd[0]&qCtrlMask, sd[0]&qCtrlMask, voi.ErrInvalid)
+				err = fmt.Errorf("precisions of the Q values differ (control bits %d and %d): %w", dd[0]&qCtrlMask, sd[0]&qCtrlMask, voi.ErrInvalid)
 			}
 		}
 		if err != nil {

@@ -327,7 +327,7 @@ func TestCompatibleAndCheckTemplate(t *testing.T) {
 				p[td.Offset+32+24*i+8] ^= 1
 			}
 		}), "VOI 3 TDGST: t-digest means of"},
-		{"Q precision", qt, qb, qpoisoned, "VOI 0 MAX: Q precisions differ"},
+		{"Q precision", qt, qb, qpoisoned, "VOI 0 MAX: precisions of the Q values differ"},
 		{"template", tp, good, blob.New(manpage(t), fixedEnv()), "template hashes"},
 	} {
 		err := blob.Compatible(c.base, c.bad)

@@ -456,7 +456,7 @@ func numericStat(st voi.SType, dt voi.DType, prec int) (builtStat, error) {
 	var ctrl uint64
 	if dt.IsQ() {
 		if prec < 1 || prec > 64 {
-			return builtStat{}, fmt.Errorf("Q precision %d outside 1..64: %w", prec, voi.ErrInvalid)
+			return builtStat{}, fmt.Errorf("precision %d of a Q value outside 1..64: %w", prec, voi.ErrInvalid)
 		}
 		ctrl = uint64(qmath.CtrlIni(prec))
 	}

@@ -124,7 +124,7 @@ func TestAddVOIErrors(t *testing.T) {
 		{"bad stat type", tpl.VOIDef{ID: 4, DType: voi.IntU32, Stats: []tpl.StatSpec{{Type: voi.StatVoiState}}}, voi.ErrInvalid,
 			`tpl: INV: add VOI 4 (""): stat type VOISTATE: invalid argument`},
 		{"Q without precision", tpl.VOIDef{ID: 4, DType: voi.QS32, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrInvalid,
-			`tpl: INV: add VOI 4 (""): Q precision 0 outside 1..64: invalid argument`},
+			`tpl: INV: add VOI 4 (""): precision 0 of a Q value outside 1..64: invalid argument`},
 		{"too big", tpl.VOIDef{ID: 8191, DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrTooBig,
 			`tpl: INV: add VOI 8191 (""): the template would take 65608 bytes, more than 65535: blob too big`},
 	} {
