@@ -139,14 +139,18 @@ func (q Q) setSign(neg bool) Q {
 	return q.withRaw(q.Raw &^ q.signMask())
 }
 
-// shl is Q_SHL(q, iv): iv scaled by 2^nf, in the common type of iv and q.
-// A non-negative iv is converted to q's type and shifted there (losing what
-// does not fit). For a negative iv this is the fixed macro (FORMAT.md
-// section 12, defect 1c): the exact magnitude is shifted as a uint64 and
-// negated, so the result is iv·2^nf modulo 2^64, truncated to the common
-// type; the unfixed C overflowed an int32 magnitude instead.
+// shl is Q_SHL(q, iv): iv scaled by 2^nf. The macro is a conditional
+// whose arms are an int64_t (the negative arm) and q's own type, so its
+// result has their common type: long (int64_t) for s32q_t, u32q_t and
+// s64q_t, unsigned long for u64q_t, whatever iv's type. A non-negative iv
+// is converted to q's type and shifted there (losing what does not fit; a
+// 32-bit signed result that reaches bit 31 is negative and sign-extends).
+// For a negative iv this is the fixed macro (FORMAT.md section 12, defect
+// 1c), -(int64_t)((0-(uint64_t)iv) << nf): the exact magnitude is shifted
+// as a uint64 and negated, so the result is iv·2^nf modulo 2^64; the
+// unfixed C overflowed an int32 magnitude instead.
 func (q Q) shl(iv cval) cval {
-	t := common(iv.t, q.ct())
+	t := common(cLong, q.ct())
 	nf := q.NFBits()
 	if iv.ltz() {
 		return mk(t, -(iv.mag() << nf))

@@ -376,7 +376,11 @@ func (q Q) FracI(n, d Int) (Q, error) {
 	if num.v > ^uint64(0)>>(3+q.NFBits()) {
 		return q, ErrOverflow
 	}
-	quo := mk(cUlong, q.shl(num).v/dv.abs().to(cUlong).v)
+	// Q_SHL's long (unsigned long for a u64q_t) divided by Q_ABS(d), in
+	// their common type: signed unless q is a u64q_t or d a uint64_t, so a
+	// 32-bit shifted numerator that went negative gives a negative
+	// quotient, which the C then stores into its uint64_t.
+	quo := div(q.shl(num), dv.abs()).to(cUlong)
 	ipart := mk(cUlong, quo.v&q.ifValIMask().to(cUlong).v)
 	if !q.canRepI(ipart) {
 		return q, ErrOverflow

@@ -364,10 +364,17 @@ func TestAddSubI(t *testing.T) {
 		// The range test wraps in q's type: a huge unsigned i passes and
 		// the sum wraps (1 + (2^64-1) = 0).
 		{"u64 wrap", func() (Q, error) { return qv(U64, c2, 4).AddI(U64Int(math.MaxUint64)) }, qv(U64, c2, 0), nil},
-		// An unsigned int operand makes the range test and the difference
-		// unsigned for an s32q: the underflow goes unnoticed and the
-		// wrapped difference is stored as a positive magnitude.
-		{"s32 -uint32", func() (Q, error) { return s4(-1.875).SubI(U32Int(19546339)) }, New(S32, 0x6adf8d91), nil},
+		// An unsigned int operand makes the range test unsigned for an
+		// s32q: the underflow goes unnoticed. The difference is computed
+		// in long (Q_SHL's type), -30 - 19546339·16 raw units, and its
+		// magnitude does not fit the 28 bits: stored truncated, negative.
+		{"s32 -uint32", func() (Q, error) { return s4(-1.875).SubI(U32Int(19546339)) }, New(S32, 0x95207271), nil},
+		// Q_SHL is a long for 32-bit q: a negative bound plus a step stays
+		// negative (the C's bucket generation from negative Q bounds).
+		{"s32 -911+8", func() (Q, error) { return s4(-911).AddI(U64Int(8)) }, s4(-903), nil},
+		{"s32 -1+2", func() (Q, error) { return s4(-1).AddI(U64Int(2)) }, s4(1), nil},
+		{"u32 0.5+uint64 3", func() (Q, error) { return u8(0.5).AddI(U64Int(3)) }, u8(3.5), nil},
+		{"s64 -5+uint64 2", func() (Q, error) { return s16(-5).AddI(U64Int(2)) }, s16(-3), nil},
 		// With a uint64 operand the range test is unsigned: 1 - 1 "overflows".
 		{"s32 1-uint64 1", func() (Q, error) { return s4(1).SubI(U64Int(1)) }, s4(1), ErrOverflow},
 		{"s64 1-uint64 1", func() (Q, error) { return s16(1).SubI(U64Int(1)) }, s16(1), ErrOverflow},
