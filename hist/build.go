@@ -56,10 +56,12 @@ var (
 // bucket's upper bound; for the +inf bucket of a generated DRHIST the C
 // first computes one more bound, which it then replaces by the maximum.
 //
-// Q bounds follow the C's Q_QADDI exactly, including its conversions: from
-// a negative bound the sum is computed in unsigned long long and stored as
-// a two's complement pattern, so generation from negative Q bounds yields
-// what the C yields (usually bounds that cycle, see below).
+// Q bounds follow the C's Q_QADDI exactly, including its C types: the sum
+// of a bound and the step (Q_SHL of the step, a long) is computed in long
+// (unsigned long for Q_U64), so from a negative bound the bounds go up
+// through zero; a sum whose magnitude does not fit the Q is stored as
+// Q_SIFVAL stores it (bits lost, the top one landing in the sign bit), and
+// a step that fails Q_QADDI's overflow checks is EINVAL, as in the C.
 //
 // Errors wrap voi.ErrInvalid where the C returns EINVAL: hdt (s.DType) is
 // not a histogram type; voiDT is not numeric; a DVHIST with either inf flag;
@@ -82,9 +84,12 @@ var (
 // taken as endless (EINVAL); a generation that needs more than 2^20 steps
 // (buckets plus search steps) before its buckets fill a blob is EINVAL; once
 // they exceed a blob, a generation is EFBIG unless it goes wrong within
-// 2^14 more steps (EINVAL). Constant steps (Lin, Exp with base 1) of
-// integer bounds, and of non-negative Q bounds whose step fits the integer
-// part, are decided exactly.
+// 2^14 more steps (EINVAL). Constant steps (Lin, Exp with base 1) are
+// decided exactly for integer bounds, and for Q bounds unless a signed
+// generation goes through more than 65536 sums that overflow the Q's
+// magnitude (then EFBIG). When the buckets exceed a blob and UBoundInf is
+// set, the bound after the last is computed as in the C, whose template
+// code reports EFBIG only after that step succeeded (else EINVAL).
 func (s Spec) Build(voiDT voi.DType) ([]byte, error) {
 	g, ok := geomOf(s.DType)
 	if !ok {
@@ -299,9 +304,6 @@ func (g *gen) above(b uint64) bool {
 // between EINVAL (the generation would go wrong) and EFBIG.
 func (g *gen) count(capacity int) (int, error) {
 	s := g.s
-	tooBig := func(n string) error {
-		return fmt.Errorf("hist: %s buckets exceed the %d of a %v in a blob: %w", n, capacity, s.DType, voi.ErrTooBig)
-	}
 	ub := s.LB
 	// A Lin or LinExp step depends on the bound only, so a bound seen
 	// before means the generation cycles (Brent's cycle detection).
@@ -309,6 +311,25 @@ func (g *gen) count(capacity int) (int, error) {
 	saved, lap, power := ub, 0, 1
 	for k := 0; ; k++ {
 		lb := ub
+		if k == capacity {
+			// As many buckets as fit a blob, none above UB yet.
+			if step, ok := g.constStep(); ok {
+				if !g.dt.IsQ() {
+					return 0, g.linBeyond(lb, step, capacity)
+				}
+				steps, last, err := newQline(g, lb, step).run(lb)
+				switch {
+				case errors.Is(err, errBudget):
+					return 0, g.tooBig(fmt.Sprint("more than ", k), capacity)
+				case err != nil:
+					return 0, err
+				}
+				return 0, g.overflow(uint64(k)+steps, last, capacity)
+			}
+			// Other generations may go wrong much later; look a little
+			// further.
+			g.work = min(g.work, beyondLimit)
+		}
 		var what int
 		var err error
 		if g.work <= 0 {
@@ -318,7 +339,7 @@ func (g *gen) count(capacity int) (int, error) {
 		}
 		if errors.Is(err, errBudget) {
 			if k >= capacity {
-				return 0, tooBig("more than " + fmt.Sprint(k))
+				return 0, g.tooBig(fmt.Sprint("more than ", k), capacity)
 			}
 			return 0, fmt.Errorf("%w: %w within %d steps: %w", errEndless, err, workLimit, voi.ErrInvalid)
 		}
@@ -328,11 +349,22 @@ func (g *gen) count(capacity int) (int, error) {
 		if what&wrapped != 0 {
 			return 0, fmt.Errorf("%w (%v, bucket %d): %w", errWraps, g.dt, k, voi.ErrInvalid)
 		}
+		// A bound above UB ends the generation, whatever the step did.
+		if g.above(ub) {
+			if k+1 > capacity {
+				return 0, g.overflow(uint64(k+1), ub, capacity)
+			}
+			return k + 1, nil
+		}
 		if what&stuck != 0 && (s.Scheme != Exp || !g.dt.IsQ()) {
 			// A stuck Lin or LinExp bound never moves again; a stuck
 			// integer Exp step stays 0 in the VOI type until the full
 			// step is 0 (EINVAL in the C). Only a Q Exp step can recover.
 			return 0, fmt.Errorf("%w: step %v is 0 in %v: %w", errEndless, s.Scheme, g.dt, voi.ErrInvalid)
+		}
+		if what&negative != 0 && s.Scheme == Lin {
+			// Bounds only go down: they never exceed UB without wrapping.
+			return 0, fmt.Errorf("%w (the step is negative in %v): %w", errWraps, g.dt, voi.ErrInvalid)
 		}
 		if cycles {
 			if ub == saved {
@@ -342,29 +374,27 @@ func (g *gen) count(capacity int) (int, error) {
 				saved, lap, power = ub, 0, power*2
 			}
 		}
-		if g.above(ub) {
-			if k+1 > capacity {
-				return 0, tooBig(fmt.Sprint(k + 1))
-			}
-			return k + 1, nil
-		}
-		if what&negative != 0 && s.Scheme == Lin {
-			// Bounds only go down: they never exceed UB without wrapping.
-			return 0, fmt.Errorf("%w (the step is negative in %v): %w", errWraps, g.dt, voi.ErrInvalid)
-		}
-		if k+1 == capacity {
-			if step, ok := g.constStep(); ok {
-				if !g.dt.IsQ() {
-					return 0, g.linBeyond(ub, step, capacity, tooBig)
-				}
-				if decided, err := g.qBeyond(lb, ub, step, capacity, tooBig); decided {
-					return 0, err
-				}
-			}
-			// Other generations may wrap much later; look a little further.
-			g.work = min(g.work, beyondLimit)
+	}
+}
+
+// tooBig is the EFBIG error of a generation of n buckets (a count, or
+// "more than N").
+func (g *gen) tooBig(n string, capacity int) error {
+	return fmt.Errorf("hist: %s buckets exceed the %d of a %v in a blob: %w", n, capacity, g.s.DType, voi.ErrTooBig)
+}
+
+// overflow is the result of a generation of n buckets, more than fit a
+// blob, whose last bound is last. The C computes the bucket data before its
+// template code fails with EFBIG, and for a +inf bucket that takes one more
+// bound, after last: if that step fails, the C's answer is EINVAL.
+func (g *gen) overflow(n, last uint64, capacity int) error {
+	if g.s.Flags&UBoundInf != 0 {
+		g.work = searchLimit + 2 // only the search's own limit applies
+		if _, _, err := g.next(n, last); err != nil {
+			return err
 		}
 	}
+	return g.tooBig(fmt.Sprint(n), capacity)
 }
 
 // constStep returns the step of a generation whose steps are all the same
@@ -382,8 +412,8 @@ func (g *gen) constStep() (uint64, bool) {
 // linBeyond decides a constant-step generation over integers that has
 // produced n buckets, as many as fit a blob, and whose last bound is ub
 // (not above UB): EINVAL if a later bound wraps before one exceeds UB, else
-// EFBIG.
-func (g *gen) linBeyond(ub, step uint64, n int, tooBig func(string) error) error {
+// EFBIG. (The bound after the last never fails: the step is not 0.)
+func (g *gen) linBeyond(ub, step uint64, n int) error {
 	o := g.o
 	// In key order a step that does not wrap adds the step (positive in the
 	// VOI type: negative Lin steps were rejected).
@@ -395,54 +425,7 @@ func (g *gen) linBeyond(ub, step uint64, n int, tooBig func(string) error) error
 	if hi != 0 || carry != 0 || end > o.mask {
 		return fmt.Errorf("%w (%v): %w", errWraps, g.dt, voi.ErrInvalid)
 	}
-	return tooBig(fmt.Sprint(uint64(n) + k))
-}
-
-// qBeyond is linBeyond for Q types, where Q_QADDI reports the overflow
-// (EINVAL in the C, not a wrap): it decides whether a bound above UB comes
-// before the addition overflows. It applies when the step is "clean" (the
-// integer step fits the Q's integer part, so each addition adds step<<nf
-// to the combined integer/fraction value) and the bounds are not negative;
-// decided is false otherwise. lb and ub are the last two bounds.
-func (g *gen) qBeyond(lb, ub, step uint64, n int, tooBig func(string) error) (decided bool, err error) {
-	o := g.o
-	ctrl := ub & 7
-	nf := uint(o.nf[ctrl])
-	ifmax := int64(o.ifmask >> 3)
-	imax := ifmax >> nf
-	d := int64(step) << nf
-	cur := o.ifv(ub)
-	// From a negative bound the C's Q_QADDI computes in unsigned long long
-	// and leaves a two's complement pattern in the sign-magnitude field;
-	// from a non-negative one it adds exactly.
-	if step == 0 || step > uint64(imax) || lb&7 != ctrl || o.ifv(lb) < 0 || cur-o.ifv(lb) != d {
-		return false, nil
-	}
-	// Bounds from here on are cur + j*d (non-negative, so sign-magnitude
-	// is plain binary).
-	above := func(ifv int64) bool { return g.above(uint64(ifv)<<3 | ctrl) }
-	overflow := fmt.Errorf("hist: Q bucket bounds overflow before exceeding UB: %w", voi.ErrInvalid)
-	// jmax: the largest j with cur + j*d representable; an addition
-	// overflows before the bounds get further.
-	jmax := (ifmax - cur) / d
-	if jmax < 1 || !above(cur+jmax*d) {
-		return true, overflow
-	}
-	lo, hi := int64(1), jmax // the first j whose bound is above UB
-	for lo < hi {
-		m := lo + (hi-lo)/2
-		if above(cur + m*d) {
-			hi = m
-		} else {
-			lo = m + 1
-		}
-	}
-	// Q_QADDI refuses to add when the integer part exceeds IMAXVAL - step;
-	// integer parts only grow along the way.
-	if (cur+(lo-1)*d)>>nf > imax-int64(step) {
-		return true, overflow
-	}
-	return true, tooBig(fmt.Sprint(int64(n) + lo))
+	return g.tooBig(fmt.Sprint(uint64(n)+k), n)
 }
 
 // search is the C's LINEXP exponent search: the smallest e >= 1 for which

@@ -74,8 +74,17 @@ func TestBuildErrors(t *testing.T) {
 	// 7 and 10^7 overflows the Q_S32/8 integer part (the s32q view would
 	// give 10).
 	f("Q linexp fall-through", Spec{DType: voi.DRHist32, Scheme: LinExp, LB: qraw(voi.QS32, 3, -5<<8), UB: qraw(voi.QS32, 3, 100<<8), StepBase: 10, LinStepDiv: 1}, voi.QS32, voi.ErrInvalid)
-	// Negative Q bounds that cycle (the C loops forever).
-	f("Q bounds cycle", lin(voi.CRHist32, qraw(voi.QS32, 0, -199811), qraw(voi.QS32, 0, 1000), 3, 0), voi.QS32, voi.ErrInvalid)
+	// From a negative Q bound the bounds go up by the step (Q_SHL has
+	// the C conditional's type, long): 16756 buckets to reach 250.0.
+	f("Q from negative, too big", lin(voi.CRHist32, qraw(voi.QS32, 0, -199811), qraw(voi.QS32, 0, 1000), 3, 0), voi.QS32, voi.ErrTooBig)
+	// Q bounds that never exceed UB (the C loops forever): a Q_S32 step of
+	// 2^32-1 is Q_SHL -1 (the bounds go down, and wrap within the
+	// negative values); a Q_U32 step above the integer maximum rotates
+	// the values modulo 2^29, here between 0 and 2^28.
+	f("Q bounds go down", lin(voi.CRHist32, qraw(voi.QS32, 3, -5<<8), qraw(voi.QS32, 3, 10<<8), 0xFFFFFFFF, 0), voi.QS32, voi.ErrInvalid)
+	f("Q bounds rotate", lin(voi.CRHist32, 0, qraw(voi.QU32, 0, 1<<28+5), 1<<27+1<<26, 0), voi.QU32, voi.ErrInvalid)
+	// The same rotation from 1: the third bound, 2^29+2 mod 2^29, is above.
+	f("Q rotation ends", lin(voi.CRHist32, 0, qraw(voi.QU32, 0, 1<<28+5), 1<<27+1<<26+1, 0), voi.QU32, nil)
 
 	// Sizes at the edge of a blob: 4095 CR buckets fit 65535 bytes.
 	if d, err := lin(voi.CRHist64, 0, 4094, 1, 0).Build(voi.IntU64); err != nil || len(d) != 8+4095*16 {
@@ -127,11 +136,20 @@ func TestBuildBytes(t *testing.T) {
 	hi := uint64(1) << 32
 	f("q linexp fallthrough", Spec{DType: voi.CRHist32, Scheme: LinExp, LB: hi | q(0), UB: q(25), StepBase: 10, LinStepDiv: 1000000}, voi.QS32,
 		histData(voi.CRHist32, 0, [3]uint64{hi | q(0)}, [3]uint64{hi | q(10)}, [3]uint64{hi | q(20)}))
-	// From a negative bound, the C's Q_QADDI adds an unsigned step in
-	// unsigned long long and stores the two's complement of the sum in the
-	// magnitude field: -5 + 1 becomes 0xFFFFE003 (about -1048572).
+	// From a negative bound the C's Q_QADDI adds in long (Q_SHL's type):
+	// -5 + 1 is -4.
 	f("q negative add", Spec{DType: voi.DRHist32, Scheme: Lin, LB: q(-5), UB: q(-1048575), StepInc: 1}, voi.QS32,
-		histData(voi.DRHist32, 0, [3]uint64{q(-5), 0xFFFFE003}))
+		histData(voi.DRHist32, 0, [3]uint64{q(-5), q(-4)}))
+	// The three cases of issue 12 (sizes from the C: 136, 120, 104 bytes).
+	f("issue 12 lin", Spec{DType: voi.CRHist64, Scheme: Lin, LB: 0x80039380, UB: 0x80002720, StepInc: 1000}, voi.QS32,
+		histData(voi.CRHist64, 0, [3]uint64{0x80039380}, [3]uint64{0x80031680}, [3]uint64{0x80029980}, [3]uint64{0x80021c80},
+			[3]uint64{0x80019f80}, [3]uint64{0x80012280}, [3]uint64{0x8000a580}, [3]uint64{0x80002880}))
+	f("issue 12 dv", Spec{DType: voi.DVHist64, Scheme: Lin, LB: 0x8000000003600004, UB: 0x8000000001480004, StepInc: 10}, voi.QS64,
+		histData(voi.DVHist64, 0, [3]uint64{0x8000000003600004}, [3]uint64{0x8000000003100004}, [3]uint64{0x8000000002c00004},
+			[3]uint64{0x8000000002700004}, [3]uint64{0x8000000002200004}, [3]uint64{0x8000000001d00004}, [3]uint64{0x8000000001800004}))
+	f("issue 12 exp", Spec{DType: voi.CRHist32, Scheme: Exp, LB: 0x8001c781, UB: 0x8000cc01, StepBase: 2, StepExp: 3}, voi.QS32,
+		histData(voi.CRHist32, 0, [3]uint64{0x8001c781}, [3]uint64{0x8001c381}, [3]uint64{0x8001bb81}, [3]uint64{0x8001ab81},
+			[3]uint64{0x80018b81}, [3]uint64{0x80014b81}))
 }
 
 // bruteCount runs the C's bucket counting loop for a constant-step spec
