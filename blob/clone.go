@@ -20,9 +20,9 @@ import (
 // SetEnv.
 func (bl *Blob) Clone() *Blob {
 	n := abi.CurSz(bl.b)
-	dst := append([]byte(nil), bl.b[:n]...) // no zeroing of what is copied over
-	binary.LittleEndian.PutUint16(dst[abi.OffMaxSz:], uint16(n))
-	return &Blob{b: dst, plan: bl.plan, env: cloneEnv(bl.env)}
+	c := newBlob(bl.b[:n], bl.plan, bl.env)
+	binary.LittleEndian.PutUint16(c.b[abi.OffMaxSz:], uint16(n))
+	return c
 }
 
 // cloneEnv returns a copy of env with a copy of its random source (nil for
