@@ -7,3 +7,6 @@ func SetReseedOnCompress(mode int) (restore func()) {
 	reseedOnCompress = mode
 	return func() { reseedOnCompress = old }
 }
+
+// AppendMean exposes appendMean to the tests.
+var AppendMean = appendMean

@@ -88,7 +88,7 @@ func AppendText(dst, data []byte, dt voi.DType, json, objdump bool) []byte {
 				dst = append(dst, "{mu="...)
 			}
 			n := len(dst)
-			if dst = mu.AppendText(dst); len(dst)-n+1 > bufLen {
+			if dst = appendMean(dst, mu.Raw, d.is32); len(dst)-n+1 > bufLen {
 				dst = dst[:n] // Q_TOSTR fails: the C appends an empty string
 			}
 			if json {
@@ -108,6 +108,46 @@ func AppendText(dst, data []byte, dt voi.DType, json, objdump bool) []byte {
 	}
 	return dst
 }
+
+// appendMean appends the text of a centroid's mean, the raw bits of an
+// s32q (is32) or s64q: qmath.Q.AppendText for those two kinds, without its
+// generic steps (TestAppendMeanMatchesQ).
+func appendMean(dst []byte, raw uint64, is32 bool) []byte {
+	var mag uint64
+	var nf uint
+	var neg bool
+	if is32 {
+		r := uint32(raw)
+		neg, mag, nf = int32(r) < 0, uint64(r&0x7FFF_FFF8)>>3, nfS32(raw)
+	} else {
+		neg, mag, nf = int64(raw) < 0, (raw&0x7FFF_FFFF_FFFF_FFF8)>>3, nfS64(raw)
+	}
+	if nf > maxPow5 {
+		kind := qmath.S64
+		if is32 {
+			kind = qmath.S32
+		}
+		return qmath.Q{Raw: raw, Kind: kind}.AppendText(dst)
+	}
+	if neg {
+		dst = append(dst, '-')
+	}
+	dst = decimal.AppendUint(dst, mag>>nf)
+	dst = append(dst, '.')
+	return decimal.AppendPadded(dst, (mag&(1<<nf-1))*pow5[nf], int(nf))
+}
+
+// maxPow5 is the largest nf for which a fraction of nf bits times 5^nf (<
+// 10^nf) fits a uint64.
+const maxPow5 = 19
+
+var pow5 = func() (p [maxPow5 + 1]uint64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 5
+	}
+	return p
+}()
 
 // qMaxStrLen is Q_MAXSTRLEN(q, 10) with the reference's fix (defect 1d):
 // sign, integer digits (a digit per 3 integer bits, rounded up, at least

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"unsafe"
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/internal/decimal"
@@ -44,18 +45,29 @@ type Options struct {
 // renders as the empty string in both formats (the C's behaviour; see
 // MarshalJSON for always-valid JSON).
 func Append(dst []byte, bl *blob.Blob, o Options) ([]byte, error) {
-	r := renderer{dst: dst, bl: bl, fmt: o.Format, dump: o.Flags&Objdump != 0}
+	var t *tpl.Template
 	if o.Flags&Meta != 0 {
 		reg := o.Registry
 		if reg == nil {
 			reg = tpl.Default
 		}
-		t, err := reg.ByHash(bl.TplHash())
-		if err != nil {
+		var err error
+		if t, err = reg.ByHash(bl.TplHash()); err != nil {
 			return dst, fmt.Errorf("tostr: no template with hash %d for META: %w", bl.TplHash(), voi.ErrInvalid)
 		}
-		r.tpl = t
 	}
+	if o.Flags&Objdump == 0 && !noSkeletons {
+		if k := skeletonFor(bl, t, o.Format); k != nil {
+			return k.render(dst, bl), nil
+		}
+	}
+	return render(dst, bl, t, o, nil), nil
+}
+
+// render is Append's walk over the blob; with rec set it records the
+// skeleton of the rendering instead (see skeleton.go).
+func render(dst []byte, bl *blob.Blob, t *tpl.Template, o Options, rec *skeleton) []byte {
+	r := renderer{dst: dst, bl: bl, tpl: t, fmt: o.Format, dump: o.Flags&Objdump != 0, rec: rec}
 	include := blob.IterFlags(0)
 	if r.dump {
 		include = blob.NullVOI | blob.NullStat
@@ -67,7 +79,7 @@ func Append(dst []byte, bl *blob.Blob, o Options) ([]byte, error) {
 			r.freeform(&s)
 		}
 	}
-	return r.dst, nil
+	return r.dst
 }
 
 // Write renders bl to w (see Append).
@@ -92,6 +104,7 @@ type renderer struct {
 	tpl  *tpl.Template
 	fmt  Format
 	dump bool
+	rec  *skeleton // recording a skeleton: the blob's own values are left out
 }
 
 func (r *renderer) str(s string) { r.dst = append(r.dst, s...) }
@@ -123,7 +136,12 @@ func appendHex(dst []byte, v uint64, width int) []byte {
 // header renders the blob-level fields of the first callback.
 func (r *renderer) freeformHeader() {
 	bl := r.bl
-	r.dst = fmt.Appendf(r.dst, "struct statsblobv1@%p", &bl.Buffer()[0])
+	r.str("struct statsblobv1@")
+	if r.rec != nil {
+		r.rec.op(r.dst, opAddr, nil)
+	} else {
+		r.dst = appendAddr(r.dst, bl)
+	}
 	if r.dump {
 		r.str(", abi=")
 		r.uint(uint64(bl.ABI()))
@@ -193,7 +211,11 @@ func (r *renderer) freeform(s *blob.Slot) {
 	}
 	r.str(st.Type.String())
 	r.str(", errs=")
-	r.uint(uint64(st.Errs))
+	if r.rec != nil {
+		r.rec.op(r.dst, opErrs, s)
+	} else {
+		r.uint(uint64(st.Errs))
+	}
 	if r.dump {
 		r.str(", flags=0x")
 		r.hex4(uint64(st.Flags))
@@ -205,7 +227,11 @@ func (r *renderer) freeform(s *blob.Slot) {
 		r.uint(uint64(st.DataOff))
 	}
 	r.str("\n\t\t\tvoistatdata: ")
-	r.dst = AppendData(r.dst, s.Data, v.DType, st.DType, FreeForm, r.dump)
+	if r.rec != nil {
+		r.rec.op(r.dst, opData, s)
+	} else {
+		r.dst = AppendData(r.dst, s.Data, v.DType, st.DType, FreeForm, r.dump)
+	}
 }
 
 // json is stats_v1_itercb_tostr_json.
@@ -310,25 +336,17 @@ func (r *renderer) json(s *blob.Slot) {
 	} else {
 		return
 	}
-	if st.Flags&voi.StatValid != 0 || r.dump {
-		if !r.dump {
-			r.str(`{"errs":`)
-			r.uint(uint64(st.Errs))
-			r.str(",")
-		}
+	if r.dump {
+		// Every statistic's data, updated or not.
 		if !st.DType.IsCompound() {
 			r.str(`"val":`)
 		}
 		r.dst = AppendData(r.dst, s.Data, v.DType, st.DType, JSON, r.dump)
-		if r.dump {
-			r.str("}}")
-		} else {
-			r.str("}")
-		}
-	} else if r.dump {
-		r.str("null}")
+		r.str("}}")
+	} else if r.rec != nil {
+		r.rec.op(r.dst, opJSONValue, s)
 	} else {
-		r.str("null")
+		r.dst = appendJSONValue(r.dst, s.Data, st.Errs, st.Flags, v.DType, st.DType)
 	}
 	if s.Flags&blob.LastStat != 0 {
 		r.str("}}")
@@ -338,6 +356,28 @@ func (r *renderer) json(s *blob.Slot) {
 	} else {
 		r.str(",")
 	}
+}
+
+// appendJSONValue appends a statistic's JSON value without Objdump: null
+// until the statistic is updated, then its error count and data.
+func appendJSONValue(dst, data []byte, errs, flags uint8, voiDT, dt voi.DType) []byte {
+	if flags&voi.StatValid == 0 {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, `{"errs":`...)
+	dst = decimal.AppendUint(dst, uint64(errs))
+	dst = append(dst, ',')
+	if !dt.IsCompound() {
+		dst = append(dst, `"val":`...)
+	}
+	dst = AppendData(dst, data, voiDT, dt, JSON, false)
+	return append(dst, '}')
+}
+
+// appendAddr appends the address of bl's buffer as fmt's %p does.
+func appendAddr(dst []byte, bl *blob.Blob) []byte {
+	dst = append(dst, "0x"...)
+	return strconv.AppendUint(dst, uint64(uintptr(unsafe.Pointer(&bl.Buffer()[0]))), 16)
 }
 
 // AppendData appends the text of one statistic's data
