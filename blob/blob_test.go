@@ -120,7 +120,7 @@ func TestFetchErrors(t *testing.T) {
 	// A slot below the highest that holds no statistic is not an error.
 	st, err := bl.Fetch(0, voi.Sum)
 	require.NoError(t, err)
-	require.Equal(t, blob.Stat{DType: voi.VoiState}, st)
+	require.Equal(t, blob.Stat{VOI: 0, VOIDType: voi.IntS64, Type: -1, DType: voi.VoiState}, st)
 }
 
 func TestCloneSnapshotReset(t *testing.T) {

@@ -7,14 +7,19 @@ import (
 	"github.com/statsblob/statsblob/voi"
 )
 
-// Stat is a view of one statistic of a blob, as stats_voistat_fetch_dptr
-// returns it.
+// Stat is a view of one statistic of a blob: which VOI and statistic it
+// is, its data and its status (what stats_voistat_fetch_dptr returns, with
+// the VOI beside it). Fetch and Stats return it; its methods read the
+// value, the count and estimates.
 type Stat struct {
-	DType  voi.DType // the data type of the statistic's data
-	Offset int       // byte offset of the data in the blob
-	Data   []byte    // the data (DSz bytes); aliases the blob, read-only
-	Errs   uint8     // errors counted by updates
-	Valid  bool      // updated since the last reset (VS_VSDVALID)
+	VOI      int32     // the VOI's id
+	VOIDType voi.DType // the VOI's data type
+	Type     voi.SType // voi.Sum, voi.Max, voi.Min, voi.Hist, voi.TDgst (voi.StatVoiState: the VOI's previous value; -1: a vacant slot)
+	DType    voi.DType // the data type of the statistic's data
+	Offset   int       // byte offset of the data in the blob
+	Data     []byte    // the data; aliases the blob, read-only, changes with updates
+	Errs     uint8     // errors counted by updates, saturating at 255
+	Valid    bool      // updated since the last reset (VS_VSDVALID)
 }
 
 // Fetch returns statistic st of VOI id (stats_voistat_fetch_dptr). A slot
@@ -33,17 +38,19 @@ func (bl *Blob) Fetch(id int32, st voi.SType) (Stat, error) {
 	if st < 0 || int(st) > int(v.MaxID) {
 		return Stat{}, bl.fetchError(id, st, 0, voi.ErrInvalid)
 	}
-	s := abi.ReadStat(b, int(v.StatsOff)+abi.StatSize*int(st))
-	if s.SType < 0 {
-		return Stat{DType: voi.DType(s.DType), Offset: int(s.DataOff)}, nil
+	return statAt(b, id, v, int(st)), nil
+}
+
+// statAt is the view of stat slot j of VOI id, whose entry is v.
+func statAt(b []byte, id int32, v abi.VOI, j int) Stat {
+	s := abi.ReadStat(b, int(v.StatsOff)+abi.StatSize*j)
+	st := Stat{VOI: id, VOIDType: voi.DType(v.DType), Type: voi.SType(s.SType), DType: voi.DType(s.DType), Offset: int(s.DataOff)}
+	if s.SType >= 0 {
+		st.Data = b[s.DataOff : int(s.DataOff)+int(s.DSz)]
+		st.Errs = s.Errs
+		st.Valid = s.Flags&voi.StatValid != 0
 	}
-	return Stat{
-		DType:  voi.DType(s.DType),
-		Offset: int(s.DataOff),
-		Data:   b[s.DataOff : int(s.DataOff)+int(s.DSz)],
-		Errs:   s.Errs,
-		Valid:  s.Flags&voi.StatValid != 0,
-	}, nil
+	return st
 }
 
 func (bl *Blob) fetchTyped(id int32, st voi.SType, want voi.DType) ([]byte, error) {

@@ -1,0 +1,76 @@
+package blob
+
+import (
+	"fmt"
+
+	"github.com/statsblob/statsblob/qmath"
+	"github.com/statsblob/statsblob/tdigest"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// UpdateFloat updates a Q VOI (voi.QS32 .. voi.QU64) with x, converted to
+// the VOI's Q type at the VOI's precision (the fractional bits its
+// template declared, tpl.VOIDef.Prec) and rounded to the nearest value
+// that precision holds; then as UpdateQ.
+//
+// A VOI without SUM, MAX or MIN takes the precision of its histogram's
+// bounds or, failing that, of its t-digest's means.
+//
+// Errors, before anything changes: voi.ErrInvalid for an id that names no
+// Q VOI (integer VOIs take the typed methods), a NaN or infinite x, or a
+// negative x for an unsigned Q type; voi.ErrOverflow for an x beyond the
+// type's range at that precision. They name the VOI and the value.
+// Otherwise the errors of UpdateQ.
+func (bl *Blob) UpdateFloat(id int32, x float64) error {
+	p := bl.plan
+	if p == nil || uint(id) >= uint(len(p.vois)) || !p.vois[id].dtype.IsQ() {
+		dt := voi.DType(0)
+		if p != nil && uint(id) < uint(len(p.vois)) {
+			dt = p.vois[id].dtype
+		}
+		if dt == 0 {
+			return fmt.Errorf("blob: float update of VOI %d: no such VOI: %w", id, voi.ErrInvalid)
+		}
+		return fmt.Errorf("blob: float update of VOI %d: the VOI is %v, not a Q type: %w", id, dt, voi.ErrInvalid)
+	}
+	vp := &p.vois[id]
+	k := voi.QKind(vp.dtype)
+	q, err := qmath.FromFloat64(k, bl.qctrl(vp), x)
+	if err != nil {
+		return fmt.Errorf("blob: float update of VOI %d (%v, %d fractional bits): %g does not fit: %w", id, vp.dtype, q.NFBits(), x, err)
+	}
+	return updateQ(bl, id, vp.dtype, q, false)
+}
+
+// qctrl returns the control bits (the precision) of Q VOI vp's values: of
+// its SUM, MAX or MIN (which the template gives one precision), else of
+// its histogram's first bound, else of its t-digest's first mean.
+func (bl *Blob) qctrl(vp *voiPlan) uint64 {
+	b := bl.b
+	for _, off := range [...]uint16{vp.sumOff, vp.maxOff, vp.minOff} {
+		if off != 0 {
+			return uint64(b[off] & 7)
+		}
+	}
+	p := bl.plan
+	for _, sp := range p.stats[vp.first : int(vp.first)+int(vp.n)] {
+		switch {
+		case sp.stype == voi.Hist && sp.dsz > 8:
+			return uint64(b[sp.dataOff+8] & 7) // bounds follow the 8-byte oob count
+		case sp.stype == voi.TDgst:
+			if c, ok := firstMean(b[sp.dataOff:int(sp.dataOff)+int(sp.dsz)], sp.dtype); ok {
+				return c
+			}
+		}
+	}
+	return 0
+}
+
+// firstMean returns the control bits of digest data's first centroid slot,
+// if it has one (every slot carries the digest's precision).
+func firstMean(data []byte, dt voi.DType) (uint64, bool) {
+	if len(data) < tdigest.Size(dt, 1) {
+		return 0, false
+	}
+	return tdigest.ReadCentroid(data, dt, 0).Mu.Ctrl(), true
+}
