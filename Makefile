@@ -79,8 +79,9 @@ bench-all:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 
 ## accuracy: t-digest rank errors against exact quantiles, beside caio/go-tdigest
+##           (single blobs, merged fleets, Sharded snapshots; make accuracy LONG=1 adds 10^7 samples)
 accuracy:
-	STATSBLOB_ACCURACY=1 $(GO) test -run TestAccuracyReport -v ./tdigest/caiotd
+	$(GO) run ./bench/cmd/accuracy $(if $(LONG),-long)
 
 demo:
 	$(GO) run ./cmd/statsblob demo

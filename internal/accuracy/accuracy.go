@@ -191,48 +191,84 @@ func Max(errs []float64) float64 {
 // largest compression whose result holds at most centroids centroids, and
 // that compression.
 func CaioMerged(ds [][]byte, dt voi.DType, centroids int) (*caio.TDigest, float64) {
-	return caioAtCount(centroids, func(c float64) *caio.TDigest {
-		td, _ := caio.New(caio.Compression(c), caio.LocalRandomNumberGenerator(1))
-		for _, d := range ds {
-			s, err := caiotd.ToCaio(d, dt, 100)
-			if err != nil {
-				panic(err)
+	return caioAt(Centroids, centroids, caioMerge(ds, dt))
+}
+
+// CaioMergedBytes is CaioMerged at the largest compression whose result
+// serializes (AsBytes) to at most size bytes.
+func CaioMergedBytes(ds [][]byte, dt voi.DType, size int) (*caio.TDigest, float64) {
+	return caioAt(Bytes, size, caioMerge(ds, dt))
+}
+
+// CaioFedBytes returns a caio digest fed the samples in order at the
+// largest compression that serializes to at most size bytes, found on the
+// first million samples, and that compression.
+func CaioFedBytes(samples []float64, size int) (*caio.TDigest, float64) {
+	feed := func(vals []float64) func(c float64) *caio.TDigest {
+		return func(c float64) *caio.TDigest {
+			td, _ := caio.New(caio.Compression(c), caio.LocalRandomNumberGenerator(1))
+			for _, v := range vals {
+				_ = td.Add(v)
 			}
+			return td
+		}
+	}
+	_, c := caioAt(Bytes, size, feed(samples[:min(len(samples), 1_000_000)]))
+	td := feed(samples)(c)
+	_ = td.Compress()
+	return td, c
+}
+
+// Centroids returns the number of centroids of a caio digest.
+func Centroids(td *caio.TDigest) int {
+	n := 0
+	td.ForEachCentroid(func(float64, uint64) bool { n++; return true })
+	return n
+}
+
+// Bytes returns the size of a caio digest's serialization.
+func Bytes(td *caio.TDigest) int {
+	b, _ := td.AsBytes()
+	return len(b)
+}
+
+func caioMerge(ds [][]byte, dt voi.DType) func(c float64) *caio.TDigest {
+	srcs := make([]*caio.TDigest, len(ds))
+	for i, d := range ds {
+		s, err := caiotd.ToCaio(d, dt, 100)
+		if err != nil {
+			panic(err)
+		}
+		srcs[i] = s
+	}
+	return func(c float64) *caio.TDigest {
+		td, _ := caio.New(caio.Compression(c), caio.LocalRandomNumberGenerator(1))
+		for _, s := range srcs {
 			_ = td.Merge(s)
 		}
 		return td
-	})
-}
-
-// CaioFed returns a caio digest fed the samples in order, at the largest
-// compression that holds at most centroids centroids.
-func CaioFed(samples []float64, centroids int) (*caio.TDigest, float64) {
-	return caioAtCount(centroids, func(c float64) *caio.TDigest {
-		td, _ := caio.New(caio.Compression(c), caio.LocalRandomNumberGenerator(1))
-		for _, v := range samples {
-			_ = td.Add(v)
-		}
-		return td
-	})
-}
-
-func caioAtCount(centroids int, build func(c float64) *caio.TDigest) (*caio.TDigest, float64) {
-	count := func(td *caio.TDigest) int {
-		_ = td.Compress()
-		n := 0
-		td.ForEachCentroid(func(float64, uint64) bool { n++; return true })
-		return n
 	}
-	lo, hi := 1.0, 4*float64(centroids)+10
-	for range 16 {
+}
+
+// caioAt returns the digest build gives at the largest compression (found
+// by bisection) whose measure is at most limit, and the compression.
+func caioAt(measure func(*caio.TDigest) int, limit int, build func(c float64) *caio.TDigest) (*caio.TDigest, float64) {
+	at := func(c float64) *caio.TDigest {
+		td := build(c)
+		_ = td.Compress()
+		return td
+	}
+	lo, hi := 1.0, 2.0
+	for measure(at(hi)) <= limit && hi < 1e4 {
+		lo, hi = hi, 2*hi
+	}
+	for range 12 {
 		mid := (lo + hi) / 2
-		if count(build(mid)) > centroids {
+		if measure(at(mid)) > limit {
 			hi = mid
 		} else {
 			lo = mid
 		}
 	}
-	td := build(lo)
-	_ = td.Compress()
-	return td, lo
+	return at(lo), lo
 }
