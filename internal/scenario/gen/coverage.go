@@ -49,7 +49,7 @@ var miscCells = []string{
 	"blob", "blob default name", "blob with template",
 	"init", "init fails", "init exact size", "init too small", "init under 64 bytes", "use",
 	"update abs", "update rel", "update negative id", "update as the VOI's dtype", "update as a numeric dtype",
-	"update as an invalid dtype", "updates over 40000",
+	"update as an invalid dtype", "updates over 40000", "t-digest past 65536 samples",
 	"stream", "seed", "clock", "fetch", "fetch as", "fetch odd stat type",
 	"snapshot", "snapshot reset", "clone", "clone_into", "clone_into reset", "clone_into fails",
 	"clone_into exact size", "clone_into short buffer", "clone_into under 8 bytes",

@@ -21,6 +21,7 @@ package gen
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,7 +30,7 @@ import (
 // Version identifies the generator's output. Digests recorded with one
 // version (testdata/conformance/generated) say nothing about another; bump
 // it with every change that changes the scenario of any seed.
-const Version = 1
+const Version = 2
 
 // Options tune a scenario.
 type Options struct {
@@ -95,6 +96,10 @@ type blobState struct {
 	usable bool // FORMAT.md section 13: a failed init or clone_into buffer is not
 	vois   map[int32]*voiRec
 	ids    []int32
+	// samples counts the values offered to each t-digest VOI since the
+	// blob was made or reset (coverage only: digests past 2^16 samples
+	// are where the C's defect 7 dropped samples).
+	samples map[int32]int
 }
 
 type gen struct {
@@ -611,7 +616,8 @@ func newBlob(name string, t *tplState, cursz, bufsz int, usable bool) *blobState
 // copyBlob returns the state of a copy of src (snapshot, clone, clone_into)
 // stored as name.
 func copyBlob(name string, src *blobState, cursz, bufsz int, usable bool) *blobState {
-	b := &blobState{name: name, tpl: src.tpl, cursz: cursz, bufsz: bufsz, usable: usable, vois: src.vois, ids: src.ids}
+	b := &blobState{name: name, tpl: src.tpl, cursz: cursz, bufsz: bufsz, usable: usable, vois: src.vois, ids: src.ids,
+		samples: maps.Clone(src.samples)}
 	if !usable {
 		b.vois, b.ids = map[int32]*voiRec{}, nil
 	}
@@ -751,6 +757,7 @@ func (g *gen) copyCmd() {
 			toks = append(toks, "reset")
 			g.hit("snapshot reset")
 			g.cellsOf("reset", src)
+			defer clear(src.samples)
 		} else {
 			g.hit("snapshot")
 		}
@@ -792,6 +799,7 @@ func (g *gen) copyCmd() {
 			if reset {
 				g.hit("clone_into reset")
 				g.cellsOf("reset", src)
+				defer clear(src.samples)
 			}
 			g.store(copyBlob(name, src, src.cursz, size, true))
 		} else {
@@ -940,8 +948,13 @@ func (g *gen) updatesCmd() {
 	case k < 99:
 		n = uint64(r.between(5001, 40000))
 	default:
-		g.hit("updates over 40000")
 		n = uint64(r.between(40001, 100000))
+	}
+	if v.st[stTDgst] != 0 && r.oneIn(25) {
+		n = uint64(r.between(40001, 100000)) // digests past 2^16 samples
+	}
+	if n > 40000 {
+		g.hit("updates over 40000")
 	}
 	nTok := strconv.FormatUint(n, 10)
 	if r.oneIn(10) {
@@ -964,6 +977,16 @@ func (g *gen) updatesCmd() {
 	if v, ok := reaches(b, v.id, v.dt, rel); ok && n > 0 {
 		for _, c := range v.cols {
 			g.hit("updates " + mode + " " + dtNames[v.dt] + " " + colNames[c])
+		}
+		if v.st[stTDgst] != 0 {
+			if b.samples == nil {
+				b.samples = map[int32]int{}
+			}
+			before := b.samples[v.id]
+			b.samples[v.id] += int(n)
+			if before <= 1<<16 && b.samples[v.id] > 1<<16 {
+				g.hit("t-digest past 65536 samples")
+			}
 		}
 	}
 }
