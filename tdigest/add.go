@@ -12,17 +12,8 @@ import (
 // from. It is made per call, on the stack.
 type digest struct {
 	tree
-	rnd   *bsdrand.Source // nil: a concurrency-safe source of the runtime
-	clock func() int64    // only for the reseeding hypothesis (see reseedOnCompress)
+	rnd *bsdrand.Source // nil: a concurrency-safe source of the runtime
 }
-
-// reseedOnCompress is a test switch for the hypothesis that the C's
-// compression calls srandom(stats_sbinuptime()) before drawing its
-// permutation: 0 no (the reference's behaviour, which the goldens confirm),
-// 1 reseed the source with uint32(clock), 2 reseed and zero its call
-// counter. TestPRNGNotReseededByCompress shows that 1 and 2 break the
-// goldens.
-var reseedOnCompress int
 
 // random is the C's random(): 31 random bits.
 func (d *digest) random() int32 {
@@ -269,12 +260,6 @@ type runInfo struct {
 func (d *digest) compress(attempt int) int {
 	if !d.full() {
 		return eOK
-	}
-	if reseedOnCompress != 0 && d.rnd != nil && d.clock != nil {
-		d.rnd.Seed(uint32(d.clock()))
-		if reseedOnCompress == 2 {
-			d.rnd.ResetCalls()
-		}
 	}
 	co := d.compOff()
 	le.PutUint32(d.b[co:], le.Uint32(d.b[co:])+1)

@@ -157,7 +157,7 @@ func update(data []byte, dt, voiDT voi.DType, v uint64, env *Env, c *Cache) erro
 			c.fill(&d.tree, dt)
 		}
 	} else if env != nil {
-		d.rnd, d.clock = env.Rand, env.Clock
+		d.rnd = env.Rand
 	}
 	d.ord = c
 	var ctrl uint64
@@ -258,7 +258,7 @@ func (d *digest) init(data []byte, dt voi.DType, env *Env) error {
 	d.b, d.nodes = data, data[base:base+n*nsz]
 	d.head, d.base, d.nsz, d.maxn, d.is32 = head, base, nsz, n, dt == voi.TDgstClust32
 	if env != nil {
-		d.rnd, d.clock = env.Rand, env.Clock
+		d.rnd = env.Rand
 	}
 	return nil
 }
