@@ -98,7 +98,12 @@ func AppendText(dst, data []byte, dt voi.DType, json, objdump bool) []byte {
 			}
 			dst = decimal.AppendUint(dst, count)
 			dst = append(dst, '}')
-			if more = it.Next(); more && json {
+			if objdump {
+				more = it.Next()
+			} else {
+				more = it.nextInOrder()
+			}
+			if more && json {
 				dst = append(dst, ',')
 			}
 		}
@@ -107,6 +112,52 @@ func AppendText(dst, data []byte, dt voi.DType, json, objdump bool) []byte {
 		dst = append(dst, ']')
 	}
 	return dst
+}
+
+// nextInOrder is Next for CachedOrder and MeanOrder after the first
+// centroid: the successor walk of tree.next (the C's ARB_NEXT, with its
+// bounds on corrupt links) on the link words directly.
+func (it *Iterator) nextInOrder() bool {
+	t := &it.d.tree
+	if it.steps > t.maxn || it.cur == null {
+		return false
+	}
+	it.steps++
+	nodes, nsz, maxn := t.nodes, t.nsz, t.maxn
+	mx := uint(maxn)
+	links := func(i int) uint64 { return le.Uint64(nodes[i*nsz:]) }
+	e := it.cur
+	lk := links(e)
+	if r := lkRight(lk); uint(r) < mx {
+		e = r
+		for n := 0; n < maxn; n++ {
+			l := lkLeft(links(e))
+			if uint(l) >= mx {
+				break
+			}
+			e = l
+		}
+		it.cur = e
+		return true
+	}
+	p := lkParent(lk)
+	if uint(p) >= mx {
+		it.cur = null
+		return false
+	}
+	plk := links(p)
+	if lkLeft(plk) != e {
+		for n := 0; lkRight(plk) == e && n < maxn; n++ {
+			e, p = p, lkParent(plk)
+			if uint(p) >= mx {
+				it.cur = null
+				return false
+			}
+			plk = links(p)
+		}
+	}
+	it.cur = p
+	return true
 }
 
 // appendMean appends the text of a centroid's mean, the raw bits of an

@@ -191,3 +191,21 @@ func BenchmarkValid(b *testing.B) {
 		})
 	}
 }
+
+// TestInOrderWalkMatchesNext holds the renderer's successor walk to the
+// iterator's on built-then-mutated digests, corrupt links included.
+func TestInOrderWalkMatchesNext(t *testing.T) {
+	r := bsdrand.New(11)
+	walked := 0
+	for i := range 20000 {
+		in := make([]byte, 4+2*(i%6))
+		for j := range in {
+			in[j] = byte(r.Int31())
+		}
+		data, dt := mutatedDigest(in)
+		next, inOrder := tdigest.CachedWalks(data, dt)
+		require.Equal(t, next, inOrder, "input %x", in)
+		walked += len(next)
+	}
+	require.Greater(t, walked, 100000)
+}
