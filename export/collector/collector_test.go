@@ -53,7 +53,8 @@ func newServer(t *testing.T, cfg collector.Config) (*collector.Server, *tpl.Temp
 // answer.
 func post(t testing.TB, h http.Handler, method, query string, body []byte) (int, string) {
 	t.Helper()
-	r := httptest.NewRequest(method, "/v1/blobs?"+query, bytes.NewReader(body))
+	r := httptest.NewRequest(method, "/v1/blobs", bytes.NewReader(body))
+	r.URL.RawQuery = query
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	return w.Code, w.Body.String()

@@ -1,0 +1,51 @@
+package collector_test
+
+import (
+	"net/http"
+	"slices"
+	"testing"
+
+	"github.com/statsblob/statsblob/export/collector"
+	"github.com/statsblob/statsblob/export/internal/fixture"
+)
+
+// FuzzPost posts any bytes with any query: the answer is 204 and one more
+// blob merged, or a 4xx and nothing changed; a scrape works either way.
+func FuzzPost(f *testing.F) {
+	tp := fixture.Kitchen()
+	kb := fixture.KitchenBlob(tp).Bytes()
+	f.Add(kb, "host=a")
+	f.Add(kb[:100], "host=a&le=1")
+	f.Add([]byte("x"), "a=%zz")
+	s, err := collector.New(collector.Config{Templates: tp.Registry(), MaxAggregates: 8})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, query string) {
+		before := snapshot(s)
+		merged := s.Merged()
+		code, msg := post(t, s, http.MethodPost, query, body)
+		switch {
+		case code == http.StatusNoContent:
+			var n0, n1 uint64
+			for _, n := range merged {
+				n0 += n
+			}
+			for _, n := range s.Merged() {
+				n1 += n
+			}
+			if n1 != n0+1 {
+				t.Fatalf("204 but %d blobs merged, was %d", n1, n0)
+			}
+		case code >= 400 && code < 500:
+			if !slices.Equal(before, snapshot(s)) {
+				t.Fatalf("%d %q changed the aggregates", code, msg)
+			}
+		default:
+			t.Fatalf("status %d %q", code, msg)
+		}
+		if _, err := s.Registry().Gather(); err != nil {
+			t.Fatalf("scrape after %d: %v", code, err)
+		}
+	})
+}
