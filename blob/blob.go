@@ -122,6 +122,12 @@ func (bl *Blob) stamp(hash uint32) {
 // len(p) == cursz bytes and returns a Blob holding a copy of it. The error
 // names the first inconsistency found and wraps voi.ErrInvalid (or
 // voi.ErrNotSupported for another ABI or byte order). See Validate.
+//
+// FromBytes takes no template (a blob needs one only for names), so it
+// checks that the bytes are consistent, not that they are the template's
+// their hash names: a collector that knows the template calls
+// CheckTemplate; Merge and MergeAll refuse blobs that do not fit each
+// other (see Compatible).
 func FromBytes(p []byte, env *Env) (*Blob, error) {
 	b, pl, err := decode(p, nil)
 	if err != nil {
