@@ -1,0 +1,5 @@
+//go:build !race
+
+package tpl
+
+const raceEnabled = false
