@@ -20,7 +20,7 @@ import (
 type Blob struct {
 	b    []byte // the buffer; the blob is b[:cursz] (len(b) >= cursz)
 	plan *plan  // the layout, derived from b once (see plan.go)
-	env  *tdigest.Env
+	env  *Env
 
 	// digests holds the mean order of each t-digest statistic (indexed by
 	// statPlan.digest), made by its first update and kept by the later
@@ -45,12 +45,16 @@ func (bl *Blob) dropDigestCaches() {
 	}
 }
 
-// Env is where a blob reads time (created/lastrst, t-digest reseeding) and
-// draws randomness (t-digest add and compress). It is the same type the
-// tdigest package uses. Its random source is not safe for concurrent use:
-// blobs used on different goroutines need Envs of their own (New and Init
-// with a nil Env make one per blob; Clone and Snapshot copy the source's).
-type Env = tdigest.Env
+// Env is a blob's clock and random source: where it reads the time for
+// its created and lastrst fields, and where its t-digests draw randomness
+// (the C's random(), tdigest.Env). The random source is not safe for
+// concurrent use: blobs used on different goroutines need Envs of their
+// own (New and Init with a nil Env make one per blob; Clone and Snapshot
+// copy the source's).
+type Env struct {
+	Rand  *bsdrand.Source // random(); nil: the Go runtime's generator
+	Clock func() int64    // sbintime_t now (seconds<<32 | fraction); nil: WallClock
+}
 
 // SBinTime converts a time to FreeBSD's sbintime_t: signed 32.32 fixed
 // point seconds, with the C's rounding of the nanoseconds.

@@ -6,6 +6,7 @@ import (
 	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/internal/abi"
 	"github.com/statsblob/statsblob/qmath"
+	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -113,7 +114,7 @@ func (bl *Blob) compound(sp *statPlan, voiDT voi.DType, bits uint64) error {
 			err = hist.Update(d, sp.dtype, voiDT, bits)
 		}
 	case voi.TDgst:
-		err = bl.digestCache(sp).Update(d, sp.dtype, voiDT, bits, bl.Env())
+		err = bl.digestCache(sp).Update(d, sp.dtype, voiDT, bits, &tdigest.Env{Rand: bl.Env().Rand})
 	}
 	if err == nil {
 		markValid(b, sp.statOff)

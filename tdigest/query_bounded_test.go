@@ -13,7 +13,7 @@ import (
 func TestQuantileBounded(t *testing.T) {
 	d, err := tdigest.Build(voi.TDgstClust64, 16, 4)
 	require.NoError(t, err)
-	env := &tdigest.Env{Rand: bsdrand.New(1), Clock: func() int64 { return 0 }}
+	env := &tdigest.Env{Rand: bsdrand.New(1)}
 	// Two far-apart values: centroids at 10 (rank 0.5) and 30 (rank 1.5).
 	require.NoError(t, tdigest.Update(d, voi.TDgstClust64, voi.IntU64, 10, env))
 	require.NoError(t, tdigest.Update(d, voi.TDgstClust64, voi.IntU64, 30, env))

@@ -227,7 +227,7 @@ func newReplay(t *testing.T, name string) *replay {
 	r := &replay{t: t, name: name, src: bsdrand.New(1), st: stream{0x9E3779B97F4A7C15},
 		tpls: map[string]*tplRec{}, blobs: map[string]*blobRec{}}
 	r.sbt = 1000 << 32
-	r.env = &tdigest.Env{Rand: r.src, Clock: func() int64 { return r.sbt }}
+	r.env = &tdigest.Env{Rand: r.src}
 	return r
 }
 

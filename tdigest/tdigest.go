@@ -7,29 +7,20 @@ import (
 	"github.com/statsblob/statsblob/voi"
 )
 
-// Env is where a digest draws randomness and time from: the C's
-// random()/srandom() and stats_sbinuptime().
+// Env is where a digest draws randomness from: the C's random().
 //
 // Rand is random(): every add draws from it, and a compression draws its
 // permutation from it. In conformance runs it is the one source of the run,
 // shared with unseeded dice rolls, and its call counter is the run's
 // prng_calls. A nil Env or a nil Rand makes updates draw from the Go
 // runtime's concurrency-safe generator instead (same distribution, not the
-// C's sequence).
-//
-// Clock is stats_sbinuptime() (an sbintime_t: seconds<<32 | fraction). The
-// digest itself never reads it: the conformance reference does not reseed
-// random() when it compresses (no srandom(stats_sbinuptime()) call; the
-// goldens of scenarios 17, 18, 19, 23 and 28 are reproduced only by a
-// compression that keeps drawing from the shared sequence, see
-// TestPRNGNotReseededByCompress). The blob layer uses Clock for its
-// timestamps.
+// C's sequence). The digest reads no clock: the reference's compression
+// does not reseed random() (see TestPRNGNotReseededByCompress).
 //
 // An Env is used by one update at a time; a bsdrand.Source is not safe for
 // concurrent use.
 type Env struct {
-	Rand  *bsdrand.Source // random(); shared with unseeded dice rolls in conformance runs
-	Clock func() int64    // stats_sbinuptime(): sbintime_t (seconds<<32 | fraction)
+	Rand *bsdrand.Source // random(); shared with unseeded dice rolls in conformance runs
 }
 
 // Sizes of the two layouts.
