@@ -201,22 +201,16 @@ func CaioMergedBytes(ds [][]byte, dt voi.DType, size int) (*caio.TDigest, float6
 }
 
 // CaioFedBytes returns a caio digest fed the samples in order at the
-// largest compression that serializes to at most size bytes, found on the
-// first million samples, and that compression.
+// largest compression that serializes to at most size bytes, and that
+// compression.
 func CaioFedBytes(samples []float64, size int) (*caio.TDigest, float64) {
-	feed := func(vals []float64) func(c float64) *caio.TDigest {
-		return func(c float64) *caio.TDigest {
-			td, _ := caio.New(caio.Compression(c), caio.LocalRandomNumberGenerator(1))
-			for _, v := range vals {
-				_ = td.Add(v)
-			}
-			return td
+	return caioAt(Bytes, size, func(c float64) *caio.TDigest {
+		td, _ := caio.New(caio.Compression(c), caio.LocalRandomNumberGenerator(1))
+		for _, v := range samples {
+			_ = td.Add(v)
 		}
-	}
-	_, c := caioAt(Bytes, size, feed(samples[:min(len(samples), 1_000_000)]))
-	td := feed(samples)(c)
-	_ = td.Compress()
-	return td, c
+		return td
+	})
 }
 
 // Centroids returns the number of centroids of a caio digest.

@@ -6,7 +6,7 @@
 // may be).
 //
 //	go run ./bench/cmd/accuracy          # 10^4..10^6 samples, fleets of 100..10,000 blobs
-//	go run ./bench/cmd/accuracy -long    # and 10^7 samples
+//	go run ./bench/cmd/accuracy -long    # and 10^7 samples (several minutes)
 package main
 
 import (
@@ -26,7 +26,7 @@ import (
 
 func main() {
 	long := flag.Bool("long", false, "also 10^7 samples per blob")
-	only := flag.String("only", "", "print only the tables whose name contains this (single, fleet, sharded)")
+	only := flag.String("only", "", "print only the table whose name contains this (single, fleet, sharded, snapshots)")
 	flag.Parse()
 	w := os.Stdout
 	sizes := []int{10_000, 100_000, 1_000_000}
@@ -41,6 +41,13 @@ func main() {
 	}
 	if strings.Contains("sharded", *only) {
 		sharded(w, []int{100_000, 1_000_000})
+	}
+	if strings.Contains("snapshots", *only) {
+		total := 1_000_000
+		if *long {
+			total = 10_000_000
+		}
+		snapshots(w, total)
 	}
 }
 
@@ -177,6 +184,48 @@ func shardedSnapshot(g accuracy.Geometry, samples []float64, k int) []byte {
 	}
 	must(tdigest.MergeAll(shards[0], g.DType, shards[1:]...))
 	return shards[0]
+}
+
+func snapshots(w io.Writer, total int) {
+	fmt.Fprintln(w, "#### Snapshots of a long-lived blob")
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "%d samples kept as one blob, or as a blob snapshotted and reset every 10^4 or 10^5 samples with the snapshots merged by tdigest.MergeAll. Rank error in %%.\n", total)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| stream | digest | one blob: p50 | p90 | p99 | p99.9 | 10^5 per snapshot: p50 | p90 | p99 | p99.9 | 10^4 per snapshot: p50 | p90 | p99 | p99.9 |")
+	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	for _, dn := range []string{"exp", "lognormal"} {
+		samples := unsorted(dn, total)
+		sorted := slices.Clone(samples)
+		slices.Sort(sorted)
+		for _, g := range []accuracy.Geometry{accuracy.Small, accuracy.Large, {DType: voi.TDgstClust64, Slots: 100, Prec: 8}} {
+			row := fmt.Sprintf("| %s | %s", dn, name(g))
+			for _, per := range []int{total, 100_000, 10_000} {
+				row += " | " + pct(accuracy.Errors(sorted, snapshotted(g, samples, per), g.DType))
+			}
+			fmt.Fprintln(w, row+" |")
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+// snapshotted is the merge of the snapshots of one blob (one random
+// source) fed the samples and snapshotted and reset every per samples.
+func snapshotted(g accuracy.Geometry, samples []float64, per int) []byte {
+	env := &tdigest.Env{Rand: bsdrand.New(1)}
+	var c tdigest.Cache
+	var snaps [][]byte
+	d := g.Build()
+	for i, v := range samples {
+		_ = c.Update(d, g.DType, voi.IntU32, uint64(v), env)
+		if (i+1)%per == 0 || i+1 == len(samples) {
+			snaps = append(snaps, slices.Clone(d))
+			tdigest.Reset(d, g.DType)
+			c.Invalidate()
+		}
+	}
+	out := g.Build()
+	must(tdigest.MergeAll(out, g.DType, snaps...))
+	return out
 }
 
 func must(err error) {

@@ -47,4 +47,11 @@ func TestTables(t *testing.T) {
 	for _, r := range rs {
 		require.Len(t, r, 15)
 	}
+	b.Reset()
+	snapshots(&b, 25_000)
+	rs = rows(b.String())
+	require.Len(t, rs, 2*3)
+	for _, r := range rs {
+		require.Len(t, r, 14)
+	}
 }
