@@ -201,25 +201,19 @@ func printRTT(w io.Writer, merged *blob.Blob, snaps []*blob.Blob, rtts []float64
 	fmt.Fprintf(w, "TCP_RTT over %d sampled connections, %d samples: min %d µs, max %d µs\n", len(snaps), len(rtts), min, max)
 	fmt.Fprintf(w, "  merged blob: the %d per-connection TDGSTCLUST32(%d,4) digests merged into one (%d centroids)\n", len(snaps), info.MaxNodes, info.CurNodes)
 	fmt.Fprintf(w, "  caio: the same digests merged in caio/go-tdigest at compression %.1f (at most %d centroids)\n", comp, info.MaxNodes)
-	fmt.Fprintf(w, "  rank error: how far the estimate's rank among the samples is from q\n")
-	fmt.Fprintf(w, "  %-6s %10s  %21s  %21s\n", "q", "exact", "merged blob (rank err)", "caio (rank err)")
+	fmt.Fprintf(w, "  in parentheses the rank error: how far the estimate's rank among the samples is from q\n")
+	fmt.Fprintf(w, "  %-6s %10s   %-20s %s\n", "q", "exact", "merged blob", "caio")
+	cell := func(v, q float64) string {
+		return fmt.Sprintf("%.0fµs (%.2f%%)", v, 100*accuracy.RankError(rtts, q, v))
+	}
 	for _, q := range accuracy.Quantiles {
 		est, err := tdigest.Quantile(st.Data, st.DType, q)
 		if err != nil {
 			return err
 		}
-		c := cd.Quantile(q)
-		fmt.Fprintf(w, "  p%-5g %8.0fµs  %10.0fµs (%5.2f%%)  %10.0fµs (%5.2f%%)\n", q*100, accuracy.Exact(rtts, q),
-			est, 100*accuracy.RankError(rtts, q, est), c, 100*accuracy.RankError(rtts, q, c))
+		fmt.Fprintf(w, "  p%-5g %8.0fµs   %-20s %s\n", q*100, accuracy.Exact(rtts, q), cell(est, q), cell(cd.Quantile(q), q))
 	}
 	return nil
-}
-
-func min64(a, b int) int {
-	if a < b {
-		return a
-	}
-	return b
 }
 
 // isTerminal reports whether w is a character device (a terminal).
