@@ -85,8 +85,8 @@ func NewEnv(clock func() int64, seed uint32) *Env {
 // and a random source of the blob's own, seeded with 1, made when a t-digest
 // first needs it).
 func New(t *tpl.Template, env *Env) *Blob {
-	b, hash := t.AppendBytes(nil)
-	bl := &Blob{b: b, plan: templatePlan(t, hash, b), env: env}
+	b, hash, pl := templateBytes(t)
+	bl := &Blob{b: b, plan: pl, env: env}
 	bl.stamp(hash)
 	return bl
 }
@@ -105,12 +105,12 @@ func Init(buf []byte, t *tpl.Template, env *Env) (*Blob, error) {
 	if maxsz > len(buf) {
 		return nil, fmt.Errorf("blob: init: header maxsz %d exceeds buffer of %d bytes: %w", maxsz, len(buf), voi.ErrInvalid)
 	}
-	tb, hash := t.AppendBytes(nil)
+	tb, hash, pl := templateBytes(t)
 	if maxsz < len(tb) {
 		return nil, fmt.Errorf("blob: init: template needs %d bytes, maxsz is %d: %w", len(tb), maxsz, voi.ErrOverflow)
 	}
 	copy(buf, tb)
-	bl := &Blob{b: buf, plan: templatePlan(t, hash, tb), env: env}
+	bl := &Blob{b: buf, plan: pl, env: env}
 	bl.stamp(hash)
 	return bl, nil
 }

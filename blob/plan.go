@@ -1,7 +1,6 @@
 package blob
 
 import (
-	"sync"
 	"unsafe"
 
 	"github.com/statsblob/statsblob/hist"
@@ -154,21 +153,13 @@ func (p *plan) bytes() int {
 	return n
 }
 
-// planKey identifies a template's layout: a template's bytes change, and
-// its hash with them, whenever a VOI is added.
-type planKey struct {
-	t    *tpl.Template
-	hash uint32
+// templateBytes returns a copy of t's bytes, its hash and the plan of
+// those bytes, which the template keeps for every blob made from this
+// version of it (tpl.Template.AppendDerived): the plan lives and dies with
+// the template.
+func templateBytes(t *tpl.Template) ([]byte, uint32, *plan) {
+	b, hash, p := t.AppendDerived(nil, derivePlan)
+	return b, hash, p.(*plan)
 }
 
-var plans sync.Map // planKey -> *plan
-
-// templatePlan returns the shared plan of the template bytes tb (hash h).
-func templatePlan(t *tpl.Template, h uint32, tb []byte) *plan {
-	k := planKey{t, h}
-	if p, ok := plans.Load(k); ok {
-		return p.(*plan)
-	}
-	p, _ := plans.LoadOrStore(k, newPlan(tb))
-	return p.(*plan)
-}
+func derivePlan(tb []byte) any { return newPlan(tb) }

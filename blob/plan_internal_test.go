@@ -2,7 +2,9 @@ package blob
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
@@ -64,4 +66,44 @@ func TestDigestCachesFollowTheBytes(t *testing.T) {
 		require.Equal(t, fresh.Bytes(), kept.Bytes(), "op %d (%s)", i, op)
 	}
 	require.NotNil(t, kept.digests)
+}
+
+// TestPlansLiveWithTheirTemplate: blobs of one version of a template share
+// its plan, a VOI added makes a new one, and nothing global keeps a
+// template (or its plan) alive once it is no longer used.
+func TestPlansLiveWithTheirTemplate(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("plans")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "a", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	a, b := New(tp, nil), New(tp, nil)
+	buf := make([]byte, 200)
+	buf[4] = 200 // maxsz
+	c, err := Init(buf, tp, nil)
+	require.NoError(t, err)
+	require.Same(t, a.plan, b.plan)
+	require.Same(t, a.plan, c.plan)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 1, Name: "b", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Max()}}))
+	d := New(tp, nil)
+	require.NotSame(t, a.plan, d.plan)
+	require.Len(t, d.plan.vois, 2)
+	require.Len(t, a.plan.vois, 1, "blobs made earlier keep their plan")
+	require.NoError(t, d.UpdateU32(1, 5))
+
+	collected := make(chan struct{})
+	func() {
+		tp, err := tpl.NewRegistry().New("gone")
+		require.NoError(t, err)
+		require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "a", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+		bl := New(tp, nil)
+		runtime.AddCleanup(bl.plan, func(ch chan struct{}) { close(ch) }, collected)
+	}()
+	for range 20 {
+		runtime.GC()
+		select {
+		case <-collected:
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	t.Fatal("a plan outlived its template and blobs")
 }

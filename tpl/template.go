@@ -29,6 +29,10 @@ type Template struct {
 	names atomic.Pointer[nameTable] // replaced, never changed, by AddVOI: read without the lock
 	defs  []VOIDef                  // VOIs in the order they were added
 	hash  uint32
+
+	// derived is what AppendDerived keeps for the current bytes; adding
+	// a VOI drops it.
+	derived atomic.Pointer[derivedValue]
 }
 
 // VOIDef declares one VOI and its statistics.
@@ -327,6 +331,7 @@ func (t *Template) addVOI(d VOIDef, bulk *nameTable) error {
 	}
 	nt.set[id], nt.name[id] = true, d.Name
 	t.sb = nb
+	t.derived.Store(nil)
 	d.Stats = append([]StatSpec(nil), d.Stats...)
 	t.defs = append(t.defs, d)
 	if bulk == nil {
