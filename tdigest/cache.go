@@ -25,6 +25,15 @@ type Cache struct {
 	dt  voi.DType
 	dsz int
 	geo tree // without bytes
+
+	// The view of the bytes the cache was filled from, for the updates
+	// that bring the same bytes (a blob's): used in place, not copied.
+	d digest
+
+	// The sample's control bits (Q_CTRLINI of node 0's precision) for
+	// node 0's control bits ctrl0; updates recompute them when node 0's
+	// change.
+	ctrl0, xctrl uint64
 }
 
 // Invalidate discards what the cache knows; the next update through it
@@ -60,6 +69,24 @@ func (c *Cache) fill(t *tree, dt voi.DType) {
 	c.valid = len(c.seq) == n
 	c.dt, c.dsz, c.geo = dt, len(t.b), *t
 	c.geo.b, c.geo.nodes, c.geo.ord = nil, nil, nil
+	c.d = digest{tree: *t}
+	c.d.ord = c
+	c.ctrl0 = ^uint64(0) // none yet
+}
+
+// prepared returns the cache's view if the cache is valid for data (the
+// very bytes it was filled from) and dt, with its random source set from
+// env.
+func (c *Cache) prepared(data []byte, dt voi.DType, env *Env) *digest {
+	if !c.valid || c.dt != dt || len(data) != c.dsz || len(data) == 0 || &data[0] != &c.d.b[0] {
+		return nil
+	}
+	d := &c.d
+	d.rnd = nil
+	if env != nil {
+		d.rnd = env.Rand
+	}
+	return d
 }
 
 // view sets d to the cached geometry over data, if the cache is valid for

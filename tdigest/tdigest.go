@@ -135,27 +135,38 @@ func Update(data []byte, dt, voiDT voi.DType, v uint64, env *Env) error {
 
 // update is Update, through the order cache c if it is not nil.
 func update(data []byte, dt, voiDT voi.DType, v uint64, env *Env, c *Cache) error {
-	var d digest
-	if c == nil || !c.view(&d, data, dt) {
-		if err := d.init(data, dt, env); err != nil {
-			return err
-		}
-		if d.maxn == 0 {
-			// The C reads node 0's precision here and dereferences NULL.
-			return errNoNodes
-		}
-		if c != nil {
-			c.fill(&d.tree, dt)
-		}
-	} else if env != nil {
-		d.rnd = env.Rand
-	}
-	d.ord = c
+	var d *digest
 	var ctrl uint64
-	if mu0 := d.muRaw(0); d.is32 {
-		ctrl = ctrlIni(uint32(nfS32(mu0)))
+	if c != nil {
+		d = c.prepared(data, dt, env)
+	}
+	if d != nil {
+		// The sample's precision is node 0's, worked out again only when
+		// node 0's control bits change.
+		if r0 := d.muRaw(0) & ctrlMask; r0 == c.ctrl0 {
+			ctrl = c.xctrl
+		} else {
+			ctrl = d.sampleCtrl()
+			c.ctrl0, c.xctrl = r0, ctrl
+		}
 	} else {
-		ctrl = ctrlIni(uint32(nfS64(mu0)))
+		d = new(digest)
+		if c == nil || !c.view(d, data, dt) {
+			if err := d.init(data, dt, env); err != nil {
+				return err
+			}
+			if d.maxn == 0 {
+				// The C reads node 0's precision here and dereferences NULL.
+				return errNoNodes
+			}
+			if c != nil {
+				c.fill(&d.tree, dt)
+			}
+		} else if env != nil {
+			d.rnd = env.Rand
+		}
+		d.ord = c
+		ctrl = d.sampleCtrl()
 	}
 	var x uint64
 	var errno int
@@ -179,6 +190,15 @@ func update(data []byte, dt, voiDT voi.DType, v uint64, env *Env, c *Cache) erro
 		errno = d.add(x, 1, 1)
 	}
 	return errorOf(errno)
+}
+
+// sampleCtrl is the control bits of a sample in node 0's precision.
+func (d *digest) sampleCtrl() uint64 {
+	if mu0 := d.muRaw(0); d.is32 {
+		return ctrlIni(uint32(nfS32(mu0)))
+	} else {
+		return ctrlIni(uint32(nfS64(mu0)))
+	}
 }
 
 // Reset empties a digest as stats_v1_icb_reset_voistat does: smplcnt and
