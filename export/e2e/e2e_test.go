@@ -1,8 +1,12 @@
 // Package e2e_test runs the collector against a real Prometheus server
 // (make e2e; STATSBLOB_E2E=1 enables it): the demo's blobs and blobs of a
 // latency template with known samples are posted to statsblob-collector on
-// 127.0.0.1, Prometheus scrapes it every second, and its HTTP API must
-// answer with exactly what was posted.
+// 127.0.0.1 (with -native), Prometheus scrapes it every second (protobuf,
+// native histograms enabled), and its HTTP API must answer with exactly what
+// was posted: counters, histogram counts, sums and every bucket;
+// histogram_quantile(0.99) in the bucket of the exact p99; summary counts
+// (and sums where the VOI keeps a SUM); digest quantiles within the merge's
+// rank error; native histograms with the summaries' count and sum.
 package e2e_test
 
 import (
@@ -121,6 +125,21 @@ func query(t *testing.T, prom, q string) map[string]float64 {
 	return out
 }
 
+// byLE keys bucket samples by their le bound (Prometheus writes "1" or
+// "1.0" depending on the scrape format).
+func byLE(t *testing.T, r map[string]float64) map[float64]float64 {
+	t.Helper()
+	out := map[float64]float64{}
+	for k, v := range r {
+		m := regexp.MustCompile(`(?:^|,)le=([^,]+)`).FindStringSubmatch(k)
+		require.NotNil(t, m, k)
+		le, err := strconv.ParseFloat(m[1], 64)
+		require.NoError(t, err)
+		out[le] = v
+	}
+	return out
+}
+
 func one(t *testing.T, prom, q string) float64 {
 	t.Helper()
 	r := query(t, prom, q)
@@ -207,7 +226,7 @@ func TestE2E(t *testing.T) {
 	build.Dir = filepath.Join(root, "export")
 	out, err = build.CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	col := exec.CommandContext(ctx, bin, "-listen", "127.0.0.1:0", "-templates", tfile)
+	col := exec.CommandContext(ctx, bin, "-listen", "127.0.0.1:0", "-templates", tfile, "-native")
 	stderr, err := col.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, col.Start())
@@ -242,7 +261,7 @@ func TestE2E(t *testing.T) {
 	require.NoError(t, os.WriteFile(cfile, []byte(cfg), 0o644))
 	var promLog bytes.Buffer
 	prom := exec.CommandContext(ctx, promBin, "--config.file="+cfile, "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
-		"--web.listen-address="+promAddr, "--log.level=warn")
+		"--web.listen-address="+promAddr, "--log.level=warn", "--enable-feature=native-histograms")
 	prom.Stdout, prom.Stderr = &promLog, &promLog
 	require.NoError(t, prom.Start())
 	defer func() { _ = prom.Process.Signal(syscall.SIGTERM); _ = prom.Wait() }()
@@ -287,12 +306,12 @@ func TestE2E(t *testing.T) {
 		}
 		require.Equal(t, float64(txpb), one(t, promURL, `tcp_default_tcp_txpb_total{src="demo"}`))
 		require.Equal(t, float64(acklenTotal), one(t, promURL, `tcp_default_tcp_acklen_hist_count{src="demo"}`))
-		buckets := query(t, promURL, `tcp_default_tcp_acklen_hist_bucket{src="demo"}`)
+		buckets := byLE(t, query(t, promURL, `tcp_default_tcp_acklen_hist_bucket{src="demo"}`))
 		require.Len(t, buckets, 11)
 		for le := range 10 {
-			require.Equal(t, float64(acklen[float64(le)]), buckets[fmt.Sprintf("le=%d,src=demo", le)], "le %d", le)
+			require.Equal(t, float64(acklen[float64(le)]), buckets[float64(le)], "le %d", le)
 		}
-		require.Equal(t, float64(acklenTotal), buckets["le=+Inf,src=demo"])
+		require.Equal(t, float64(acklenTotal), buckets[math.Inf(1)])
 		// The exact p99 of AckLen lies in the open top bucket [10, max):
 		// histogram_quantile answers with the last finite bound then.
 		rank := math.Ceil(0.99 * float64(acklenTotal))
@@ -320,13 +339,9 @@ func TestE2E(t *testing.T) {
 			require.Equal(t, n, one(t, promURL, "e2e_lat_latency_hist_count"+sel))
 			require.Equal(t, sum, one(t, promURL, "e2e_lat_latency_hist_sum"+sel))
 			// Every bucket: exactly the samples at or below le.
-			buckets := query(t, promURL, "e2e_lat_latency_hist_bucket"+sel)
+			buckets := byLE(t, query(t, promURL, "e2e_lat_latency_hist_bucket"+sel))
 			var les []float64
-			for k, v := range buckets {
-				m := regexp.MustCompile(`le=([^,]+)`).FindStringSubmatch(k)
-				require.NotNil(t, m, k)
-				le, err := strconv.ParseFloat(m[1], 64)
-				require.NoError(t, err)
+			for le, v := range buckets {
 				les = append(les, le)
 				below := float64(len(xs) - len(slices.DeleteFunc(slices.Clone(xs), func(x float64) bool { return x <= le })))
 				require.Equal(t, below, v, "le %v", le)
@@ -350,6 +365,23 @@ func TestE2E(t *testing.T) {
 				t.Logf("  summary q%g: %.0f, exact %v, rank error %.4f", q, est, xs[int(math.Ceil(q*n))-1], at-q)
 				require.InDelta(t, q, at, rankTol, "q%g: %v", q, est)
 			}
+		}
+	})
+
+	// The native histograms derived from the digests: Prometheus scrapes
+	// them (protobuf), their counts and sums are the summaries'.
+	t.Run("native histograms", func(t *testing.T) {
+		for h := range hosts {
+			sel := fmt.Sprintf(`{src="lat",host="h%d"}`, h)
+			require.Equal(t, float64(len(samples[h])), one(t, promURL, "histogram_count(e2e_lat_latency_tdigest_native"+sel+")"))
+			require.Equal(t, one(t, promURL, "e2e_lat_latency_tdigest_sum"+sel), one(t, promURL, "histogram_sum(e2e_lat_latency_tdigest_native"+sel+")"))
+			xs := slices.Sorted(slices.Values(samples[h]))
+			n := float64(len(xs))
+			est := one(t, promURL, "histogram_quantile(0.99, e2e_lat_latency_tdigest_native"+sel+")")
+			at := float64(len(xs)-len(slices.DeleteFunc(slices.Clone(xs), func(x float64) bool { return x <= est }))) / n
+			t.Logf("host h%d: native histogram p99 %.0f, rank error %.4f", h, est, at-0.99)
+			// Buckets 9% wide (scale 3) around the digest's own estimate.
+			require.InDelta(t, 0.99, at, 0.01)
 		}
 	})
 
