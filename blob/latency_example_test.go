@@ -16,8 +16,7 @@ import (
 // ships each connection's blob as bytes, and a collector decodes, merges
 // and queries them.
 func Example_latency() {
-	reg := tpl.NewRegistry()
-	t, _ := reg.New("CONN")
+	t, _ := tpl.NewRegistry().New("CONN")
 	const latency = 0 // VOI id: microseconds
 	_ = t.AddVOI(tpl.VOIDef{ID: latency, Name: "latency_us", DType: voi.IntU64, Stats: []tpl.StatSpec{
 		tpl.Max(), tpl.Min(),
@@ -49,7 +48,7 @@ func Example_latency() {
 	p50, _ := all.Quantile(latency, 0.5)
 	p99, _ := all.Quantile(latency, 0.99)
 	fmt.Printf("p50 %.0f µs, p99 %.0f µs\n", p50, p99)
-	js, _ := json.Marshal(tostr.JSONMarshaler{Blob: all, Flags: tostr.Meta, Registry: reg})
+	js, _ := json.Marshal(tostr.JSONMarshaler{Blob: all, Flags: tostr.Meta, Template: t})
 	fmt.Println(string(js))
 	// Output:
 	// p50 307 µs, p99 474 µs

@@ -27,8 +27,8 @@ const (
 )
 
 // Parse parses a rates list as writing a subsystem's sample-rates sysctl
-// does (stats_tpl_sample_rates), resolving templates in reg (tpl.Default
-// when nil). It returns the list (nil for an empty one) or an error
+// does (stats_tpl_sample_rates), resolving templates in reg (a nil reg
+// holds none). It returns the list (nil for an empty one) or an error
 // prefixed "sample: " that wraps voi.ErrInvalid for malformed text or a
 // cumulative percentage above 100, or voi.ErrNoTemplate (the C's ESRCH)
 // when a spec names no registered template.
@@ -82,9 +82,6 @@ const (
 // exactly and rejects that; every list it returns has percentages 0..100
 // that add up to at most 100.
 func Parse(reg *tpl.Registry, text string) ([]Rate, error) {
-	if reg == nil {
-		reg = tpl.Default
-	}
 	in := text
 	if i := strings.IndexByte(in, 0); i >= 0 {
 		in = in[:i] // all the C's string functions see
@@ -125,12 +122,9 @@ func Parse(reg *tpl.Registry, text string) ([]Rate, error) {
 
 // AppendRates appends rates to dst as reading the sysctl prints them:
 // `"NAME":HASH=PCT` per rate, with the template's current name and hash in
-// reg (tpl.Default when nil), joined by commas; nothing for no rates. It
+// reg, joined by commas; nothing for no rates. It
 // fails, wrapping voi.ErrNotFound, if a TplID is not in reg.
 func AppendRates(dst []byte, reg *tpl.Registry, rates []Rate) ([]byte, error) {
-	if reg == nil {
-		reg = tpl.Default
-	}
 	for i, r := range rates {
 		t, err := reg.ByID(int(r.TplID))
 		if err != nil {

@@ -285,17 +285,29 @@ func TestSwap(t *testing.T) {
 	require.Equal(t, int32(-1), tab.Roll([]byte("x")))
 }
 
-func TestZeroTableUsesDefaultRegistry(t *testing.T) {
+// TestZeroTableHasNoRegistry: the zero Table is bound to no registry (no
+// implicit tpl.Default): it holds no template, so only the empty list is
+// accepted, and the process-wide registry is one NewTable away.
+func TestZeroTableHasNoRegistry(t *testing.T) {
 	var tab sample.Table
-	require.Same(t, tpl.Default, tab.Registry())
+	require.Nil(t, tab.Registry())
 	require.Nil(t, tab.Rates())
 	require.Equal(t, "", tab.String())
 	require.Equal(t, int32(-1), tab.Roll(nil))
 	require.Equal(t, int32(-1), tab.Roll([]byte{}))
 	require.Equal(t, int32(-1), tab.RollRandom())
 	require.NoError(t, tab.Set("  "))
+	err := tab.Set("a=1")
+	require.ErrorIs(t, err, voi.ErrNoTemplate)
+	require.EqualError(t, err, `sample: rates, byte 0: tpl: no template "a" with hash 0: no such template`)
+	_, err = tab.Swap([]sample.Rate{{TplID: 0, Pct: 1}})
+	require.ErrorIs(t, err, voi.ErrNotFound)
+	_, err = sample.AppendRates(nil, nil, []sample.Rate{{TplID: 0, Pct: 1}})
+	require.ErrorIs(t, err, voi.ErrNotFound)
+
 	// A name no other test registers in the process-wide registry.
-	require.ErrorIs(t, tab.Set("sample_test_no_such_template=1"), voi.ErrNoTemplate)
+	require.Same(t, tpl.Default, sample.NewTable(tpl.Default).Registry())
+	require.ErrorIs(t, sample.NewTable(tpl.Default).Set("sample_test_no_such_template=1"), voi.ErrNoTemplate)
 }
 
 // FuzzParse checks that whatever Parse accepts is a valid list that prints

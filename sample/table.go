@@ -19,26 +19,22 @@ import (
 // it with one atomic store; concurrent writers do not interfere, the last
 // store wins. All methods are safe for concurrent use.
 //
-// The zero value is an empty table that resolves templates in tpl.Default;
-// NewTable binds another registry. A Table must not be copied after first
+// The zero value is an empty table bound to no registry (it resolves no
+// template, so it stays empty); NewTable binds one (tpl.Default for the
+// process-wide registry). A Table must not be copied after first
 // use. *Table implements flag.Value (String, Set) and
 // encoding.TextMarshaler / TextUnmarshaler / TextAppender.
 type Table struct {
-	reg   *tpl.Registry          // nil: tpl.Default
+	reg   *tpl.Registry          // nil: none
 	rates atomic.Pointer[[]Rate] // never modified once stored; nil: empty
 }
 
-// NewTable returns an empty table that resolves templates in reg
-// (tpl.Default when nil).
+// NewTable returns an empty table that resolves templates in reg.
 func NewTable(reg *tpl.Registry) *Table { return &Table{reg: reg} }
 
-// Registry returns the registry the table's slot ids refer to.
-func (t *Table) Registry() *tpl.Registry {
-	if t.reg == nil {
-		return tpl.Default
-	}
-	return t.reg
-}
+// Registry returns the registry the table's slot ids refer to (nil for
+// the zero Table).
+func (t *Table) Registry() *tpl.Registry { return t.reg }
 
 // Rates returns the current list, nil when empty. The slice is shared with
 // every other reader and stays unchanged however long it is held (a later

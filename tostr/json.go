@@ -17,13 +17,14 @@ import (
 type JSONMarshaler struct {
 	Blob     *blob.Blob
 	Flags    Flags         // Objdump and/or Meta
-	Registry *tpl.Registry // for Meta; nil means tpl.Default
+	Template *tpl.Template // for Meta: the blob's template (see Options)
+	Registry *tpl.Registry // for Meta without Template
 }
 
 // MarshalJSON implements json.Marshaler. With Meta, a blob whose template
 // is not registered is an error wrapping voi.ErrInvalid.
 func (m JSONMarshaler) MarshalJSON() ([]byte, error) {
-	o := Options{Format: JSON, Flags: m.Flags, Registry: m.Registry}
+	o := Options{Format: JSON, Flags: m.Flags, Template: m.Template, Registry: m.Registry}
 	out, err := Append(nil, m.Blob, o)
 	if err != nil || len(out) > 0 {
 		return out, err
@@ -31,11 +32,7 @@ func (m JSONMarshaler) MarshalJSON() ([]byte, error) {
 	// No VOIs: open and close the object as the first callback would.
 	r := renderer{bl: m.Blob, fmt: JSON, dump: m.Flags&Objdump != 0}
 	if m.Flags&Meta != 0 {
-		reg := m.Registry
-		if reg == nil {
-			reg = tpl.Default
-		}
-		r.tpl, _ = reg.ByHash(m.Blob.TplHash()) // found: Append succeeded
+		r.tpl, _ = o.metaTemplate(m.Blob) // found: Append succeeded
 	}
 	r.json(&blob.Slot{Flags: blob.FirstCB, StatSlot: -1, VOI: blob.VOIEntry{ID: -1}, Stat: blob.StatEntry{Type: -1}})
 	// The header ends with `"vois":{` and, for the vacant VOI above,

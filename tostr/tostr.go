@@ -34,9 +34,27 @@ const (
 type Options struct {
 	Format Format
 	Flags  Flags
-	// Registry is where Meta looks the template up; nil means
-	// tpl.Default.
+	// Template is the blob's template, for Meta; its hash must be the
+	// blob's. Without it, Meta looks the template up in Registry by the
+	// blob's hash (nothing is found in a nil Registry).
+	Template *tpl.Template
 	Registry *tpl.Registry
+}
+
+// metaTemplate returns the template whose names Meta renders: o.Template
+// or the one o.Registry holds for bl's hash.
+func (o Options) metaTemplate(bl *blob.Blob) (*tpl.Template, error) {
+	if o.Template != nil {
+		if h := o.Template.Hash(); h != bl.TplHash() {
+			return nil, fmt.Errorf("tostr: template %s for META, the blob's hash is %d: %w", o.Template.Spec(), bl.TplHash(), voi.ErrInvalid)
+		}
+		return o.Template, nil
+	}
+	t, err := o.Registry.ByHash(bl.TplHash())
+	if err != nil {
+		return nil, fmt.Errorf("tostr: no template with hash %d for META: %w", bl.TplHash(), voi.ErrInvalid)
+	}
+	return t, nil
 }
 
 // Append appends the rendering of bl to dst. With Meta, a blob whose
@@ -47,13 +65,9 @@ type Options struct {
 func Append(dst []byte, bl *blob.Blob, o Options) ([]byte, error) {
 	var t *tpl.Template
 	if o.Flags&Meta != 0 {
-		reg := o.Registry
-		if reg == nil {
-			reg = tpl.Default
-		}
 		var err error
-		if t, err = reg.ByHash(bl.TplHash()); err != nil {
-			return dst, fmt.Errorf("tostr: no template with hash %d for META: %w", bl.TplHash(), voi.ErrInvalid)
+		if t, err = o.metaTemplate(bl); err != nil {
+			return dst, err
 		}
 	}
 	if o.Flags&Objdump == 0 && !noSkeletons {

@@ -218,8 +218,8 @@ func (t *Template) MarshalJSON() ([]byte, error) {
 	return json.Marshal(jt)
 }
 
-// ReadJSON decodes a template's JSON form and registers the template in r
-// (nil means Default), returning it. If r already holds a template of that
+// ReadJSON decodes a template's JSON form and registers the template in r,
+// returning it (a nil r fails: it cannot grow). If r already holds a template of that
 // name and hash, that template is returned. Errors wrap voi.ErrTooBig for a
 // document over MaxJSONSize bytes or a list over its limit (MaxJSONVOIs,
 // MaxJSONStats, MaxJSONBuckets), found before the list is decoded;
@@ -229,7 +229,7 @@ func (t *Template) MarshalJSON() ([]byte, error) {
 // template of the same name and another hash. r is unchanged on error.
 func ReadJSON(r *Registry, data []byte) (*Template, error) {
 	if r == nil {
-		r = Default
+		return nil, fmt.Errorf("tpl: template JSON: nil registry: %w", voi.ErrInvalid)
 	}
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("tpl: template JSON: "+format+": %w", append(args, voi.ErrInvalid)...)

@@ -24,7 +24,10 @@ import (
 const MaxNameLen = abi.MaxNameLen
 
 // Registry is a set of templates with slot ids. The zero value is an empty
-// registry ready to use; Default is the process-wide one.
+// registry ready to use; Default is the process-wide one. A nil *Registry
+// is an empty registry that cannot grow: lookups find nothing and New
+// fails. No function of this module falls back to Default: code that
+// wants it passes it.
 type Registry struct {
 	mu   sync.RWMutex
 	tpls []*Template
@@ -45,6 +48,9 @@ func (r *Registry) New(name string) (*Template, error) {
 	if len(name) > MaxNameLen {
 		return nil, fmt.Errorf("tpl: name of %d bytes exceeds %d: %w", len(name), MaxNameLen, voi.ErrInvalid)
 	}
+	if r == nil {
+		return nil, fmt.Errorf("tpl: template %q: nil registry: %w", name, voi.ErrInvalid)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.lookupLocked(name, true, 0) >= 0 {
@@ -57,6 +63,9 @@ func (r *Registry) New(name string) (*Template, error) {
 
 // Len returns the number of registered templates.
 func (r *Registry) Len() int {
+	if r == nil {
+		return 0
+	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return len(r.tpls)
@@ -65,9 +74,12 @@ func (r *Registry) Len() int {
 // ByID returns the template with slot id id, or an error wrapping
 // voi.ErrNotFound.
 func (r *Registry) ByID(id int) (*Template, error) {
+	if r == nil || id < 0 {
+		return nil, fmt.Errorf("tpl: no template with id %d: %w", id, voi.ErrNotFound)
+	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	if id < 0 || id >= len(r.tpls) {
+	if id >= len(r.tpls) {
 		return nil, fmt.Errorf("tpl: no template with id %d: %w", id, voi.ErrNotFound)
 	}
 	return r.tpls[id], nil
@@ -77,9 +89,7 @@ func (r *Registry) ByID(id int) (*Template, error) {
 // hash is hash (any hash when hash is 0), as stats_tpl_fetch_allocid(name,
 // hash) does, or an error wrapping voi.ErrNoTemplate.
 func (r *Registry) LookupName(name string, hash uint32) (int, error) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if id := r.lookupLocked(name, true, hash); id >= 0 {
+	if id := r.lookup(name, true, hash); id >= 0 {
 		return id, nil
 	}
 	return -1, fmt.Errorf("tpl: no template %q with hash %d: %w", name, hash, voi.ErrNoTemplate)
@@ -89,12 +99,20 @@ func (r *Registry) LookupName(name string, hash uint32) (int, error) {
 // (stats_tpl_fetch_allocid(NULL, hash)), or an error wrapping
 // voi.ErrNoTemplate.
 func (r *Registry) LookupHash(hash uint32) (int, error) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if id := r.lookupLocked("", false, hash); id >= 0 {
+	if id := r.lookup("", false, hash); id >= 0 {
 		return id, nil
 	}
 	return -1, fmt.Errorf("tpl: no template with hash %d: %w", hash, voi.ErrNoTemplate)
+}
+
+// lookup is lookupLocked under the read lock; -1 for a nil r.
+func (r *Registry) lookup(name string, byName bool, hash uint32) int {
+	if r == nil {
+		return -1
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.lookupLocked(name, byName, hash)
 }
 
 // ByHash returns the newest template whose hash is hash (see LookupHash).
@@ -126,6 +144,9 @@ func (r *Registry) lookupLocked(name string, byName bool, hash uint32) int {
 // List returns the spec strings of all templates in slot order joined by
 // commas, as the kern.stats.templates sysctl prints them.
 func (r *Registry) List() string {
+	if r == nil {
+		return ""
+	}
 	r.mu.RLock()
 	tpls := r.tpls
 	r.mu.RUnlock()
