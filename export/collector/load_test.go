@@ -177,3 +177,88 @@ func BenchmarkPostHandler(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "blobs/s")
 }
+
+// TestLoadRotateScrape: posters, window rotations and scrapes at once;
+// the closed windows and the current one together hold exactly what was
+// posted (a post lands in exactly one window), and scrapes never fail.
+func TestLoadRotateScrape(t *testing.T) {
+	const posters, perPoster = 4, 150
+	tp, bs := demoBlobs(t, 16)
+	s, err := collector.New(collector.Config{Templates: tp.Registry(), Window: time.Hour})
+	require.NoError(t, err)
+	var closed []*blob.Blob
+	var cmu sync.Mutex
+	s.OnClose(func(c collector.Closed) {
+		cmu.Lock()
+		defer cmu.Unlock()
+		for _, n := range c.Blobs {
+			closed = append(closed, n.Blob)
+		}
+	})
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	stop := make(chan struct{})
+	var bg sync.WaitGroup
+	var rotations, scrapes atomic.Int64
+	bg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+				s.Rotate()
+				rotations.Add(1)
+			}
+		}
+	})
+	bg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := s.Registry().Gather(); err != nil {
+				t.Error(err)
+				return
+			}
+			scrapes.Add(1)
+		}
+	})
+	var wg sync.WaitGroup
+	var sent []*blob.Blob
+	var smu sync.Mutex
+	for p := range posters {
+		wg.Go(func() {
+			for j := range perPoster {
+				b := bs[(p+j)%len(bs)]
+				resp, err := srv.Client().Post(srv.URL+"/v1/blobs?host=h", "application/octet-stream", bytes.NewReader(b.Bytes()))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusNoContent {
+					t.Errorf("status %d", resp.StatusCode)
+					return
+				}
+				smu.Lock()
+				sent = append(sent, b)
+				smu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	bg.Wait()
+	require.Len(t, sent, posters*perPoster)
+	var held []*blob.Blob
+	held = append(held, closed...)
+	for _, n := range s.Blobs() {
+		held = append(held, n.Blob)
+	}
+	t.Logf("%d rotations, %d scrapes, %d windows with posts", rotations.Load(), scrapes.Load(), len(held))
+	require.Greater(t, rotations.Load(), int64(1))
+	require.Equal(t, totalsOf(t, sent...), totalsOf(t, held...))
+}
