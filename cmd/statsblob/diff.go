@@ -82,9 +82,9 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	defer w.Flush()
 	start := time.Now()
 	var (
-		differ, cFail, timeouts, goFail, shrunk int
-		commands, outBytes                      int
-		digests                                 []gen.Digest
+		ndiff, cFail, timeouts, goFail, shrunk int
+		commands, outBytes                     int
+		digests                                []gen.Digest
 	)
 	d.run(r, *jobs, func(res *diffResult) {
 		commands += len(gen.Commands(res.lines))
@@ -95,7 +95,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		if res.same() {
 			return
 		}
-		differ++
+		ndiff++
 		switch {
 		case res.cErr != nil:
 			cFail++
@@ -123,7 +123,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		w.Flush()
 	})
 	fmt.Fprintf(w, "diff: seeds %s (generator version %d, C reference %s): %d scenarios, %d commands, %d bytes of C output, %s; %d differ (%d C failures, %d of them timeouts, %d refused by the Go runner)\n",
-		r, gen.Version, *cref, r.count(), commands, outBytes, time.Since(start).Round(time.Second), differ, cFail, timeouts, goFail)
+		r, gen.Version, *cref, r.count(), commands, outBytes, time.Since(start).Round(time.Second), ndiff, cFail, timeouts, goFail)
 	if *goldens != "" {
 		if cFail > 0 {
 			fs.fail(fmt.Errorf("%s not written: %d C runs failed", *goldens, cFail))
@@ -139,7 +139,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	if differ > 0 {
+	if ndiff > 0 {
 		return 1
 	}
 	return 0
