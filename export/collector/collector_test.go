@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 
 	"net/http"
@@ -380,4 +381,18 @@ func (f *fakeExporter) count() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.got)
+}
+
+// A body of unknown length (chunked) over the limit is refused as it is
+// read.
+func TestOversizedChunked(t *testing.T) {
+	s, _ := newServer(t, collector.Config{MaxBody: 1000})
+	r := httptest.NewRequest(http.MethodPost, "/v1/blobs", io.MultiReader(bytes.NewReader(make([]byte, 1001))))
+	r.ContentLength = -1
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, r)
+	require.Equal(t, http.StatusRequestEntityTooLarge, w.Code)
+	require.Equal(t, "body over the limit of 1000 bytes\n", w.Body.String())
+	require.Equal(t, 1.0, counter(t, s, "size").value())
+	require.Empty(t, s.Blobs())
 }
