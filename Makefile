@@ -12,9 +12,9 @@ test: vet
 vet:
 	$(GO) vet ./...
 
-## test-export: vet and test the nested module export/ (Prometheus, OpenTelemetry, the collector)
+## test-export: vet and test (-race) the nested module export/ (Prometheus, OpenTelemetry, the collector)
 test-export:
-	cd export && $(GO) vet ./... && $(GO) test ./...
+	cd export && $(GO) vet ./... && $(GO) test -race ./...
 
 ## e2e: statsblob-collector against a real Prometheus server on 127.0.0.1 (installs
 ##      Debian's prometheus package with apt-get if the command is missing)
