@@ -1,5 +1,5 @@
-// Package bench holds the benchmark workloads of statsblob: the value
-// streams of the conformance reference, the Go twins of the C reference's
+// Package bench holds the benchmark workloads of statsblob: rings of the
+// conformance value stream (internal/stream), the Go twins of the C reference's
 // benchmark cases (FORMAT.md section 14), and the side-by-side comparison
 // with the C (go run ./bench/cmd/compare). Peer libraries are compared in
 // the separate module bench/peers, so the library's own dependencies stay
@@ -12,6 +12,7 @@ import (
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/bsdrand"
 	"github.com/statsblob/statsblob/hist"
+	"github.com/statsblob/statsblob/internal/stream"
 	"github.com/statsblob/statsblob/internal/tcpstats"
 	"github.com/statsblob/statsblob/tostr"
 	"github.com/statsblob/statsblob/tpl"
@@ -23,51 +24,28 @@ import (
 const RingSize = 1 << 16
 
 // StreamSeed is where the value stream starts for the rings.
-const StreamSeed = 0x9E3779B97F4A7C15
+const StreamSeed = stream.Seed
 
-// Stream is the xorshift64 value stream of the conformance scenarios
-// (FORMAT.md section 9). Its zero value is not usable; start it with a
-// non-zero seed.
-type Stream uint64
-
-// Next advances the stream and returns its new state.
-func (s *Stream) Next() uint64 {
-	x := uint64(*s)
-	x ^= x << 13
-	x ^= x >> 7
-	x ^= x << 17
-	*s = Stream(x)
-	return x
-}
-
-// Uniform maps a stream value to 0..999.
-func Uniform(x uint64) uint64 { return x % 1000 }
-
-// Logish maps a stream value to a log-spread value: 10 bits shifted by
-// 0..15, divided by 16.
-func Logish(x uint64) uint64 { return (((x >> 32) & 1023) << ((x >> 16) & 15)) >> 4 }
+// Stream is the value stream of the conformance scenarios (package
+// internal/stream, FORMAT.md section 9).
+type Stream = stream.Stream
 
 // ring fills a ring from the stream. Rings are arrays, so that indexing
 // one with i&(RingSize-1) needs no bounds check, as indexing the C's static
 // arrays needs none.
-func ring(dist func(uint64) uint64) *[RingSize]uint64 {
-	r := new([RingSize]uint64)
-	s := Stream(StreamSeed)
-	for i := range r {
-		r[i] = dist(s.Next())
-	}
-	return r
+func ring(dist stream.Dist) *[RingSize]uint64 {
+	return (*[RingSize]uint64)(stream.Ring(StreamSeed, RingSize, dist))
 }
 
 // The rings are filled when the package loads, as the C fills its static
 // rings before any case: a lazily made ring costs a synchronised check per
 // operation that the C does not pay (about 2 ns of tcp_default's op).
-var uniformRing, logishRing = ring(Uniform), ring(Logish)
+var uniformRing, logishRing = ring(stream.Uniform), ring(stream.Logish)
 
-// UniformRing returns the ring of Uniform values (shared; read-only).
+// UniformRing returns the ring of stream.Uniform values (shared; read-only).
 func UniformRing() []uint64 { return uniformRing[:] }
 
-// LogishRing returns the ring of Logish values (shared; read-only).
+// LogishRing returns the ring of stream.Logish values (shared; read-only).
 func LogishRing() []uint64 { return logishRing[:] }
 
 // Case is one benchmark case of the C reference.

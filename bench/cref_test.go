@@ -10,6 +10,7 @@ import (
 
 	"github.com/statsblob/statsblob/bench"
 	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/internal/stream"
 	"github.com/statsblob/statsblob/internal/tcpstats"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -27,7 +28,7 @@ func TestRings(t *testing.T) {
 	// harness fills its rings.
 	s := bench.Stream(bench.StreamSeed)
 	x := s.Next()
-	if bench.UniformRing()[0] != x%1000 || bench.LogishRing()[0] != bench.Logish(x) {
+	if bench.UniformRing()[0] != x%1000 || bench.LogishRing()[0] != stream.Logish(x) {
 		t.Fatal("rings do not start with the stream's first value")
 	}
 	if len(bench.UniformRing()) != bench.RingSize {

@@ -4,23 +4,14 @@ import (
 	"testing"
 
 	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/internal/stream"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
 
-// uniformRing is FORMAT.md's benchmark ring: x mod 1000 of the xorshift64
-// stream from 0x9E3779B97F4A7C15.
-func uniformRing() []uint64 {
-	ring := make([]uint64, 1<<16)
-	x := uint64(0x9E3779B97F4A7C15)
-	for i := range ring {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-		ring[i] = x % 1000
-	}
-	return ring
-}
+// uniformRing is FORMAT.md's benchmark ring: the uniform values of the
+// conformance value stream.
+func uniformRing() []uint64 { return stream.Ring(stream.Seed, 1<<16, stream.Uniform) }
 
 func benchBlob(b *testing.B, stats ...tpl.StatSpec) *blob.Blob {
 	b.Helper()

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/statsblob/statsblob/internal/literal"
+	"github.com/statsblob/statsblob/internal/stream"
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -246,32 +247,6 @@ func (b *simBlob) clone() *simBlob {
 	return c
 }
 
-// stream is the value stream of FORMAT.md section 9.
-type stream struct{ x uint64 }
-
-func (s *stream) next() uint64 {
-	s.x ^= s.x << 13
-	s.x ^= s.x >> 7
-	s.x ^= s.x << 17
-	return s.x
-}
-
-func (s *stream) draw(dist string) (uint64, error) {
-	x := s.next()
-	switch {
-	case dist == "uniform":
-		return x % 1000, nil
-	case dist == "logish":
-		return (((x >> 32) & 1023) << ((x >> 16) & 15)) >> 4, nil
-	case dist == "signed":
-		return x%1000 - 500, nil
-	case strings.HasPrefix(dist, "mod:"):
-		k, err := literal.Int(dist[4:])
-		return x % k, err
-	}
-	return 0, fmt.Errorf("unknown distribution %q", dist)
-}
-
 // replay runs one scenario's golden against Build/Update/Reset. It returns
 // the number of histogram comparisons made.
 func replay(t *testing.T, name string) int {
@@ -284,7 +259,7 @@ func replay(t *testing.T, name string) int {
 		curTpl  *tpl
 		blobs   = map[string]*simBlob{}
 		curBlob string
-		str     = stream{0x9E3779B97F4A7C15}
+		str     = stream.Stream(stream.Seed)
 		checks  int
 	)
 	findTpl := func(n string) *tpl {
@@ -486,7 +461,7 @@ func replay(t *testing.T, name string) int {
 			}
 		case "stream":
 			x, _ := literal.Int(c[1])
-			str.x = x
+			str = stream.Stream(x)
 		case "update", "updates":
 			b := blobs[curBlob]
 			if b == nil || b.unknown {
@@ -522,7 +497,8 @@ func replay(t *testing.T, name string) int {
 			}
 			n, _ := literal.Int(c[3])
 			for range n {
-				x, err := str.draw(c[4])
+				dist, err := stream.ParseDist(c[4])
+				x := dist(str.Next())
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -4,27 +4,19 @@ import (
 	"testing"
 
 	"github.com/statsblob/statsblob/hist"
+	"github.com/statsblob/statsblob/internal/stream"
 	"github.com/statsblob/statsblob/voi"
 )
 
-// ring fills a 65536-value ring from the conformance value stream (FORMAT.md
-// section 9, seed 0x9E3779B97F4A7C15) mapped by f, as the C benchmark cases
-// do (section 14).
-func ring(f func(x uint64) uint64) *[1 << 16]uint64 {
-	var r [1 << 16]uint64
-	x := uint64(0x9E3779B97F4A7C15)
-	for i := range r {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-		r[i] = f(x)
-	}
-	return &r
+// ring fills a 65536-value ring from the conformance value stream mapped
+// by f, as the C benchmark cases do (FORMAT.md section 14).
+func ring(f stream.Dist) *[1 << 16]uint64 {
+	return (*[1 << 16]uint64)(stream.Ring(stream.Seed, 1<<16, f))
 }
 
 var (
-	uniform = ring(func(x uint64) uint64 { return x % 1000 })
-	signed  = ring(func(x uint64) uint64 { return x%1000 - 500 })
+	uniform = ring(stream.Uniform)
+	signed  = ring(stream.Signed)
 )
 
 type benchCase struct {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/statsblob/statsblob/bsdrand"
 	"github.com/statsblob/statsblob/internal/literal"
+	vstream "github.com/statsblob/statsblob/internal/stream"
 	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -109,29 +110,24 @@ func qLiteral(dt voi.DType, p int, lit string) (uint64, error) {
 	return (uint64(ctrl) | ifv<<3) & mask, nil
 }
 
+// stream is the conformance value stream (internal/stream) at state x, as
+// these tests draw from it.
 type stream struct{ x uint64 }
 
 func (s *stream) next() uint64 {
-	s.x ^= s.x << 13
-	s.x ^= s.x >> 7
-	s.x ^= s.x << 17
-	return s.x
+	v := vstream.Stream(s.x)
+	x := v.Next()
+	s.x = x
+	return x
 }
 
+// draw returns the next value of the named distribution (FORMAT.md 9).
 func (s *stream) draw(dist string) uint64 {
-	x := s.next()
-	switch {
-	case dist == "uniform":
-		return x % 1000
-	case dist == "logish":
-		return (((x >> 32) & 1023) << ((x >> 16) & 15)) >> 4
-	case dist == "signed":
-		return x%1000 - 500
-	case strings.HasPrefix(dist, "mod:"):
-		k, _ := literal.Int(dist[4:])
-		return x % k
+	d, err := vstream.ParseDist(dist)
+	if err != nil {
+		panic(err)
 	}
-	panic("unknown distribution " + dist)
+	return d(s.next())
 }
 
 type voiRec struct {
@@ -224,7 +220,7 @@ type replay struct {
 }
 
 func newReplay(t *testing.T, name string) *replay {
-	r := &replay{t: t, name: name, src: bsdrand.New(1), st: stream{0x9E3779B97F4A7C15},
+	r := &replay{t: t, name: name, src: bsdrand.New(1), st: stream{vstream.Seed},
 		tpls: map[string]*tplRec{}, blobs: map[string]*blobRec{}}
 	r.sbt = 1000 << 32
 	r.env = &tdigest.Env{Rand: r.src}

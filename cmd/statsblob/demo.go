@@ -10,10 +10,11 @@ import (
 	"regexp"
 	"slices"
 
-	"github.com/statsblob/statsblob/bench"
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/bsdrand"
 	"github.com/statsblob/statsblob/internal/accuracy"
+	"github.com/statsblob/statsblob/internal/stream"
+	"github.com/statsblob/statsblob/internal/tcpsim"
 	"github.com/statsblob/statsblob/internal/tcpstats"
 	"github.com/statsblob/statsblob/sample"
 	"github.com/statsblob/statsblob/tdigest"
@@ -116,7 +117,7 @@ func demo(stdout, stderr io.Writer, conns int, seed uint64, rate uint32, out, me
 	// Sampling: each connection's 4-tuple seeds the dice roll, so a flow
 	// always gets the same decision.
 	rates := []sample.Rate{{TplID: int32(t.ID()), Pct: rate}}
-	s := bench.Stream(seed)
+	s := stream.Stream(seed)
 	clock := blob.SBinTime(1000, 0)
 	env := &blob.Env{Rand: bsdrand.New(uint32(seed)), Clock: func() int64 { return clock }}
 	tty := isTerminal(stderr)
@@ -132,7 +133,7 @@ func demo(stdout, stderr io.Writer, conns int, seed uint64, rate uint32, out, me
 			continue
 		}
 		b := blob.New(t, env)
-		rtts = bench.SimulateTCPConn(b, &s, rtts)
+		rtts = tcpsim.SimulateConn(b, &s, rtts)
 		clock += 1 << 28 // connections end 1/16 s apart
 		snaps = append(snaps, b.Snapshot(false))
 		if err := os.WriteFile(filepath.Join(out, fmt.Sprintf("conn-%05d.blob", c)), b.Bytes(), 0o644); err != nil {

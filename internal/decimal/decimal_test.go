@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/internal/stream"
 )
 
 func TestMatchesStrconv(t *testing.T) {
@@ -55,11 +57,9 @@ func TestNoAllocs(t *testing.T) {
 // The numbers of a rendering: mostly under 10,000.
 var mix = func() []uint64 {
 	v := make([]uint64, 1024)
-	x := uint64(12345)
+	s := stream.Stream(12345)
 	for i := range v {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
+		x := s.Next()
 		v[i] = x % []uint64{10, 200, 1000, 100000}[x>>60&3]
 	}
 	return v

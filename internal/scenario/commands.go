@@ -8,6 +8,7 @@ import (
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/internal/abi"
+	"github.com/statsblob/statsblob/internal/stream"
 	"github.com/statsblob/statsblob/sample"
 	"github.com/statsblob/statsblob/tostr"
 	"github.com/statsblob/statsblob/voi"
@@ -77,35 +78,6 @@ func (r *Runner) cmdUpdate(args []string) error {
 	return nil
 }
 
-// next advances the value stream (FORMAT.md 9).
-func (r *Runner) next() uint64 {
-	x := r.streamX
-	x ^= x << 13
-	x ^= x >> 7
-	x ^= x << 17
-	r.streamX = x
-	return x
-}
-
-// distValue maps a stream value by distribution (FORMAT.md 9).
-func distValue(dist string, x uint64) (uint64, error) {
-	switch {
-	case dist == "uniform":
-		return x % 1000, nil
-	case dist == "logish":
-		return (((x >> 32) & 1023) << ((x >> 16) & 15)) >> 4, nil
-	case dist == "signed":
-		return x%1000 - 500, nil
-	case strings.HasPrefix(dist, "mod:"):
-		k, err := parseInt(dist[4:])
-		if err != nil || k == 0 {
-			return 0, fmt.Errorf("%w: distribution %q", errSyntax, dist)
-		}
-		return x % k, nil
-	}
-	return 0, fmt.Errorf("%w: distribution %q", errSyntax, dist)
-}
-
 // maxUpdates bounds one updates command (the largest public scenario uses
 // 10^5), so that no scenario runs for hours.
 const maxUpdates = 1 << 24
@@ -130,8 +102,9 @@ func (r *Runner) cmdUpdates(args []string) error {
 	if n > maxUpdates {
 		return fmt.Errorf("%w: updates of %d values (at most %d)", errSyntax, n, maxUpdates)
 	}
-	dist := args[3]
-	if _, err := distValue(dist, 1); err != nil {
+	distName := args[3]
+	dist, err := stream.ParseDist(distName)
+	if err != nil {
 		return err
 	}
 	_, rb, err := r.blobArg(nil, 0)
@@ -150,7 +123,7 @@ func (r *Runner) cmdUpdates(args []string) error {
 	var first error
 	var sum uint64
 	for i := uint64(0); i < n; i++ {
-		x, _ := distValue(dist, r.next())
+		x := dist(r.stream.Next())
 		sum += x
 		v := x
 		switch {
@@ -167,7 +140,7 @@ func (r *Runner) cmdUpdates(args []string) error {
 		}
 	}
 	r.printf("updates_%s_%s(voi=%d, n=%d, %s): errors=%d first=%s valuesum=%d prng_calls=%d\n",
-		mode, rec.dt, id, n, dist, errs, rcErr(first), sum, r.rand.Calls())
+		mode, rec.dt, id, n, distName, errs, rcErr(first), sum, r.rand.Calls())
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/bsdrand"
+	"github.com/statsblob/statsblob/internal/stream"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -50,11 +51,11 @@ type Runner struct {
 	blobs   map[string]*runBlob
 	curBlob string
 
-	rand    *bsdrand.Source
-	env     *blob.Env
-	sec     int64
-	nsec    int64
-	streamX uint64
+	rand   *bsdrand.Source
+	env    *blob.Env
+	sec    int64
+	nsec   int64
+	stream stream.Stream // the value stream (FORMAT.md 9)
 }
 
 // New returns a runner in the initial state of a run: no templates or
@@ -62,12 +63,12 @@ type Runner struct {
 // the clock at 1000 s.
 func New(w io.Writer) *Runner {
 	r := &Runner{
-		w:       bufio.NewWriter(w),
-		reg:     tpl.NewRegistry(),
-		blobs:   map[string]*runBlob{},
-		rand:    bsdrand.New(1),
-		sec:     1000,
-		streamX: 0x9E3779B97F4A7C15,
+		w:      bufio.NewWriter(w),
+		reg:    tpl.NewRegistry(),
+		blobs:  map[string]*runBlob{},
+		rand:   bsdrand.New(1),
+		sec:    1000,
+		stream: stream.Seed,
 	}
 	r.env = &blob.Env{Rand: r.rand, Clock: func() int64 { return blob.SBinTime(r.sec, r.nsec) }}
 	return r
@@ -405,7 +406,7 @@ func (r *Runner) cmdStream(args []string) error {
 	if v == 0 {
 		return fmt.Errorf("%w: stream 0", errSyntax)
 	}
-	r.streamX = v
+	r.stream = stream.Stream(v)
 	return nil
 }
 
