@@ -9,7 +9,6 @@ package hist
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/statsblob/statsblob/internal/golden"
 	"github.com/statsblob/statsblob/internal/literal"
 	"github.com/statsblob/statsblob/internal/stream"
 	"github.com/statsblob/statsblob/voi"
@@ -57,138 +57,38 @@ func (s statSpec) size(dt voi.DType, histLen int) int {
 
 // parseStat reads a stat spec token (FORMAT.md 3.5).
 func parseStat(tok string) (statSpec, error) {
-	name, args := tok, ""
-	if i := strings.IndexByte(tok, '('); i >= 0 {
-		name, args = tok[:i], strings.TrimSuffix(tok[i+1:], ")")
+	g, err := golden.ParseStat(tok)
+	if err != nil {
+		return statSpec{}, err
 	}
-	name = strings.ToUpper(name)
-	st := statSpec{name: name}
-	fields := strings.Split(args, ",")
-	num := func(i int) (uint64, error) {
-		if i >= len(fields) {
-			return 0, fmt.Errorf("%s: missing argument %d", tok, i)
-		}
-		return literal.Int(fields[i])
-	}
-	if strings.HasPrefix(name, "TDGSTCLUST") {
-		n, err := num(0)
-		st.n = uint64(uint32(n))
-		return st, err
-	}
-	if len(name) < 8 || !strings.Contains(name, "HIST") {
-		return st, nil
-	}
-	hdt, ok := voi.ParseDType(name[:8])
-	if !ok || !hdt.IsHist() {
-		return st, fmt.Errorf("%s: bad histogram type", tok)
-	}
-	sp := &Spec{DType: hdt}
-	var nargs int
-	switch name[8:] {
-	case "_LIN":
-		sp.Scheme, nargs = Lin, 3
-	case "_EXP":
-		sp.Scheme, nargs = Exp, 4
-	case "_LINEXP":
-		sp.Scheme, nargs = LinExp, 4
-	case "_USR":
-		sp.Scheme, nargs = Usr, 1
-	default:
-		return st, fmt.Errorf("%s: bad scheme", tok)
-	}
-	var v [4]uint64
-	if sp.Scheme != Usr {
-		for i := range nargs {
-			x, err := num(i)
-			if err != nil {
-				return st, err
-			}
-			v[i] = x
+	name, _, _ := strings.Cut(tok, "(")
+	st := statSpec{name: strings.ToUpper(name), n: uint64(uint32(g.NCtds))}
+	if g.Type == voi.Hist {
+		st.hist = &Spec{DType: g.DType, Flags: Flags(g.Flags), LB: g.LB, UB: g.UB,
+			StepInc: g.StepInc, StepBase: g.StepBase, StepExp: g.StepExp, LinStepDiv: g.LinStep}
+		st.hist.Scheme = map[string]Scheme{"LIN": Lin, "EXP": Exp, "LINEXP": LinExp, "USR": Usr}[g.Scheme]
+		for _, b := range g.Buckets {
+			st.hist.Buckets = append(st.hist.Buckets, Bound{b[0], b[1]})
 		}
 	}
-	switch sp.Scheme {
-	case Lin:
-		sp.LB, sp.UB, sp.StepInc = v[0], v[1], v[2]
-	case Exp:
-		sp.LB, sp.UB, sp.StepBase, sp.StepExp = v[0], v[1], v[2], v[3]
-	case LinExp:
-		sp.LB, sp.UB, sp.LinStepDiv, sp.StepBase = v[0], v[1], v[2], v[3]
-	case Usr:
-		for b := range strings.SplitSeq(fields[0], "|") {
-			lbs, ubs, found := strings.Cut(b, ":")
-			lb, err := literal.Int(lbs)
-			if err != nil {
-				return st, err
-			}
-			ub := lb
-			if found {
-				if ub, err = literal.Int(ubs); err != nil {
-					return st, err
-				}
-			}
-			sp.Buckets = append(sp.Buckets, Bound{lb, ub})
-		}
-	}
-	if len(fields) > nargs {
-		for f := range strings.SplitSeq(fields[nargs], "+") {
-			switch strings.ToLower(f) {
-			case "lbinf":
-				sp.Flags |= LBoundInf
-			case "ubinf":
-				sp.Flags |= UBoundInf
-			default:
-				x, err := literal.Int(f)
-				if err != nil {
-					return st, err
-				}
-				sp.Flags |= Flags(x)
-			}
-		}
-	}
-	st.hist = sp
 	return st, nil
 }
 
-// block is one command of a golden file: the echoed tokens and the lines
-// it printed.
-type block struct {
-	tok []string
-	out []string
-}
-
-func readGolden(t *testing.T, name string) []block {
+func readGolden(t *testing.T, name string) []golden.Block {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(conformanceDir, "golden", name+".out"))
+	bs, err := golden.ReadFile(filepath.Join(conformanceDir, "golden", name+".out"))
 	if err != nil {
 		t.Fatal(err)
-	}
-	var bs []block
-	for line := range strings.SplitSeq(strings.TrimSuffix(string(b), "\n"), "\n") {
-		if rest, ok := strings.CutPrefix(line, "> "); ok {
-			bs = append(bs, block{tok: strings.Fields(rest)})
-			continue
-		}
-		if len(bs) > 0 {
-			bs[len(bs)-1].out = append(bs[len(bs)-1].out, line)
-		}
 	}
 	return bs
 }
 
-// hexBytes decodes hexlines (FORMAT.md 7.1).
+// hexBytes decodes the hex lines of a dump (FORMAT.md 7.1).
 func hexBytes(t *testing.T, lines []string) []byte {
 	t.Helper()
-	var b []byte
-	for _, l := range lines {
-		off, rest, ok := strings.Cut(l, ":")
-		if !ok || len(off) != 4 {
-			continue
-		}
-		x, err := hex.DecodeString(strings.ReplaceAll(rest, " ", ""))
-		if err != nil {
-			t.Fatalf("hex line %q: %v", l, err)
-		}
-		b = append(b, x...)
+	b, err := golden.Hex(lines)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return b
 }
@@ -283,8 +183,8 @@ func replay(t *testing.T, name string) int {
 		}
 		return b
 	}
-	rcOK := func(bl block) bool {
-		return len(bl.out) > 0 && (strings.Contains(bl.out[0], "= OK") || strings.HasPrefix(bl.out[0], "tpl_alloc") && !strings.Contains(bl.out[0], "-E"))
+	rcOK := func(bl golden.Block) bool {
+		return len(bl.Out) > 0 && (strings.Contains(bl.Out[0], "= OK") || strings.HasPrefix(bl.Out[0], "tpl_alloc") && !strings.Contains(bl.Out[0], "-E"))
 	}
 	// compare checks the histogram data of the VOIs of p (blob b) against
 	// the bytes raw of a template or blob dump.
@@ -369,8 +269,8 @@ func replay(t *testing.T, name string) int {
 	}
 	for ci, c := range cmds {
 		bl := gold[ci]
-		if strings.Join(bl.tok, " ") != strings.Join(c, " ") {
-			t.Fatalf("%s: command %q vs golden %q", name, c, bl.tok)
+		if strings.Join(bl.Tok, " ") != strings.Join(c, " ") {
+			t.Fatalf("%s: command %q vs golden %q", name, c, bl.Tok)
 		}
 		arg := func(i int, def string) string {
 			if i < len(c) {
@@ -427,8 +327,8 @@ func replay(t *testing.T, name string) int {
 			if buildErr != nil && ok {
 				t.Errorf("%s: %v: Build failed (%v), the C succeeded", name, c, buildErr)
 			}
-			if buildErr != nil && !strings.Contains(bl.out[0], "EINVAL") && dt.IsNumeric() {
-				t.Errorf("%s: %v: Build failed (%v), the C said %s", name, c, buildErr, bl.out[0])
+			if buildErr != nil && !strings.Contains(bl.Out[0], "EINVAL") && dt.IsNumeric() {
+				t.Errorf("%s: %v: Build failed (%v), the C said %s", name, c, buildErr, bl.Out[0])
 			}
 			if ok && !override && curTpl != nil {
 				curTpl.vois[id] = v
@@ -531,7 +431,7 @@ func replay(t *testing.T, name string) int {
 				if tn := arg(2, ""); tn != "" {
 					p = findTpl(tn)
 				}
-				raw := hexBytes(t, bl.out[1:])
+				raw := hexBytes(t, bl.Out[1:])
 				built := map[int][][]byte{}
 				for id, v := range p.vois {
 					built[id] = v.built
@@ -543,14 +443,14 @@ func replay(t *testing.T, name string) int {
 				if b == nil || b.unknown {
 					continue
 				}
-				checks += compareLayout(t, name+" layout "+n, bl.out, b)
+				checks += compareLayout(t, name+" layout "+n, bl.Out, b)
 			case "hex":
 				n := arg(2, curBlob)
 				b := blobs[n]
-				if b == nil || b.unknown || strings.Contains(bl.out[0], "cursz") && !dumpComplete(bl.out[0]) {
+				if b == nil || b.unknown || strings.Contains(bl.Out[0], "cursz") && !dumpComplete(bl.Out[0]) {
 					continue
 				}
-				compare("hex "+n, hexBytes(t, bl.out[1:]), b.vois, b.hists)
+				compare("hex "+n, hexBytes(t, bl.Out[1:]), b.vois, b.hists)
 			}
 		}
 	}
@@ -640,6 +540,9 @@ func layoutNum(dt voi.DType, v uint64) string {
 }
 
 func TestGoldenBuildAndUpdate(t *testing.T) {
+	if LBoundInf != golden.LBInf || UBoundInf != golden.UBInf {
+		t.Fatal("the scenario language's histogram flags are not hist's")
+	}
 	total := 0
 	for _, name := range goldenScenarios {
 		t.Run(name, func(t *testing.T) {

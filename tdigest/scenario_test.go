@@ -9,9 +9,8 @@ package tdigest_test
 // than t-digests are not modelled; they never draw from random().
 
 import (
-	"bufio"
+	"bytes"
 	"fmt"
-	"math/big"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statsblob/statsblob/bsdrand"
+	"github.com/statsblob/statsblob/internal/golden"
 	"github.com/statsblob/statsblob/internal/literal"
 	vstream "github.com/statsblob/statsblob/internal/stream"
 	"github.com/statsblob/statsblob/tdigest"
@@ -31,84 +31,13 @@ const goldenDir = "../testdata/conformance/golden"
 
 // parseDType reads a DTYPE token (FORMAT.md 3.3).
 func parseDType(tok string) (voi.DType, int, error) {
-	name, p, _ := strings.Cut(tok, "/")
-	if dt, ok := voi.ParseDType(name); ok && dt != voi.VoiState {
-		prec := 0
-		for _, c := range p {
-			if c < '0' || c > '9' {
-				break
-			}
-			prec = prec*10 + int(c-'0')
-		}
-		return dt, prec, nil
-	}
-	v, err := literal.Int(tok)
-	return voi.DType(v), 0, err
+	d, err := golden.ParseDType(tok)
+	return voi.DType(d.N), d.Prec, err
 }
 
 // qLiteral builds the raw Q of dtype dt, precision p from a literal
 // (FORMAT.md 3.2).
-func qLiteral(dt voi.DType, p int, lit string) (uint64, error) {
-	ctrl := 0
-	if p <= 8 {
-		ctrl = (p - 1) >> 1
-	} else {
-		ctrl = 4 | (p-1)>>4
-	}
-	ctrl &= 7
-	nfc := uint((ctrl&3)+1) << map[bool]uint{true: 4, false: 1}[ctrl&4 != 0]
-	w, s := uint(64), uint(0)
-	if dt.Is32() {
-		w = 32
-	}
-	if dt.Signed() {
-		s = 1
-	}
-	nf := min(nfc, w-s-3)
-	var ifv uint64
-	if r, ok := strings.CutPrefix(lit, "raw:"); ok {
-		v, err := literal.Int(r)
-		if err != nil {
-			return 0, err
-		}
-		ifv = v
-	} else {
-		neg := strings.HasPrefix(lit, "-")
-		lit = strings.TrimPrefix(lit, "-")
-		ip, fp, _ := strings.Cut(lit, ".")
-		i, err := literal.Int(ip)
-		if err != nil {
-			return 0, err
-		}
-		ifv = i << nf
-		if fp != "" {
-			f, _ := new(big.Int).SetString(fp, 10)
-			d := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(len(fp))), nil)
-			f.Lsh(f, nf).Div(f, d)
-			ifv += f.Uint64()
-		}
-		if neg {
-			ifv = -ifv
-		}
-	}
-	mask := ^uint64(0) >> (64 - w)
-	if dt.Signed() {
-		v := int64(ifv << (64 - w) >> (64 - w))
-		if w == 32 {
-			v = int64(int32(ifv))
-		}
-		mag := uint64(v)
-		if v < 0 {
-			mag = uint64(-v)
-		}
-		raw := (uint64(ctrl) | mag<<3) & mask
-		if v < 0 {
-			raw |= 1 << (w - 1)
-		}
-		return raw, nil
-	}
-	return (uint64(ctrl) | ifv<<3) & mask, nil
-}
+func qLiteral(dt voi.DType, p int, lit string) (uint64, error) { return golden.Q(dt, p, lit) }
 
 // stream is the conformance value stream (internal/stream) at state x, as
 // these tests draw from it.
@@ -243,18 +172,9 @@ func (r *replay) check(line int, what, got, want string) {
 	}
 }
 
-func (r *replay) run(lines []string) {
-	for i := 0; i < len(lines); {
-		if !strings.HasPrefix(lines[i], "> ") {
-			i++
-			continue
-		}
-		j := i + 1
-		for j < len(lines) && !strings.HasPrefix(lines[j], "> ") {
-			j++
-		}
-		r.command(i+1, strings.Fields(lines[i][2:]), lines[i+1:j])
-		i = j
+func (r *replay) run(blocks []golden.Block) {
+	for _, b := range blocks {
+		r.command(b.Line, b.Tok, b.Out)
 	}
 	for _, h := range r.hex {
 		r.checkHex(h)
@@ -350,15 +270,11 @@ func (r *replay) voi(line int, toks []string, res0 string, ok bool) {
 	if !ok || r.curTpl == nil {
 		// A t-digest spec Build rejects must be why the C rejected the VOI.
 		for _, spec := range toks {
-			name, args, paren := strings.Cut(spec, "(")
-			dt, _, _ := parseDType(name)
-			if !paren || !dt.IsTDigest() {
+			st, err := golden.ParseStat(spec)
+			if err != nil || st.Type != voi.TDgst {
 				continue
 			}
-			a := strings.Split(strings.TrimSuffix(args, ")"), ",")
-			n, _ := literal.Int(a[0])
-			p, _ := literal.Int(a[1])
-			if _, err := tdigest.Build(dt, uint32(n), uint32(p)); err != nil {
+			if _, err := tdigest.Build(st.DType, uint32(st.NCtds), uint32(st.Prec)); err != nil {
 				_, want, _ := strings.Cut(res0, ") = ")
 				r.check(line, "voi rc", rcString(err), want)
 			}
@@ -378,18 +294,9 @@ func (r *replay) voi(line int, toks []string, res0 string, ok bool) {
 		}
 	}
 	for _, spec := range toks[k+1:] {
-		name, args, _ := strings.Cut(spec, "(")
-		switch strings.ToUpper(name) {
-		case "TDGSTCLUST32", "TDGSTCLUST64":
-			v.tdt = voi.TDgstClust32
-			if strings.ToUpper(name) == "TDGSTCLUST64" {
-				v.tdt = voi.TDgstClust64
-			}
-			a := strings.Split(strings.TrimSuffix(args, ")"), ",")
-			n, _ := literal.Int(a[0])
-			p, _ := literal.Int(a[1])
-			v.nctds, v.tprec = uint32(n), uint32(p)
-		default:
+		if st, err := golden.ParseStat(spec); err == nil && st.Type == voi.TDgst {
+			v.tdt, v.nctds, v.tprec = st.DType, uint32(st.NCtds), uint32(st.Prec)
+		} else {
 			v.otherStats = true
 		}
 	}
@@ -610,13 +517,9 @@ func (r *replay) checkLayout(line int, b *blobRec, res []string) {
 }
 
 func (r *replay) checkHex(h pendingHex) {
-	var mem []byte
-	for _, l := range h.lines[1:] {
-		f := strings.Fields(l)
-		for _, x := range f[1:] {
-			v, _ := strconv.ParseUint(x, 16, 8)
-			mem = append(mem, byte(v))
-		}
+	mem, err := golden.Hex(h.lines[1:])
+	if err != nil {
+		r.errorf(0, "%v", err)
 	}
 	for id, d := range h.data {
 		off, ok := h.tpl.offs[id]
@@ -672,19 +575,13 @@ func (r *replay) checkText(line int, b *blobRec, json, objdump bool, text string
 	r.check(line, "t-digest renderings", strings.Join(got, "\n~~\n"), strings.Join(segments(text, json), "\n~~\n"))
 }
 
-func readLines(t *testing.T, path string) []string {
-	f, err := os.Open(path)
+func readBlocks(t *testing.T, path string) []golden.Block {
+	t.Helper()
+	bs, err := golden.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var lines []string
-	s := bufio.NewScanner(f)
-	s.Buffer(make([]byte, 1<<20), 1<<24)
-	for s.Scan() {
-		lines = append(lines, s.Text())
-	}
-	return lines
+	return bs
 }
 
 // TestGoldenScenarios replays every golden file that involves a t-digest.
@@ -694,14 +591,18 @@ func TestGoldenScenarios(t *testing.T) {
 		t.Skip("no golden files")
 	}
 	for _, f := range files {
-		lines := readLines(t, f)
-		if !strings.Contains(strings.Join(lines, "\n"), "TDGSTCLUST") {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(text, []byte("TDGSTCLUST")) {
 			continue
 		}
+		blocks := golden.Blocks(text)
 		name := filepath.Base(f)
 		t.Run(strings.TrimSuffix(name, ".out"), func(t *testing.T) {
 			r := newReplay(t, name)
-			r.run(lines)
+			r.run(blocks)
 			if r.compare == 0 {
 				t.Fatalf("no comparisons made")
 			}
@@ -724,7 +625,7 @@ func TestPRNGNotReseededByCompress(t *testing.T) {
 	for _, n := range names {
 		r := newReplay(t, n)
 		r.quiet = true
-		r.run(readLines(t, filepath.Join(goldenDir, n+".out")))
+		r.run(readBlocks(t, filepath.Join(goldenDir, n+".out")))
 		fails += r.fails
 		compares += r.compare
 	}

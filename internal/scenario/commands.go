@@ -8,6 +8,7 @@ import (
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/internal/abi"
+	"github.com/statsblob/statsblob/internal/golden"
 	"github.com/statsblob/statsblob/internal/stream"
 	"github.com/statsblob/statsblob/sample"
 	"github.com/statsblob/statsblob/tostr"
@@ -16,13 +17,13 @@ import (
 
 // updateValue converts a scenario value token to the bits passed to the
 // engine for dtype d (FORMAT.md 6.7).
-func updateValue(d dtypeTok, tok string) (uint64, error) {
+func updateValue(d golden.DType, tok string) (uint64, error) {
 	dt := voi.DType(0)
-	if d.n > 0 && d.n < int(voi.NumDTypes) {
-		dt = voi.DType(d.n)
+	if d.N > 0 && d.N < int(voi.NumDTypes) {
+		dt = voi.DType(d.N)
 	}
 	if dt.IsQ() {
-		return parseQ(dt, d.prec, tok)
+		return golden.Q(dt, d.Prec, tok)
 	}
 	v, err := parseInt(tok)
 	if err != nil {
@@ -52,10 +53,10 @@ func (r *Runner) cmdUpdate(args []string) error {
 		return err
 	}
 	_ = bname
-	var d dtypeTok
+	var d golden.DType
 	switch {
 	case len(args) >= 5 && args[3] == "as":
-		if d, err = parseDType(args[4]); err != nil {
+		if d, err = golden.ParseDType(args[4]); err != nil {
 			return err
 		}
 	default:
@@ -63,7 +64,7 @@ func (r *Runner) cmdUpdate(args []string) error {
 		if !ok {
 			return fmt.Errorf("%w: update of unrecorded VOI %d without 'as'", errSyntax, id)
 		}
-		d = dtypeTok{n: int(rec.dt), prec: rec.prec}
+		d = golden.DType{N: int(rec.dt), Prec: rec.prec}
 	}
 	bits, err := updateValue(d, args[2])
 	if err != nil {
@@ -73,8 +74,8 @@ func (r *Runner) cmdUpdate(args []string) error {
 	if err != nil {
 		return err
 	}
-	res := bl.Update(id, d.engine(), bits, mode == "rel")
-	r.printf("update_%s_%s(voi=%d, %s) = %s\n", mode, d.name(), id, args[2], rcErr(res))
+	res := bl.Update(id, d.Engine(), bits, mode == "rel")
+	r.printf("update_%s_%s(voi=%d, %s) = %s\n", mode, d.Name(), id, args[2], rcErr(res))
 	return nil
 }
 
@@ -128,7 +129,7 @@ func (r *Runner) cmdUpdates(args []string) error {
 		v := x
 		switch {
 		case rec.dt.IsQ():
-			v = qFromInt(rec.dt, rec.prec, x)
+			v = golden.QFromInt(rec.dt, rec.prec, x)
 		case rec.dt.Is32():
 			v = uint64(uint32(x))
 		}
@@ -153,7 +154,7 @@ func (r *Runner) cmdFetch(args []string) error {
 		return err
 	}
 	id := int32(idv)
-	st, err := parseSType(args[1])
+	st, err := golden.ParseSType(args[1])
 	if err != nil {
 		return err
 	}
@@ -297,7 +298,7 @@ func (r *Runner) cmdCloneInto(args []string) error {
 func (r *Runner) cmdVisit(args []string) error {
 	stop := 0
 	if len(args) > 0 {
-		stop = atoi(args[0])
+		stop = golden.Atoi(args[0])
 	}
 	name, rb, err := r.blobArg(nil, 0)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/bsdrand"
+	"github.com/statsblob/statsblob/internal/golden"
 	"github.com/statsblob/statsblob/internal/stream"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
@@ -258,7 +259,7 @@ func (r *Runner) cmdVOI(args []string) error {
 	}
 	id := int32(idv)
 	name := args[1]
-	dt, err := parseDType(args[2])
+	dt, err := golden.ParseDType(args[2])
 	if err != nil {
 		return err
 	}
@@ -291,7 +292,7 @@ func (r *Runner) cmdVOI(args []string) error {
 		}
 		stats = append(stats, st)
 	}
-	d := tpl.VOIDef{ID: id, Name: name, DType: dt.engine(), Prec: dt.prec, Stats: stats}
+	d := tpl.VOIDef{ID: id, Name: name, DType: dt.Engine(), Prec: dt.Prec, Stats: stats}
 	if rel {
 		d.Flags = voi.FlagRelUpdate
 	}
@@ -305,9 +306,9 @@ func (r *Runner) cmdVOI(args []string) error {
 	if rel {
 		relStr = ", RELUPDATE"
 	}
-	r.printf("tpl_add_voistats(tpl=%d, voi=%d, \"%s\", %s%s, nvss=%d) = %s\n", tplID, id, name, dt.name(), relStr, len(specs), rcErr(res))
+	r.printf("tpl_add_voistats(tpl=%d, voi=%d, \"%s\", %s%s, nvss=%d) = %s\n", tplID, id, name, dt.Name(), relStr, len(specs), rcErr(res))
 	if res == nil && r.cur != nil && (!override || tplID == r.cur.t.ID()) {
-		r.cur.vois[id] = voiRec{dt: dt.engine(), prec: dt.prec, rel: rel}
+		r.cur.vois[id] = voiRec{dt: dt.Engine(), prec: dt.Prec, rel: rel}
 	}
 	return nil
 }
