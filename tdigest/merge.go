@@ -6,8 +6,8 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"sync"
 
-	"github.com/statsblob/statsblob/qmath"
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -58,12 +58,16 @@ func Merge(dst, src []byte, dt voi.DType) error {
 // 2^63-1 samples). Merging never fails for precision or underflow
 // reasons. A source may be dst itself (its samples then count twice).
 func MergeAll(dst []byte, dt voi.DType, srcs ...[]byte) error {
-	if err := Validate(dst, dt); err != nil {
-		return fmt.Errorf("tdigest: merge destination: %w", err)
+	if !Valid(dst, dt) {
+		if err := Validate(dst, dt); err != nil {
+			return fmt.Errorf("tdigest: merge destination: %w", err)
+		}
 	}
 	for i, s := range srcs {
-		if err := Validate(s, dt); err != nil {
-			return fmt.Errorf("tdigest: merge source %d: %w", i, err)
+		if !Valid(s, dt) {
+			if err := Validate(s, dt); err != nil {
+				return fmt.Errorf("tdigest: merge source %d: %w", i, err)
+			}
 		}
 	}
 	var d digest
@@ -72,17 +76,21 @@ func MergeAll(dst []byte, dt voi.DType, srcs ...[]byte) error {
 		return errNoNodes
 	}
 	g := d.geometry()
+	sc := mergeScratchPool.Get().(*mergeScratch)
+	defer mergeScratchPool.Put(sc)
 	// Read every input before writing dst (a source may be dst).
-	all := append([][]byte{dst}, srcs...)
-	ins := make([]input, 0, len(all))
+	sc.cs, sc.ins = sc.cs[:0], sc.ins[:0]
 	nonEmpty, last := 0, 0
-	for i, in := range all {
-		info, _ := ReadInfo(in, dt)
-		if info.CurNodes == 0 {
+	for i := 0; i <= len(srcs); i++ {
+		in := dst
+		if i > 0 {
+			in = srcs[i-1]
+		}
+		if curNodes(in, dt) == 0 {
 			continue
 		}
 		nonEmpty, last = nonEmpty+1, i
-		ins = append(ins, g.read(in, dt))
+		sc.readInput(g, in, dt)
 	}
 	switch {
 	case nonEmpty == 0:
@@ -90,12 +98,36 @@ func MergeAll(dst []byte, dt voi.DType, srcs ...[]byte) error {
 		return nil
 	case nonEmpty == 1 && last == 0:
 		return nil
-	case nonEmpty == 1 && len(all[last]) == len(dst) && ReadCentroid(all[last], dt, 0).Mu.Raw&ctrlMask == g.ctrl:
-		copy(dst, all[last])
+	case nonEmpty == 1 && len(srcs[last-1]) == len(dst) && ReadCentroid(srcs[last-1], dt, 0).Mu.Raw&ctrlMask == g.ctrl:
+		copy(dst, srcs[last-1])
 		return nil
 	}
-	return d.mergeInputs(g, ins)
+	return d.mergeInputs(g, sc)
 }
+
+// curNodes returns the curnodes field of digest bytes that passed
+// Validate.
+func curNodes(in []byte, dt voi.DType) int {
+	head := 16
+	if dt == voi.TDgstClust32 {
+		head = 8
+	}
+	return int(int16(le.Uint16(in[head+hCur:])))
+}
+
+// mergeScratch is a merge's working memory, pooled: a fleet's merge reads
+// hundreds of thousands of centroids, which would otherwise be allocated
+// (and collected) per merge.
+type mergeScratch struct {
+	cs    []item   // every input's centroids, input after input
+	ins   []input  // each input's part of cs
+	parts []item   // the split centroids
+	tmp   []item   // the sort's second buffer
+	cum   []uint64 // combine: samples before each item
+	out   []item   // combine's groups
+}
+
+var mergeScratchPool = sync.Pool{New: func() any { return new(mergeScratch) }}
 
 // geometry is what a merge needs to know of the destination: the control
 // bits and fractional bits of its means, their largest magnitude, and the
@@ -116,23 +148,52 @@ func (d *digest) geometry() geometry {
 }
 
 // input is one digest being merged: its centroids in mean order (means
-// rescaled to the destination), the sum of their counts and its compcnt.
+// rescaled to the destination) at cs[start:end] of the scratch, the sum of
+// their counts and its compcnt.
 type input struct {
-	cs    []item
-	total uint64
-	comp  uint32
+	start, end int
+	total      uint64
+	comp       uint32
 }
 
-// read returns the input of digest bytes in that passed Validate (so the
-// counts sum to smplcnt, or for TDGSTCLUST32 to less than 2^47).
-func (g geometry) read(in []byte, dt voi.DType) input {
-	info, _ := ReadInfo(in, dt)
-	r := input{cs: make([]item, 0, info.CurNodes), comp: info.CompCnt}
-	for c := range Centroids(in, dt) {
-		r.cs = append(r.cs, item{g.rescale(c), c.Count})
-		r.total += c.Count
+// readInput appends to the scratch the input of digest bytes in that
+// passed Validate (so the counts sum to smplcnt, or for TDGSTCLUST32 to
+// less than 2^47): its centroids in mean order, walked through the tree.
+func (sc *mergeScratch) readInput(g geometry, in []byte, dt voi.DType) {
+	var d digest
+	_ = d.init(in, dt, nil)
+	r := input{start: len(sc.cs), comp: le.Uint32(in[d.compOff():])}
+	// An in-order walk with the path on a stack: a valid tree is at most
+	// 30 deep.
+	var stack [maxTreeDepth + 2]int16
+	sp := 0
+	nodes, nsz := d.nodes, d.nsz
+	for n := d.hget(hRoot); ; {
+		for n != null {
+			stack[sp] = int16(n)
+			sp++
+			n = lkLeft(le.Uint64(nodes[n*nsz:]))
+		}
+		if sp == 0 {
+			break
+		}
+		sp--
+		e := int(stack[sp])
+		o := e * nsz
+		var c item
+		if d.is32 {
+			raw := uint64(le.Uint32(nodes[o+8:]))
+			c = item{g.rescaleParts(ifvS32(raw), nfS32(raw)), uint64(le.Uint32(nodes[o+12:]))}
+		} else {
+			raw := le.Uint64(nodes[o+8:])
+			c = item{g.rescaleParts(ifvS64(raw), nfS64(raw)), le.Uint64(nodes[o+16:])}
+		}
+		sc.cs = append(sc.cs, c)
+		r.total += c.n
+		n = lkRight(le.Uint64(nodes[o:]))
 	}
-	return r
+	r.end = len(sc.cs)
+	sc.ins = append(sc.ins, r)
 }
 
 // errTooMany is the overflow of a merge's sample count.
@@ -142,40 +203,31 @@ func (g geometry) errTooMany() error {
 
 // mergeInputs writes into d the merge of the inputs, which hold samples (see
 // MergeAll); d is unchanged on error.
-func (d *digest) mergeInputs(g geometry, ins []input) error {
+func (d *digest) mergeInputs(g geometry, sc *mergeScratch) error {
 	var total uint64
 	var comp uint32
 	ncs, heavy := 0, false
-	for _, in := range ins {
-		heavy = heavy || in.total > uint64(len(in.cs))
+	for _, in := range sc.ins {
+		heavy = heavy || in.total > uint64(in.end-in.start)
 		n, carry := bits.Add64(total, in.total, 0)
 		if carry != 0 || n > g.maxTotal {
 			return g.errTooMany()
 		}
 		total = n
 		comp = uint32(min(uint64(comp)+uint64(in.comp), math.MaxUint32))
-		ncs += len(in.cs)
+		ncs += in.end - in.start
 	}
-	var items []item
-	if len(ins) > 1 && (ncs > d.maxn || heavy) {
-		items = make([]item, 0, 4*ncs)
-		for _, in := range ins {
-			items = splitCentroids(items, in.cs, g.lim)
+	items := sc.cs
+	if len(sc.ins) > 1 && (ncs > d.maxn || heavy) {
+		items = slices.Grow(sc.parts[:0], 4*ncs)
+		for _, in := range sc.ins {
+			items = splitCentroids(items, sc.cs[in.start:in.end], g.lim)
 		}
-	} else {
-		items = make([]item, 0, ncs)
-		for _, in := range ins {
-			items = append(items, in.cs...)
-		}
+		sc.parts = items
 	}
-	slices.SortFunc(items, func(a, b item) int {
-		if c := cmp.Compare(a.v, b.v); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.n, b.n)
-	})
+	sc.tmp = sortItems(items, sc.tmp)
 	if len(items) > d.maxn {
-		items = combine(items, total, d.maxn)
+		items = sc.combine(items, total, d.maxn)
 	}
 	for _, c := range items {
 		if c.n > g.maxCnt {
@@ -186,6 +238,68 @@ func (d *digest) mergeInputs(g geometry, ins []input) error {
 	return nil
 }
 
+// sortItems sorts items by mean, then count, with tmp (returned, grown)
+// as the second buffer: a least-significant-digit radix sort, 11 bits a
+// pass, over the counts and then the means' offsets from the smallest
+// (passes in which every item has the same digit are skipped). Items of
+// equal mean and count are interchangeable, so any stable or unstable
+// sort by the two gives the same sequence.
+func sortItems(items, tmp []item) []item {
+	if len(items) < 256 {
+		slices.SortFunc(items, func(a, b item) int {
+			if c := cmp.Compare(a.v, b.v); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.n, b.n)
+		})
+		return tmp
+	}
+	vmin, vmax, nmax := items[0].v, items[0].v, uint64(0)
+	for _, it := range items {
+		vmin, vmax, nmax = min(vmin, it.v), max(vmax, it.v), max(nmax, it.n)
+	}
+	tmp = slices.Grow(tmp[:0], len(items))[:len(items)]
+	src, dst := items, tmp
+	const digit = 11
+	var counts [1 << digit]int
+	pass := func(byCount bool, shift uint) {
+		clear(counts[:])
+		key := func(it item) int {
+			if byCount {
+				return int(it.n >> shift & (1<<digit - 1))
+			}
+			return int(uint64(it.v-vmin) >> shift & (1<<digit - 1))
+		}
+		for _, it := range src {
+			counts[key(it)]++
+		}
+		if counts[key(src[0])] == len(src) {
+			return // one digit for all: nothing moves
+		}
+		at := 0
+		for k, c := range counts {
+			counts[k] = at
+			at += c
+		}
+		for _, it := range src {
+			k := key(it)
+			dst[counts[k]] = it
+			counts[k]++
+		}
+		src, dst = dst, src
+	}
+	for shift := uint(0); shift < uint(bits.Len64(nmax)); shift += digit {
+		pass(true, shift)
+	}
+	for shift := uint(0); shift < uint(bits.Len64(uint64(vmax-vmin))); shift += digit {
+		pass(false, shift)
+	}
+	if &src[0] != &items[0] {
+		copy(items, src)
+	}
+	return tmp
+}
+
 // item is a centroid being merged: its mean as a combined value with the
 // destination's fractional bits, and its count.
 type item struct {
@@ -193,14 +307,10 @@ type item struct {
 	n uint64
 }
 
-// rescale returns c's mean as a combined value with g's fractional bits,
-// truncated toward zero, clamped to g's range.
-func (g geometry) rescale(c Centroid) int64 {
-	raw := c.Mu.Raw
-	v, from := ifvS64(raw), nfS64(raw)
-	if c.Mu.Kind == qmath.S32 {
-		v, from = ifvS32(raw), nfS32(raw)
-	}
+// rescaleParts returns a mean (combined value v with from fractional
+// bits) as a combined value with g's fractional bits, truncated toward
+// zero, clamped to g's range.
+func (g geometry) rescaleParts(v int64, from uint) int64 {
 	m := uint64(v)
 	if v < 0 {
 		m = -m
@@ -314,26 +424,53 @@ func mulDiv(x, a, b uint64) uint64 {
 // most slots groups are populated. A centroid's mean is the exact
 // count-weighted mean of its items (rounded to nearest, halves away from
 // zero), its count their sum.
-func combine(items []item, total uint64, slots int) []item {
-	h := make([]float64, len(items))
-	var cum uint64
-	ft := float64(total)
+//
+// An item's group never decreases along the items (the ranks grow and
+// scale is monotone, in floating point too: square roots, sums and
+// products by positive constants are correctly rounded), so the groups
+// are runs found by binary search: counting the populated groups of a c
+// costs a few searches per group, not a pass over the items, and the
+// scale is computed only where a search looks.
+func (sc *mergeScratch) combine(items []item, total uint64, slots int) []item {
+	n := len(items)
+	cum := slices.Grow(sc.cum[:0], n)[:n]
+	sc.cum = cum
+	var c uint64
 	for i, it := range items {
-		mid := float64(cum) + float64(it.n)/2
-		h[i] = scale(float64(mid / ft))
-		cum += it.n
+		cum[i] = c
+		c += it.n
+	}
+	ft := float64(total)
+	h := func(i int) float64 {
+		mid := float64(cum[i]) + float64(items[i].n)/2
+		return scale(float64(mid / ft))
 	}
 	groupOf := func(c int, i int) int {
-		return min(int(float64(float64(c)*h[i])), c-1)
+		return min(int(float64(float64(c)*h(i))), c-1)
 	}
-	populated := func(c int) int {
-		n, prev := 0, -1
-		for i := range h {
-			if g := groupOf(c, i); g != prev {
-				n, prev = n+1, g
+	// end returns the end of the run of items from i in i's group.
+	end := func(c, i int) int {
+		g := groupOf(c, i)
+		lo, hi := i+1, n // the run ends in [lo, hi]
+		for lo < hi {
+			mid := lo + (hi-lo)/2
+			if groupOf(c, mid) == g {
+				lo = mid + 1
+			} else {
+				hi = mid
 			}
 		}
-		return n
+		return lo
+	}
+	// fits reports whether at most slots groups are populated for c.
+	fits := func(c int) bool {
+		k := 0
+		for i := 0; i < n; i = end(c, i) {
+			if k++; k > slots {
+				return false
+			}
+		}
+		return true
 	}
 	// populated(slots) <= slots; find the largest c with that property
 	// (populated is nearly monotone in c; the search keeps the best c seen
@@ -341,25 +478,26 @@ func combine(items []item, total uint64, slots int) []item {
 	best, lo, hi := slots, slots, slots*64
 	for lo < hi {
 		mid := lo + (hi-lo+1)/2
-		if populated(mid) <= slots {
+		if fits(mid) {
 			best, lo = mid, mid
 		} else {
 			hi = mid - 1
 		}
 	}
-	out := make([]item, 0, slots)
-	var sum sum128
-	var n uint64
-	prev := groupOf(best, 0)
-	for i, it := range items {
-		if g := groupOf(best, i); g != prev {
-			out = append(out, item{sum.mean(n), n})
-			sum, n, prev = sum128{}, 0, g
+	out := sc.out[:0]
+	for i := 0; i < n; {
+		j := end(best, i)
+		var sum sum128
+		var cnt uint64
+		for _, it := range items[i:j] {
+			sum.add(it.v, it.n)
+			cnt += it.n
 		}
-		sum.add(it.v, it.n)
-		n += it.n
+		out = append(out, item{sum.mean(cnt), cnt})
+		i = j
 	}
-	return append(out, item{sum.mean(n), n})
+	sc.out = out
+	return out
 }
 
 // scale maps a quantile q in [0, 1] to [0, 1], steeply at both ends so
@@ -469,6 +607,9 @@ func MergeWeighted(data []byte, dt voi.DType, values []float64, weights []uint64
 		return errNoNodes
 	}
 	g := d.geometry()
+	sc := mergeScratchPool.Get().(*mergeScratch)
+	defer mergeScratchPool.Put(sc)
+	sc.cs, sc.ins = sc.cs[:0], sc.ins[:0]
 	var firstErr error
 	var in input
 	for i, v := range values {
@@ -483,21 +624,22 @@ func MergeWeighted(data []byte, dt voi.DType, values []float64, weights []uint64
 			if carry != 0 {
 				return g.errTooMany()
 			}
-			in.cs, in.total = append(in.cs, item{int64(f), weights[i]}), n
+			sc.cs, in.total = append(sc.cs, item{int64(f), weights[i]}), n
 		}
 	}
-	if len(in.cs) == 0 {
+	if len(sc.cs) == 0 {
 		return firstErr
 	}
-	slices.SortFunc(in.cs, func(a, b item) int {
+	slices.SortFunc(sc.cs, func(a, b item) int {
 		if c := cmp.Compare(a.v, b.v); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.n, b.n)
 	})
-	ins := []input{in}
+	in.end = len(sc.cs)
+	sc.ins = append(sc.ins, in)
 	if d.cur() > 0 {
-		ins = append(ins, g.read(data, dt))
+		sc.readInput(g, data, dt)
 	}
-	return cmp.Or(d.mergeInputs(g, ins), firstErr)
+	return cmp.Or(d.mergeInputs(g, sc), firstErr)
 }
