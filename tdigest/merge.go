@@ -119,12 +119,13 @@ func curNodes(in []byte, dt voi.DType) int {
 // hundreds of thousands of centroids, which would otherwise be allocated
 // (and collected) per merge.
 type mergeScratch struct {
-	cs    []item   // every input's centroids, input after input
-	ins   []input  // each input's part of cs
-	parts []item   // the split centroids
-	tmp   []item   // the sort's second buffer
-	cum   []uint64 // combine: samples before each item
-	out   []item   // combine's groups
+	cs    []item    // every input's centroids, input after input
+	ins   []input   // each input's part of cs
+	parts []item    // the split centroids
+	tmp   []item    // the sort's second buffer
+	cum   []uint64  // combine: samples before each item
+	h     []float64 // combine: each item's scale, once computed
+	out   []item    // combine's groups
 }
 
 var mergeScratchPool = sync.Pool{New: func() any { return new(mergeScratch) }}
@@ -430,7 +431,7 @@ func mulDiv(x, a, b uint64) uint64 {
 // products by positive constants are correctly rounded), so the groups
 // are runs found by binary search: counting the populated groups of a c
 // costs a few searches per group, not a pass over the items, and the
-// scale is computed only where a search looks.
+// scale is computed only where a search looks, once per item.
 func (sc *mergeScratch) combine(items []item, total uint64, slots int) []item {
 	n := len(items)
 	cum := slices.Grow(sc.cum[:0], n)[:n]
@@ -440,10 +441,19 @@ func (sc *mergeScratch) combine(items []item, total uint64, slots int) []item {
 		cum[i] = c
 		c += it.n
 	}
+	// The scale of each item, computed when first needed (-1 before).
+	memo := slices.Grow(sc.h[:0], n)[:n]
+	sc.h = memo
+	for i := range memo {
+		memo[i] = -1
+	}
 	ft := float64(total)
 	h := func(i int) float64 {
-		mid := float64(cum[i]) + float64(items[i].n)/2
-		return scale(float64(mid / ft))
+		if memo[i] < 0 {
+			mid := float64(cum[i]) + float64(items[i].n)/2
+			memo[i] = scale(float64(mid / ft))
+		}
+		return memo[i]
 	}
 	groupOf := func(c int, i int) int {
 		return min(int(float64(float64(c)*h(i))), c-1)
