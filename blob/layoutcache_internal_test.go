@@ -158,3 +158,59 @@ func TestUnmarshalBinaryReusesBuffer(t *testing.T) {
 	require.ErrorIs(t, bl.UnmarshalBinary(bad), voi.ErrInvalid)
 	require.Equal(t, before, bl.Bytes())
 }
+
+// TestCompatibleBlobsMatchesCompatible: blobs that share a plan (decoded
+// through the layout cache) but whose Q statistics or t-digests differ in
+// precision get compatible's verdict and error from compatibleBlobs.
+func TestCompatibleBlobsMatchesCompatible(t *testing.T) {
+	reg := tpl.NewRegistry()
+	tp, err := reg.New("PREC")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "q", DType: voi.QS64, Prec: 8, Stats: []tpl.StatSpec{tpl.Sum(), tpl.Max()}}))
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 1, Name: "d", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.TDigest(voi.TDgstClust64, 5, 8), tpl.Max()}}))
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 2, Name: "e", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.TDigest(voi.TDgstClust32, 4, 4)}}))
+	base := New(tp, nil)
+	require.NoError(t, base.UpdateU64(1, 7))
+	a, err := FromBytes(base.Bytes(), nil)
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(1, 1))
+	differ := 0
+	for range 300 {
+		p := append([]byte(nil), base.Bytes()...)
+		// Change the control bits of a Q statistic or of every slot of a
+		// digest (a digest's slots share one precision).
+		switch r.IntN(3) {
+		case 0:
+			sp := &a.plan.stats[r.IntN(len(a.plan.stats))]
+			if sp.dtype.IsQ() {
+				p[sp.dataOff] = p[sp.dataOff]&^7 | byte(r.IntN(8))
+			}
+		default:
+			for i := range a.plan.stats {
+				sp := &a.plan.stats[i]
+				if sp.stype != voi.TDgst || r.IntN(2) == 0 {
+					continue
+				}
+				base, nsz := 32, 24
+				if sp.dtype == voi.TDgstClust32 {
+					base, nsz = 20, 16
+				}
+				c := byte(r.IntN(8))
+				for at := int(sp.dataOff) + base + 8; at < int(sp.dataOff)+int(sp.dsz); at += nsz {
+					p[at] = p[at]&^7 | c
+				}
+			}
+		}
+		b, err := FromBytes(p, nil)
+		if err != nil {
+			continue // a precision the digest's means cannot have
+		}
+		require.Same(t, a.plan, b.plan)
+		want, got := compatible(a.b, b.b), compatibleBlobs(a, b)
+		require.Equal(t, want, got)
+		if want != nil {
+			differ++
+		}
+	}
+	require.Greater(t, differ, 30)
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/internal/abi"
+	"github.com/statsblob/statsblob/internal/trusted"
 	"github.com/statsblob/statsblob/qmath"
 	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/tpl"
@@ -43,7 +44,7 @@ import (
 // all their t-digests in one step, which is more accurate than merging
 // them one by one.
 func Merge(dst, src *Blob) error {
-	if err := compatible(dst.b, src.b); err != nil {
+	if err := compatibleBlobs(dst, src); err != nil {
 		return fmt.Errorf("blob: merge: %w", err)
 	}
 	if err := dst.mergeAtomic(src); err != nil {
@@ -64,7 +65,7 @@ func Merge(dst, src *Blob) error {
 // and MergeAll) refuses; CheckTemplate compares a blob with the template
 // itself.
 func Compatible(dst, src *Blob) error {
-	if err := compatible(dst.b, src.b); err != nil {
+	if err := compatibleBlobs(dst, src); err != nil {
 		return fmt.Errorf("blob: %w", err)
 	}
 	return nil
@@ -84,6 +85,45 @@ func (bl *Blob) CheckTemplate(t *tpl.Template) error {
 		return fmt.Errorf("blob: not of template %q: %w", t.Name(), err)
 	}
 	return nil
+}
+
+// compatibleBlobs is compatible for two Blobs. Blobs that share a plan
+// share their layout and histogram bounds (a plan is made from those
+// bytes, or is their template's), so only what the plan does not fix is
+// compared: the precisions of Q statistics and t-digests; where they
+// differ, compatible says how.
+func compatibleBlobs(d, s *Blob) error {
+	if d.plan != s.plan || !samePrecisions(d.plan, d.b, s.b) {
+		return compatible(d.b, s.b)
+	}
+	return nil
+}
+
+// samePrecisions reports whether the Q statistics and t-digests of two
+// blobs of plan p have means of the same control bits (false where a
+// t-digest has no slots: compatible refuses those).
+func samePrecisions(p *plan, d, s []byte) bool {
+	for i := range p.stats {
+		sp := &p.stats[i]
+		at := int(sp.dataOff)
+		switch {
+		case sp.stype == voi.TDgst:
+			base := tdigest.HeaderSize64
+			if sp.dtype == voi.TDgstClust32 {
+				base = tdigest.HeaderSize32
+			}
+			if int(sp.dsz) <= base {
+				return false
+			}
+			at += base + 8 // node 0's mean
+		case sp.stype == voi.Hist || !sp.dtype.IsQ():
+			continue
+		}
+		if d[at]&qCtrlMask != s[at]&qCtrlMask {
+			return false
+		}
+	}
+	return true
 }
 
 // compatible checks that blob s can merge into blob d (see Compatible).
@@ -161,6 +201,24 @@ func (dst *Blob) mergeAtomic(src *Blob) error {
 	})
 }
 
+// mergeAtomicNoDigests is mergeAtomic for the statistics but t-digests
+// (their error counts and flags merge; MergeAll merges their data at the
+// end).
+func (dst *Blob) mergeAtomicNoDigests(src *Blob) error {
+	n := abi.CurSz(dst.b)
+	sp := scratchPool.Get().(*[]byte)
+	defer scratchPool.Put(sp)
+	scratch := append((*sp)[:0], dst.b[:n]...)
+	*sp = scratch
+	if err := dst.mergeInto(scratch, src.b, false, false); err != nil {
+		return err
+	}
+	dst.dropDigestCaches()
+	off := abi.StatsOff(dst.b)
+	copy(dst.b[off:n], scratch[off:n])
+	return nil
+}
+
 // atomically runs merge on a scratch copy of dst's bytes and commits the
 // copy if merge succeeds; on error dst is unchanged.
 func (dst *Blob) atomically(merge func(scratch []byte) error) error {
@@ -195,34 +253,36 @@ func (dst *Blob) mergeCounting(src *Blob) error {
 // failure ends it.
 func (dst *Blob) mergeInto(d, s []byte, count, digests bool) error {
 	var first error
-	for sl := range dst.Walk(0) {
-		st := sl.Stat
-		if st.Type == voi.StatVoiState {
-			continue
-		}
-		var err error
-		if st.Type != voi.TDgst || digests {
-			dd := d[st.DataOff : int(st.DataOff)+int(st.DSz)]
-			sd := s[st.DataOff : int(st.DataOff)+int(st.DSz)]
-			err = mergeStat(dd, sd, st.Type, st.DType)
-		}
-		if err != nil {
-			err = fmt.Errorf("VOI %d %v (%v): %w", sl.VOI.ID, st.Type, st.DType, err)
-			if !count {
-				return err
+	p := dst.plan
+	for id := range p.vois {
+		vp := &p.vois[id]
+		// The plan lists a VOI's statistics highest slot first; a walk
+		// takes them lowest first (VOI state is not listed).
+		for k := int(vp.n) - 1; k >= 0; k-- {
+			sp := &p.stats[int(vp.first)+k]
+			var err error
+			if sp.stype != voi.TDgst || digests {
+				end := int(sp.dataOff) + int(sp.dsz)
+				err = mergeStat(d[sp.dataOff:end], s[sp.dataOff:end], sp.stype, sp.dtype)
 			}
-		}
-		se := d[sl.statOff : sl.statOff+abi.StatSize]
-		ss := s[sl.statOff : sl.statOff+abi.StatSize]
-		se[abi.StatOffFlags] |= ss[abi.StatOffFlags] & voi.StatValid
-		errs := int(se[abi.StatOffErrs]) + int(ss[abi.StatOffErrs])
-		if err != nil {
-			errs++
-			if first == nil {
-				first = err
+			if err != nil {
+				err = fmt.Errorf("VOI %d %v (%v): %w", id, sp.stype, sp.dtype, err)
+				if !count {
+					return err
+				}
 			}
+			se := d[sp.statOff : int(sp.statOff)+abi.StatSize]
+			ss := s[sp.statOff : int(sp.statOff)+abi.StatSize]
+			se[abi.StatOffFlags] |= ss[abi.StatOffFlags] & voi.StatValid
+			errs := int(se[abi.StatOffErrs]) + int(ss[abi.StatOffErrs])
+			if err != nil {
+				errs++
+				if first == nil {
+					first = err
+				}
+			}
+			se[abi.StatOffErrs] = uint8(min(errs, abi.MaxErrs))
 		}
-		se[abi.StatOffErrs] = uint8(min(errs, abi.MaxErrs))
 	}
 	return first
 }
@@ -250,7 +310,8 @@ func (dst *Blob) mergeDigestsOnce(d []byte, srcs []*Blob, count bool) error {
 		for i, s := range srcs {
 			sds[i] = s.b[st.DataOff:end]
 		}
-		err := tdigest.MergeAll(dd, st.DType, sds...)
+		// The blobs' digests are valid (see package trusted).
+		err := trusted.TDigestMergeAll(dd, st.DType, sds...)
 		if err == nil {
 			continue
 		}
@@ -270,19 +331,21 @@ func (dst *Blob) mergeDigestsOnce(d []byte, srcs []*Blob, count bool) error {
 }
 
 // mergeStat merges one statistic's data: the one place each kind of
-// statistic merges.
+// statistic merges. Its callers merge blobs found compatible (same
+// layout, histogram bounds and precisions), whose digests are valid, so
+// the lower packages skip those checks (package trusted).
 func mergeStat(dd, sd []byte, st voi.SType, dt voi.DType) error {
 	switch st {
 	case voi.Sum, voi.Max, voi.Min:
 		return mergeNumeric(dd, sd, st, dt)
 	case voi.Hist:
-		saturated, err := hist.Merge(dd, sd, dt)
+		saturated, err := trusted.HistMerge(dd, sd, dt)
 		if err == nil && saturated {
 			err = fmt.Errorf("a counter saturated: %w", voi.ErrOverflow)
 		}
 		return err
 	case voi.TDgst:
-		return tdigest.Merge(dd, sd, dt)
+		return trusted.TDigestMergeAll(dd, dt, sd)
 	}
 	return nil
 }
@@ -429,7 +492,7 @@ func MergeAll(env *Env, blobs ...*Blob) (*Blob, error) {
 	for _, i := range order {
 		placed := false
 		for g := range groups {
-			if compatible(blobs[groups[g][0]].b, blobs[i].b) == nil {
+			if compatibleBlobs(blobs[groups[g][0]], blobs[i]) == nil {
 				groups[g] = append(groups[g], i)
 				placed = true
 				break
@@ -477,21 +540,21 @@ func mergeGroup(blobs []*Blob, group []int) (*Blob, []*InputError) {
 	out := blobs[group[0]].Clone()
 	var errs []*InputError
 	var admitted []*Blob
-	totals := out.digestCounts(nil)
+	totals := out.digestCounts(nil, nil)
+	next := make([]uint64, 0, len(totals))
 	for _, i := range group[1:] {
 		src := blobs[i]
-		next := src.digestCounts(totals)
-		err := out.atomically(func(scratch []byte) error {
-			if err := digestsFit(out, next); err != nil {
-				return err
-			}
-			return out.mergeInto(scratch, src.b, false, false)
-		})
+		next = src.digestCounts(totals, next)
+		err := digestsFit(out, next)
+		if err == nil {
+			err = out.mergeAtomicNoDigests(src)
+		}
 		if err != nil {
 			errs = append(errs, &InputError{Index: i, Like: -1, Err: err})
 			continue
 		}
-		admitted, totals = append(admitted, src), next
+		admitted = append(admitted, src)
+		totals, next = next, totals
 	}
 	err := out.atomically(func(scratch []byte) error {
 		return out.mergeDigestsOnce(scratch, admitted, false)
@@ -511,20 +574,34 @@ func mergeGroup(blobs []*Blob, group []int) (*Blob, []*InputError) {
 // digestCounts returns the sample counts of the blob's t-digests added to
 // base (in the blob's order of t-digests; nil base counts from zero), each
 // saturating at 2^64-1.
-func (bl *Blob) digestCounts(base []uint64) []uint64 {
-	out := make([]uint64, 0, bl.plan.ndigests)
-	for sl := range bl.Walk(0) {
-		if sl.Stat.Type != voi.TDgst {
-			continue
-		}
-		n, _ := tdigest.Count(sl.Data, sl.Stat.DType)
-		if len(base) > len(out) {
-			var carry uint64
-			if n, carry = bits.Add64(n, base[len(out)], 0); carry != 0 {
-				n = math.MaxUint64
+func (bl *Blob) digestCounts(base, out []uint64) []uint64 {
+	out = out[:0]
+	p := bl.plan
+	for id := range p.vois {
+		vp := &p.vois[id]
+		for k := int(vp.n) - 1; k >= 0; k-- {
+			sp := &p.stats[int(vp.first)+k]
+			if sp.stype != voi.TDgst {
+				continue
 			}
+			// A blob's digests are valid (decoded ones were validated,
+			// updates and merges keep them so), so their smplcnt is the
+			// sum of their counts (tdigest.Count).
+			d := bl.b[sp.dataOff : int(sp.dataOff)+int(sp.dsz)]
+			var n uint64
+			if sp.dtype == voi.TDgstClust32 {
+				n = uint64(binary.LittleEndian.Uint32(d))
+			} else {
+				n = binary.LittleEndian.Uint64(d)
+			}
+			if len(base) > len(out) {
+				var carry uint64
+				if n, carry = bits.Add64(n, base[len(out)], 0); carry != 0 {
+					n = math.MaxUint64
+				}
+			}
+			out = append(out, n)
 		}
-		out = append(out, n)
 	}
 	return out
 }
@@ -533,18 +610,23 @@ func (bl *Blob) digestCounts(base []uint64) []uint64 {
 // (in the blob's order of t-digests).
 func digestsFit(bl *Blob, counts []uint64) error {
 	i := 0
-	for sl := range bl.Walk(0) {
-		if sl.Stat.Type != voi.TDgst {
-			continue
+	p := bl.plan
+	for id := range p.vois {
+		vp := &p.vois[id]
+		for k := int(vp.n) - 1; k >= 0; k-- {
+			sp := &p.stats[int(vp.first)+k]
+			if sp.stype != voi.TDgst {
+				continue
+			}
+			limit := uint64(math.MaxUint32)
+			if sp.dtype == voi.TDgstClust64 {
+				limit = math.MaxUint64 - 1 // a saturated sum may have wrapped
+			}
+			if counts[i] > limit {
+				return fmt.Errorf("VOI %d %v (%v): more than %d samples: %w", id, sp.stype, sp.dtype, limit, voi.ErrOverflow)
+			}
+			i++
 		}
-		limit := uint64(math.MaxUint32)
-		if sl.Stat.DType == voi.TDgstClust64 {
-			limit = math.MaxUint64 - 1 // a saturated sum may have wrapped
-		}
-		if counts[i] > limit {
-			return fmt.Errorf("VOI %d %v (%v): more than %d samples: %w", sl.VOI.ID, sl.Stat.Type, sl.Stat.DType, limit, voi.ErrOverflow)
-		}
-		i++
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/statsblob/statsblob/internal/trusted"
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -70,6 +71,35 @@ func MergeAll(dst []byte, dt voi.DType, srcs ...[]byte) error {
 			}
 		}
 	}
+	return mergeAllValid(dst, dt, srcs...)
+}
+
+func init() { trusted.TDigestMergeAll = mergeAllTrusted }
+
+// mergeAllTrusted is MergeAll for inputs a blob holds, known to be valid:
+// without their validation, but with the checks that keep bytes of the
+// right type and size from making it panic (see package trusted).
+func mergeAllTrusted(dst []byte, dt voi.DType, srcs ...[]byte) error {
+	if !dt.IsTDigest() {
+		return errDType
+	}
+	ok := func(b []byte) bool {
+		var d digest
+		return d.init(b, dt, nil) == nil && len(b) == Size(dt, uint32(d.maxn))
+	}
+	if !ok(dst) {
+		return errShort
+	}
+	for _, s := range srcs {
+		if !ok(s) {
+			return errShort
+		}
+	}
+	return mergeAllValid(dst, dt, srcs...)
+}
+
+// mergeAllValid is MergeAll for valid inputs.
+func mergeAllValid(dst []byte, dt voi.DType, srcs ...[]byte) error {
 	var d digest
 	_ = d.init(dst, dt, nil)
 	if d.maxn == 0 {
@@ -166,11 +196,19 @@ func (sc *mergeScratch) readInput(g geometry, in []byte, dt voi.DType) {
 	r := input{start: len(sc.cs), comp: le.Uint32(in[d.compOff():])}
 	// An in-order walk with the path on a stack: a valid tree is at most
 	// 30 deep.
+	// (Bytes that are not a valid digest, which only trusted callers may
+	// pass, end the walk early: a path too deep, a link out of range,
+	// more nodes than slots.)
 	var stack [maxTreeDepth + 2]int16
-	sp := 0
-	nodes, nsz := d.nodes, d.nsz
+	sp, visits := 0, 0
+	nodes, nsz, maxn := d.nodes, d.nsz, d.maxn
 	for n := d.hget(hRoot); ; {
 		for n != null {
+			if sp == len(stack) || uint(n) >= uint(maxn) || visits >= maxn {
+				n, sp = null, 0
+				break
+			}
+			visits++
 			stack[sp] = int16(n)
 			sp++
 			n = lkLeft(le.Uint64(nodes[n*nsz:]))
@@ -189,8 +227,15 @@ func (sc *mergeScratch) readInput(g geometry, in []byte, dt voi.DType) {
 			raw := le.Uint64(nodes[o+8:])
 			c = item{g.rescaleParts(ifvS64(raw), nfS64(raw)), le.Uint64(nodes[o+16:])}
 		}
-		sc.cs = append(sc.cs, c)
-		r.total += c.n
+		// (Valid digests have no empty centroid and ascending means; the
+		// merge's arithmetic relies on both.)
+		if prev := len(sc.cs) - 1; prev >= r.start && c.v < sc.cs[prev].v {
+			c.v = sc.cs[prev].v
+		}
+		if c.n > 0 {
+			sc.cs = append(sc.cs, c)
+			r.total += c.n
+		}
 		n = lkRight(le.Uint64(nodes[o:]))
 	}
 	r.end = len(sc.cs)
@@ -240,11 +285,12 @@ func (d *digest) mergeInputs(g geometry, sc *mergeScratch) error {
 }
 
 // sortItems sorts items by mean, then count, with tmp (returned, grown)
-// as the second buffer: a least-significant-digit radix sort, 11 bits a
-// pass, over the counts and then the means' offsets from the smallest
-// (passes in which every item has the same digit are skipped). Items of
-// equal mean and count are interchangeable, so any stable or unstable
-// sort by the two gives the same sequence.
+// as the second buffer: a least-significant-digit radix sort of the
+// means' offsets from the smallest, in as few passes of at most 12 bits
+// as the offsets' range needs (a pass in which every item has the same
+// digit is skipped), then an insertion sort by count of each run of equal
+// means (rare and short). Items of equal mean and count are
+// interchangeable, so any sort by the two gives the same sequence.
 func sortItems(items, tmp []item) []item {
 	if len(items) < 256 {
 		slices.SortFunc(items, func(a, b item) int {
@@ -255,48 +301,48 @@ func sortItems(items, tmp []item) []item {
 		})
 		return tmp
 	}
-	vmin, vmax, nmax := items[0].v, items[0].v, uint64(0)
+	vmin, vmax := items[0].v, items[0].v
 	for _, it := range items {
-		vmin, vmax, nmax = min(vmin, it.v), max(vmax, it.v), max(nmax, it.n)
+		vmin, vmax = min(vmin, it.v), max(vmax, it.v)
 	}
 	tmp = slices.Grow(tmp[:0], len(items))[:len(items)]
 	src, dst := items, tmp
-	const digit = 11
-	var counts [1 << digit]int
-	pass := func(byCount bool, shift uint) {
+	width := uint(bits.Len64(uint64(vmax - vmin)))
+	passes := (width + 11) / 12
+	var counts [1 << 12]uint32
+	for p := uint(0); p < passes; p++ {
+		shift := width * p / passes
+		mask := uint64(1)<<(width*(p+1)/passes-shift) - 1
 		clear(counts[:])
-		key := func(it item) int {
-			if byCount {
-				return int(it.n >> shift & (1<<digit - 1))
-			}
-			return int(uint64(it.v-vmin) >> shift & (1<<digit - 1))
-		}
 		for _, it := range src {
-			counts[key(it)]++
+			counts[uint64(it.v-vmin)>>shift&mask]++
 		}
-		if counts[key(src[0])] == len(src) {
-			return // one digit for all: nothing moves
+		if int(counts[uint64(src[0].v-vmin)>>shift&mask]) == len(src) {
+			continue // one digit for all: nothing moves
 		}
-		at := 0
-		for k, c := range counts {
+		at := uint32(0)
+		for k, c := range counts[:mask+1] {
 			counts[k] = at
 			at += c
 		}
 		for _, it := range src {
-			k := key(it)
+			k := uint64(it.v-vmin) >> shift & mask
 			dst[counts[k]] = it
 			counts[k]++
 		}
 		src, dst = dst, src
 	}
-	for shift := uint(0); shift < uint(bits.Len64(nmax)); shift += digit {
-		pass(true, shift)
-	}
-	for shift := uint(0); shift < uint(bits.Len64(uint64(vmax-vmin))); shift += digit {
-		pass(false, shift)
-	}
 	if &src[0] != &items[0] {
 		copy(items, src)
+	}
+	for i := 1; i < len(items); i++ {
+		if it := items[i]; it.v == items[i-1].v && it.n < items[i-1].n {
+			j := i
+			for ; j > 0 && items[j-1].v == it.v && items[j-1].n > it.n; j-- {
+				items[j] = items[j-1]
+			}
+			items[j] = it
+		}
 	}
 	return tmp
 }
@@ -392,7 +438,9 @@ func splitCentroids(out, cs []item, lim int64) []item {
 				if n == 0 {
 					continue
 				}
-				off := int64(mulDiv(w, 2*k+1, 2*h))
+				// w·(2k+1)/(2h) for 2h in {2, 4}: w is at most a gap,
+				// 2·lim < 2^61, so 3w does not wrap.
+				off := int64(w * (2*k + 1) >> (h))
 				if side == 0 {
 					off = -off
 				}
