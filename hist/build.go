@@ -26,7 +26,7 @@ const (
 	workLimit = 1 << 20
 	// beyondLimit bounds the work spent after the buckets exceed what fits
 	// a blob, looking for a wrap (which makes the answer EINVAL, not EFBIG).
-	beyondLimit = 1 << 14
+	beyondLimit = 1 << 16
 )
 
 var (
@@ -83,13 +83,15 @@ var (
 // search with an odd StepBase that finds no power within 65536 steps is
 // taken as endless (EINVAL); a generation that needs more than 2^20 steps
 // (buckets plus search steps) before its buckets fill a blob is EINVAL; once
-// they exceed a blob, a generation is EFBIG unless it goes wrong within
-// 2^14 more steps (EINVAL). Constant steps (Lin, Exp with base 1) are
-// decided exactly for integer bounds, and for Q bounds unless a signed
-// generation goes through more than 65536 sums that overflow the Q's
-// magnitude (then EFBIG). When the buckets exceed a blob and UBoundInf is
-// set, the bound after the last is computed as in the C, whose template
-// code reports EFBIG only after that step succeeded (else EINVAL).
+// they exceed a blob, an integer Exp or LinExp generation, or a Q Exp one,
+// is EFBIG unless it goes wrong within 2^16 more steps (EINVAL). Constant
+// steps (Lin, Exp with base 1) are decided exactly for integer bounds, and
+// for Q bounds unless a signed generation goes through more than 65536 sums
+// that overflow the Q's magnitude (then EFBIG); Q LinExp generations are
+// followed run by run (a run ends where the step changes) and are EFBIG
+// after 65536 runs. When the buckets exceed a blob and UBoundInf is set, the
+// bound after the last is computed as in the C, whose template code reports
+// EFBIG only after that step succeeded (else EINVAL).
 func (s Spec) Build(voiDT voi.DType) ([]byte, error) {
 	g, ok := geomOf(s.DType)
 	if !ok {
@@ -213,13 +215,9 @@ func (g *gen) next(k uint64, lb uint64) (ub uint64, what int, err error) {
 	case Exp:
 		step = powU64(s.StepBase, s.StepExp+k)
 	case LinExp:
-		e, err := g.search(lb)
-		if err != nil {
+		var err error
+		if step, err = g.linexpStep(lb); err != nil {
 			return lb, 0, err
-		}
-		step = powU64(s.StepBase, e) / s.LinStepDiv
-		if step == 0 {
-			step = 1
 		}
 	}
 	g.work--
@@ -313,11 +311,18 @@ func (g *gen) count(capacity int) (int, error) {
 		lb := ub
 		if k == capacity {
 			// As many buckets as fit a blob, none above UB yet.
-			if step, ok := g.constStep(); ok {
-				if !g.dt.IsQ() {
-					return 0, g.linBeyond(lb, step, capacity)
+			if step, ok := g.constStep(); ok && !g.dt.IsQ() {
+				return 0, g.linBeyond(lb, step, capacity)
+			}
+			if step, ok := g.constStep(); ok || s.Scheme == LinExp && g.dt.IsQ() {
+				var steps, last uint64
+				var err error
+				if ok {
+					steps, last, err = newQline(g, lb, step).run(lb)
+				} else {
+					g.work = maxDataSize * (searchLimit + 1) // only the search's own limit applies
+					steps, last, err = g.runLinExp(lb)
 				}
-				steps, last, err := newQline(g, lb, step).run(lb)
 				switch {
 				case errors.Is(err, errBudget):
 					return 0, g.tooBig(fmt.Sprint("more than ", k), capacity)
@@ -426,6 +431,16 @@ func (g *gen) linBeyond(ub, step uint64, n int) error {
 		return fmt.Errorf("%w (%v): %w", errWraps, g.dt, voi.ErrInvalid)
 	}
 	return g.tooBig(fmt.Sprint(uint64(n)+k), n)
+}
+
+// linexpStep is the LinExp step from the bound lb: StepBase^e/LinStepDiv,
+// at least 1, e found by search.
+func (g *gen) linexpStep(lb uint64) (uint64, error) {
+	e, err := g.search(lb)
+	if err != nil {
+		return 0, err
+	}
+	return max(powU64(g.s.StepBase, e)/g.s.LinStepDiv, 1), nil
 }
 
 // search is the C's LINEXP exponent search: the smallest e >= 1 for which

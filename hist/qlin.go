@@ -87,9 +87,59 @@ func (l *qline) delta() int64 {
 	return int64(l.step << nf)
 }
 
-// qlineEvents bounds the overflowing stores a signed run may go through
-// before it is given up as undecided.
-const qlineEvents = 1 << 16
+// qlineEvents bounds the overflowing stores a Lin generation may go
+// through before it is given up as undecided, linexpRuns the runs of a
+// LinExp generation (each costs a few dozen exponent searches).
+const (
+	qlineEvents = 1 << 16
+	linexpRuns  = 1 << 16
+	shortRun    = 16 // LinExp runs shorter than this are taken step by step
+)
+
+// What ends a run of plain additions.
+const (
+	evFail  = iota // step j fails (Q_QADDI's overflow checks)
+	evDone         // the bound after step j, v + (j+1)*d, is above UB
+	evStore        // the sum of step j overflows the magnitude field
+	evNever        // the bound never moves (d is 0) and is not above UB
+)
+
+// event returns what ends the run of plain additions from the bound v
+// (signed kinds): steps 0..j-1 add d, none fails and none ends above UB,
+// and step j is the event ev.
+func (l *qline) event(v, d int64) (j uint64, ev int) {
+	if v >= l.ethr {
+		return 0, evFail
+	}
+	switch {
+	case d == 0:
+		if v > l.t {
+			return 0, evDone
+		}
+		return 0, evNever
+	case d > 0:
+		jx := uint64(l.vmax-v) / uint64(d) // v + (jx+1)*d overflows
+		jd := uint64(0)                    // v + (jd+1)*d is above UB
+		if l.t >= v {
+			jd = uint64(l.t-v) / uint64(d)
+		}
+		if l.ethr <= l.vmax {
+			if je := ceilDiv(uint64(l.ethr-v), uint64(d)); je <= jx && je <= jd {
+				return je, evFail // the failing test comes before the sum
+			}
+		}
+		if jd < jx {
+			return jd, evDone
+		}
+		return jx, evStore
+	}
+	// Going down, no later step fails or ends above UB.
+	jx := uint64(v-l.vmin) / -uint64(d) // v + (jx+1)*d underflows
+	if jx > 0 && v+d > l.t {
+		return 0, evDone
+	}
+	return jx, evStore
+}
 
 // run continues the C's counting loop from the bound b (not yet tested
 // against the step's checks): it returns how many more steps the loop
@@ -98,8 +148,6 @@ const qlineEvents = 1 << 16
 // errBudget when a signed generation is still undecided after qlineEvents
 // overflowing stores.
 func (l *qline) run(b uint64) (steps uint64, last uint64, err error) {
-	fails := fmt.Errorf("hist: Q bucket bound + %d overflows before the bounds exceed UB: %w", l.step, voi.ErrInvalid)
-	endless := fmt.Errorf("%w: the Q bounds never exceed UB: %w", errEndless, voi.ErrInvalid)
 	v, d := l.g.o.ifv(b), l.delta()
 	if l.sign == 0 {
 		// v -> (v + d) mod N, N = 2^(field bits): the first bound to fail
@@ -116,59 +164,28 @@ func (l *qline) run(b uint64) (steps uint64, last uint64, err error) {
 		}
 		switch {
 		case eok && (!dok || je <= jd):
-			return 0, 0, fails
+			return 0, 0, l.fails()
 		case !dok:
-			return 0, 0, endless
+			return 0, 0, l.endless()
 		}
 		return jd + 1, l.raw(int64((u + (jd+1)*du) & (n - 1))), nil
 	}
 	// Brent's cycle detection on the values after overflowing stores.
 	saved, lap, power := v, 0, 1
 	for range qlineEvents {
-		if v >= l.ethr {
-			return 0, 0, fails
+		j, ev := l.event(v, d)
+		switch ev {
+		case evFail:
+			return 0, 0, l.fails()
+		case evNever:
+			return 0, 0, l.endless()
+		case evDone:
+			return steps + j + 1, l.raw(v + int64(j+1)*d), nil
 		}
-		var j uint64 // steps of plain addition before the next stored sum
-		switch {
-		case d == 0:
-			if v > l.t {
-				return steps + 1, l.raw(v), nil
-			}
-			return 0, 0, endless
-		case d > 0:
-			jx := uint64(l.vmax-v) / uint64(d) // v + (jx+1)*d overflows
-			if je := ceilDiv(uint64(l.ethr-v), uint64(d)); l.ethr <= l.vmax && je <= jx {
-				// Fails before it overflows, unless it is above UB first.
-				if l.t < v || uint64(l.t-v)/uint64(d) < je {
-					jd := uint64(0)
-					if l.t >= v {
-						jd = uint64(l.t-v) / uint64(d)
-					}
-					return steps + jd + 1, l.raw(v + int64(jd+1)*d), nil
-				}
-				return 0, 0, fails
-			}
-			if jd := uint64(0); l.t < v || uint64(l.t-v)/uint64(d) < jx {
-				if l.t >= v {
-					jd = uint64(l.t-v) / uint64(d)
-				}
-				return steps + jd + 1, l.raw(v + int64(jd+1)*d), nil
-			}
-			j = jx
-		default:
-			ad := -uint64(d)
-			jx := uint64(v-l.vmin) / ad // v + (jx+1)*d underflows
-			if jx > 0 && v+d > l.t {
-				return steps + 1, l.raw(v + d), nil
-			}
-			j = jx
-		}
-		// j steps of plain addition (none fails, none is above UB), then
-		// one whose sum the C stores as it can.
-		v += int64(j) * d
-		nb, _, err := l.g.add(l.raw(v), l.step)
+		// j plain additions, then a sum the C stores as it can.
+		nb, err := l.store(v + int64(j)*d)
 		if err != nil {
-			return 0, 0, fails // not reached: v < ethr
+			return 0, 0, err
 		}
 		steps += j + 1
 		if l.g.above(nb) {
@@ -176,13 +193,131 @@ func (l *qline) run(b uint64) (steps uint64, last uint64, err error) {
 		}
 		v = l.g.o.ifv(nb)
 		if v == saved {
-			return 0, 0, endless
+			return 0, 0, l.endless()
 		}
 		if lap++; lap == power {
 			saved, lap, power = v, 0, power*2
 		}
 	}
 	return 0, 0, errBudget
+}
+
+// store is the step from the bound v whose sum overflows the magnitude
+// field, as the C computes it.
+func (l *qline) store(v int64) (uint64, error) {
+	nb, _, err := l.g.add(l.raw(v), l.step)
+	return nb, err // err is nil: v is below ethr
+}
+
+func (l *qline) fails() error {
+	return fmt.Errorf("hist: Q bucket bound + %d overflows before the bounds exceed UB: %w", l.step, voi.ErrInvalid)
+}
+
+func (l *qline) endless() error {
+	return fmt.Errorf("%w: the Q bounds never exceed UB: %w", errEndless, voi.ErrInvalid)
+}
+
+// runLinExp is run for a LinExp generation, whose step depends on the
+// bound through the exponent search: a run of plain additions is cut
+// where the search's result changes. Within a run the bounds' search
+// value (Q_GIVAL of the bound, or of its 8-byte s64q view for the 32-bit
+// kinds) moves in one direction, except where a signed 32-bit bound
+// changes sign, so the change is found by bisection.
+func (g *gen) runLinExp(b uint64) (steps uint64, last uint64, err error) {
+	seen, lap, power := b, 0, 1  // Brent, on the bounds where runs start
+	lines := map[uint64]*qline{} // by step: a generation takes few steps
+	for range linexpRuns {
+		step, err := g.linexpStep(b)
+		if err != nil {
+			return 0, 0, err
+		}
+		l := lines[step]
+		if l == nil {
+			l = newQline(g, b, step)
+			lines[step] = l
+		}
+		v, d := g.o.ifv(b), l.delta()
+		j, ev := l.event(v, d)
+		if j < shortRun {
+			// A short run: one step as the C takes it.
+			if b, _, err = g.add(b, step); err != nil {
+				return 0, 0, l.fails()
+			}
+			if steps++; g.above(b) {
+				return steps, b, nil
+			}
+		} else if c, ok := l.stepChange(v, d, j, step); ok {
+			// The first step c in 1..j whose bound takes another step:
+			// the run ends there, before its event.
+			steps += c
+			b = l.raw(v + int64(c)*d)
+		} else {
+			switch ev {
+			case evFail:
+				return 0, 0, l.fails()
+			case evNever:
+				return 0, 0, l.endless()
+			case evDone:
+				return steps + j + 1, l.raw(v + int64(j+1)*d), nil
+			}
+			if b, err = l.store(v + int64(j)*d); err != nil {
+				return 0, 0, err
+			}
+			steps += j + 1
+			if g.above(b) {
+				return steps, b, nil
+			}
+		}
+		if b == seen {
+			return 0, 0, l.endless()
+		}
+		if lap++; lap == power {
+			seen, lap, power = b, 0, power*2
+		}
+	}
+	return 0, 0, errBudget
+}
+
+// stepChange returns the least c in 1..j whose bound v + c*d has a LinExp
+// step other than step (or whose search fails), if any.
+func (l *qline) stepChange(v, d int64, j uint64, step uint64) (uint64, bool) {
+	if j == 0 || d == 0 {
+		return 0, false
+	}
+	differs := func(c uint64) bool {
+		s, err := l.g.linexpStep(l.raw(v + int64(c)*d))
+		return err != nil || s != step
+	}
+	// The bounds v + c*d for c in 1..hi have the sign of v + d.
+	hi := j
+	if l.g.dt == voi.QS32 {
+		v1 := v + d
+		switch {
+		case d > 0 && v1 < 0:
+			hi = min(hi, uint64(-v-1)/uint64(d)) // v + c*d <= -1
+		case d < 0 && v1 >= 0:
+			hi = min(hi, uint64(v)/-uint64(d)) // v + c*d >= 0
+		}
+	}
+	if differs(1) {
+		return 1, true
+	}
+	lo := uint64(1) // differs(lo) is false
+	if !differs(hi) {
+		if hi < j {
+			return hi + 1, true // the sign changes: start a new run there
+		}
+		return 0, false
+	}
+	for hi-lo > 1 {
+		m := lo + (hi-lo)/2
+		if differs(m) {
+			hi = m
+		} else {
+			lo = m
+		}
+	}
+	return hi, true
 }
 
 // ceilDiv is ceil(x / y) for y > 0.
