@@ -48,25 +48,38 @@ func UniformRing() []uint64 { return uniformRing[:] }
 // LogishRing returns the ring of stream.Logish values (shared; read-only).
 func LogishRing() []uint64 { return logishRing[:] }
 
-// Case is one benchmark case of the C reference.
+// Case is one benchmark case of the C reference, or a Go case timed
+// against one (C names it).
 type Case struct {
 	Name  string
 	Bench func(b *testing.B)
+	C     string // the C case it is compared with, when not Name
 }
 
-// Cases returns the C reference's benchmark cases in FORMAT.md's order.
+// CName is the name of the C case c is compared with.
+func (c Case) CName() string {
+	if c.C != "" {
+		return c.C
+	}
+	return c.Name
+}
+
+// Cases returns the C reference's benchmark cases in FORMAT.md's order,
+// with snapshot_into (SnapshotInto a caller's buffer, timed against the
+// C's snapshot: malloc, copy, free) after snapshot.
 func Cases() []Case {
 	return []Case{
-		{"sum", updateCase(voi.IntU64, tpl.Sum())},
-		{"summaxmin", updateCase(voi.IntU64, tpl.Sum(), tpl.Max(), tpl.Min())},
-		{"crhist64_lin100", updateCase(voi.IntU64, tpl.Histogram(hist.Spec{DType: voi.CRHist64, Scheme: hist.Lin, LB: 0, UB: 990, StepInc: 10}))},
-		{"dvhist64", dvhistCase},
-		{"tdgst64_50", tdgstCase},
-		{"tcp_default", tcpDefaultCase},
-		{"snapshot", snapshotCase},
-		{"clone_prealloc", clonePreallocCase},
-		{"tostr_json", tostrCase(tostr.JSON)},
-		{"tostr_freeform", tostrCase(tostr.FreeForm)},
+		{"sum", updateCase(voi.IntU64, tpl.Sum()), ""},
+		{"summaxmin", updateCase(voi.IntU64, tpl.Sum(), tpl.Max(), tpl.Min()), ""},
+		{"crhist64_lin100", updateCase(voi.IntU64, tpl.Histogram(hist.Spec{DType: voi.CRHist64, Scheme: hist.Lin, LB: 0, UB: 990, StepInc: 10})), ""},
+		{"dvhist64", dvhistCase, ""},
+		{"tdgst64_50", tdgstCase, ""},
+		{"tcp_default", tcpDefaultCase, ""},
+		{"snapshot", snapshotCase, ""},
+		{"snapshot_into", snapshotIntoCase, "snapshot"},
+		{"clone_prealloc", clonePreallocCase, ""},
+		{"tostr_json", tostrCase(tostr.JSON), ""},
+		{"tostr_freeform", tostrCase(tostr.FreeForm), ""},
 	}
 }
 
@@ -188,6 +201,16 @@ func snapshotCase(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		_ = bl.Snapshot(false)
+	}
+}
+
+func snapshotIntoCase(b *testing.B) {
+	bl, _ := warm(b)
+	dst := make([]byte, bl.CurSz())
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_ = bl.SnapshotInto(dst, len(dst), false)
 	}
 }
 
