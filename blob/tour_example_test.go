@@ -1,6 +1,7 @@
 package blob_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log"
@@ -8,7 +9,6 @@ import (
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/hist"
-	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/tostr"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
@@ -57,18 +57,21 @@ func Example_tour() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	st, err := got.Fetch(1, voi.TDgst)
+	p50, err := got.Quantile(1, 0.5) // from the VOI's t-digest (or its histogram)
 	if err != nil {
 		log.Fatal(err)
 	}
-	p50, err := tdigest.Quantile(st.Data, st.DType, 0.5)
+	for id, s := range got.Stats() { // every statistic, VOIs in id order
+		if v, err := s.Value(); err == nil && s.Type == voi.Sum {
+			fmt.Println(id, s.Type, v)
+		}
+	}
+	js, err := json.Marshal(tostr.JSONMarshaler{Blob: got, Flags: tostr.Meta, Template: t})
 	if err != nil {
 		log.Fatal(err)
 	}
-	text, err := tostr.String(got, tostr.Options{Format: tostr.JSON, Flags: tostr.Meta, Registry: reg})
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(hi, p50, strings.Contains(text, `"rtt"`))
-	// Output: 240 180 true
+	fmt.Println(hi, p50, strings.Contains(string(js), `"rtt"`))
+	// Output:
+	// 0 SUM 1448
+	// 240 180 true
 }
