@@ -6,6 +6,7 @@
 //	go run ./bench/cmd/compare -c my-cref.txt      # figures of your own C build
 //	go run ./bench/cmd/compare -cref ./cref -rounds 5
 //	go run ./bench/cmd/compare -benchtime 3s -run 'sum|tcp'
+//	go run ./bench/cmd/compare -cref ./cref -rounds 5 -cputime
 //
 // The Go twins run with GOMAXPROCS 1 (-cpu), as the C cases run on one
 // thread, each in a process of its own, as the C harness runs its cases.
@@ -15,8 +16,12 @@
 // C reference build itself ("PATH bench CASE", FORMAT.md section 14),
 // alternating with the Go twin, rounds times per case, and prints the
 // medians and the median and range of the per-round ratios: on a shared
-// machine only ratios measured in the same minutes mean anything. See
-// bench/README.md.
+// machine only ratios measured in the same minutes mean anything. With
+// -cputime the times are CPU time per operation (the C harness's
+// cpu_ns/op; for Go, the process's user and system time over a second run
+// of the twin with the iteration count of the first, setup included),
+// which a machine with more runnable threads than cores inflates less
+// than wall time. See bench/README.md.
 package main
 
 import (
@@ -33,6 +38,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"text/tabwriter"
 
@@ -56,6 +62,7 @@ func main() {
 	run := flag.String("run", "", "regexp selecting cases")
 	cpu := flag.Int("cpu", 1, "GOMAXPROCS for the Go twins (the C cases run on one thread)")
 	one := flag.String("one", "", "run only this Go twin and print its BENCH line (used by compare itself)")
+	flag.BoolVar(&cpuTime, "cputime", false, "compare CPU time per operation instead of wall time (with -cref)")
 	flag.Parse()
 	runtime.GOMAXPROCS(*cpu)
 	if *one != "" {
@@ -115,7 +122,11 @@ func main() {
 // alternate runs each selected case rounds times as C, then Go, and prints
 // medians and ratios.
 func alternate(cref string, rounds int, sel *regexp.Regexp) {
-	fmt.Printf("# %s %s/%s, %d CPUs, GOMAXPROCS %d, C: %s, %d alternating rounds per case\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), cref, rounds)
+	what := "wall time"
+	if cpuTime {
+		what = "CPU time"
+	}
+	fmt.Printf("# %s %s/%s, %d CPUs, GOMAXPROCS %d, C: %s, %d alternating rounds per case, %s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), cref, rounds, what)
 	w := tabwriter.NewWriter(os.Stdout, 0, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "case\tC ns/op\tGo ns/op\tGo/C\tGo/C range\ttarget\tallocs/op\t")
 	for _, c := range bench.Cases() {
@@ -140,6 +151,9 @@ func alternate(cref string, rounds int, sel *regexp.Regexp) {
 	w.Flush()
 }
 
+// cpuTime selects CPU time (-cputime).
+var cpuTime bool
+
 // goResult is a Go twin's time and allocations per operation.
 type goResult struct {
 	ns     float64
@@ -157,14 +171,18 @@ func goBench(c bench.Case) goResult {
 	}
 	var out bytes.Buffer
 	cmd := exec.Command(self, "-one", c.Name, "-benchtime", flag.Lookup("test.benchtime").Value.String(),
-		"-cpu", strconv.Itoa(runtime.GOMAXPROCS(0)))
+		"-cpu", strconv.Itoa(runtime.GOMAXPROCS(0)), "-cputime="+strconv.FormatBool(cpuTime))
 	cmd.Stdout, cmd.Stderr = &out, os.Stderr
 	if err := cmd.Run(); err != nil {
 		fail(1, fmt.Errorf("the Go twin %s: %w", c.Name, err))
 	}
 	var r goResult
+	key := "ns/op="
+	if cpuTime {
+		key = "cpu_ns/op="
+	}
 	for _, f := range strings.Fields(out.String()) {
-		if v, ok := strings.CutPrefix(f, "ns/op="); ok {
+		if v, ok := strings.CutPrefix(f, key); ok {
 			r.ns, err = strconv.ParseFloat(v, 64)
 		} else if v, ok := strings.CutPrefix(f, "allocs/op="); ok {
 			r.allocs, err = strconv.ParseInt(v, 10, 64)
@@ -179,16 +197,36 @@ func goBench(c bench.Case) goResult {
 	return r
 }
 
-// runOne runs the Go twin name in this process and prints its BENCH line.
+// runOne runs the Go twin name in this process and prints its BENCH line:
+// wall time per op, and with -cputime also the process's CPU time per op
+// over a second run of the iteration count the first one chose.
 func runOne(name string) {
 	for _, c := range bench.Cases() {
 		if c.Name == name {
 			r := testing.Benchmark(c.Bench)
-			fmt.Printf("BENCH %s n=%d ns/op=%.4f allocs/op=%d\n", name, r.N, float64(r.T.Nanoseconds())/float64(r.N), r.AllocsPerOp())
+			cpu := ""
+			if cpuTime {
+				if err := flag.Set("test.benchtime", fmt.Sprintf("%dx", r.N)); err != nil {
+					fail(2, err)
+				}
+				t0 := processCPU()
+				testing.Benchmark(c.Bench)
+				cpu = fmt.Sprintf(" cpu_ns/op=%.4f", float64(processCPU()-t0)/float64(r.N))
+			}
+			fmt.Printf("BENCH %s n=%d ns/op=%.4f allocs/op=%d%s\n", name, r.N, float64(r.T.Nanoseconds())/float64(r.N), r.AllocsPerOp(), cpu)
 			return
 		}
 	}
 	fail(2, fmt.Errorf("no case %q", name))
+}
+
+// processCPU returns the process's user and system CPU time in ns.
+func processCPU() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		fail(1, err)
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // runCref runs "cref bench name" and returns its ns/op.
@@ -240,8 +278,12 @@ func readFigures(r io.Reader) (map[string]float64, error) {
 		if len(fields) < 3 || fields[0] != "BENCH" {
 			continue
 		}
+		key := "ns/op="
+		if cpuTime {
+			key = "cpu_ns/op="
+		}
 		for _, kv := range fields[2:] {
-			if v, ok := strings.CutPrefix(kv, "ns/op="); ok {
+			if v, ok := strings.CutPrefix(kv, key); ok {
 				x, err := strconv.ParseFloat(v, 64)
 				if err != nil {
 					return nil, fmt.Errorf("%q: %w", sc.Text(), err)

@@ -20,6 +20,13 @@ not a result
 
 	_, err = readFigures(strings.NewReader("BENCH sum ns/op=fast\n"))
 	require.ErrorContains(t, err, "fast")
+
+	// -cputime reads the CPU time instead.
+	cpuTime = true
+	defer func() { cpuTime = false }()
+	m, err = readFigures(strings.NewReader("BENCH sum n=2 ns/op=31.18 cpu_ns/op=6.10 rc_or=0\nBENCH x ns/op=3\n"))
+	require.NoError(t, err)
+	require.Equal(t, map[string]float64{"sum": 6.10}, m)
 }
 
 func TestMedian(t *testing.T) {
