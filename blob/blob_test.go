@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/internal/abi"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -150,8 +151,8 @@ func TestCloneSnapshotReset(t *testing.T) {
 	require.Equal(t, uint64(9), binary.LittleEndian.Uint64(st.Data), "reset keeps VOI state")
 	require.Equal(t, blob.SBinTime(3000, 250), bl.LastReset())
 	require.Equal(t, blob.SBinTime(1000, 0), bl.Created())
-	for vs := range bl.Visits() {
-		require.Zero(t, vs.Errs)
+	for _, s := range bl.Stats() {
+		require.Zero(t, s.Errs)
 	}
 }
 
@@ -216,8 +217,8 @@ func TestInit(t *testing.T) {
 func TestWalkFlags(t *testing.T) {
 	bl := blob.New(manpage(t), fixedEnv())
 	var got []string
-	for v := range bl.Visits() {
-		got = append(got, v.SType.String()+" "+v.Flags.String())
+	for v := range abi.Walk(bl.Bytes(), 0) {
+		got = append(got, v.Stat.SType.String()+" "+v.Flags.String())
 	}
 	require.Equal(t, []string{
 		"VOISTATE FIRST_CB|FIRST_VOI|FIRST_VOISTAT",
@@ -227,8 +228,8 @@ func TestWalkFlags(t *testing.T) {
 	}, got)
 
 	var slots []string
-	for s := range bl.Walk(blob.NullVOI | blob.NullStat) {
-		slots = append(slots, s.Stat.Type.String()+" "+s.Flags.String())
+	for s := range abi.Walk(bl.Bytes(), abi.NullVOI|abi.NullStat) {
+		slots = append(slots, s.Stat.SType.String()+" "+s.Flags.String())
 	}
 	require.Equal(t, []string{
 		"VOISTATE FIRST_CB|FIRST_VOI|FIRST_VOISTAT",

@@ -99,21 +99,21 @@ func (bl *Blob) SnapshotInto(dst []byte, dstMaxSz int, reset bool) error {
 func (bl *Blob) Reset() {
 	bl.dropDigestCaches()
 	b := bl.b
-	for s := range bl.Walk(0) {
-		if s.Stat.Type == voi.StatVoiState {
+	for s := range abi.Walk(b, 0) {
+		if s.Stat.SType == voi.StatVoiState {
 			continue
 		}
 		d := s.Data
 		dt := s.Stat.DType
-		switch s.Stat.Type {
+		switch s.Stat.SType {
 		case voi.Sum, voi.Max, voi.Min:
-			resetNumeric(d, s.Stat.Type, dt)
+			resetNumeric(d, s.Stat.SType, dt)
 		case voi.Hist:
 			hist.Reset(d, dt)
 		case voi.TDgst:
 			tdigest.Reset(d, dt)
 		}
-		off := s.statOff
+		off := s.StatOff
 		b[off+abi.StatOffErrs] = 0
 		b[off+abi.StatOffFlags] &^= voi.StatValid
 	}

@@ -44,7 +44,7 @@ func (bl *Blob) Fetch(id int32, st voi.SType) (Stat, error) {
 // statAt is the view of stat slot j of VOI id, whose entry is v.
 func statAt(b []byte, id int32, v abi.VOI, j int) Stat {
 	s := abi.ReadStat(b, int(v.StatsOff)+abi.StatSize*j)
-	st := Stat{VOI: id, VOIDType: voi.DType(v.DType), Type: voi.SType(s.SType), DType: voi.DType(s.DType), Offset: int(s.DataOff)}
+	st := Stat{VOI: id, VOIDType: v.DType, Type: s.SType, DType: s.DType, Offset: int(s.DataOff)}
 	if s.SType >= 0 {
 		st.Data = b[s.DataOff : int(s.DataOff)+int(s.DSz)]
 		st.Errs = s.Errs

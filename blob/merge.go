@@ -300,9 +300,9 @@ func (dst *Blob) mergeDigestsOnce(d []byte, srcs []*Blob, count bool) error {
 	}
 	var first error
 	sds := make([][]byte, len(srcs))
-	for sl := range dst.Walk(0) {
+	for sl := range abi.Walk(dst.b, 0) {
 		st := sl.Stat
-		if st.Type != voi.TDgst {
+		if st.SType != voi.TDgst {
 			continue
 		}
 		end := int(st.DataOff) + int(st.DSz)
@@ -315,12 +315,12 @@ func (dst *Blob) mergeDigestsOnce(d []byte, srcs []*Blob, count bool) error {
 		if err == nil {
 			continue
 		}
-		err = fmt.Errorf("VOI %d %v (%v): %w", sl.VOI.ID, st.Type, st.DType, err)
+		err = fmt.Errorf("VOI %d %v (%v): %w", sl.VOI.ID, st.SType, st.DType, err)
 		if !count {
 			return err
 		}
 		first = cmp.Or(first, err)
-		se := d[sl.statOff : sl.statOff+abi.StatSize]
+		se := d[sl.StatOff : sl.StatOff+abi.StatSize]
 		for _, sd := range sds {
 			if tdigest.Merge(dd, sd, st.DType) != nil {
 				se[abi.StatOffErrs] = uint8(min(int(se[abi.StatOffErrs])+1, abi.MaxErrs))

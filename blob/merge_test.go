@@ -53,9 +53,9 @@ func feed(t testing.TB, bl *blob.Blob, xs []uint64) {
 // statBytes returns the data of every statistic but t-digests.
 func statBytes(bl *blob.Blob) map[string][]byte {
 	m := map[string][]byte{}
-	for s := range bl.Walk(0) {
-		if s.Stat.Type != voi.TDgst {
-			m[s.VOI.DType.String()+"/"+s.Stat.Type.String()+"/"+string(rune('0'+s.VOISlot))] = append([]byte(nil), s.Data...)
+	for id, s := range bl.Stats() {
+		if s.Type != voi.TDgst {
+			m[s.VOIDType.String()+"/"+s.Type.String()+"/"+string(rune('0'+id))] = append([]byte(nil), s.Data...)
 		}
 	}
 	return m

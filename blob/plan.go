@@ -66,10 +66,10 @@ func newPlan(b []byte) *plan {
 	nstats, nhist := 0, 0
 	for i := range nslots {
 		switch abi.ReadStat(b, abi.StatsOff(b)+abi.StatSize*i).SType {
-		case int8(voi.Hist):
+		case voi.Hist:
 			nhist++
 			nstats++
-		case -1, int8(voi.StatVoiState):
+		case -1, voi.StatVoiState:
 		default:
 			nstats++
 		}

@@ -18,7 +18,7 @@ func (bl *Blob) VOIs() iter.Seq2[int32, voi.DType] {
 		b := bl.b
 		for i := range abi.NVOIs(b) {
 			v := abi.ReadVOI(b, abi.VOIAt(i))
-			if v.ID >= 0 && !yield(int32(i), voi.DType(v.DType)) {
+			if v.ID >= 0 && !yield(int32(i), v.DType) {
 				return
 			}
 		}

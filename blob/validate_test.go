@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/internal/abi"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -123,8 +124,8 @@ func FuzzFromBytes(f *testing.F) {
 		if err != nil || string(out) != string(p) {
 			t.Fatalf("re-encoding differs")
 		}
-		vois := map[int32]blob.VOIEntry{}
-		for s := range bl.Walk(blob.NullVOI | blob.NullStat) {
+		vois := map[int32]abi.VOI{}
+		for s := range abi.Walk(bl.Bytes(), abi.NullVOI|abi.NullStat) {
 			if s.VOI.ID >= 0 {
 				vois[int32(s.VOI.ID)] = s.VOI
 			}

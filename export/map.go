@@ -81,7 +81,7 @@ type voiStats struct {
 	dt    voi.DType
 	name  string // the VOI's name as the template has it
 	base  string // the metric name base
-	stats [voi.NumSTypes]*blob.Slot
+	stats [voi.NumSTypes]*blob.Stat
 	hv    *histView // the histogram statistic, read
 }
 
@@ -106,25 +106,22 @@ func (m *Mapper) Append(dst []Metric, n Named) ([]Metric, error) {
 		tplName = t.Name()
 	}
 	var vois []*voiStats
-	for s := range b.Walk(0) {
-		if s.Stat.Type <= voi.StatVoiState || s.Stat.Type >= voi.NumSTypes {
-			continue
-		}
-		if len(vois) == 0 || vois[len(vois)-1].id != s.VOISlot {
-			vs := &voiStats{id: s.VOISlot, dt: s.VOI.DType, name: fmt.Sprintf("voi%d", s.VOISlot)}
+	for id, s := range b.Stats() {
+		if len(vois) == 0 || vois[len(vois)-1].id != int(id) {
+			vs := &voiStats{id: int(id), dt: s.VOIDType, name: fmt.Sprintf("voi%d", id)}
 			if n.Template != nil {
-				if name, ok := n.Template.VOIName(s.VOISlot); ok && name != "" {
+				if name, ok := n.Template.VOIName(int(id)); ok && name != "" {
 					vs.name = name
 				}
 			}
 			vois = append(vois, vs)
 		}
-		slot := s
-		vois[len(vois)-1].stats[s.Stat.Type] = &slot
+		st := s
+		vois[len(vois)-1].stats[s.Type] = &st
 	}
 	for _, vs := range vois {
 		if s := vs.stats[voi.Hist]; s != nil {
-			h := readHist(s.Data, s.Stat.DType, vs.dt)
+			h := readHist(s.Data, s.DType, vs.dt)
 			vs.hv = &h
 		}
 	}
@@ -220,7 +217,7 @@ func sumKind(dt voi.DType) Kind {
 }
 
 // numeric returns a SUM/MAX/MIN statistic's value.
-func numeric(s *blob.Slot) float64 {
+func numeric(s *blob.Stat) float64 {
 	var v uint64
 	switch len(s.Data) {
 	case 4:
@@ -228,7 +225,7 @@ func numeric(s *blob.Slot) float64 {
 	case 8:
 		v = le64(s.Data)
 	}
-	return value(s.Stat.DType, v)
+	return value(s.DType, v)
 }
 
 func le32(p []byte) uint32 {
@@ -237,7 +234,7 @@ func le32(p []byte) uint32 {
 func le64(p []byte) uint64 { return uint64(le32(p)) | uint64(le32(p[4:]))<<32 }
 
 // clean reports whether the statistic exists and counted no error.
-func clean(s *blob.Slot) bool { return s != nil && s.Stat.Errs == 0 }
+func clean(s *blob.Stat) bool { return s != nil && s.Errs == 0 }
 
 func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []Label, start time.Time) ([]Metric, error) {
 	help := func(what string) string {
@@ -257,22 +254,22 @@ func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []
 		min, max float64
 		ok       bool
 	}
-	if s := vs.stats[voi.Max]; s != nil && s.Stat.Flags&voi.StatValid != 0 {
+	if s := vs.stats[voi.Max]; s != nil && s.Valid {
 		mt := metric(vs.base+"_max", KindGauge, "MAX")
 		mt.Value = numeric(s)
 		out = append(out, mt)
 	}
-	if s := vs.stats[voi.Min]; s != nil && s.Stat.Flags&voi.StatValid != 0 {
+	if s := vs.stats[voi.Min]; s != nil && s.Valid {
 		mt := metric(vs.base+"_min", KindGauge, "MIN")
 		mt.Value = numeric(s)
 		out = append(out, mt)
 	}
-	if mx, mn := vs.stats[voi.Max], vs.stats[voi.Min]; clean(mx) && clean(mn) && mx.Stat.Flags&mn.Stat.Flags&voi.StatValid != 0 {
+	if mx, mn := vs.stats[voi.Max], vs.stats[voi.Min]; clean(mx) && clean(mn) && mx.Valid && mn.Valid {
 		mm.min, mm.max, mm.ok = numeric(mn), numeric(mx), true
 	}
 	if s := vs.stats[voi.Hist]; s != nil {
 		h := vs.hv
-		what := s.Stat.DType.String()
+		what := s.DType.String()
 		if h.shape == shapeCounters {
 			for i, c := range h.counts {
 				mt := metric(vs.base+"_hist", KindCounter, what+" bucket counts")
@@ -289,7 +286,7 @@ func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []
 			// The VOI's SUM (and MIN/MAX) saw every value the histogram
 			// saw, and only those, when nothing went out of range (a CRHIST
 			// keeps its under-range count as a bucket) and no update failed.
-			whole := (h.kind == kindCR || h.oob == 0) && s.Stat.Errs == 0
+			whole := (h.kind == kindCR || h.oob == 0) && s.Errs == 0
 			if sum := vs.stats[voi.Sum]; whole && clean(sum) {
 				p.Sum = numeric(sum)
 			}
@@ -306,7 +303,7 @@ func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []
 		}
 	}
 	if s := vs.stats[voi.TDgst]; s != nil {
-		dt := s.Stat.DType
+		dt := s.DType
 		cnt, err := tdigest.Count(s.Data, dt)
 		if err != nil {
 			return out, err
@@ -318,7 +315,7 @@ func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []
 		// The VOI's SUM saw exactly the digest's samples when no update of
 		// either failed: then it is the exact sum, where the digest's is
 		// an estimate.
-		if vsum := vs.stats[voi.Sum]; clean(vsum) && s.Stat.Errs == 0 {
+		if vsum := vs.stats[voi.Sum]; clean(vsum) && s.Errs == 0 {
 			sum = numeric(vsum)
 		}
 		mt := metric(vs.base+"_tdigest", KindSummary, dt.String()+" t-digest")

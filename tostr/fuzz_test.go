@@ -52,17 +52,24 @@ func FuzzDecodeRenderMergeQuery(f *testing.F) {
 		if _, err := json.Marshal(tostr.JSONMarshaler{Blob: bl}); err != nil {
 			t.Fatal(err)
 		}
-		for s := range bl.Walk(0) {
-			switch s.Stat.Type {
+		for _, s := range bl.Stats() {
+			switch s.Type {
 			case voi.Hist:
-				_ = hist.Count(s.Data, s.Stat.DType)
+				_ = hist.Count(s.Data, s.DType)
 				for _, x := range []float64{-1e19, -1, 0, 10, 1e6, 1e19} {
-					if p, err := hist.CDF(s.Data, s.Stat.DType, s.VOI.DType, x); err == nil && !(p >= 0 && p <= 1) {
-						t.Fatalf("VOI %d: histogram CDF(%v) = %v", s.VOI.ID, x, p)
+					if p, err := s.CDF(x); err == nil && !(p >= 0 && p <= 1) {
+						t.Fatalf("VOI %d: histogram CDF(%v) = %v", s.VOI, x, p)
 					}
 				}
 			case voi.TDgst:
-				checkDigestQueries(t, s.Data, s.Stat.DType)
+				checkDigestQueries(t, s.Data, s.DType)
+			}
+		}
+		for id := range bl.VOIs() {
+			for _, q := range []float64{0, 0.5, 1} {
+				if x, err := bl.Quantile(id, q); err == nil && math.IsNaN(x) {
+					t.Fatalf("VOI %d: Quantile(%v) is NaN", id, q)
+				}
 			}
 		}
 		c := bl.Clone()
@@ -75,9 +82,9 @@ func FuzzDecodeRenderMergeQuery(f *testing.F) {
 		if err := blob.Validate(c.Bytes()); err != nil {
 			t.Fatalf("merged blob invalid: %v", err)
 		}
-		for s := range c.Walk(0) {
-			if s.Stat.Type == voi.TDgst {
-				checkDigestQueries(t, s.Data, s.Stat.DType)
+		for _, s := range c.Stats() {
+			if s.Type == voi.TDgst {
+				checkDigestQueries(t, s.Data, s.DType)
 			}
 		}
 	})

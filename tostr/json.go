@@ -2,6 +2,7 @@ package tostr
 
 import (
 	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/internal/abi"
 	"github.com/statsblob/statsblob/tpl"
 )
 
@@ -34,7 +35,7 @@ func (m JSONMarshaler) MarshalJSON() ([]byte, error) {
 	if m.Flags&Meta != 0 {
 		r.tpl, _ = o.metaTemplate(m.Blob) // found: Append succeeded
 	}
-	r.json(&blob.Slot{Flags: blob.FirstCB, StatSlot: -1, VOI: blob.VOIEntry{ID: -1}, Stat: blob.StatEntry{Type: -1}})
+	r.json(&abi.Slot{Flags: abi.FirstCB, StatSlot: -1, VOI: abi.VOI{ID: -1}, Stat: abi.Stat{SType: -1}, StatOff: -1})
 	// The header ends with `"vois":{` and, for the vacant VOI above,
 	// possibly more; cut at the vois member and close.
 	const vois = `"vois":{`

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/internal/abi"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -70,7 +71,7 @@ func skelSet(b []byte, f Format) *[2]atomic.Pointer[skeleton] {
 }
 
 // op records a value of kind at the end of the text written so far.
-func (k *skeleton) op(text []byte, kind uint8, s *blob.Slot) {
+func (k *skeleton) op(text []byte, kind uint8, s *abi.Slot) {
 	o := skelOp{at: len(text), kind: kind}
 	if s != nil {
 		o.statOff = uint16(s.VOI.StatsOff) + uint16(8*s.StatSlot)

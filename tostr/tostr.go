@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/internal/abi"
 	"github.com/statsblob/statsblob/internal/decimal"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
@@ -82,11 +83,11 @@ func Append(dst []byte, bl *blob.Blob, o Options) ([]byte, error) {
 // skeleton of the rendering instead (see skeleton.go).
 func render(dst []byte, bl *blob.Blob, t *tpl.Template, o Options, rec *skeleton) []byte {
 	r := renderer{dst: dst, bl: bl, tpl: t, fmt: o.Format, dump: o.Flags&Objdump != 0, rec: rec}
-	include := blob.IterFlags(0)
+	include := abi.IterFlags(0)
 	if r.dump {
-		include = blob.NullVOI | blob.NullStat
+		include = abi.NullVOI | abi.NullStat
 	}
-	for s := range bl.Walk(include) {
+	for s := range abi.Walk(bl.Buffer(), include) {
 		if r.fmt == JSON {
 			r.json(&s)
 		} else {
@@ -181,12 +182,12 @@ func (r *renderer) freeformHeader() {
 }
 
 // freeform is stats_v1_itercb_tostr_freeform.
-func (r *renderer) freeform(s *blob.Slot) {
-	if s.Flags&blob.FirstCB != 0 {
+func (r *renderer) freeform(s *abi.Slot) {
+	if s.Flags&abi.FirstCB != 0 {
 		r.freeformHeader()
 	}
 	v := &s.VOI
-	if s.Flags&blob.FirstStat != 0 {
+	if s.Flags&abi.FirstStat != 0 {
 		r.str("\n\tvois[")
 		r.int(int64(int16(s.VOISlot)))
 		r.str("]: id=")
@@ -205,13 +206,13 @@ func (r *renderer) freeform(s *blob.Slot) {
 			r.str(", dtype=")
 			r.str(v.DType.String())
 			r.str(", voistatmaxid=")
-			r.int(int64(v.MaxStat))
+			r.int(int64(v.MaxID))
 			r.str(", stats_off=")
 			r.uint(uint64(v.StatsOff))
 		}
 	}
 	st := &s.Stat
-	if !r.dump && st.Type <= 0 {
+	if !r.dump && st.SType <= 0 {
 		return
 	}
 	r.str("\n\t\tvois[")
@@ -219,11 +220,11 @@ func (r *renderer) freeform(s *blob.Slot) {
 	r.str("]stat[")
 	r.int(int64(int8(s.StatSlot)))
 	r.str("]: stype=")
-	if st.Type < 0 {
-		r.int(int64(st.Type))
+	if st.SType < 0 {
+		r.int(int64(st.SType))
 		return
 	}
-	r.str(st.Type.String())
+	r.str(st.SType.String())
 	r.str(", errs=")
 	if r.rec != nil {
 		r.rec.op(r.dst, opErrs, s)
@@ -249,9 +250,9 @@ func (r *renderer) freeform(s *blob.Slot) {
 }
 
 // json is stats_v1_itercb_tostr_json.
-func (r *renderer) json(s *blob.Slot) {
+func (r *renderer) json(s *abi.Slot) {
 	bl := r.bl
-	if s.Flags&blob.FirstCB != 0 {
+	if s.Flags&abi.FirstCB != 0 {
 		r.str("{")
 		if r.dump {
 			r.str(`"abi":`)
@@ -285,7 +286,7 @@ func (r *renderer) json(s *blob.Slot) {
 		r.str(`,"vois":{`)
 	}
 	v := &s.VOI
-	if s.Flags&blob.FirstStat != 0 {
+	if s.Flags&abi.FirstStat != 0 {
 		if r.dump {
 			r.str(`"[`)
 			r.int(int64(s.VOISlot))
@@ -306,7 +307,7 @@ func (r *renderer) json(s *blob.Slot) {
 			r.str(`,"dtype":"`)
 			r.str(v.DType.String())
 			r.str(`","voistatmaxid":`)
-			r.int(int64(v.MaxStat))
+			r.int(int64(v.MaxID))
 			r.str(`,"stats_off":`)
 			r.uint(uint64(v.StatsOff))
 			r.str(",")
@@ -324,12 +325,12 @@ func (r *renderer) json(s *blob.Slot) {
 		r.str(`"[`)
 		r.int(int64(int8(s.StatSlot)))
 		r.str(`]":`)
-		if st.Type < 0 {
+		if st.SType < 0 {
 			r.str(`{"stype":-1},`)
 			return
 		}
 		r.str(`{"stype":"`)
-		r.str(st.Type.String())
+		r.str(st.SType.String())
 		r.str(`","errs":`)
 		r.uint(uint64(st.Errs))
 		r.str(`,"flags":`)
@@ -339,13 +340,13 @@ func (r *renderer) json(s *blob.Slot) {
 		r.str(`","data_off":`)
 		r.uint(uint64(st.DataOff))
 		r.str(`,"voistatdata":{`)
-	} else if st.Type > 0 {
+	} else if st.SType > 0 {
 		if r.tpl == nil {
 			r.str(`"[`)
-			r.int(int64(st.Type))
+			r.int(int64(st.SType))
 			r.str(`]":`)
 		} else {
-			r.quoted(st.Type.String(), ":")
+			r.quoted(st.SType.String(), ":")
 		}
 	} else {
 		return
@@ -362,10 +363,10 @@ func (r *renderer) json(s *blob.Slot) {
 	} else {
 		r.dst = appendJSONValue(r.dst, s.Data, st.Errs, st.Flags, v.DType, st.DType)
 	}
-	if s.Flags&blob.LastStat != 0 {
+	if s.Flags&abi.LastStat != 0 {
 		r.str("}}")
 	}
-	if s.Flags&blob.LastCB != 0 {
+	if s.Flags&abi.LastCB != 0 {
 		r.str("}}")
 	} else {
 		r.str(",")

@@ -304,17 +304,17 @@ func (t *Template) addVOI(d VOIDef, bulk *nameTable) error {
 	}
 	statsOff := abi.StatsOff(nb)
 	dataOff := abi.StatsDataOff(nb)
-	v := abi.VOI{ID: int16(id), DType: uint8(d.DType), MaxID: int8(maxID), StatsOff: uint16(statsOff)}
+	v := abi.VOI{ID: int16(id), DType: d.DType, MaxID: int8(maxID), StatsOff: uint16(statsOff)}
 	next := 0
 	if d.Flags&voi.FlagRelUpdate != 0 {
 		v.Flags |= voi.FlagReqState
-		abi.WriteStat(nb, statsOff, abi.Stat{SType: int8(voi.StatVoiState), DType: uint8(voi.VoiState), DataOff: uint16(dataOff), DSz: abi.StateSize})
+		abi.WriteStat(nb, statsOff, abi.Stat{SType: voi.StatVoiState, DType: voi.VoiState, DataOff: uint16(dataOff), DSz: abi.StateSize})
 		next = abi.StateSize
 	}
 	abi.WriteVOI(nb, abi.VOIAt(id), v)
 	for _, s := range stats {
 		off := dataOff + next
-		abi.WriteStat(nb, statsOff+int(s.stype)*abi.StatSize, abi.Stat{SType: int8(s.stype), DType: uint8(s.dtype), DataOff: uint16(off), DSz: uint16(len(s.iv))})
+		abi.WriteStat(nb, statsOff+int(s.stype)*abi.StatSize, abi.Stat{SType: s.stype, DType: s.dtype, DataOff: uint16(off), DSz: uint16(len(s.iv))})
 		copy(nb[off:], s.iv)
 		next += len(s.iv)
 	}

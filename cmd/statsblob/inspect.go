@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/statsblob/statsblob/voi"
 )
 
 // runInspect validates blob files and summarises each: size, template
@@ -35,20 +34,14 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		nstats, errs := 0, 0
-		for v := range b.Visits() {
-			if v.SType == voi.StatVoiState {
-				continue
-			}
+		for _, s := range b.Stats() {
 			nstats++
-			errs += int(v.Errs)
+			errs += int(s.Errs)
 		}
 		fmt.Fprintf(w, "%s: ok: %d bytes (maxsz %d), template hash %d, %d VOI slots, %d statistics, %d errors counted\n",
 			displayName(name), b.CurSz(), b.MaxSz(), b.TplHash(), b.NumVOIs(), nstats, errs)
-		for v := range b.Visits() {
-			if v.SType == voi.StatVoiState {
-				continue
-			}
-			fmt.Fprintf(w, "  voi %d %s: %s %s, %d bytes, errs=%d\n", v.VOIID, v.VOIDType, v.SType, v.DType, v.DSz, v.Errs)
+		for id, s := range b.Stats() {
+			fmt.Fprintf(w, "  voi %d %s: %s %s, %d bytes, errs=%d\n", id, s.VOIDType, s.Type, s.DType, len(s.Data), s.Errs)
 		}
 	}
 	return status

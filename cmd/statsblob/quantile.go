@@ -157,16 +157,13 @@ func queryStat(b *blob.Blob, id int32, want voi.SType) (blob.Stat, voi.DType, er
 	var have []voi.SType
 	voiDT := voi.DType(0)
 	found := false
-	for v := range b.Visits() {
-		if v.SType == voi.StatVoiState {
-			continue
-		}
-		if s := strconv.Itoa(int(v.VOIID)); !slices.Contains(ids, s) {
+	for vid, st := range b.Stats() {
+		if s := strconv.Itoa(int(vid)); !slices.Contains(ids, s) {
 			ids = append(ids, s)
 		}
-		if int32(v.VOIID) == id {
-			found, voiDT = true, v.VOIDType
-			have = append(have, v.SType)
+		if vid == id {
+			found, voiDT = true, st.VOIDType
+			have = append(have, st.Type)
 		}
 	}
 	if !found {

@@ -4,7 +4,11 @@
 // write blobs through it; the layout is documented in full in blob/doc.go.
 package abi
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/statsblob/statsblob/voi"
+)
 
 // Header fields (struct statsblobv1) and their byte offsets.
 const (
@@ -92,11 +96,11 @@ func VOIAt(i int) int { return HeaderSize + VOISize*i }
 
 // VOI is a decoded voi[] entry.
 type VOI struct {
-	ID       int16
-	DType    uint8
-	MaxID    int8
-	StatsOff uint16
-	Flags    uint16
+	ID       int16     // the VOI id, -1 for a vacant slot
+	DType    voi.DType // the VOI's data type
+	MaxID    int8      // highest stat slot, -1 for a vacant VOI
+	StatsOff uint16    // offset of the VOI's voistat[0]
+	Flags    uint16    // voi.FlagReqState
 }
 
 // ReadVOI decodes the voi[] entry at off.
@@ -104,7 +108,7 @@ func ReadVOI(b []byte, off int) VOI {
 	e := b[off : off+VOISize]
 	return VOI{
 		ID:       int16(binary.LittleEndian.Uint16(e[0:])),
-		DType:    e[2],
+		DType:    voi.DType(e[2]),
 		MaxID:    int8(e[3]),
 		StatsOff: binary.LittleEndian.Uint16(e[4:]),
 		Flags:    binary.LittleEndian.Uint16(e[6:]),
@@ -115,7 +119,7 @@ func ReadVOI(b []byte, off int) VOI {
 func WriteVOI(b []byte, off int, v VOI) {
 	e := b[off : off+VOISize]
 	binary.LittleEndian.PutUint16(e[0:], uint16(v.ID))
-	e[2] = v.DType
+	e[2] = uint8(v.DType)
 	e[3] = uint8(v.MaxID)
 	binary.LittleEndian.PutUint16(e[4:], v.StatsOff)
 	binary.LittleEndian.PutUint16(e[6:], v.Flags)
@@ -123,20 +127,20 @@ func WriteVOI(b []byte, off int, v VOI) {
 
 // Stat is a decoded voistat entry.
 type Stat struct {
-	SType   int8
-	DType   uint8
-	DataOff uint16
-	DSz     uint16
-	Errs    uint8
-	Flags   uint8
+	SType   voi.SType // statistic type, -1 for a vacant slot
+	DType   voi.DType // data type of the data
+	DataOff uint16    // offset of the data
+	DSz     uint16    // size of the data
+	Errs    uint8     // errors counted by updates, saturating at MaxErrs
+	Flags   uint8     // voi.StatValid
 }
 
 // ReadStat decodes the voistat entry at off.
 func ReadStat(b []byte, off int) Stat {
 	e := b[off : off+StatSize]
 	return Stat{
-		SType:   int8(e[0]),
-		DType:   e[1],
+		SType:   voi.SType(int8(e[0])),
+		DType:   voi.DType(e[1]),
 		DataOff: binary.LittleEndian.Uint16(e[2:]),
 		DSz:     binary.LittleEndian.Uint16(e[4:]),
 		Errs:    e[6],
@@ -148,7 +152,7 @@ func ReadStat(b []byte, off int) Stat {
 func WriteStat(b []byte, off int, s Stat) {
 	e := b[off : off+StatSize]
 	e[0] = uint8(s.SType)
-	e[1] = s.DType
+	e[1] = uint8(s.DType)
 	binary.LittleEndian.PutUint16(e[2:], s.DataOff)
 	binary.LittleEndian.PutUint16(e[4:], s.DSz)
 	e[6] = s.Errs

@@ -309,10 +309,13 @@ func (r *Runner) cmdVisit(args []string) error {
 		return err
 	}
 	n := 0
-	for v := range bl.Visits() {
-		data := tostr.AppendData(nil, v.Data, v.VOIDType, v.DType, tostr.FreeForm, false)
+	// stats_blob_visit: the walk without vacant slots, VOI states
+	// included, the flags as the visitor sees them.
+	hash := bl.TplHash()
+	for v := range abi.Walk(bl.Buffer(), 0) {
+		data := tostr.AppendData(nil, v.Data, v.VOI.DType, v.Stat.DType, tostr.FreeForm, false)
 		r.printf("visit[%d]: tplhash=%d voi_id=%d voi_dtype=%s stype=%s vs_dtype=%s dsz=%d errs=%d flags=%s data=%s\n",
-			n, v.TplHash, v.VOIID, v.VOIDType, v.SType, v.DType, int16(v.DSz), v.Errs, v.Flags, data)
+			n, hash, v.VOI.ID, v.VOI.DType, v.Stat.SType, v.Stat.DType, int16(v.Stat.DSz), v.Stat.Errs, v.Flags&(abi.FirstCB|abi.LastCB|abi.FirstVOI|abi.LastVOI|abi.FirstStat|abi.LastStat), data)
 		n++
 		if stop > 0 && n >= stop {
 			break
