@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-
 )
 
 // runInspect validates blob files and summarises each: size, template

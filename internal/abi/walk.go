@@ -104,4 +104,3 @@ func Walk(b []byte, include IterFlags) iter.Seq[Slot] {
 		}
 	}
 }
-
