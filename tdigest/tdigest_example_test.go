@@ -3,6 +3,7 @@ package tdigest_test
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	"github.com/statsblob/statsblob/bsdrand"
 	"github.com/statsblob/statsblob/tdigest"
@@ -126,4 +127,31 @@ func ExampleCache() {
 	// true
 	// smplcnt=1, compcnt=0, maxctds=8, nctds=1
 	// 				{mu=42.0000,cnt=1}
+}
+
+// Merging the digests of many connections into one of the same size: all
+// samples counted, and the same bytes for any order of the inputs.
+func ExampleMergeAll() {
+	dt := voi.TDgstClust32
+	env := &tdigest.Env{Rand: bsdrand.New(1)}
+	var conns [][]byte
+	for c := range uint64(50) {
+		d, _ := tdigest.Build(dt, 20, 4)
+		for i := range uint64(100) {
+			_ = tdigest.Update(d, dt, voi.IntU32, 1000*c+i*i, env) // each connection its own range
+		}
+		conns = append(conns, d)
+	}
+	all, _ := tdigest.Build(dt, 20, 4)
+	if err := tdigest.MergeAll(all, dt, conns...); err != nil {
+		fmt.Println(err)
+	}
+	reversed, _ := tdigest.Build(dt, 20, 4)
+	slices.Reverse(conns)
+	_ = tdigest.MergeAll(reversed, dt, conns...)
+	n, _ := tdigest.Count(all, dt)
+	info, _ := tdigest.ReadInfo(all, dt)
+	fmt.Println(n, "samples in", info.CurNodes, "centroids; order-independent:", bytes.Equal(all, reversed))
+	// Output:
+	// 5000 samples in 20 centroids; order-independent: true
 }
