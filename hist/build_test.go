@@ -113,6 +113,11 @@ func TestBuildBytes(t *testing.T) {
 	// The extra bound of the +inf bucket may wrap: the C discards it.
 	f("ubinf extra wraps", Spec{DType: voi.CRHist32, Scheme: Lin, LB: 0, UB: 2999999999, StepInc: 3000000000, Flags: UBoundInf}, voi.IntU32,
 		histData(voi.CRHist32, 0, [3]uint64{0}, [3]uint64{3000000000}))
+	// A step that is 0 in the VOI type leaves the bound where it is, but a
+	// first bound above UB ends the generation at once (the C's loop tests
+	// the bound before anything else).
+	f("stuck above", Spec{DType: voi.CRHist32, Scheme: Lin, LB: 20, UB: 10, StepInc: 1 << 32}, voi.IntU32,
+		histData(voi.CRHist32, 0, [3]uint64{20}))
 	// USR with lbinf: the -inf bucket ends at the first user bucket.
 	f("usr lbinf dr", Spec{DType: voi.DRHist32, Scheme: Usr, Flags: LBoundInf, Buckets: []Bound{{5, 7}, {9, 12}}}, voi.IntU32,
 		histData(voi.DRHist32, 0, [3]uint64{0, 5}, [3]uint64{5, 7}, [3]uint64{9, 12}))
