@@ -237,16 +237,7 @@ func (bl *Blob) now() int64 {
 	return WallClock()
 }
 
-// Header fields.
-
-// ABI returns the ABI version byte (1).
-func (bl *Blob) ABI() uint8 { return bl.b[abi.OffABI] }
-
-// Endian returns the endianness byte (1: little-endian).
-func (bl *Blob) Endian() uint8 { return bl.b[abi.OffEndian] }
-
-// Flags returns the header flags (0).
-func (bl *Blob) Flags() uint16 { return abi.U16(bl.b, abi.OffFlags) }
+// Header fields used often (Header has them all).
 
 // MaxSz returns the header's maxsz: the size of the buffer the blob was
 // made for, in bytes.
@@ -257,18 +248,6 @@ func (bl *Blob) CurSz() int { return abi.CurSz(bl.b) }
 
 // TplHash returns the hash of the template the blob was made from.
 func (bl *Blob) TplHash() uint32 { return abi.U32(bl.b, abi.OffTplHash) }
-
-// StatsOff returns the offset of voistat[].
-func (bl *Blob) StatsOff() int { return abi.StatsOff(bl.b) }
-
-// StatsDataOff returns the offset of the statistics' data.
-func (bl *Blob) StatsDataOff() int { return abi.StatsDataOff(bl.b) }
-
-// Created returns the creation time as an sbintime_t.
-func (bl *Blob) Created() int64 { return int64(abi.U64(bl.b, abi.OffCreated)) }
-
-// LastReset returns the time of the last reset as an sbintime_t.
-func (bl *Blob) LastReset() int64 { return int64(abi.U64(bl.b, abi.OffLastRst)) }
 
 // NumVOIs returns the number of voi[] slots: one more than the highest VOI
 // id of the template.

@@ -54,7 +54,7 @@ func TestNewMatchesC(t *testing.T) {
 	require.Equal(t, 136, bl.CurSz())
 	require.Equal(t, 136, bl.MaxSz())
 	require.Equal(t, uint32(1055273817), bl.TplHash())
-	require.Equal(t, int64(4294967296000), bl.Created())
+	require.Equal(t, int64(4294967296000), bl.Header().CreatedRaw)
 	require.Equal(t, 3, bl.NumVOIs())
 }
 
@@ -149,8 +149,8 @@ func TestCloneSnapshotReset(t *testing.T) {
 	require.Equal(t, int64(9223372036854775807), m)
 	st, _ := bl.Fetch(0, voi.StatVoiState)
 	require.Equal(t, uint64(9), binary.LittleEndian.Uint64(st.Data), "reset keeps VOI state")
-	require.Equal(t, blob.SBinTime(3000, 250), bl.LastReset())
-	require.Equal(t, blob.SBinTime(1000, 0), bl.Created())
+	require.Equal(t, blob.SBinTime(3000, 250), bl.Header().LastResetRaw)
+	require.Equal(t, blob.SBinTime(1000, 0), bl.Header().CreatedRaw)
 	for _, s := range bl.Stats() {
 		require.Zero(t, s.Errs)
 	}

@@ -483,7 +483,7 @@ func MergeAll(env *Env, blobs ...*Blob) (*Blob, error) {
 	}
 	slices.SortStableFunc(order, func(i, j int) int {
 		a, b := blobs[i], blobs[j]
-		if c := cmp.Compare(a.Created(), b.Created()); c != 0 {
+		if c := cmp.Compare(abi.U64(a.b, abi.OffCreated), abi.U64(b.b, abi.OffCreated)); c != 0 {
 			return c
 		}
 		return bytes.Compare(a.Bytes(), b.Bytes())

@@ -130,7 +130,7 @@ func (m *Mapper) Append(dst []Metric, n Named) ([]Metric, error) {
 	}
 	start := n.Start
 	if start.IsZero() {
-		start = SBinTime(b.LastReset())
+		start = SBinTime(b.Header().LastResetRaw)
 	}
 	out := dst
 	for _, vs := range vois {

@@ -101,7 +101,7 @@ func skeletonFor(bl *blob.Blob, t *tpl.Template, f Format) *skeleton {
 		}
 	}
 	k := &skeleton{t: t, f: f, head: binary.LittleEndian.Uint64(b) & head0Mask, head1: binary.LittleEndian.Uint64(b[8:])}
-	statsOff, dataOff := bl.StatsOff(), bl.StatsDataOff()
+	statsOff, dataOff := abi.StatsOff(bl.Buffer()), abi.StatsDataOff(bl.Buffer())
 	for off := voiOff; off < dataOff; off += 8 {
 		w := binary.LittleEndian.Uint64(b[off:])
 		if off >= statsOff {

@@ -151,6 +151,7 @@ func appendHex(dst []byte, v uint64, width int) []byte {
 // header renders the blob-level fields of the first callback.
 func (r *renderer) freeformHeader() {
 	bl := r.bl
+	b := bl.Buffer()
 	r.str("struct statsblobv1@")
 	if r.rec != nil {
 		r.rec.op(r.dst, opAddr, nil)
@@ -159,23 +160,23 @@ func (r *renderer) freeformHeader() {
 	}
 	if r.dump {
 		r.str(", abi=")
-		r.uint(uint64(bl.ABI()))
+		r.uint(uint64(b[abi.OffABI]))
 		r.str(", endian=")
-		r.uint(uint64(bl.Endian()))
+		r.uint(uint64(b[abi.OffEndian]))
 		r.str(", maxsz=")
 		r.uint(uint64(bl.MaxSz()))
 		r.str(", cursz=")
 		r.uint(uint64(bl.CurSz()))
 		r.str(", created=")
-		r.int(bl.Created())
+		r.int(int64(abi.U64(b, abi.OffCreated)))
 		r.str(", lastrst=")
-		r.int(bl.LastReset())
+		r.int(int64(abi.U64(b, abi.OffLastRst)))
 		r.str(", flags=0x")
-		r.hex4(uint64(bl.Flags()))
+		r.hex4(uint64(abi.U16(b, abi.OffFlags)))
 		r.str(", stats_off=")
-		r.uint(uint64(bl.StatsOff()))
+		r.uint(uint64(abi.StatsOff(b)))
 		r.str(", statsdata_off=")
-		r.uint(uint64(bl.StatsDataOff()))
+		r.uint(uint64(abi.StatsDataOff(b)))
 	}
 	r.str(", tplhash=")
 	r.uint(uint64(bl.TplHash()))
@@ -252,27 +253,28 @@ func (r *renderer) freeform(s *abi.Slot) {
 // json is stats_v1_itercb_tostr_json.
 func (r *renderer) json(s *abi.Slot) {
 	bl := r.bl
+	b := bl.Buffer()
 	if s.Flags&abi.FirstCB != 0 {
 		r.str("{")
 		if r.dump {
 			r.str(`"abi":`)
-			r.uint(uint64(bl.ABI()))
+			r.uint(uint64(b[abi.OffABI]))
 			r.str(`,"endian":`)
-			r.uint(uint64(bl.Endian()))
+			r.uint(uint64(b[abi.OffEndian]))
 			r.str(`,"maxsz":`)
 			r.uint(uint64(bl.MaxSz()))
 			r.str(`,"cursz":`)
 			r.uint(uint64(bl.CurSz()))
 			r.str(`,"created":`)
-			r.int(bl.Created())
+			r.int(int64(abi.U64(b, abi.OffCreated)))
 			r.str(`,"lastrst":`)
-			r.int(bl.LastReset())
+			r.int(int64(abi.U64(b, abi.OffLastRst)))
 			r.str(`,"flags":`)
-			r.uint(uint64(bl.Flags()))
+			r.uint(uint64(abi.U16(b, abi.OffFlags)))
 			r.str(`,"stats_off":`)
-			r.uint(uint64(bl.StatsOff()))
+			r.uint(uint64(abi.StatsOff(b)))
 			r.str(`,"statsdata_off":`)
-			r.uint(uint64(bl.StatsDataOff()))
+			r.uint(uint64(abi.StatsDataOff(b)))
 			r.str(",")
 		}
 		r.str(`"tplname":`)
