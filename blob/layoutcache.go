@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/internal/abi"
 	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/voi"
@@ -136,8 +137,8 @@ func cacheLayout(b []byte, p *plan) {
 		s := abi.ReadStat(b, off)
 		switch voi.SType(s.SType) {
 		case voi.Hist:
-			bsz := histBucketSize(voi.DType(s.DType))
-			nb += (int(s.DSz) - 8) / bsz * (bsz/8 - 1)
+			g, _ := hist.GeometryOf(s.DType)
+			nb += hist.NumBuckets(s.DType, int(s.DSz)) * g.Bounds
 		case voi.TDgst:
 			nd++
 		}
@@ -165,9 +166,9 @@ func cacheLayout(b []byte, p *plan) {
 		switch voi.SType(s.SType) {
 		case voi.Hist:
 			// Each bucket starts with its bound (CR, DV) or bounds (DR).
-			bsz := histBucketSize(dt)
-			for at := int(s.DataOff) + 8; at < int(s.DataOff)+int(s.DSz); at += bsz {
-				for j := 0; j < bsz/8-1; j++ {
+			g, _ := hist.GeometryOf(dt)
+			for at := int(s.DataOff) + g.Header; at < int(s.DataOff)+int(s.DSz); at += g.Size {
+				for j := 0; j < g.Bounds; j++ {
 					e.bounds = append(e.bounds, binary.LittleEndian.Uint64(b[at+8*j:]))
 					e.boffs = append(e.boffs, uint16(at+8*j))
 				}

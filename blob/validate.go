@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 
+	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/internal/abi"
 	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/voi"
@@ -206,22 +207,13 @@ func (c claims) claim(from, n int) int {
 	return -1
 }
 
-// histBucketSize is the size of one bucket of each histogram data type.
-func histBucketSize(dt voi.DType) int {
-	switch dt {
-	case voi.DRHist32, voi.DRHist64:
-		return 24
-	}
-	return 16
-}
-
 func validateHist(dt voi.DType, dsz int) error {
-	if !dt.IsHist() {
+	g, ok := hist.GeometryOf(dt)
+	if !ok {
 		return fmt.Errorf("dtype %v is not a histogram", dt)
 	}
-	bs := histBucketSize(dt)
-	if dsz < 8+bs || (dsz-8)%bs != 0 {
-		return fmt.Errorf("%d bytes is not 8 plus a positive multiple of %d", dsz, bs)
+	if n := hist.NumBuckets(dt, dsz); n < 1 || hist.DataSize(dt, n) != dsz {
+		return fmt.Errorf("%d bytes is not %d plus a positive multiple of %d", dsz, g.Header, g.Size)
 	}
 	return nil
 }

@@ -5,7 +5,9 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/internal/abi"
+	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/tostr"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -103,16 +105,16 @@ func (r *Runner) hexLines(p []byte) {
 }
 
 // numSize is how many bytes num reads for dtype t.
-func numSize(t uint8) int {
-	if voi.DType(t).Is32() {
+func numSize(t voi.DType) int {
+	if t.Is32() {
 		return 4
 	}
 	return 8
 }
 
 // num renders the value at p as dtype t for layout dumps (FORMAT.md 7.4).
-func num(b []byte, p int, t uint8) string {
-	switch voi.DType(t) {
+func num(b []byte, p int, t voi.DType) string {
+	switch t {
 	case voi.IntS32:
 		return fmt.Sprint(int32(abi.U32(b, p)))
 	case voi.IntU32:
@@ -138,116 +140,93 @@ func (r *Runner) layout(b []byte) {
 		r.printf("layout: blob truncated (cursz=%d bufsz=%d)\n", cursz, len(b))
 		return
 	}
-	statsOff, dataOff := int(abi.U16(b, 12)), int(abi.U16(b, 14))
-	nvois := (statsOff - 32) / 8
-	nstats := (dataOff - statsOff) / 8
+	statsOff, dataOff := abi.StatsOff(b), abi.StatsDataOff(b)
+	nvois := (statsOff - abi.HeaderSize) / abi.VOISize
+	nstats := (dataOff - statsOff) / abi.StatSize
 	r.printf("hdr: abi=%d endian=%d flags=0x%04x maxsz=%d cursz=%d tplhash=%d stats_off=%d statsdata_off=%d created=%d lastrst=%d nvois=%d nvoistats=%d\n",
-		b[0], b[1], abi.U16(b, 2), abi.U16(b, 4), abi.U16(b, 6), abi.U32(b, 8), statsOff, dataOff,
-		int64(abi.U64(b, 16)), int64(abi.U64(b, 24)), nvois, nstats)
+		b[abi.OffABI], b[abi.OffEndian], abi.U16(b, abi.OffFlags), abi.MaxSz(b), abi.CurSz(b), abi.U32(b, abi.OffTplHash), statsOff, dataOff,
+		int64(abi.U64(b, abi.OffCreated)), int64(abi.U64(b, abi.OffLastRst)), nvois, nstats)
 	in := func(off, n int) bool { return off >= 0 && off+n <= len(b) }
 	for i := 0; i < nvois; i++ {
-		vo := 32 + 8*i
-		if !in(vo, 8) {
+		vo := abi.VOIAt(i)
+		if !in(vo, abi.VOISize) {
 			return
 		}
-		id, vdt, maxid := int16(abi.U16(b, vo)), b[vo+2], int8(b[vo+3])
-		soff, vfl := int(abi.U16(b, vo+4)), abi.U16(b, vo+6)
-		r.printf("voi[%d]@%d: id=%d dtype=%s voistatmaxid=%d stats_off=%d flags=0x%04x\n", i, vo, id, voi.DType(vdt), maxid, soff, vfl)
-		if id < 0 {
+		v := abi.ReadVOI(b, vo)
+		r.printf("voi[%d]@%d: id=%d dtype=%s voistatmaxid=%d stats_off=%d flags=0x%04x\n", i, vo, v.ID, v.DType, v.MaxID, v.StatsOff, v.Flags)
+		if v.ID < 0 {
 			continue
 		}
-		for j := 0; j <= int(maxid); j++ {
-			so := soff + 8*j
-			if !in(so, 8) {
+		for j := 0; j <= int(v.MaxID); j++ {
+			so := int(v.StatsOff) + abi.StatSize*j
+			if !in(so, abi.StatSize) {
 				return
 			}
-			st, sdt, doff, dsz := int8(b[so]), b[so+1], int(abi.U16(b, so+2)), int(abi.U16(b, so+4))
+			st := abi.ReadStat(b, so)
 			r.printf("  voistat[%d]@%d: stype=%s dtype=%s data_off=%d dsz=%d errs=%d flags=0x%02x\n",
-				j, so, voi.STypeName(int(st)), voi.DType(sdt), doff, dsz, b[so+6], b[so+7])
-			if st < 0 {
+				j, so, voi.STypeName(int(st.SType)), st.DType, st.DataOff, st.DSz, st.Errs, st.Flags)
+			if st.SType < 0 {
 				continue
 			}
-			r.layoutData(b, vdt, sdt, doff, dsz)
+			r.layoutData(b, v.DType, st.DType, int(st.DataOff), int(st.DSz))
 		}
 	}
 }
 
-func (r *Runner) layoutData(b []byte, vdt, sdt uint8, d, dsz int) {
+func (r *Runner) layoutData(b []byte, vdt, dt voi.DType, d, dsz int) {
 	in := func(off, n int) bool { return off >= 0 && off+n <= len(b) }
-	switch dt := voi.DType(sdt); {
+	switch {
 	case dt == voi.VoiState:
 		if in(d, numSize(vdt)) {
 			r.printf("    prev=%s\n", num(b, d, vdt))
 		}
 	case dt.IsNumeric():
-		if in(d, numSize(sdt)) {
-			r.printf("    val=%s\n", num(b, d, sdt))
+		if in(d, numSize(dt)) {
+			r.printf("    val=%s\n", num(b, d, dt))
 		}
 	case dt.IsHist():
-		is32 := dt == voi.CRHist32 || dt == voi.DRHist32 || dt == voi.DVHist32
-		dr := dt == voi.DRHist32 || dt == voi.DRHist64
-		bsz := 16
-		if dr {
-			bsz = 24
+		g, _ := hist.GeometryOf(dt)
+		count := func(off int) uint64 {
+			if g.Count32 {
+				return uint64(abi.U32(b, off))
+			}
+			return abi.U64(b, off)
 		}
-		nb := (dsz - 8) / bsz
-		if !in(d, 8) {
+		nb := (dsz - g.Header) / g.Size
+		if !in(d, g.Header) {
 			return
 		}
-		oob := abi.U64(b, d)
-		if is32 {
-			oob = uint64(abi.U32(b, d))
-		}
-		r.printf("    oob=%d nbkts=%d bktsz=%d\n", oob, nb, bsz)
+		r.printf("    oob=%d nbkts=%d bktsz=%d\n", count(d), nb, g.Size)
 		for k := 0; k < nb; k++ {
-			bk := d + 8 + bsz*k
-			co := bk + 8
-			if dr {
-				co = bk + 16
-			}
-			if !in(bk, bsz) {
+			bk := d + g.Header + g.Size*k
+			if !in(bk, g.Size) {
 				return
 			}
-			cnt := abi.U64(b, co)
-			if is32 {
-				cnt = uint64(abi.U32(b, co))
-			}
-			if dr {
-				r.printf("    bkt[%d]: lbraw=0x%016x lb=%s ub=%s cnt=%d\n", k, abi.U64(b, bk), num(b, bk, vdt), num(b, bk+8, vdt), cnt)
+			if g.Bounds == 2 {
+				r.printf("    bkt[%d]: lbraw=0x%016x lb=%s ub=%s cnt=%d\n", k, abi.U64(b, bk), num(b, bk, vdt), num(b, bk+8, vdt), count(bk+g.CountOff))
 			} else {
-				r.printf("    bkt[%d]: lbraw=0x%016x lb=%s cnt=%d\n", k, abi.U64(b, bk), num(b, bk, vdt), cnt)
+				r.printf("    bkt[%d]: lbraw=0x%016x lb=%s cnt=%d\n", k, abi.U64(b, bk), num(b, bk, vdt), count(bk+g.CountOff))
 			}
 		}
 	case dt.IsTDigest():
-		is32 := dt == voi.TDgstClust32
-		h, base, nsz := d+16, d+32, 24
-		if is32 {
-			h, base, nsz = d+8, d+20, 16
-		}
-		if !in(d, base-d) {
+		hdr, nsz := tdigest.Size(dt, 0), tdigest.Size(dt, 1)-tdigest.Size(dt, 0)
+		if !in(d, hdr) {
 			return
 		}
-		smpl := abi.U64(b, d)
-		comp := abi.U32(b, d+8)
-		if is32 {
-			smpl, comp = uint64(abi.U32(b, d)), abi.U32(b, d+4)
-		}
-		s16 := func(o int) int16 { return int16(abi.U16(b, o)) }
-		maxn := int(s16(h + 2))
+		info, _ := tdigest.ReadInfo(b[d:], dt)
 		r.printf("    smplcnt=%d compcnt=%d arb: cur=%d max=%d root=%d free=%d min=%d max_idx=%d\n",
-			smpl, comp, s16(h), s16(h+2), s16(h+4), s16(h+6), s16(h+8), s16(h+10))
-		hdr := base - d
-		for k := 0; k < maxn && hdr+nsz*k < dsz; k++ {
-			n := base + nsz*k
-			if !in(n, nsz) {
+			info.SmplCnt, info.CompCnt, info.CurNodes, info.MaxNodes, info.Root, info.Free, info.Min, info.Max)
+		for k := 0; k < int(info.MaxNodes) && hdr+nsz*k < dsz; k++ {
+			if !in(d+hdr+nsz*k, nsz) {
 				return
 			}
-			if is32 {
+			c := tdigest.ReadCentroid(b[d:], dt, k)
+			if dt == voi.TDgstClust32 {
 				r.printf("    ctd[%d]: parent=%d left=%d right=%d color=%d muraw=0x%08x cnt=%d\n",
-					k, s16(n), s16(n+2), s16(n+4), int8(b[n+6]), abi.U32(b, n+8), int32(abi.U32(b, n+12)))
+					k, c.Parent, c.Left, c.Right, c.Color, c.Mu.Raw, int32(c.Count))
 			} else {
 				r.printf("    ctd[%d]: parent=%d left=%d right=%d color=%d muraw=0x%016x cnt=%d\n",
-					k, s16(n), s16(n+2), s16(n+4), int8(b[n+6]), abi.U64(b, n+8), int64(abi.U64(b, n+16)))
+					k, c.Parent, c.Left, c.Right, c.Color, c.Mu.Raw, int64(c.Count))
 			}
 		}
 	}
