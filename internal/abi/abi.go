@@ -1,7 +1,50 @@
-// Package abi holds the byte layout of a STATS_ABI_V1 blob as the C lays it
-// out on a 64-bit little-endian host, and accessors for its fields. Both the
-// template builder (package tpl) and the blob engine (package blob) read and
-// write blobs through it; the layout is documented in full in blob/doc.go.
+// Package abi is the owner of the blob format: STATS_ABI_V1 as FreeBSD's
+// subr_stats.c lays it out on a 64-bit little-endian host. It reads and
+// writes the header, voi[] and voistat[] entries and walks them with the
+// C's iteration flags; package tpl writes template bytes through it,
+// package blob reads, validates and updates blobs through it, and the
+// conformance runner dumps them through it. Nothing else computes an
+// offset or a size of these parts. The statistics' data belong to their
+// packages: numeric values are voi.DType.Size bytes, histograms are laid
+// out as hist.GeometryOf says, t-digests as tdigest.Size says.
+//
+// # Layout
+//
+// All multi-byte fields are little-endian. Offsets are from the start of
+// the blob.
+//
+//	header (32 bytes, struct statsblobv1)
+//	  0  u8   abi            1 (STATS_ABI_V1)
+//	  1  u8   endian         1 (little-endian)
+//	  2  u16  flags          0
+//	  4  u16  maxsz          size of the buffer that holds the blob
+//	  6  u16  cursz          bytes in use (the blob is b[:cursz])
+//	  8  u32  tplhash        hash of the template it was made from
+//	 12  u16  stats_off      start of voistat[]
+//	 14  u16  statsdata_off  start of the statistics' data
+//	 16  i64  created        sbintime_t (seconds<<32 + fraction)
+//	 24  i64  lastrst        sbintime_t of the last reset
+//	voi[] (8 bytes each, index = VOI id; (stats_off-32)/8 entries)
+//	  0  i16  id             the VOI id, -1 for a vacant slot
+//	  2  u8   dtype          the VOI's data type (voi.DType)
+//	  3  i8   voistatmaxid   highest statistic slot, -1 when vacant
+//	  4  u16  stats_off      offset of this VOI's voistat[0]
+//	  6  u16  flags          0x0001: the VOI keeps state (relative updates)
+//	voistat[] (8 bytes each; a VOI's slot j holds statistic type j)
+//	  0  i8   stype          voi.SType, -1 for a vacant slot
+//	  1  u8   dtype          data type of the statistic's data
+//	  2  u16  data_off       offset of the data
+//	  4  u16  dsz            size of the data
+//	  6  u8   errs           errors counted by updates, saturating at 255
+//	  7  u8   flags          0x01: updated since the last reset
+//	data (statsdata_off .. cursz)
+//	  numeric statistics: 4 or 8 bytes of the VOI's type;
+//	  the VOI state (slot 0): the previous value, 8 bytes;
+//	  histograms: see package hist; t-digests: see package tdigest.
+//
+// Adding a VOI to a template puts its voistats at the start of voistat[] and
+// its data at the start of the data region, shifting what was there, so the
+// regions are in reverse order of addition (package tpl).
 package abi
 
 import (
