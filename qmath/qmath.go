@@ -285,11 +285,13 @@ func (a Q) DivQ(b Q) (Q, error) {
 // AddI returns q+i (Q_QADDI); on error it returns q unchanged. ErrOverflow
 // when |i| has more significant bits than q's width, or when the integer
 // part would leave q's integer range. As in the C, the range test is done in
-// q's C type with wrap-around (a huge unsigned i can pass it and the sum then
-// wraps), and |i| is Q_ABS(i), which stays negative for INT32_MIN and
-// INT64_MIN: INT32_MIN is ErrOverflow for 32-bit kinds and u64q_t, and moves
-// an s64q_t up by 2^31 (SubI: down), the fixed Q_SHL scaling the negative
-// |i| exactly.
+// q's C type with wrap-around (a huge unsigned i can pass it), and the sum
+// in long, Q_SHL's type (unsigned long for u64q_t): a negative q plus i
+// stays negative until it reaches zero, and a sum whose magnitude does not
+// fit is stored with its excess bits lost (Q_SIFVAL). |i| is Q_ABS(i),
+// which stays negative for INT32_MIN and INT64_MIN: INT32_MIN is
+// ErrOverflow for 32-bit kinds and u64q_t, and moves an s64q_t up by 2^31
+// (SubI: down), the fixed Q_SHL scaling the negative |i| exactly.
 func (q Q) AddI(i Int) (Q, error) {
 	iv := fromInt(i)
 	return q.addSubI(iv, !iv.ltz())
@@ -298,8 +300,9 @@ func (q Q) AddI(i Int) (Q, error) {
 // SubI returns q-i (Q_QSUBI); on error it returns q unchanged. See AddI.
 // As in the C, an unsigned i at least as wide as a signed q makes the range
 // test unsigned: it then reports ErrOverflow for most non-negative q (even
-// 1-1) and can miss the underflow of a negative q, whose wrapped difference
-// is stored as a positive magnitude.
+// 1-1) and can miss the underflow of a negative q, whose difference is then
+// stored with the bits above the magnitude field lost (the top one landing
+// in the sign bit).
 func (q Q) SubI(i Int) (Q, error) {
 	iv := fromInt(i)
 	return q.addSubI(iv, iv.ltz())
