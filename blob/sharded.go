@@ -20,11 +20,12 @@ import (
 // its voistat, as an update does, where Merge would fail); for t-digests a
 // valid digest of exactly those samples, the shards' digests merged in one
 // step (tdigest.MergeAll). With one shard holding samples that is its
-// digest unchanged. With several, measured at 10^5 and 10^6 samples, the
-// rank error is at most 0.7% at p99 and p99.9 for TDGSTCLUST32(20,4) and
-// 0.1% for TDGSTCLUST64(50,8); at p50 and p90 at most 2.6% and 0.6%,
-// where one blob fed the same samples is off by up to 4.5% and 4.1% (the
-// shards' C clustering keeps heavy centroids there; README, Accuracy).
+// digest unchanged. With several, measured at 5·10^4 to 10^6 samples, the
+// rank error is at most 0.9% at p99 and p99.9 for TDGSTCLUST32(20,4) and
+// 0.1% for TDGSTCLUST64(50,8), where one blob fed the same samples is off
+// by up to 7.4% and 0.4%; at p50 and p90 the shards' own C digests, whose
+// clustering keeps heavy centroids there, limit it (up to 7.1% and 0.6%,
+// one blob up to 5.9% and 4.1%; README, Accuracy).
 //
 // A goroutine's updates usually land on the shard of the processor it runs
 // on (shards are handed out through a sync.Pool, which is per-processor),
