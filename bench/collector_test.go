@@ -21,7 +21,10 @@ import (
 // F is tcp (CollectorConns TCP_DEFAULT blobs of 1,656 bytes from the
 // demo's simulation) or large (LARGE blobs of 23,368 bytes: a 1,000-bucket
 // histogram and a 300-centroid t-digest). The peers' decode and merge of
-// comparable sketches are BenchmarkCollector in bench/peers.
+// comparable sketches are BenchmarkCollector in bench/peers. Beside ns/op
+// each reports cpu-ns/op, the process's CPU time per op (GC included),
+// which a machine with more runnable threads than cores inflates far less
+// than wall time.
 func BenchmarkCollector(b *testing.B) {
 	tcp, err := bench.TCPFleet(bench.CollectorConns, bench.CollectorSeed)
 	if err != nil {
@@ -56,6 +59,7 @@ func collectorBenchmarks(b *testing.B, name string, f *bench.Fleet) {
 	b.Run("frombytes/"+name, func(b *testing.B) {
 		b.SetBytes(avg)
 		b.ReportAllocs()
+		defer cpuPerOp(b)()
 		for i := 0; b.Loop(); i++ {
 			if _, err := blob.FromBytes(f.Wire[i%n], nil); err != nil {
 				b.Fatal(err)
@@ -66,6 +70,7 @@ func collectorBenchmarks(b *testing.B, name string, f *bench.Fleet) {
 		var bl blob.Blob
 		b.SetBytes(avg)
 		b.ReportAllocs()
+		defer cpuPerOp(b)()
 		for i := 0; b.Loop(); i++ {
 			if err := bl.UnmarshalBinary(f.Wire[i%n]); err != nil {
 				b.Fatal(err)
@@ -76,18 +81,23 @@ func collectorBenchmarks(b *testing.B, name string, f *bench.Fleet) {
 		acc := blobs[0].Clone()
 		acc.SetEnv(env())
 		b.ReportAllocs()
+		defer cpuPerOp(b)()
 		for i := 0; b.Loop(); i++ {
 			_ = blob.Merge(acc, blobs[i%n])
 		}
 	})
 	b.Run("mergeall/"+name, func(b *testing.B) {
 		b.ReportAllocs()
+		t0 := processCPU()
 		for b.Loop() {
 			if _, err := blob.MergeAll(env(), blobs...); err != nil {
 				b.Fatal(err)
 			}
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/blob")
+		if t0 > 0 {
+			b.ReportMetric(float64(processCPU()-t0)/float64(b.N*n), "cpu-ns/blob")
+		}
 	})
 	for _, r := range []struct {
 		name string
@@ -97,6 +107,7 @@ func collectorBenchmarks(b *testing.B, name string, f *bench.Fleet) {
 			o := tostr.Options{Format: r.f, Flags: tostr.Meta, Registry: f.Registry}
 			var buf []byte
 			b.ReportAllocs()
+			defer cpuPerOp(b)()
 			for i := 0; b.Loop(); i++ {
 				var err error
 				if buf, err = tostr.Append(buf[:0], blobs[i%n], o); err != nil {
@@ -112,6 +123,7 @@ func collectorBenchmarks(b *testing.B, name string, f *bench.Fleet) {
 		var buf []byte
 		b.SetBytes(avg)
 		b.ReportAllocs()
+		defer cpuPerOp(b)()
 		for i := 0; b.Loop(); i++ {
 			bl, err := blob.FromBytes(f.Wire[i%n], nil)
 			if err != nil {
@@ -123,4 +135,15 @@ func collectorBenchmarks(b *testing.B, name string, f *bench.Fleet) {
 			_ = blob.Merge(acc, bl)
 		}
 	})
+}
+
+// cpuPerOp starts measuring the process's CPU time; the function it
+// returns reports it per op as cpu-ns/op (per blob for mergeall).
+func cpuPerOp(b *testing.B) func() {
+	t0 := processCPU()
+	return func() {
+		if t0 > 0 && b.N > 0 {
+			b.ReportMetric(float64(processCPU()-t0)/float64(b.N), "cpu-ns/op")
+		}
+	}
 }

@@ -16,7 +16,8 @@ import (
 // decodes one connection's sketch of its RTT samples (the same fleet as
 // the statsblob benchmark: bench.TCPFleet(bench.CollectorConns,
 // bench.CollectorSeed)) and merges it into an aggregate, one sketch per
-// op, reporting MB/s over the wire bytes.
+// op, reporting MB/s over the wire bytes and cpu-ns/op, the process's CPU
+// time per op.
 const (
 	OpDecode      = "decode"       // wire bytes to a sketch
 	OpDecodeMerge = "decode+merge" // and merged into an aggregate
@@ -123,10 +124,14 @@ func collectorPeer(name, config string, rtts [][]uint64, encode func([]uint64) [
 			dec := newDecoder()
 			b.SetBytes(int64(total / len(wire)))
 			b.ReportAllocs()
+			t0 := processCPU()
 			for i := 0; b.Loop(); i++ {
 				if err := dec(wire[i%len(wire)], merge); err != nil {
 					b.Fatal(err)
 				}
+			}
+			if t0 > 0 {
+				b.ReportMetric(float64(processCPU()-t0)/float64(b.N), "cpu-ns/op")
 			}
 			b.ReportMetric(float64(total)/float64(len(wire)), MetricBytes)
 		}
