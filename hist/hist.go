@@ -214,6 +214,20 @@ func OOB(data []byte, hdt voi.DType) uint64 {
 	return loadCount(data, 0, g.is32)
 }
 
+// BucketCount returns the count of bucket i of histogram data of type hdt, or
+// its out-of-band count for i = -1; 0 for a type that is not a histogram
+// or an index that is not a bucket's.
+func BucketCount(data []byte, hdt voi.DType, i int) uint64 {
+	g, ok := geomOf(hdt)
+	if !ok || i < -1 || i >= g.numBuckets(data) {
+		return 0
+	}
+	if i < 0 {
+		return loadCount(data, 0, g.is32)
+	}
+	return loadCount(data, hdrSize+i*g.bsz+g.coff, g.is32)
+}
+
 // Bucket returns bucket i's lower bound, upper bound and count as the C
 // renders them (stats_voistatdata_hist_tostr): for CRHIST the upper bound
 // is the next bucket's lower bound, or voi.LimitMax(voiDT) for the last

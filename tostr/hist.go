@@ -19,8 +19,22 @@ import (
 // the VOI type's maximum), rendered as values of the VOI's type. Data of a
 // type that is not a histogram renders as nothing, as in the C.
 func appendHist(dst, data []byte, voiDT, hdt voi.DType, f Format, objdump bool) []byte {
+	return appendHistRec(dst, data, voiDT, hdt, f, objdump, nil)
+}
+
+// appendHistRec is appendHist, or with rec set, the text without the
+// counts, whose places (the out-of-band count's, then each bucket's) it
+// appends to *rec.
+func appendHistRec(dst, data []byte, voiDT, hdt voi.DType, f Format, objdump bool, rec *[]int32) []byte {
 	if !hdt.IsHist() {
 		return dst
+	}
+	count := func(v uint64) {
+		if rec != nil {
+			*rec = append(*rec, int32(len(dst)))
+		} else {
+			dst = decimal.AppendUint(dst, v)
+		}
 	}
 	n := hist.NumBuckets(hdt, len(data))
 	if f == JSON {
@@ -34,7 +48,7 @@ func appendHist(dst, data []byte, voiDT, hdt voi.DType, f Format, objdump bool) 
 	} else {
 		dst = append(dst, ", oob="...)
 	}
-	dst = decimal.AppendUint(dst, hist.OOB(data, hdt))
+	count(hist.OOB(data, hdt))
 	if f == JSON {
 		dst = append(dst, `,"bkts":[`...)
 	}
@@ -67,7 +81,7 @@ func appendHist(dst, data []byte, voiDT, hdt voi.DType, f Format, objdump bool) 
 			dst = voi.AppendNumeric(dst, voiDT, b.UB)
 			dst = append(dst, ",cnt="...)
 		}
-		dst = decimal.AppendUint(dst, b.Cnt)
+		count(b.Cnt)
 		dst = append(dst, '}')
 	}
 	if f == JSON {

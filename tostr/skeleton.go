@@ -5,7 +5,9 @@ import (
 	"sync/atomic"
 
 	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/internal/abi"
+	"github.com/statsblob/statsblob/internal/decimal"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -16,13 +18,15 @@ import (
 // the buffer's address. A skeleton is that text with the places of the
 // values, recorded once per layout by the renderer itself (render with a
 // skeleton to record into), so a rendering is a few copies of its text and
-// the values' own formatting, without walking the blob's tables.
+// the values' own formatting, without walking the blob's tables. A
+// histogram's text is recorded with its bucket bounds (which never change),
+// its counts left out.
 //
 // Skeletons live in a small fixed table (skelSets sets of two, found by a
 // hash of the template hash, the table offsets and the format) and are
-// taken only by a blob whose header words and voi[] and voistat[] entries
-// (but for error counts and flags) equal the ones recorded, and with the
-// same template (Meta) and format. TestSkeletonsMatchTheWalk holds them to
+// taken only by a blob whose header words, voi[] and voistat[] entries
+// (but for error counts and flags) and histogram bounds equal the ones
+// recorded, and with the same template (Meta) and format. TestSkeletonsMatchTheWalk holds them to
 // the walk's text.
 type skeleton struct {
 	t     *tpl.Template // nil without Meta
@@ -32,6 +36,18 @@ type skeleton struct {
 	words []uint64 // voi[] and voistat[], error counts and flags cleared in voistat entries
 	text  []byte   // the fixed text, values left out
 	ops   []skelOp
+
+	// The histograms' bound words and their offsets: a histogram's text
+	// (its buckets' bounds) is recorded too, its counts left out.
+	bounds []uint64
+	boffs  []uint16
+}
+
+// histSkel is the text of a histogram's data without its counts, which go
+// at at[0] (the out-of-band count) and at[1+i] (bucket i's).
+type histSkel struct {
+	text []byte
+	at   []int32
 }
 
 // skelOp is a value of the blob rendered at byte at of the fixed text.
@@ -43,6 +59,7 @@ type skelOp struct {
 	dsz     uint16
 	voiDT   voi.DType
 	dt      voi.DType
+	hist    *histSkel // a histogram's data (opData, opJSONValue)
 }
 
 const (
@@ -77,6 +94,22 @@ func (k *skeleton) op(text []byte, kind uint8, s *abi.Slot) {
 		o.statOff = uint16(s.VOI.StatsOff) + uint16(8*s.StatSlot)
 		o.dataOff, o.dsz = s.Stat.DataOff, s.Stat.DSz
 		o.voiDT, o.dt = s.VOI.DType, s.Stat.DType
+		if (kind == opData || kind == opJSONValue) && o.dt.IsHist() {
+			h := &histSkel{}
+			h.text = appendHistRec(nil, s.Data, o.voiDT, o.dt, k.f, false, &h.at)
+			o.hist = h
+			// Each bucket starts with its bound (CR, DV) or bounds (DR).
+			bsz, words := 16, 1
+			if o.dt == voi.DRHist32 || o.dt == voi.DRHist64 {
+				bsz, words = 24, 2
+			}
+			for at := 8; at+bsz <= len(s.Data); at += bsz {
+				for j := range words {
+					k.bounds = append(k.bounds, binary.LittleEndian.Uint64(s.Data[at+8*j:]))
+					k.boffs = append(k.boffs, o.dataOff+uint16(at+8*j))
+				}
+			}
+		}
 	}
 	k.ops = append(k.ops, o)
 }
@@ -132,6 +165,9 @@ func (k *skeleton) matches(b []byte, t *tpl.Template, f Format) bool {
 		}
 		diff |= x ^ want
 	}
+	for i, want := range k.bounds {
+		diff |= binary.LittleEndian.Uint64(b[k.boffs[i]:]) ^ want
+	}
 	return diff == 0
 }
 
@@ -148,12 +184,40 @@ func (k *skeleton) render(dst []byte, bl *blob.Blob) []byte {
 		case opErrs:
 			dst = appendUint8(dst, b[o.statOff+6])
 		case opData:
-			dst = AppendData(dst, b[o.dataOff:int(o.dataOff)+int(o.dsz)], o.voiDT, o.dt, FreeForm, false)
+			data := b[o.dataOff : int(o.dataOff)+int(o.dsz)]
+			if o.hist != nil {
+				dst = o.hist.render(dst, data, o.dt)
+			} else {
+				dst = AppendData(dst, data, o.voiDT, o.dt, FreeForm, false)
+			}
 		case opJSONValue:
-			dst = appendJSONValue(dst, b[o.dataOff:int(o.dataOff)+int(o.dsz)], b[o.statOff+6], b[o.statOff+7], o.voiDT, o.dt)
+			data := b[o.dataOff : int(o.dataOff)+int(o.dsz)]
+			switch {
+			case o.hist == nil:
+				dst = appendJSONValue(dst, data, b[o.statOff+6], b[o.statOff+7], o.voiDT, o.dt)
+			case b[o.statOff+7]&voi.StatValid == 0:
+				dst = append(dst, "null"...)
+			default: // appendJSONValue's frame around the histogram's text
+				dst = append(dst, `{"errs":`...)
+				dst = appendUint8(dst, b[o.statOff+6])
+				dst = o.hist.render(append(dst, ','), data, o.dt)
+				dst = append(dst, '}')
+			}
 		}
 	}
 	return append(dst, k.text[at:]...)
+}
+
+// render appends the histogram's text with the counts of data (of type
+// hdt) in their places.
+func (h *histSkel) render(dst, data []byte, hdt voi.DType) []byte {
+	at := int32(0)
+	for i, p := range h.at {
+		dst = append(dst, h.text[at:p]...)
+		dst = decimal.AppendUint(dst, hist.BucketCount(data, hdt, i-1))
+		at = p
+	}
+	return append(dst, h.text[at:]...)
 }
 
 func appendUint8(dst []byte, v uint8) []byte {

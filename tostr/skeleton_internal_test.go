@@ -1,6 +1,7 @@
 package tostr
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"testing"
 
@@ -72,6 +73,30 @@ func TestSkeletonsMatchTheWalk(t *testing.T) {
 		}
 	}
 	require.Equal(t, 2*20*5*4, renders)
+
+	// Blobs of one layout whose histogram bounds differ (FromBytes checks
+	// sizes, not bounds) each render their own bounds.
+	tcp := blob.New(skelTemplates(t, tpl.NewRegistry())[0], nil)
+	require.NoError(t, tcp.UpdateU32(tcpstats.CSig, 2))
+	require.NoError(t, tcp.UpdateU32(tcpstats.AckLen, 3))
+	st, err := tcp.Fetch(tcpstats.AckLen, voi.Hist)
+	require.NoError(t, err)
+	for bump := range 3 {
+		p := append([]byte(nil), tcp.Bytes()...)
+		at := bytes.Index(p, st.Data) + 8 + 16*bump // bucket bump's lower bound
+		p[at] += byte(bump + 1)
+		bl, err := blob.FromBytes(p, nil)
+		require.NoError(t, err)
+		for _, f := range []Format{JSON, FreeForm} {
+			noSkeletons = true
+			want, err := Append(nil, bl, Options{Format: f})
+			noSkeletons = false
+			require.NoError(t, err)
+			got, err := Append(nil, bl, Options{Format: f})
+			require.NoError(t, err)
+			require.Equal(t, string(want), string(got))
+		}
+	}
 	// A blob without VOIs renders as nothing either way.
 	empty, err := reg.New("EMPTY")
 	require.NoError(t, err)
