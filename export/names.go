@@ -3,6 +3,7 @@ package export
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/statsblob/statsblob/voi"
 )
@@ -86,11 +87,15 @@ const (
 
 // CheckLabels reports whether labels can be the constant labels of a blob:
 // valid Prometheus label names, none reserved (le, quantile, bucket) or
-// repeated. The error wraps voi.ErrInvalid.
+// repeated, values valid UTF-8 (the exposition format requires it). The
+// error wraps voi.ErrInvalid.
 func CheckLabels(labels []Label) error {
 	for i, l := range labels {
 		if !validLabelName(l.Name) {
 			return fmt.Errorf("export: label name %q: %w", l.Name, voi.ErrInvalid)
+		}
+		if !utf8.ValidString(l.Value) {
+			return fmt.Errorf("export: label %q: value %q is not valid UTF-8: %w", l.Name, l.Value, voi.ErrInvalid)
 		}
 		switch l.Name {
 		case labelLE, labelQuantile, LabelBucket:

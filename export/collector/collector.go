@@ -14,7 +14,8 @@
 //	405 method    not a POST
 //	413 size      a body over MaxBody bytes
 //	400 labels    a label name Prometheus does not accept, a reserved one (le, quantile, bucket),
-//	              one given twice, an empty value, more than MaxLabels, a name or value over 128 bytes
+//	              one given twice, an empty value or one that is not UTF-8, more than
+//	              MaxLabels, a name or value over 128 bytes
 //	400 blob      bytes blob.FromBytes rejects (the reason names the first defect)
 //	422 template  a template hash none of the configured templates has
 //	422 layout    a blob whose layout or histogram bounds differ from its template's

@@ -161,6 +161,7 @@ func TestRejections(t *testing.T) {
 		{"too many labels", http.MethodPost, "a=1&b=2&c=3&d=4", good, 400, "labels", "4 labels, at most 3"},
 		{"long value", http.MethodPost, "host=" + strings.Repeat("x", 129), good, 400, "labels", "over 128 bytes"},
 		{"bad query", http.MethodPost, "host=%zz", good, 400, "labels", "query:"},
+		{"value not UTF-8", http.MethodPost, "host=a%FA%0F", good, 400, "labels", `value "a\xfa\x0f" is not valid UTF-8`},
 	}
 	before := snapshot(s)
 	for _, c := range cases {
