@@ -18,6 +18,7 @@
 //	qmath                  Q numbers exactly as FreeBSD's qmath.h, with the reference's fixes
 //	voi                    the vocabulary: data and statistic types, numeric limits, flags, sentinel errors
 //	internal/golden        the scenario language's tokens and the golden files, read once
+//	internal/lut           the counter table of a histogram layout, built by hist, read by blob's updates
 //	internal/trusted      unchecked operations of hist and tdigest that blob may call on bytes it knows valid
 //	internal/abi           the blob format: STATS_ABI_V1 header, voi[], voistat[] offsets and sizes
 //	hist                   histograms: specs, buckets, in-blob layout, lookup, quantiles, merge

@@ -101,7 +101,7 @@ func (bl *Blob) {{.Mixed}}(vp *voiPlan, v {{.T}}) error {
 			continue
 		}
 		// A histogram with a counter table: one load and one store.
-		c, _ := p.layouts[sp.layout].Counter(bits)
+		c, _ := p.counters[sp.layout].Counter(bits)
 		c += int(sp.dataOff)
 		if sp.counter == 4 {
 			store32(b, c, load32(b, c)+1)

@@ -5,6 +5,8 @@ import (
 
 	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/internal/abi"
+	"github.com/statsblob/statsblob/internal/lut"
+	"github.com/statsblob/statsblob/internal/trusted"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -21,6 +23,9 @@ type plan struct {
 	vois    []voiPlan     // indexed by VOI id; vacant ids have dtype 0
 	stats   []statPlan    // every VOI's statistics, each VOI's in update order
 	layouts []hist.Layout // histogram lookups, indexed by statPlan.layout
+	// counters are the layouts' counter tables (empty without one), which
+	// the typed update paths read inlined.
+	counters []lut.Counters
 
 	ndigests int // t-digest statistics, numbered by statPlan.digest
 }
@@ -84,6 +89,7 @@ func newPlan(b []byte) *plan {
 	if nhist > 0 {
 		n := min(nhist, budget/layoutSize)
 		p.layouts = make([]hist.Layout, 0, n)
+		p.counters = make([]lut.Counters, 0, n)
 		budget -= n * layoutSize
 	}
 	for id := range p.vois {
@@ -107,14 +113,18 @@ func newPlan(b []byte) *plan {
 				// A histogram's bounds never change after the blob is made
 				// (updates, resets and merges touch counts only), so its
 				// lookup can be analysed once.
-				if l, err := hist.NewLayoutLimit(b[s.DataOff:int(s.DataOff)+int(s.DSz)], sp.dtype, vp.dtype, budget); err == nil {
-					budget -= l.TableBytes()
-					sp.layout = int32(len(p.layouts))
-					p.layouts = append(p.layouts, l)
+				p.layouts = append(p.layouts, hist.Layout{})
+				ct, err := trusted.HistLayout(&p.layouts[len(p.layouts)-1], b[s.DataOff:int(s.DataOff)+int(s.DSz)], sp.dtype, vp.dtype, budget)
+				if err != nil {
+					p.layouts = p.layouts[:len(p.layouts)-1]
+				} else {
+					budget -= ct.Bytes()
+					sp.layout = int32(len(p.counters))
+					p.counters = append(p.counters, ct)
 					// A table's counter offsets lie inside the data the
 					// layout was made from (this statistic's dsz bytes),
 					// which makes the update path's unchecked counting safe.
-					if _, ok := l.Counter(0); ok {
+					if _, ok := ct.Counter(0); ok {
 						sp.counter = 8
 						if sp.dtype == voi.CRHist32 || sp.dtype == voi.DRHist32 || sp.dtype == voi.DVHist32 {
 							sp.counter = 4
@@ -146,9 +156,9 @@ func newPlan(b []byte) *plan {
 // bytes is about what the plan takes in memory.
 func (p *plan) bytes() int {
 	n := int(unsafe.Sizeof(*p)) + int(unsafe.Sizeof(voiPlan{}))*cap(p.vois) +
-		int(unsafe.Sizeof(statPlan{}))*cap(p.stats) + int(unsafe.Sizeof(hist.Layout{}))*cap(p.layouts)
-	for i := range p.layouts {
-		n += p.layouts[i].TableBytes()
+		int(unsafe.Sizeof(statPlan{}))*cap(p.stats) + layoutSize*cap(p.layouts)
+	for i := range p.counters {
+		n += p.counters[i].Bytes()
 	}
 	return n
 }

@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/statsblob/statsblob/hist"
+	"github.com/statsblob/statsblob/internal/lut"
 )
 
 // This file is the only use of unsafe in statsblob: the update path's loads
@@ -40,6 +41,7 @@ func store64(b []byte, off int, v uint64) { binary.LittleEndian.PutUint64(at8(b,
 func load32(b []byte, off int) uint32     { return binary.LittleEndian.Uint32(at4(b, off)) }
 func store32(b []byte, off int, v uint32) { binary.LittleEndian.PutUint32(at4(b, off), v) }
 
-// layoutSize is what a plan spends per histogram lookup, for its budget
-// (unsafe.Sizeof only measures; nothing is accessed through it).
-const layoutSize = int(unsafe.Sizeof(hist.Layout{}))
+// layoutSize is what a plan spends per histogram lookup (a Layout and its
+// counter table's header), for its budget (unsafe.Sizeof only measures;
+// nothing is accessed through it).
+const layoutSize = int(unsafe.Sizeof(hist.Layout{}) + unsafe.Sizeof(lut.Counters{}))

@@ -58,7 +58,7 @@ func (bl *Blob) updateMixedS32(vp *voiPlan, v int32) error {
 			continue
 		}
 		// A histogram with a counter table: one load and one store.
-		c, _ := p.layouts[sp.layout].Counter(bits)
+		c, _ := p.counters[sp.layout].Counter(bits)
 		c += int(sp.dataOff)
 		if sp.counter == 4 {
 			store32(b, c, load32(b, c)+1)
@@ -171,7 +171,7 @@ func (bl *Blob) updateMixedU32(vp *voiPlan, v uint32) error {
 			continue
 		}
 		// A histogram with a counter table: one load and one store.
-		c, _ := p.layouts[sp.layout].Counter(bits)
+		c, _ := p.counters[sp.layout].Counter(bits)
 		c += int(sp.dataOff)
 		if sp.counter == 4 {
 			store32(b, c, load32(b, c)+1)
@@ -284,7 +284,7 @@ func (bl *Blob) updateMixedS64(vp *voiPlan, v int64) error {
 			continue
 		}
 		// A histogram with a counter table: one load and one store.
-		c, _ := p.layouts[sp.layout].Counter(bits)
+		c, _ := p.counters[sp.layout].Counter(bits)
 		c += int(sp.dataOff)
 		if sp.counter == 4 {
 			store32(b, c, load32(b, c)+1)
@@ -397,7 +397,7 @@ func (bl *Blob) updateMixedU64(vp *voiPlan, v uint64) error {
 			continue
 		}
 		// A histogram with a counter table: one load and one store.
-		c, _ := p.layouts[sp.layout].Counter(bits)
+		c, _ := p.counters[sp.layout].Counter(bits)
 		c += int(sp.dataOff)
 		if sp.counter == 4 {
 			store32(b, c, load32(b, c)+1)
@@ -510,7 +510,7 @@ func (bl *Blob) updateMixedSLong(vp *voiPlan, v int64) error {
 			continue
 		}
 		// A histogram with a counter table: one load and one store.
-		c, _ := p.layouts[sp.layout].Counter(bits)
+		c, _ := p.counters[sp.layout].Counter(bits)
 		c += int(sp.dataOff)
 		if sp.counter == 4 {
 			store32(b, c, load32(b, c)+1)
@@ -623,7 +623,7 @@ func (bl *Blob) updateMixedULong(vp *voiPlan, v uint64) error {
 			continue
 		}
 		// A histogram with a counter table: one load and one store.
-		c, _ := p.layouts[sp.layout].Counter(bits)
+		c, _ := p.counters[sp.layout].Counter(bits)
 		c += int(sp.dataOff)
 		if sp.counter == 4 {
 			store32(b, c, load32(b, c)+1)

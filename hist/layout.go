@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math/bits"
 
+	"github.com/statsblob/statsblob/internal/lut"
+	"github.com/statsblob/statsblob/internal/trusted"
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -58,14 +60,10 @@ type Layout struct {
 	fast bool // sorted or linear, integer VOI: Update's inlined path
 	cnt0 int  // offset of bucket 0's counter
 
-	// counters: for fast layouts whose bounds' keys span at most
-	// maxTableKeys keys, the offset of the counter of every key in
-	// [tlo, tlo+len-2), then that of every key above the window, then that
-	// of every key below it (outside the window no bound lies between two
-	// keys, so one answer serves each side). Shared by copies; never
-	// written after NewLayout.
-	counters []uint16
-	tlo      uint64
+	// ct: for fast layouts whose bounds' keys span at most maxTableKeys
+	// keys, the counter table (package internal/lut). Shared by copies;
+	// never written after NewLayout.
+	ct lut.Counters
 }
 
 // maxTableKeys bounds the window of a counter table: 4096 keys cost 8 KiB,
@@ -83,14 +81,25 @@ const (
 // NewLayout analyses dsz = len(data) bytes of histogram data of type hdt for
 // a VOI of type voiDT. Errors (wrapping voi.ErrInvalid) as for Update.
 func NewLayout(data []byte, hdt, voiDT voi.DType) (Layout, error) {
-	return NewLayoutLimit(data, hdt, voiDT, maxDataSize)
+	return newLayoutLimit(data, hdt, voiDT, maxDataSize)
 }
 
-// NewLayoutLimit is NewLayout with at most maxTable bytes for the counter
-// table (it allocates nothing else but the table); TableBytes tells what
-// the table took. Callers that analyse many histograms from untrusted bytes
-// use it to bound what they allocate.
-func NewLayoutLimit(data []byte, hdt, voiDT voi.DType, maxTable int) (Layout, error) {
+func init() { trusted.HistLayout = layoutTrusted }
+
+// layoutTrusted is trusted.HistLayout: newLayoutLimit into *dst, a
+// *Layout, returning the counter table it built.
+func layoutTrusted(dst any, data []byte, hdt, voiDT voi.DType, maxTable int) (lut.Counters, error) {
+	l := dst.(*Layout)
+	var err error
+	*l, err = newLayoutLimit(data, hdt, voiDT, maxTable)
+	return l.ct, err
+}
+
+// newLayoutLimit is NewLayout with at most maxTable bytes for the counter
+// table (it allocates nothing else but the table). Callers that analyse
+// many histograms from untrusted bytes (package blob) bound what they
+// allocate with it.
+func newLayoutLimit(data []byte, hdt, voiDT voi.DType, maxTable int) (Layout, error) {
 	g, o, err := check(data, hdt, voiDT)
 	if err != nil {
 		return Layout{}, err
@@ -148,10 +157,6 @@ func NewLayoutLimit(data []byte, hdt, voiDT voi.DType, maxTable int) (Layout, er
 	return l, nil
 }
 
-// TableBytes is the size of the layout's counter table in bytes (0 without
-// one).
-func (l *Layout) TableBytes() int { return 2 * len(l.counters) }
-
 // buildCounters makes the counter table of a fast layout whose bounds' keys
 // (lower bounds from first to last, the second one second; DRHIST upper
 // bounds in the data) fit in a window of maxTableKeys keys, not counting a
@@ -184,7 +189,7 @@ func (l *Layout) buildCounters(data []byte, first, last, second uint64, maxTable
 	// the key space) the entry is never read.
 	t[w] = uint16(l.counterOf(data, hi+1))
 	t[w+1] = uint16(l.counterOf(data, lo-1))
-	l.counters, l.tlo = t, lo
+	l.ct = lut.Counters{T: t, Mask: l.mask, Flip: l.flip, Lo: lo}
 }
 
 // counterOf is the offset of the counter that the fast path's lookup picks
@@ -205,33 +210,6 @@ func (l *Layout) counterOf(data []byte, x uint64) int {
 	return l.cnt0 + j*l.g.bsz
 }
 
-// Counter returns the offset, in the histogram data, of the counter that
-// Update increments for the value v (0, the out-of-band counter, when no
-// bucket takes it) and true, when the layout has a counter table: an
-// integer VOI, sorted or linear bounds whose keys span at most 4096 keys
-// and fewer than the data has bytes (for CRHIST, not counting a first bound
-// at the bottom of the VOI's range, such as an lbinf bucket's), and room in
-// NewLayoutLimit's budget. Otherwise it returns 0, false. It reads no
-// histogram data, so callers that keep data of the analysed length can
-// count with one load and one store; 32-bit histogram types (CRHIST32,
-// DRHIST32, DVHIST32) have 4-byte counters, the others 8-byte ones.
-func (l *Layout) Counter(v uint64) (off int, ok bool) {
-	t := l.counters
-	if len(t) < 2 {
-		return 0, false
-	}
-	x := v&l.mask ^ l.flip
-	i := x - l.tlo // wraps below the window
-	above := uint64(len(t) - 2)
-	if i > above {
-		i = above
-	}
-	if x < l.tlo {
-		i = above + 1
-	}
-	return int(t[i]), true
-}
-
 // key is the order key of a bound or value (Q: of the layout's control
 // bits).
 func (l *Layout) key(v uint64) uint64 {
@@ -250,7 +228,7 @@ func (l *Layout) NumBuckets() int { return l.n }
 func (l *Layout) Update(data []byte, v uint64) error {
 	if l.fast && len(data) == l.dsz {
 		// Integer VOIs, all in one function: the bucket, then the counter.
-		off, ok := l.Counter(v)
+		off, ok := l.ct.Counter(v)
 		if !ok {
 			off = l.counterOf(data, v&l.mask^l.flip)
 		}

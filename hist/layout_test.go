@@ -104,7 +104,7 @@ func TestCounterTable(t *testing.T) {
 			require.NoError(t, err)
 			l, err := NewLayout(data, c.sp.DType, c.dt)
 			require.NoError(t, err)
-			_, ok := l.Counter(0)
+			_, ok := l.ct.Counter(0)
 			require.Equal(t, c.table, ok)
 			if !ok {
 				return
@@ -117,12 +117,12 @@ func TestCounterTable(t *testing.T) {
 					vals = append(vals, b+uint64(d))
 				}
 			}
-			for x := l.tlo; x < l.tlo+uint64(len(l.counters)); x++ {
+			for x := l.ct.Lo; x < l.ct.Lo+uint64(len(l.ct.T)); x++ {
 				vals = append(vals, x^l.flip)
 			}
 			vals = append(vals, 0, 1<<31, 1<<31-1, 1<<32-1, 1<<63, 1<<64-1)
 			for _, v := range vals {
-				off, _ := l.Counter(v)
+				off, _ := l.ct.Counter(v)
 				want := 0
 				if j := l.Find(data, v); j >= 0 {
 					want = l.cnt0 + j*l.g.bsz

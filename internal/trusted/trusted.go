@@ -9,7 +9,10 @@
 // are unspecified.
 package trusted
 
-import "github.com/statsblob/statsblob/voi"
+import (
+	"github.com/statsblob/statsblob/internal/lut"
+	"github.com/statsblob/statsblob/voi"
+)
 
 // TDigestMergeAll is tdigest.MergeAll without its validation of dst and
 // srcs.
@@ -18,3 +21,11 @@ var TDigestMergeAll func(dst []byte, dt voi.DType, srcs ...[]byte) error
 // HistMerge is hist.Merge without its comparison of the two histograms'
 // bounds.
 var HistMerge func(dst, src []byte, hdt voi.DType) (saturated bool, err error)
+
+// HistLayout is hist.NewLayout into *dst (a *hist.Layout: this package
+// sits below hist and cannot name it) with at most maxTable bytes of
+// counter table, returning that table (empty without one). Package blob
+// bounds what decoding allocates with maxTable and counts through the
+// table on its update path; the table and the limit are not hist's public
+// API.
+var HistLayout func(dst any, data []byte, hdt, voiDT voi.DType, maxTable int) (lut.Counters, error)
