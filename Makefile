@@ -28,8 +28,8 @@ e2e:
 ## conformance: run the C reference scenarios and compare byte for byte, and the
 ##              generated scenarios against the C's digests (testdata/conformance/generated)
 conformance:
-	$(GO) test -run TestConformance -v ./internal/scenario
-	$(GO) test -run TestGeneratedGoldens ./internal/scenario/gen
+	$(GO) test -run TestConformance -v ./cmd/statsblob/internal/scenario
+	$(GO) test -run TestGeneratedGoldens ./cmd/statsblob/internal/scenario/gen
 
 # The differential test: generated scenarios through a C reference build and the Go runner.
 SEEDS        ?= 1:10000
@@ -49,7 +49,7 @@ gen-goldens:
 	@test -n "$(CREF)" || { echo "make gen-goldens CREF=path/to/your/c-reference"; exit 2; }
 	rm -f $(DIGESTS)
 	$(GO) run ./cmd/statsblob diff -cref $(CREF) -seeds $(GOLDEN_SEEDS) -j $(J) -shrink 0 -goldens $(DIGESTS) > /dev/null || test -s $(DIGESTS)
-	$(GO) test -count=1 -run TestGeneratedGoldens ./internal/scenario/gen -update-pending
+	$(GO) test -count=1 -run TestGeneratedGoldens ./cmd/statsblob/internal/scenario/gen -update-pending
 
 ## gen-coverage: the scenario generator's coverage table over SEEDS
 gen-coverage:

@@ -11,32 +11,32 @@
 // packages listed before it (imports_test.go checks every package's
 // imports against this list, and README.md carries the same list):
 //
-//	internal/decimal       integers in decimal for the renderings, without allocating
-//	internal/literal       INT literals of the scenario language (FORMAT.md 3.1)
-//	internal/stream        the value stream of scenarios, benchmarks, demo and tests (FORMAT.md 9)
-//	bsdrand                BSD random(3), the source of t-digest and dice randomness
-//	qmath                  Q numbers exactly as FreeBSD's qmath.h, with the reference's fixes
-//	voi                    the vocabulary: data and statistic types, numeric limits, flags, sentinel errors
-//	internal/golden        the scenario language's tokens and the golden files, read once
-//	internal/lut           the counter table of a histogram layout, built by hist, read by blob's updates
-//	internal/trusted      unchecked operations of hist and tdigest that blob may call on bytes it knows valid
-//	internal/abi           the blob format: STATS_ABI_V1 header, voi[], voistat[] offsets and sizes
-//	hist                   histograms: specs, buckets, in-blob layout, lookup, quantiles, merge
-//	tdigest                the in-blob t-digest: red-black tree, clustering add, merge, queries
-//	tdigest/caiotd         conversion to and from caio/go-tdigest
-//	tpl                    templates and the registry: VOIs, the template's bytes, hash, JSON
-//	blob                   the blob: update, fetch, iterate, query, clone, snapshot, reset, validate, merge
-//	tostr                  freeform and JSON renderings, byte-identical to the C
-//	sample                 sample rates and the seeded dice roll
-//	internal/tcpstats      FreeBSD's TCP_DEFAULT template
-//	internal/tcpsim        simulated TCP connections: the demo's and benchmarks' workload
-//	internal/accuracy      rank errors of t-digests against exact samples
-//	internal/scenario/gen  the scenario generator
-//	internal/scenario      the conformance runner (FORMAT.md's language)
-//	bench                  benchmark workloads: the C reference's cases, collector path, parallel scaling
-//	bench/cmd/compare      Go beside the C reference, interleaved
-//	bench/cmd/accuracy     rank-error tables of the t-digest merges
-//	cmd/statsblob          the CLI: demo, run, gen, inspect, render, merge, quantile
+//	internal/decimal                     integers in decimal for the renderings, without allocating
+//	internal/literal                     INT literals of the scenario language (FORMAT.md 3.1)
+//	internal/stream                      the value stream of scenarios, benchmarks, demo and tests (FORMAT.md 9)
+//	bsdrand                              BSD random(3), the source of t-digest and dice randomness
+//	qmath                                Q numbers exactly as FreeBSD's qmath.h, with the reference's fixes
+//	voi                                  the vocabulary: data and statistic types, numeric limits, flags, sentinel errors
+//	internal/golden                      the scenario language's tokens and the golden files, read once
+//	internal/lut                         the counter table of a histogram layout, built by hist, read by blob's updates
+//	internal/trusted                     unchecked operations of hist and tdigest that blob may call on bytes it knows valid
+//	internal/abi                         the blob format: STATS_ABI_V1 header, voi[], voistat[] offsets and sizes
+//	hist                                 histograms: specs, buckets, in-blob layout, lookup, quantiles, merge
+//	tdigest                              the in-blob t-digest: red-black tree, clustering add, merge, queries
+//	tdigest/caiotd                       conversion to and from caio/go-tdigest
+//	tpl                                  templates and the registry: VOIs, the template's bytes, hash, JSON
+//	blob                                 the blob: update, fetch, iterate, query, clone, snapshot, reset, validate, merge
+//	tostr                                freeform and JSON renderings, byte-identical to the C
+//	sample                               sample rates and the seeded dice roll
+//	internal/tcpstats                    FreeBSD's TCP_DEFAULT template
+//	internal/tcpsim                      simulated TCP connections: the demo's and benchmarks' workload
+//	internal/accuracy                    rank errors of t-digests against exact samples
+//	cmd/statsblob/internal/scenario/gen  the scenario generator
+//	cmd/statsblob/internal/scenario      the conformance runner (FORMAT.md's language)
+//	bench                                benchmark workloads: the C reference's cases, collector path, parallel scaling
+//	bench/cmd/compare                    Go beside the C reference, interleaved
+//	bench/cmd/accuracy                   rank-error tables of the t-digest merges
+//	cmd/statsblob                        the CLI: demo, run, gen, inspect, render, merge, quantile
 //
 // Two nested modules sit on top and are not part of this list:
 // bench/peers (the peer libraries, measured beside statsblob) and export

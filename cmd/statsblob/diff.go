@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/statsblob/statsblob/internal/scenario"
-	"github.com/statsblob/statsblob/internal/scenario/gen"
+	"github.com/statsblob/statsblob/cmd/statsblob/internal/scenario"
+	"github.com/statsblob/statsblob/cmd/statsblob/internal/scenario/gen"
 )
 
 // runDiff runs generated scenarios through a C reference build and through

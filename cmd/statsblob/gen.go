@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/statsblob/statsblob/internal/scenario/gen"
+	"github.com/statsblob/statsblob/cmd/statsblob/internal/scenario/gen"
 )
 
 // seedRange is an inclusive range of generator seeds, "A:B" or "A".

@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/statsblob/statsblob/internal/scenario/gen"
+	"github.com/statsblob/statsblob/cmd/statsblob/internal/scenario/gen"
 )
 
 func TestGen(t *testing.T) {

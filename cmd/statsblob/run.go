@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/statsblob/statsblob/internal/scenario"
+	"github.com/statsblob/statsblob/cmd/statsblob/internal/scenario"
 )
 
 // runScenarios executes each scenario file in turn; the output of each is

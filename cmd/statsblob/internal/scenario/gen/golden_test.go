@@ -13,13 +13,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/statsblob/statsblob/internal/scenario/gen"
+	"github.com/statsblob/statsblob/cmd/statsblob/internal/scenario/gen"
 )
 
 var updatePending = flag.Bool("update-pending", false,
 	"rewrite testdata/conformance/generated/PENDING with the seeds whose Go output differs from the C digests")
 
-var generatedDir = filepath.Join("..", "..", "..", "testdata", "conformance", "generated")
+var generatedDir = filepath.Join("..", "..", "..", "..", "..", "testdata", "conformance", "generated")
 
 // readPending reads PENDING: seeds, one per line, each followed by the
 // reason after a '#'.

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/statsblob/statsblob/internal/scenario"
+	"github.com/statsblob/statsblob/cmd/statsblob/internal/scenario"
 )
 
-const confDir = "../../testdata/conformance"
+const confDir = "../../../../testdata/conformance"
 
 // pending reads testdata/conformance/PENDING: scenario names (without
 // extension), one per line, each followed by the reason after a '#'.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/statsblob/statsblob/internal/scenario"
+	"github.com/statsblob/statsblob/cmd/statsblob/internal/scenario"
 )
 
 // FuzzRun: any scenario text runs without a panic, and every line with a

@@ -12,8 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/statsblob/statsblob/internal/scenario"
-	"github.com/statsblob/statsblob/internal/scenario/gen"
+	"github.com/statsblob/statsblob/cmd/statsblob/internal/scenario"
+	"github.com/statsblob/statsblob/cmd/statsblob/internal/scenario/gen"
 )
 
 // reduced reports whether the tests run a reduced number of seeds: with
