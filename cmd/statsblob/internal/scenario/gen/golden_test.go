@@ -50,7 +50,7 @@ func readPending(t *testing.T) map[uint64]string {
 const pendingHeader = `# Generated seeds whose Go output does not match the C digests yet, one per line:
 # SEED  # the first command whose output differs. TestGeneratedGoldens skips them and
 # fails if one of them passes: after a fix lands, run
-#   go test ./internal/scenario/gen -run TestGeneratedGoldens -update-pending
+#   go test ./cmd/statsblob/internal/scenario/gen -run TestGeneratedGoldens -update-pending
 `
 
 // TestGeneratedGoldens runs the generated scenarios whose C outputs are
