@@ -383,88 +383,136 @@ func (g geometry) rescaleParts(v int64, from uint) int64 {
 // digest (in mean order). The C's clustering leaves heavy centroids whose
 // samples spread far towards their neighbours; as point masses they would
 // put steps into the merged distribution, so each centroid of count n > 1
-// is spread out. Between two neighbouring centroids the digest's own
-// reading (Quantile's linear interpolation) places their samples evenly,
-// each centroid's in proportion to its count; so a centroid reaches wl
-// towards its left neighbour, its count's share of the two counts times
-// the gap, and wr to the right (at either end of the digest, the other
-// side stands in for the missing neighbour). It becomes two parts on each
-// side at 1/4 and 3/4 of that reach (one part at 1/2 for n < 4), with
-// counts on the two sides in the ratio wr:wl, which keeps the centroid's
-// mean: the side towards the nearer, denser neighbour holds more.
+// becomes min(n, 4) parts of equal counts (up to one sample).
 //
-// Measured against the samples of fleets of C digests, this pooling keeps
-// the merged rank errors at a third to a half of those of point masses,
-// of equal counts on both sides, or of a fixed half-gap reach.
+// Its samples are modelled as spread from the midpoint to its left
+// neighbour to the midpoint to its right one, with a piecewise linear
+// density (as in Dunning's interpolation between centroids): a
+// centroid's own density is its count over its width (half the gaps to
+// its neighbours on both sides), and the density at a midpoint is the
+// average of the two centroids' densities; so the samples lean towards
+// the denser neighbour. The side towards a gap more than 4 times the
+// other is cut to 4 times the other (a digest's centroids next to an
+// empty stretch, as between the modes of a bimodal stream, would
+// otherwise throw much of their mass into it). At either end of the
+// digest, the other side stands in for the missing neighbour. The parts
+// are the conditional means of consecutive equal-count pieces of that
+// density, shifted together so that their mean is the centroid's (to the
+// rounding of each part's mean to the digest's precision).
+//
+// Measured against the samples of fleets of C digests, this keeps the
+// merged rank errors at a third to a half of those of point masses, and
+// up to half of those of spreading each centroid evenly over its share
+// of the gaps (the largest at 50 slots over 8 seeds and 300 or 2000
+// blobs: Pareto 0.48% -> 0.25%, lognormal 0.31% -> 0.16%).
 func splitCentroids(out, cs []item, lim int64) []item {
 	if len(cs) < 2 {
 		return append(out, cs...)
+	}
+	// gap(i) is the gap between cs[i-1] and cs[i], the nearest one at
+	// either end.
+	gap := func(i int) float64 {
+		i = max(1, min(len(cs)-1, i))
+		return float64(cs[i].v - cs[i-1].v)
+	}
+	density := func(i int) float64 {
+		w := float64(gap(i)+gap(i+1)) / 2
+		if w <= 0 {
+			return 0
+		}
+		return float64(cs[i].n) / w
 	}
 	for i, c := range cs {
 		if c.n < 2 {
 			out = append(out, c)
 			continue
 		}
-		// Gaps to the neighbours (at most 2*lim) and their counts.
-		var dl, dr, nl, nr uint64
-		if i > 0 {
-			dl, nl = uint64(c.v-cs[i-1].v), cs[i-1].n
-		}
-		if i+1 < len(cs) {
-			dr, nr = uint64(cs[i+1].v-c.v), cs[i+1].n
-		}
-		if i == 0 {
-			dl, nl = dr, nr
-		} else if i+1 == len(cs) {
-			dr, nr = dl, nl
-		}
-		wl, wr := share(dl, c.n, nl), share(dr, c.n, nr)
-		if wl+wr == 0 {
+		dl, dr := gap(i)/2, gap(i+1)/2
+		dl, dr = min(dl, float64(4*dr)), min(dr, float64(4*dl))
+		if !(dl+dr > 0) {
 			out = append(out, c)
 			continue
 		}
-		left := mulDiv(c.n, wr, wl+wr)
-		h := uint64(1) // parts per side
-		if c.n >= 4 {
-			h = 2
+		fc := float64(c.n) / float64(dl+dr)
+		fa, fb := fc, fc
+		if i > 0 {
+			fa = float64(fc+density(i-1)) / 2
 		}
-		for side, cnt := range [2]uint64{left, c.n - left} {
-			w := [2]uint64{wl, wr}[side]
-			for k := range h {
-				n := cnt / h
-				if k < cnt%h {
-					n++
-				}
-				if n == 0 {
-					continue
-				}
-				// w·(2k+1)/(2h) for 2h in {2, 4}: w is at most a gap,
-				// 2·lim < 2^61, so 3w does not wrap.
-				off := int64(w * (2*k + 1) >> (h))
-				if side == 0 {
-					off = -off
-				}
-				out = append(out, item{max(-lim, min(lim, c.v+off)), n})
-			}
+		if i+1 < len(cs) {
+			fb = float64(fc+density(i+1)) / 2
 		}
+		out = appendParts(out, c, lim, dl, dr, fa, fc, fb)
 	}
 	return out
 }
 
-// share returns gap·n/(n+m), n's share of a gap between centroids of
-// counts n and m (the whole gap if n+m wraps).
-func share(gap, n, m uint64) uint64 {
-	if n+m < n {
-		return gap
+// appendParts appends to out the parts of centroid c whose samples have
+// a density linear from fa at offset -dl to fc at 0 and to fb at dr (dl,
+// dr >= 0, dl+dr > 0; densities >= 0, fc > 0): min(c.n, 4) parts of
+// equal counts at the conditional means of consecutive pieces of those
+// counts, shifted together to keep c's mean, clamped to [-lim, lim].
+// Every product is converted explicitly, so no fused multiply-add makes
+// the parts differ between platforms.
+func appendParts(out []item, c item, lim int64, dl, dr, fa, fc, fb float64) []item {
+	m1 := float64(float64(fa+fc)/2) * dl // the mass left of the mean
+	m2 := float64(float64(fc+fb)/2) * dr
+	tot := m1 + m2
+	if !(tot > 0) || math.IsInf(tot, 0) {
+		return append(out, c)
 	}
-	return mulDiv(gap, n, n+m)
-}
-
-// mulDiv returns x*a/b rounded down, for b > 0 and a <= b.
-func mulDiv(x, a, b uint64) uint64 {
-	hi, lo := bits.Mul64(x, a)
-	q, _ := bits.Div64(hi, lo, b)
-	return q
+	var s1, s2 float64 // the slopes
+	if dl > 0 {
+		s1 = float64(fc-fa) / dl
+	}
+	if dr > 0 {
+		s2 = float64(fb-fc) / dr
+	}
+	// moment returns the first moment of the first mass m of a segment
+	// starting at x0 with density f0 and slope s: the t with
+	// f0·t + s·t²/2 = m, in the form that does not cancel.
+	moment := func(x0, f0, s, m float64) float64 {
+		t := 0.0
+		if den := f0 + math.Sqrt(max(float64(f0*f0)+float64(2*s*m), 0)); den > 0 {
+			t = float64(2*m) / den
+		}
+		tt := float64(t * t)
+		return float64(x0*m) + float64(f0*tt)/2 + float64(s*float64(tt*t))/3
+	}
+	// upTo returns the first moment of the first mass m of the density.
+	upTo := func(m float64) float64 {
+		if m <= m1 {
+			return moment(-dl, fa, s1, m)
+		}
+		return moment(-dl, fa, s1, m1) + moment(0, fc, s2, min(m-m1, m2))
+	}
+	k := min(c.n, 4)
+	var offs [4]float64
+	var ns [4]uint64
+	perSample := tot / float64(c.n)
+	prev, cum, mean := 0.0, uint64(0), 0.0
+	for j := range k {
+		n := c.n / k
+		if j < c.n%k {
+			n++
+		}
+		cum += n
+		g := tot
+		if j < k-1 {
+			g = float64(cum) * perSample
+		}
+		g = upTo(g)
+		offs[j] = (g - prev) / float64(float64(n)*perSample)
+		ns[j] = n
+		mean += float64(offs[j] * float64(n))
+		prev = g
+	}
+	shift := mean / float64(c.n)
+	for j := range k {
+		// An offset is at most a gap (2·lim < 2^62): the sum does not wrap.
+		off := int64(math.Round(offs[j] - shift))
+		out = append(out, item{max(-lim, min(lim, c.v+off)), ns[j]})
+	}
+	return out
 }
 
 // combine groups the items (sorted by mean) into at most slots centroids:
