@@ -51,6 +51,6 @@ func Example_latency() {
 	js, _ := json.Marshal(tostr.JSONMarshaler{Blob: all, Flags: tostr.Meta, Template: t})
 	fmt.Println(string(js))
 	// Output:
-	// p50 307 µs, p99 474 µs
-	// {"tplname":"CONN","tplhash":1888381441,"vois":{"latency_us":{"stats":{"MAX":{"errs":0,"val":499},"MIN":{"errs":0,"val":100},"HIST":{"errs":0,"nbkts":6,"oob":0,"bkts":[{"lb":0,"ub":100,"cnt":0},{"lb":100,"ub":200,"cnt":89},{"lb":200,"ub":300,"cnt":115},{"lb":300,"ub":400,"cnt":113},{"lb":400,"ub":500,"cnt":83},{"lb":500,"ub":18446744073709551615,"cnt":0}]},"TDGST":{"errs":0,"smplcnt":400,"compcnt":40,"maxctds":8,"nctds":8,"ctds":[{"mu":111.6150817871093750,"cnt":11},{"mu":143.9681854248046875,"cnt":41},{"mu":200.1851348876953125,"cnt":68},{"mu":275.1089782714843750,"cnt":81},{"mu":341.3795623779296875,"cnt":82},{"mu":396.6659698486328125,"cnt":60},{"mu":437.7771301269531250,"cnt":47},{"mu":467.8899841308593750,"cnt":10}]}}}}}
+	// p50 311 µs, p99 467 µs
+	// {"tplname":"CONN","tplhash":1888381441,"vois":{"latency_us":{"stats":{"MAX":{"errs":0,"val":499},"MIN":{"errs":0,"val":100},"HIST":{"errs":0,"nbkts":6,"oob":0,"bkts":[{"lb":0,"ub":100,"cnt":0},{"lb":100,"ub":200,"cnt":89},{"lb":200,"ub":300,"cnt":115},{"lb":300,"ub":400,"cnt":113},{"lb":400,"ub":500,"cnt":83},{"lb":500,"ub":18446744073709551615,"cnt":0}]},"TDGST":{"errs":0,"smplcnt":400,"compcnt":40,"maxctds":8,"nctds":8,"ctds":[{"mu":106.8252563476562500,"cnt":11},{"mu":141.7743988037109375,"cnt":38},{"mu":198.7035980224609375,"cnt":74},{"mu":279.2013854980468750,"cnt":83},{"mu":351.9112854003906250,"cnt":79},{"mu":396.2545623779296875,"cnt":61},{"mu":428.7086944580078125,"cnt":44},{"mu":458.5069580078125000,"cnt":10}]}}}}}
 }
