@@ -1,12 +1,15 @@
 //go:build ignore
 
 // gen_update writes update_int.go: the typed update methods of the integer
-// data types, one specialised body per method (histograms and t-digests go
-// through one shared function, updateCompound). The numeric statistics are
-// written once, as a nested template, and expanded in both paths. Go does not inline a generic
-// function instantiated through a dictionary, and on the update path that
-// second call cost about 40% (BenchmarkCref/sum 10 -> 6 ns, interleaved
-// runs), so the one template below is expanded per type instead.
+// data types and, for each Go representation (int32, uint32, int64,
+// uint64), one small named function per numeric statistic -- minU32 is
+// "how MIN updates a uint32", maxI64 "how MAX updates an int64 (INT_S64 and
+// INT_SLONG)" -- which the methods call and the compiler inlines.
+// Histograms with a counter table count through countHist; other
+// histograms and t-digests go through Blob.compound. Go does not inline a
+// generic function instantiated through a dictionary, and on the update
+// path that second call cost about 40% (BenchmarkCref/sum 10 -> 6 ns,
+// interleaved runs), so each helper is expanded per type instead.
 //
 // Run: go generate ./blob
 package main
@@ -20,27 +23,46 @@ import (
 )
 
 type variant struct {
-	Method, Mixed, DType, T, Word, Load, Store, Doc string
-	Rel                                             bool
+	Method, Mixed, DType, T, Word, Load, Store, Doc, Rep string
+	Rel                                                  bool
+}
+
+// rep is one Go representation of VOI values and its numeric helpers.
+type rep struct {
+	Rep, T, Word, Load, Store, C string
 }
 
 func main() {
-	types := []struct{ Name, DType, T, Word, Load, Store, C string }{
-		{"S32", "IntS32", "int32", "uint32", "load32", "store32", "INT_S32"},
-		{"U32", "IntU32", "uint32", "uint32", "load32", "store32", "INT_U32"},
-		{"S64", "IntS64", "int64", "uint64", "load64", "store64", "INT_S64"},
-		{"U64", "IntU64", "uint64", "uint64", "load64", "store64", "INT_U64"},
-		{"SLong", "IntSLong", "int64", "uint64", "load64", "store64", "INT_SLONG"},
-		{"ULong", "IntULong", "uint64", "uint64", "load64", "store64", "INT_ULONG"},
+	reps := []rep{
+		{"I32", "int32", "uint32", "load32", "store32", "an INT_S32"},
+		{"U32", "uint32", "uint32", "load32", "store32", "an INT_U32"},
+		{"I64", "int64", "uint64", "load64", "store64", "an INT_S64 or INT_SLONG"},
+		{"U64", "uint64", "uint64", "load64", "store64", "an INT_U64 or INT_ULONG"},
+	}
+	types := []struct{ Name, DType, Rep, C string }{
+		{"S32", "IntS32", "I32", "INT_S32"},
+		{"U32", "IntU32", "U32", "INT_U32"},
+		{"S64", "IntS64", "I64", "INT_S64"},
+		{"U64", "IntU64", "U64", "INT_U64"},
+		{"SLong", "IntSLong", "I64", "INT_SLONG"},
+		{"ULong", "IntULong", "U64", "INT_ULONG"},
+	}
+	repOf := map[string]rep{}
+	for _, r := range reps {
+		repOf[r.Rep] = r
 	}
 	var vs []variant
 	for _, t := range types {
+		r := repOf[t.Rep]
 		vs = append(vs,
-			variant{"Update" + t.Name, "updateMixed" + t.Name, t.DType, t.T, t.Word, t.Load, t.Store, "updates an " + t.C + " VOI with v.", false},
-			variant{"UpdateRel" + t.Name, "updateMixed" + t.Name, t.DType, t.T, t.Word, t.Load, t.Store, "adds v to an " + t.C + " VOI's previous value and updates\n// the VOI with the sum; the VOI must keep state (voi.FlagRelUpdate).", true})
+			variant{"Update" + t.Name, "updateMixed" + t.Name, t.DType, r.T, r.Word, r.Load, r.Store, "updates an " + t.C + " VOI with v.", t.Rep, false},
+			variant{"UpdateRel" + t.Name, "updateMixed" + t.Name, t.DType, r.T, r.Word, r.Load, r.Store, "adds v to an " + t.C + " VOI's previous value and updates\n// the VOI with the sum; the VOI must keep state (voi.FlagRelUpdate).", t.Rep, true})
 	}
 	var buf bytes.Buffer
-	if err := tmpl.Execute(&buf, vs); err != nil {
+	if err := tmpl.Execute(&buf, struct {
+		Reps     []rep
+		Variants []variant
+	}{reps, vs}); err != nil {
 		log.Fatal(err)
 	}
 	src, err := format.Source(buf.Bytes())
@@ -60,7 +82,54 @@ import (
 	"github.com/statsblob/statsblob/internal/abi"
 	"github.com/statsblob/statsblob/voi"
 )
-{{range .}}
+
+// countHist adds one to the histogram counter at off, of width bytes (4
+// or 8): the counting of a histogram with a counter table, whose offsets
+// lie inside the statistic's data (plan.go), which makes it safe unchecked.
+func countHist(b []byte, off int, width uint8) {
+	if width == 4 {
+		store32(b, off, load32(b, off)+1)
+	} else {
+		store64(b, off, load64(b, off)+1)
+	}
+}
+{{range .Reps}}
+// min{{.Rep}} is MIN of {{.C}} VOI vp: v replaces a greater minimum at
+// off (vp.minOff; 0: the VOI keeps no MIN).
+func min{{.Rep}}(b []byte, off int, vp *voiPlan, v {{.T}}) {
+	if off != 0 && {{.T}}({{.Load}}(b, off)) > v {
+		{{.Store}}(b, off, {{.Word}}(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
+	}
+}
+
+// max{{.Rep}} is MAX of {{.C}} VOI: v replaces a smaller maximum (see
+// min{{.Rep}}).
+func max{{.Rep}}(b []byte, off int, vp *voiPlan, v {{.T}}) {
+	if off != 0 && {{.T}}({{.Load}}(b, off)) < v {
+		{{.Store}}(b, off, {{.Word}}(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
+	}
+}
+
+// sum{{.Rep}} is SUM of {{.C}} VOI: v is added, wrapping as the C's
+// integer addition does (see min{{.Rep}}).
+func sum{{.Rep}}(b []byte, off int, vp *voiPlan, v {{.T}}) {
+	if off != 0 {
+		{{.Store}}(b, off, {{.Word}}({{.T}}({{.Load}}(b, off))+v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
+	}
+}
+
+// state{{.Rep}} keeps v as the previous value of {{.C}} VOI that takes
+// relative updates (off 0: it takes none).
+func state{{.Rep}}(b []byte, off uint16, v {{.T}}) {
+	if off != 0 {
+		{{.Store}}(b, int(off), {{.Word}}(v))
+	}
+}
+{{end}}
+{{- range .Variants}}
 // {{.Method}} {{.Doc}}
 func (bl *Blob) {{.Method}}(id int32, v {{.T}}) error {
 	p := bl.plan
@@ -100,14 +169,8 @@ func (bl *Blob) {{.Mixed}}(vp *voiPlan, v {{.T}}) error {
 			}
 			continue
 		}
-		// A histogram with a counter table: one load and one store.
 		c, _ := p.counters[sp.layout].Counter(bits)
-		c += int(sp.dataOff)
-		if sp.counter == 4 {
-			store32(b, c, load32(b, c)+1)
-		} else {
-			store64(b, c, load64(b, c)+1)
-		}
+		countHist(b, int(sp.dataOff)+c, sp.counter)
 		markValid(b, sp.statOff)
 	}
 	{{- template "numeric" .}}
@@ -115,19 +178,8 @@ func (bl *Blob) {{.Mixed}}(vp *voiPlan, v {{.T}}) error {
 }
 {{end}}{{end}}
 {{- define "numeric"}}
-	if off := int(vp.minOff); off != 0 && {{.T}}({{.Load}}(b, off)) > v {
-		{{.Store}}(b, off, {{.Word}}(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
-	}
-	if off := int(vp.maxOff); off != 0 && {{.T}}({{.Load}}(b, off)) < v {
-		{{.Store}}(b, off, {{.Word}}(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
-	}
-	if off := int(vp.sumOff); off != 0 {
-		{{.Store}}(b, off, {{.Word}}({{.T}}({{.Load}}(b, off))+v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
-	}
-	if vp.state != 0 {
-		{{.Store}}(b, int(vp.state), {{.Word}}(v))
-	}
+	min{{.Rep}}(b, int(vp.minOff), vp, v)
+	max{{.Rep}}(b, int(vp.maxOff), vp, v)
+	sum{{.Rep}}(b, int(vp.sumOff), vp, v)
+	state{{.Rep}}(b, vp.state, v)
 {{- end}}`))

@@ -7,6 +7,157 @@ import (
 	"github.com/statsblob/statsblob/voi"
 )
 
+// countHist adds one to the histogram counter at off, of width bytes (4
+// or 8): the counting of a histogram with a counter table, whose offsets
+// lie inside the statistic's data (plan.go), which makes it safe unchecked.
+func countHist(b []byte, off int, width uint8) {
+	if width == 4 {
+		store32(b, off, load32(b, off)+1)
+	} else {
+		store64(b, off, load64(b, off)+1)
+	}
+}
+
+// minI32 is MIN of an INT_S32 VOI vp: v replaces a greater minimum at
+// off (vp.minOff; 0: the VOI keeps no MIN).
+func minI32(b []byte, off int, vp *voiPlan, v int32) {
+	if off != 0 && int32(load32(b, off)) > v {
+		store32(b, off, uint32(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
+	}
+}
+
+// maxI32 is MAX of an INT_S32 VOI: v replaces a smaller maximum (see
+// minI32).
+func maxI32(b []byte, off int, vp *voiPlan, v int32) {
+	if off != 0 && int32(load32(b, off)) < v {
+		store32(b, off, uint32(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
+	}
+}
+
+// sumI32 is SUM of an INT_S32 VOI: v is added, wrapping as the C's
+// integer addition does (see minI32).
+func sumI32(b []byte, off int, vp *voiPlan, v int32) {
+	if off != 0 {
+		store32(b, off, uint32(int32(load32(b, off))+v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
+	}
+}
+
+// stateI32 keeps v as the previous value of an INT_S32 VOI that takes
+// relative updates (off 0: it takes none).
+func stateI32(b []byte, off uint16, v int32) {
+	if off != 0 {
+		store32(b, int(off), uint32(v))
+	}
+}
+
+// minU32 is MIN of an INT_U32 VOI vp: v replaces a greater minimum at
+// off (vp.minOff; 0: the VOI keeps no MIN).
+func minU32(b []byte, off int, vp *voiPlan, v uint32) {
+	if off != 0 && uint32(load32(b, off)) > v {
+		store32(b, off, uint32(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
+	}
+}
+
+// maxU32 is MAX of an INT_U32 VOI: v replaces a smaller maximum (see
+// minU32).
+func maxU32(b []byte, off int, vp *voiPlan, v uint32) {
+	if off != 0 && uint32(load32(b, off)) < v {
+		store32(b, off, uint32(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
+	}
+}
+
+// sumU32 is SUM of an INT_U32 VOI: v is added, wrapping as the C's
+// integer addition does (see minU32).
+func sumU32(b []byte, off int, vp *voiPlan, v uint32) {
+	if off != 0 {
+		store32(b, off, uint32(uint32(load32(b, off))+v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
+	}
+}
+
+// stateU32 keeps v as the previous value of an INT_U32 VOI that takes
+// relative updates (off 0: it takes none).
+func stateU32(b []byte, off uint16, v uint32) {
+	if off != 0 {
+		store32(b, int(off), uint32(v))
+	}
+}
+
+// minI64 is MIN of an INT_S64 or INT_SLONG VOI vp: v replaces a greater minimum at
+// off (vp.minOff; 0: the VOI keeps no MIN).
+func minI64(b []byte, off int, vp *voiPlan, v int64) {
+	if off != 0 && int64(load64(b, off)) > v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
+	}
+}
+
+// maxI64 is MAX of an INT_S64 or INT_SLONG VOI: v replaces a smaller maximum (see
+// minI64).
+func maxI64(b []byte, off int, vp *voiPlan, v int64) {
+	if off != 0 && int64(load64(b, off)) < v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
+	}
+}
+
+// sumI64 is SUM of an INT_S64 or INT_SLONG VOI: v is added, wrapping as the C's
+// integer addition does (see minI64).
+func sumI64(b []byte, off int, vp *voiPlan, v int64) {
+	if off != 0 {
+		store64(b, off, uint64(int64(load64(b, off))+v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
+	}
+}
+
+// stateI64 keeps v as the previous value of an INT_S64 or INT_SLONG VOI that takes
+// relative updates (off 0: it takes none).
+func stateI64(b []byte, off uint16, v int64) {
+	if off != 0 {
+		store64(b, int(off), uint64(v))
+	}
+}
+
+// minU64 is MIN of an INT_U64 or INT_ULONG VOI vp: v replaces a greater minimum at
+// off (vp.minOff; 0: the VOI keeps no MIN).
+func minU64(b []byte, off int, vp *voiPlan, v uint64) {
+	if off != 0 && uint64(load64(b, off)) > v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
+	}
+}
+
+// maxU64 is MAX of an INT_U64 or INT_ULONG VOI: v replaces a smaller maximum (see
+// minU64).
+func maxU64(b []byte, off int, vp *voiPlan, v uint64) {
+	if off != 0 && uint64(load64(b, off)) < v {
+		store64(b, off, uint64(v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
+	}
+}
+
+// sumU64 is SUM of an INT_U64 or INT_ULONG VOI: v is added, wrapping as the C's
+// integer addition does (see minU64).
+func sumU64(b []byte, off int, vp *voiPlan, v uint64) {
+	if off != 0 {
+		store64(b, off, uint64(uint64(load64(b, off))+v))
+		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
+	}
+}
+
+// stateU64 keeps v as the previous value of an INT_U64 or INT_ULONG VOI that takes
+// relative updates (off 0: it takes none).
+func stateU64(b []byte, off uint16, v uint64) {
+	if off != 0 {
+		store64(b, int(off), uint64(v))
+	}
+}
+
 // UpdateS32 updates an INT_S32 VOI with v.
 func (bl *Blob) UpdateS32(id int32, v int32) error {
 	p := bl.plan
@@ -22,21 +173,10 @@ func (bl *Blob) UpdateS32(id int32, v int32) error {
 	if vp.nc != 0 {
 		return bl.updateMixedS32(vp, v)
 	}
-	if off := int(vp.minOff); off != 0 && int32(load32(b, off)) > v {
-		store32(b, off, uint32(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
-	}
-	if off := int(vp.maxOff); off != 0 && int32(load32(b, off)) < v {
-		store32(b, off, uint32(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
-	}
-	if off := int(vp.sumOff); off != 0 {
-		store32(b, off, uint32(int32(load32(b, off))+v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
-	}
-	if vp.state != 0 {
-		store32(b, int(vp.state), uint32(v))
-	}
+	minI32(b, int(vp.minOff), vp, v)
+	maxI32(b, int(vp.maxOff), vp, v)
+	sumI32(b, int(vp.sumOff), vp, v)
+	stateI32(b, vp.state, v)
 	return nil
 }
 
@@ -57,31 +197,14 @@ func (bl *Blob) updateMixedS32(vp *voiPlan, v int32) error {
 			}
 			continue
 		}
-		// A histogram with a counter table: one load and one store.
 		c, _ := p.counters[sp.layout].Counter(bits)
-		c += int(sp.dataOff)
-		if sp.counter == 4 {
-			store32(b, c, load32(b, c)+1)
-		} else {
-			store64(b, c, load64(b, c)+1)
-		}
+		countHist(b, int(sp.dataOff)+c, sp.counter)
 		markValid(b, sp.statOff)
 	}
-	if off := int(vp.minOff); off != 0 && int32(load32(b, off)) > v {
-		store32(b, off, uint32(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
-	}
-	if off := int(vp.maxOff); off != 0 && int32(load32(b, off)) < v {
-		store32(b, off, uint32(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
-	}
-	if off := int(vp.sumOff); off != 0 {
-		store32(b, off, uint32(int32(load32(b, off))+v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
-	}
-	if vp.state != 0 {
-		store32(b, int(vp.state), uint32(v))
-	}
+	minI32(b, int(vp.minOff), vp, v)
+	maxI32(b, int(vp.maxOff), vp, v)
+	sumI32(b, int(vp.sumOff), vp, v)
+	stateI32(b, vp.state, v)
 	return err
 }
 
@@ -102,21 +225,10 @@ func (bl *Blob) UpdateRelS32(id int32, v int32) error {
 	if vp.nc != 0 {
 		return bl.updateMixedS32(vp, v)
 	}
-	if off := int(vp.minOff); off != 0 && int32(load32(b, off)) > v {
-		store32(b, off, uint32(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
-	}
-	if off := int(vp.maxOff); off != 0 && int32(load32(b, off)) < v {
-		store32(b, off, uint32(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
-	}
-	if off := int(vp.sumOff); off != 0 {
-		store32(b, off, uint32(int32(load32(b, off))+v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
-	}
-	if vp.state != 0 {
-		store32(b, int(vp.state), uint32(v))
-	}
+	minI32(b, int(vp.minOff), vp, v)
+	maxI32(b, int(vp.maxOff), vp, v)
+	sumI32(b, int(vp.sumOff), vp, v)
+	stateI32(b, vp.state, v)
 	return nil
 }
 
@@ -135,21 +247,10 @@ func (bl *Blob) UpdateU32(id int32, v uint32) error {
 	if vp.nc != 0 {
 		return bl.updateMixedU32(vp, v)
 	}
-	if off := int(vp.minOff); off != 0 && uint32(load32(b, off)) > v {
-		store32(b, off, uint32(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
-	}
-	if off := int(vp.maxOff); off != 0 && uint32(load32(b, off)) < v {
-		store32(b, off, uint32(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
-	}
-	if off := int(vp.sumOff); off != 0 {
-		store32(b, off, uint32(uint32(load32(b, off))+v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
-	}
-	if vp.state != 0 {
-		store32(b, int(vp.state), uint32(v))
-	}
+	minU32(b, int(vp.minOff), vp, v)
+	maxU32(b, int(vp.maxOff), vp, v)
+	sumU32(b, int(vp.sumOff), vp, v)
+	stateU32(b, vp.state, v)
 	return nil
 }
 
@@ -170,31 +271,14 @@ func (bl *Blob) updateMixedU32(vp *voiPlan, v uint32) error {
 			}
 			continue
 		}
-		// A histogram with a counter table: one load and one store.
 		c, _ := p.counters[sp.layout].Counter(bits)
-		c += int(sp.dataOff)
-		if sp.counter == 4 {
-			store32(b, c, load32(b, c)+1)
-		} else {
-			store64(b, c, load64(b, c)+1)
-		}
+		countHist(b, int(sp.dataOff)+c, sp.counter)
 		markValid(b, sp.statOff)
 	}
-	if off := int(vp.minOff); off != 0 && uint32(load32(b, off)) > v {
-		store32(b, off, uint32(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
-	}
-	if off := int(vp.maxOff); off != 0 && uint32(load32(b, off)) < v {
-		store32(b, off, uint32(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
-	}
-	if off := int(vp.sumOff); off != 0 {
-		store32(b, off, uint32(uint32(load32(b, off))+v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
-	}
-	if vp.state != 0 {
-		store32(b, int(vp.state), uint32(v))
-	}
+	minU32(b, int(vp.minOff), vp, v)
+	maxU32(b, int(vp.maxOff), vp, v)
+	sumU32(b, int(vp.sumOff), vp, v)
+	stateU32(b, vp.state, v)
 	return err
 }
 
@@ -215,21 +299,10 @@ func (bl *Blob) UpdateRelU32(id int32, v uint32) error {
 	if vp.nc != 0 {
 		return bl.updateMixedU32(vp, v)
 	}
-	if off := int(vp.minOff); off != 0 && uint32(load32(b, off)) > v {
-		store32(b, off, uint32(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
-	}
-	if off := int(vp.maxOff); off != 0 && uint32(load32(b, off)) < v {
-		store32(b, off, uint32(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
-	}
-	if off := int(vp.sumOff); off != 0 {
-		store32(b, off, uint32(uint32(load32(b, off))+v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
-	}
-	if vp.state != 0 {
-		store32(b, int(vp.state), uint32(v))
-	}
+	minU32(b, int(vp.minOff), vp, v)
+	maxU32(b, int(vp.maxOff), vp, v)
+	sumU32(b, int(vp.sumOff), vp, v)
+	stateU32(b, vp.state, v)
 	return nil
 }
 
@@ -248,21 +321,10 @@ func (bl *Blob) UpdateS64(id int32, v int64) error {
 	if vp.nc != 0 {
 		return bl.updateMixedS64(vp, v)
 	}
-	if off := int(vp.minOff); off != 0 && int64(load64(b, off)) > v {
-		store64(b, off, uint64(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
-	}
-	if off := int(vp.maxOff); off != 0 && int64(load64(b, off)) < v {
-		store64(b, off, uint64(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
-	}
-	if off := int(vp.sumOff); off != 0 {
-		store64(b, off, uint64(int64(load64(b, off))+v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
-	}
-	if vp.state != 0 {
-		store64(b, int(vp.state), uint64(v))
-	}
+	minI64(b, int(vp.minOff), vp, v)
+	maxI64(b, int(vp.maxOff), vp, v)
+	sumI64(b, int(vp.sumOff), vp, v)
+	stateI64(b, vp.state, v)
 	return nil
 }
 
@@ -283,31 +345,14 @@ func (bl *Blob) updateMixedS64(vp *voiPlan, v int64) error {
 			}
 			continue
 		}
-		// A histogram with a counter table: one load and one store.
 		c, _ := p.counters[sp.layout].Counter(bits)
-		c += int(sp.dataOff)
-		if sp.counter == 4 {
-			store32(b, c, load32(b, c)+1)
-		} else {
-			store64(b, c, load64(b, c)+1)
-		}
+		countHist(b, int(sp.dataOff)+c, sp.counter)
 		markValid(b, sp.statOff)
 	}
-	if off := int(vp.minOff); off != 0 && int64(load64(b, off)) > v {
-		store64(b, off, uint64(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
-	}
-	if off := int(vp.maxOff); off != 0 && int64(load64(b, off)) < v {
-		store64(b, off, uint64(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
-	}
-	if off := int(vp.sumOff); off != 0 {
-		store64(b, off, uint64(int64(load64(b, off))+v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
-	}
-	if vp.state != 0 {
-		store64(b, int(vp.state), uint64(v))
-	}
+	minI64(b, int(vp.minOff), vp, v)
+	maxI64(b, int(vp.maxOff), vp, v)
+	sumI64(b, int(vp.sumOff), vp, v)
+	stateI64(b, vp.state, v)
 	return err
 }
 
@@ -328,21 +373,10 @@ func (bl *Blob) UpdateRelS64(id int32, v int64) error {
 	if vp.nc != 0 {
 		return bl.updateMixedS64(vp, v)
 	}
-	if off := int(vp.minOff); off != 0 && int64(load64(b, off)) > v {
-		store64(b, off, uint64(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
-	}
-	if off := int(vp.maxOff); off != 0 && int64(load64(b, off)) < v {
-		store64(b, off, uint64(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
-	}
-	if off := int(vp.sumOff); off != 0 {
-		store64(b, off, uint64(int64(load64(b, off))+v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
-	}
-	if vp.state != 0 {
-		store64(b, int(vp.state), uint64(v))
-	}
+	minI64(b, int(vp.minOff), vp, v)
+	maxI64(b, int(vp.maxOff), vp, v)
+	sumI64(b, int(vp.sumOff), vp, v)
+	stateI64(b, vp.state, v)
 	return nil
 }
 
@@ -361,21 +395,10 @@ func (bl *Blob) UpdateU64(id int32, v uint64) error {
 	if vp.nc != 0 {
 		return bl.updateMixedU64(vp, v)
 	}
-	if off := int(vp.minOff); off != 0 && uint64(load64(b, off)) > v {
-		store64(b, off, uint64(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
-	}
-	if off := int(vp.maxOff); off != 0 && uint64(load64(b, off)) < v {
-		store64(b, off, uint64(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
-	}
-	if off := int(vp.sumOff); off != 0 {
-		store64(b, off, uint64(uint64(load64(b, off))+v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
-	}
-	if vp.state != 0 {
-		store64(b, int(vp.state), uint64(v))
-	}
+	minU64(b, int(vp.minOff), vp, v)
+	maxU64(b, int(vp.maxOff), vp, v)
+	sumU64(b, int(vp.sumOff), vp, v)
+	stateU64(b, vp.state, v)
 	return nil
 }
 
@@ -396,31 +419,14 @@ func (bl *Blob) updateMixedU64(vp *voiPlan, v uint64) error {
 			}
 			continue
 		}
-		// A histogram with a counter table: one load and one store.
 		c, _ := p.counters[sp.layout].Counter(bits)
-		c += int(sp.dataOff)
-		if sp.counter == 4 {
-			store32(b, c, load32(b, c)+1)
-		} else {
-			store64(b, c, load64(b, c)+1)
-		}
+		countHist(b, int(sp.dataOff)+c, sp.counter)
 		markValid(b, sp.statOff)
 	}
-	if off := int(vp.minOff); off != 0 && uint64(load64(b, off)) > v {
-		store64(b, off, uint64(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
-	}
-	if off := int(vp.maxOff); off != 0 && uint64(load64(b, off)) < v {
-		store64(b, off, uint64(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
-	}
-	if off := int(vp.sumOff); off != 0 {
-		store64(b, off, uint64(uint64(load64(b, off))+v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
-	}
-	if vp.state != 0 {
-		store64(b, int(vp.state), uint64(v))
-	}
+	minU64(b, int(vp.minOff), vp, v)
+	maxU64(b, int(vp.maxOff), vp, v)
+	sumU64(b, int(vp.sumOff), vp, v)
+	stateU64(b, vp.state, v)
 	return err
 }
 
@@ -441,21 +447,10 @@ func (bl *Blob) UpdateRelU64(id int32, v uint64) error {
 	if vp.nc != 0 {
 		return bl.updateMixedU64(vp, v)
 	}
-	if off := int(vp.minOff); off != 0 && uint64(load64(b, off)) > v {
-		store64(b, off, uint64(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
-	}
-	if off := int(vp.maxOff); off != 0 && uint64(load64(b, off)) < v {
-		store64(b, off, uint64(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
-	}
-	if off := int(vp.sumOff); off != 0 {
-		store64(b, off, uint64(uint64(load64(b, off))+v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
-	}
-	if vp.state != 0 {
-		store64(b, int(vp.state), uint64(v))
-	}
+	minU64(b, int(vp.minOff), vp, v)
+	maxU64(b, int(vp.maxOff), vp, v)
+	sumU64(b, int(vp.sumOff), vp, v)
+	stateU64(b, vp.state, v)
 	return nil
 }
 
@@ -474,21 +469,10 @@ func (bl *Blob) UpdateSLong(id int32, v int64) error {
 	if vp.nc != 0 {
 		return bl.updateMixedSLong(vp, v)
 	}
-	if off := int(vp.minOff); off != 0 && int64(load64(b, off)) > v {
-		store64(b, off, uint64(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
-	}
-	if off := int(vp.maxOff); off != 0 && int64(load64(b, off)) < v {
-		store64(b, off, uint64(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
-	}
-	if off := int(vp.sumOff); off != 0 {
-		store64(b, off, uint64(int64(load64(b, off))+v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
-	}
-	if vp.state != 0 {
-		store64(b, int(vp.state), uint64(v))
-	}
+	minI64(b, int(vp.minOff), vp, v)
+	maxI64(b, int(vp.maxOff), vp, v)
+	sumI64(b, int(vp.sumOff), vp, v)
+	stateI64(b, vp.state, v)
 	return nil
 }
 
@@ -509,31 +493,14 @@ func (bl *Blob) updateMixedSLong(vp *voiPlan, v int64) error {
 			}
 			continue
 		}
-		// A histogram with a counter table: one load and one store.
 		c, _ := p.counters[sp.layout].Counter(bits)
-		c += int(sp.dataOff)
-		if sp.counter == 4 {
-			store32(b, c, load32(b, c)+1)
-		} else {
-			store64(b, c, load64(b, c)+1)
-		}
+		countHist(b, int(sp.dataOff)+c, sp.counter)
 		markValid(b, sp.statOff)
 	}
-	if off := int(vp.minOff); off != 0 && int64(load64(b, off)) > v {
-		store64(b, off, uint64(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
-	}
-	if off := int(vp.maxOff); off != 0 && int64(load64(b, off)) < v {
-		store64(b, off, uint64(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
-	}
-	if off := int(vp.sumOff); off != 0 {
-		store64(b, off, uint64(int64(load64(b, off))+v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
-	}
-	if vp.state != 0 {
-		store64(b, int(vp.state), uint64(v))
-	}
+	minI64(b, int(vp.minOff), vp, v)
+	maxI64(b, int(vp.maxOff), vp, v)
+	sumI64(b, int(vp.sumOff), vp, v)
+	stateI64(b, vp.state, v)
 	return err
 }
 
@@ -554,21 +521,10 @@ func (bl *Blob) UpdateRelSLong(id int32, v int64) error {
 	if vp.nc != 0 {
 		return bl.updateMixedSLong(vp, v)
 	}
-	if off := int(vp.minOff); off != 0 && int64(load64(b, off)) > v {
-		store64(b, off, uint64(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
-	}
-	if off := int(vp.maxOff); off != 0 && int64(load64(b, off)) < v {
-		store64(b, off, uint64(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
-	}
-	if off := int(vp.sumOff); off != 0 {
-		store64(b, off, uint64(int64(load64(b, off))+v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
-	}
-	if vp.state != 0 {
-		store64(b, int(vp.state), uint64(v))
-	}
+	minI64(b, int(vp.minOff), vp, v)
+	maxI64(b, int(vp.maxOff), vp, v)
+	sumI64(b, int(vp.sumOff), vp, v)
+	stateI64(b, vp.state, v)
 	return nil
 }
 
@@ -587,21 +543,10 @@ func (bl *Blob) UpdateULong(id int32, v uint64) error {
 	if vp.nc != 0 {
 		return bl.updateMixedULong(vp, v)
 	}
-	if off := int(vp.minOff); off != 0 && uint64(load64(b, off)) > v {
-		store64(b, off, uint64(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
-	}
-	if off := int(vp.maxOff); off != 0 && uint64(load64(b, off)) < v {
-		store64(b, off, uint64(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
-	}
-	if off := int(vp.sumOff); off != 0 {
-		store64(b, off, uint64(uint64(load64(b, off))+v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
-	}
-	if vp.state != 0 {
-		store64(b, int(vp.state), uint64(v))
-	}
+	minU64(b, int(vp.minOff), vp, v)
+	maxU64(b, int(vp.maxOff), vp, v)
+	sumU64(b, int(vp.sumOff), vp, v)
+	stateU64(b, vp.state, v)
 	return nil
 }
 
@@ -622,31 +567,14 @@ func (bl *Blob) updateMixedULong(vp *voiPlan, v uint64) error {
 			}
 			continue
 		}
-		// A histogram with a counter table: one load and one store.
 		c, _ := p.counters[sp.layout].Counter(bits)
-		c += int(sp.dataOff)
-		if sp.counter == 4 {
-			store32(b, c, load32(b, c)+1)
-		} else {
-			store64(b, c, load64(b, c)+1)
-		}
+		countHist(b, int(sp.dataOff)+c, sp.counter)
 		markValid(b, sp.statOff)
 	}
-	if off := int(vp.minOff); off != 0 && uint64(load64(b, off)) > v {
-		store64(b, off, uint64(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
-	}
-	if off := int(vp.maxOff); off != 0 && uint64(load64(b, off)) < v {
-		store64(b, off, uint64(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
-	}
-	if off := int(vp.sumOff); off != 0 {
-		store64(b, off, uint64(uint64(load64(b, off))+v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
-	}
-	if vp.state != 0 {
-		store64(b, int(vp.state), uint64(v))
-	}
+	minU64(b, int(vp.minOff), vp, v)
+	maxU64(b, int(vp.maxOff), vp, v)
+	sumU64(b, int(vp.sumOff), vp, v)
+	stateU64(b, vp.state, v)
 	return err
 }
 
@@ -667,20 +595,9 @@ func (bl *Blob) UpdateRelULong(id int32, v uint64) error {
 	if vp.nc != 0 {
 		return bl.updateMixedULong(vp, v)
 	}
-	if off := int(vp.minOff); off != 0 && uint64(load64(b, off)) > v {
-		store64(b, off, uint64(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Min))
-	}
-	if off := int(vp.maxOff); off != 0 && uint64(load64(b, off)) < v {
-		store64(b, off, uint64(v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Max))
-	}
-	if off := int(vp.sumOff); off != 0 {
-		store64(b, off, uint64(uint64(load64(b, off))+v))
-		markValid(b, vp.statsOff+abi.StatSize*uint16(voi.Sum))
-	}
-	if vp.state != 0 {
-		store64(b, int(vp.state), uint64(v))
-	}
+	minU64(b, int(vp.minOff), vp, v)
+	maxU64(b, int(vp.maxOff), vp, v)
+	sumU64(b, int(vp.sumOff), vp, v)
+	stateU64(b, vp.state, v)
 	return nil
 }
