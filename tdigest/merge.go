@@ -409,26 +409,13 @@ func splitCentroids(out, cs []item, lim int64) []item {
 	if len(cs) < 2 {
 		return append(out, cs...)
 	}
-	// gap(i) is the gap between cs[i-1] and cs[i], the nearest one at
-	// either end.
-	gap := func(i int) float64 {
-		i = max(1, min(len(cs)-1, i))
-		return float64(cs[i].v - cs[i-1].v)
-	}
-	density := func(i int) float64 {
-		w := float64(gap(i)+gap(i+1)) / 2
-		if w <= 0 {
-			return 0
-		}
-		return float64(cs[i].n) / w
-	}
 	for i, c := range cs {
 		if c.n < 2 {
 			out = append(out, c)
 			continue
 		}
-		dl, dr := gap(i)/2, gap(i+1)/2
-		dl, dr = min(dl, float64(4*dr)), min(dr, float64(4*dl))
+		gl, gr := gapAt(cs, i), gapAt(cs, i+1)
+		dl, dr := min(gl/2, float64(2*gr)), min(gr/2, float64(2*gl))
 		if !(dl+dr > 0) {
 			out = append(out, c)
 			continue
@@ -436,14 +423,47 @@ func splitCentroids(out, cs []item, lim int64) []item {
 		fc := float64(c.n) / float64(dl+dr)
 		fa, fb := fc, fc
 		if i > 0 {
-			fa = float64(fc+density(i-1)) / 2
+			fa = float64(fc+densityAt(cs, i-1, gapAt(cs, i-1), gl)) / 2
 		}
 		if i+1 < len(cs) {
-			fb = float64(fc+density(i+1)) / 2
+			fb = float64(fc+densityAt(cs, i+1, gr, gapAt(cs, i+2))) / 2
 		}
 		out = appendParts(out, c, lim, dl, dr, fa, fc, fb)
 	}
 	return out
+}
+
+// gapAt returns the gap between cs[i-1] and cs[i] (len(cs) >= 2), the
+// nearest one for i out of [1, len(cs)-1].
+func gapAt(cs []item, i int) float64 {
+	i = max(1, min(len(cs)-1, i))
+	return float64(cs[i].v - cs[i-1].v)
+}
+
+// densityAt returns cs[i]'s count over its width, half its gaps gl and gr
+// to its neighbours (0 for no width).
+func densityAt(cs []item, i int, gl, gr float64) float64 {
+	w := float64(gl+gr) / 2
+	if w <= 0 {
+		return 0
+	}
+	return float64(cs[i].n) / w
+}
+
+// segment is a piece of a linear density: f0 at x0, slope s.
+type segment struct{ x0, f0, s float64 }
+
+// moment returns the first moment of the segment's first mass m, which
+// spans t with f0·t + s·t²/2 = m (t computed in the form that does not
+// cancel, or given as t > 0).
+func (g segment) moment(m, t float64) float64 {
+	if t <= 0 {
+		if den := g.f0 + math.Sqrt(max(float64(g.f0*g.f0)+float64(2*g.s*m), 0)); den > 0 {
+			t = float64(2*m) / den
+		}
+	}
+	tt := float64(t * t)
+	return float64(g.x0*m) + float64(g.f0*tt)/2 + float64(g.s*float64(tt*t))/3
 }
 
 // appendParts appends to out the parts of centroid c whose samples have
@@ -460,57 +480,45 @@ func appendParts(out []item, c item, lim int64, dl, dr, fa, fc, fb float64) []it
 	if !(tot > 0) || math.IsInf(tot, 0) {
 		return append(out, c)
 	}
-	var s1, s2 float64 // the slopes
+	left, right := segment{-dl, fa, 0}, segment{0, fc, 0}
 	if dl > 0 {
-		s1 = float64(fc-fa) / dl
+		left.s = float64(fc-fa) / dl
 	}
 	if dr > 0 {
-		s2 = float64(fb-fc) / dr
+		right.s = float64(fb-fc) / dr
 	}
-	// moment returns the first moment of the first mass m of a segment
-	// starting at x0 with density f0 and slope s: the t with
-	// f0·t + s·t²/2 = m, in the form that does not cancel.
-	moment := func(x0, f0, s, m float64) float64 {
-		t := 0.0
-		if den := f0 + math.Sqrt(max(float64(f0*f0)+float64(2*s*m), 0)); den > 0 {
-			t = float64(2*m) / den
-		}
-		tt := float64(t * t)
-		return float64(x0*m) + float64(f0*tt)/2 + float64(s*float64(tt*t))/3
+	g1 := 0.0 // the first moment of the left side
+	if dl > 0 {
+		g1 = left.moment(m1, dl)
 	}
-	// upTo returns the first moment of the first mass m of the density.
-	upTo := func(m float64) float64 {
-		if m <= m1 {
-			return moment(-dl, fa, s1, m)
-		}
-		return moment(-dl, fa, s1, m1) + moment(0, fc, s2, min(m-m1, m2))
+	gTot := g1
+	if dr > 0 {
+		gTot += right.moment(m2, dr)
 	}
 	k := min(c.n, 4)
-	var offs [4]float64
-	var ns [4]uint64
 	perSample := tot / float64(c.n)
-	prev, cum, mean := 0.0, uint64(0), 0.0
+	shift := gTot / tot // the density's mean, moved to c's
+	prev, cum := 0.0, uint64(0)
 	for j := range k {
 		n := c.n / k
 		if j < c.n%k {
 			n++
 		}
 		cum += n
-		g := tot
+		g := gTot
 		if j < k-1 {
-			g = float64(cum) * perSample
+			// The first moment of the first cum samples.
+			if m := float64(cum) * perSample; m <= m1 {
+				g = left.moment(m, 0)
+			} else {
+				g = g1 + right.moment(min(m-m1, m2), 0)
+			}
 		}
-		g = upTo(g)
-		offs[j] = (g - prev) / float64(float64(n)*perSample)
-		ns[j] = n
-		mean += float64(offs[j] * float64(n))
+		off := (g - prev) / float64(float64(n)*perSample)
 		prev = g
-	}
-	shift := mean / float64(c.n)
-	for j := range k {
 		// An offset is at most a gap (2·lim < 2^62): the sum does not wrap.
-		off := int64(math.Round(offs[j] - shift))
-		out = append(out, item{max(-lim, min(lim, c.v+off)), ns[j]})
+		v := c.v + int64(math.Round(off-shift))
+		out = append(out, item{max(-lim, min(lim, v)), n})
 	}
 	return out
 }

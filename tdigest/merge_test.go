@@ -310,3 +310,22 @@ func pcts(e []float64) []float64 {
 	}
 	return out
 }
+
+// BenchmarkMergeAll times MergeAll of a fleet of 1000 connection digests
+// (accuracy's conn-rtt and Pareto streams) into one, per merge.
+func BenchmarkMergeAll(b *testing.B) {
+	for _, g := range []accuracy.Geometry{accuracy.Small, accuracy.Large} {
+		for _, name := range []string{"conn-rtt", "pareto"} {
+			f := accuracy.NewFleet(g, accuracy.DistByName(name), 1000, accuracy.BlobSize, 1)
+			dst := g.Build()
+			b.Run(name+"/"+g.DType.String(), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := tdigest.MergeAll(dst, g.DType, f.Digests...); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
