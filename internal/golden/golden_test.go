@@ -58,7 +58,7 @@ func TestTokens(t *testing.T) {
 	require.Equal(t, uint64(1<<63|3<<15<<3|4), q)
 	q, err = golden.Q(voi.QU32, 2, "raw:5")
 	require.NoError(t, err)
-	require.Equal(t, uint64(5<<3|0), q)
+	require.Equal(t, uint64(5<<3), q) // control bits 0
 	require.Equal(t, uint64(7<<16<<3|4), golden.QFromInt(voi.QU64, 16, 7))
 	_, err = golden.Q(voi.QS64, 16, "1.x")
 	require.ErrorIs(t, err, golden.ErrSyntax)
