@@ -69,8 +69,9 @@ func (bl *Blob) qctrl(vp *voiPlan) uint64 {
 // firstMean returns the control bits of digest data's first centroid slot,
 // if it has one (every slot carries the digest's precision).
 func firstMean(data []byte, dt voi.DType) (uint64, bool) {
-	if len(data) < tdigest.Size(dt, 1) {
+	off, ok := tdigest.MeanOffset(dt)
+	if !ok || len(data) <= off {
 		return 0, false
 	}
-	return tdigest.ReadCentroid(data, dt, 0).Mu.Ctrl(), true
+	return uint64(data[off] & 7), true
 }

@@ -108,14 +108,11 @@ func samePrecisions(p *plan, d, s []byte) bool {
 		at := int(sp.dataOff)
 		switch {
 		case sp.stype == voi.TDgst:
-			base := tdigest.HeaderSize64
-			if sp.dtype == voi.TDgstClust32 {
-				base = tdigest.HeaderSize32
-			}
-			if int(sp.dsz) <= base {
+			mo, _ := tdigest.MeanOffset(sp.dtype)
+			if int(sp.dsz) <= mo {
 				return false
 			}
-			at += base + 8 // node 0's mean
+			at += mo // node 0's mean
 		case sp.stype == voi.Hist || !sp.dtype.IsQ():
 			continue
 		}

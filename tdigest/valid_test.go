@@ -209,3 +209,22 @@ func TestInOrderWalkMatchesNext(t *testing.T) {
 	}
 	require.Greater(t, walked, 100000)
 }
+
+// TestMeanOffset: the offset MeanOffset gives is where ReadCentroid reads
+// slot 0's mean.
+func TestMeanOffset(t *testing.T) {
+	for _, dt := range []voi.DType{voi.TDgstClust32, voi.TDgstClust64} {
+		d, err := tdigest.Build(dt, 3, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		off, ok := tdigest.MeanOffset(dt)
+		mu := tdigest.ReadCentroid(d, dt, 0).Mu
+		if !ok || uint64(d[off]&7) != mu.Ctrl() || d[off] != byte(mu.Raw) {
+			t.Fatalf("%v: MeanOffset %d, byte %#x, mean %#x", dt, off, d[off], mu.Raw)
+		}
+	}
+	if _, ok := tdigest.MeanOffset(voi.IntU64); ok {
+		t.Fatal("MeanOffset of INT_U64")
+	}
+}
