@@ -214,3 +214,33 @@ func TestCompatibleBlobsMatchesCompatible(t *testing.T) {
 	}
 	require.Greater(t, differ, 30)
 }
+
+// FuzzLayoutCache holds FromBytes (through the layout cache, primed with
+// the seeds' layouts) to the full validation's verdict and plan on any
+// bytes.
+func FuzzLayoutCache(f *testing.F) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var seeds [][]byte
+	for _, tp := range cacheTemplates(&testing.T{}) {
+		bl := New(tp, NewEnv(func() int64 { return 1 << 32 }, 1))
+		fillForCache(bl, r)
+		seeds = append(seeds, append([]byte(nil), bl.Bytes()...))
+		f.Add(bl.Bytes())
+	}
+	f.Fuzz(func(t *testing.T, p []byte) {
+		for _, s := range seeds {
+			if _, err := FromBytes(s, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, wantErr := fullDecode(p)
+		got, gotErr := FromBytes(p, nil)
+		if (wantErr == nil) != (gotErr == nil) || wantErr != nil && wantErr.Error() != gotErr.Error() {
+			t.Fatalf("full validation: %v, FromBytes: %v", wantErr, gotErr)
+		}
+		if wantErr == nil {
+			require.Equal(t, want, got.plan)
+			require.Equal(t, p, got.Bytes())
+		}
+	})
+}
