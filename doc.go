@@ -24,6 +24,7 @@
 //	hist                                 histograms: specs, buckets, in-blob layout, lookup, quantiles, merge
 //	tdigest                              the in-blob t-digest: red-black tree, clustering add, merge, queries
 //	tdigest/caiotd                       conversion to and from caio/go-tdigest
+//	tdigest/tdigesttest                  checks of digest queries shared by tests
 //	tpl                                  templates and the registry: VOIs, the template's bytes, hash, JSON
 //	blob                                 the blob: update, fetch, iterate, query, clone, snapshot, reset, validate, merge
 //	tostr                                freeform and JSON renderings, byte-identical to the C
