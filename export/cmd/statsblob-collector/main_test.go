@@ -112,18 +112,23 @@ func TestServeAndTerminate(t *testing.T) {
 	require.Contains(t, string(body), `kitchen_rtt_microseconds_tdigest_count{host="web1"} 4`)
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	// Read stderr to its end before Wait: Wait closes the pipe once the
+	// process has exited, and a line still in the pipe would be lost.
+	drained := make(chan []string, 1)
+	go func() {
+		var rest []string
+		for lines.Scan() {
+			rest = append(rest, lines.Text())
+		}
+		drained <- rest
+	}()
 	var rest []string
-	for lines.Scan() {
-		rest = append(rest, lines.Text())
-	}
 	select {
-	case err := <-done:
-		require.NoError(t, err, "exit status 0; stderr %q", rest)
+	case rest = <-drained:
 	case <-time.After(20 * time.Second):
 		t.Fatal("no exit after SIGTERM")
 	}
+	require.NoError(t, cmd.Wait(), "exit status 0; stderr %q", rest)
 	require.Equal(t, []string{"statsblob-collector: stopped"}, rest)
 	mu.Lock()
 	defer mu.Unlock()
