@@ -88,16 +88,16 @@ func qDType(k qmath.Kind) voi.DType {
 
 // voiPlan returns the plan of VOI id if it exists with data type dt (and
 // keeps state, for a relative update).
-func (bl *Blob) voiPlan(id int32, dt voi.DType, rel bool) (voiPlan, []statPlan, error) {
+func (bl *Blob) voiPlan(id int32, dt voi.DType, rel bool) (*voiPlan, error) {
 	p := bl.plan
 	if p == nil || uint(id) >= uint(len(p.vois)) {
-		return voiPlan{}, nil, bl.voiError(id, dt, rel)
+		return nil, bl.voiError(id, dt, rel)
 	}
-	vp := p.vois[id]
+	vp := &p.vois[id]
 	if vp.dtype != dt || dt == 0 || rel && vp.state == 0 {
-		return voiPlan{}, nil, bl.voiError(id, dt, rel)
+		return nil, bl.voiError(id, dt, rel)
 	}
-	return vp, p.stats[vp.first : int(vp.first)+int(vp.n)], nil
+	return vp, nil
 }
 
 // compound updates a histogram or t-digest statistic and records the
@@ -160,9 +160,11 @@ func storeQ(d []byte, q qmath.Q) {
 }
 
 // updateQ updates the statistics of a Q VOI through qmath, with the C's
-// overflow and precision errors.
+// overflow and precision errors. It visits them in the C's order (slots
+// downwards: t-digest, histogram, MIN, MAX, SUM) and returns the error of
+// the last to fail.
 func updateQ(bl *Blob, id int32, dt voi.DType, x qmath.Q, rel bool) error {
-	vp, stats, err := bl.voiPlan(id, dt, rel)
+	vp, err := bl.voiPlan(id, dt, rel)
 	if err != nil {
 		return err
 	}
@@ -174,35 +176,29 @@ func updateQ(bl *Blob, id int32, dt voi.DType, x qmath.Q, rel bool) error {
 		}
 		x = sum
 	}
-	for i := range stats {
-		sp := &stats[i]
-		d := b[sp.dataOff : int(sp.dataOff)+int(sp.dsz)]
-		var serr error
-		switch sp.stype {
-		case voi.Sum:
-			var sum qmath.Q
-			if sum, serr = loadQ(x.Kind, d).AddQ(x); serr == nil {
-				storeQ(d, sum)
-			}
-		case voi.Max, voi.Min:
-			cur := loadQ(x.Kind, d)
-			if sp.stype == voi.Max && !cur.LT(x) || sp.stype == voi.Min && !cur.GT(x) {
-				continue
-			}
-			var nv qmath.Q
-			if nv, serr = cur.CpyValQ(x); serr == nil {
-				storeQ(d, nv)
-			}
-		default:
-			if serr = bl.compound(sp, dt, x.Raw); serr != nil {
-				err = serr
-			}
-			continue
-		}
-		if serr != nil {
+	compound := bl.plan.stats[vp.first : int(vp.first)+int(vp.nc)]
+	for i := range compound {
+		if serr := bl.compound(&compound[i], dt, x.Raw); serr != nil {
 			err = serr
 		}
-		finish(b[sp.statOff:int(sp.statOff)+abi.StatSize], serr)
+	}
+	// The offset tests stay here, not in the helpers, which qmath's
+	// arithmetic makes too large to inline: a call is paid only for a
+	// statistic the VOI keeps.
+	if vp.minOff != 0 {
+		if serr := minQ(b, vp, x); serr != nil {
+			err = serr
+		}
+	}
+	if vp.maxOff != 0 {
+		if serr := maxQ(b, vp, x); serr != nil {
+			err = serr
+		}
+	}
+	if vp.sumOff != 0 {
+		if serr := sumQ(b, vp, x); serr != nil {
+			err = serr
+		}
 	}
 	if vp.state != 0 {
 		// The C assigns the result of storing the state to its return
@@ -212,5 +208,63 @@ func updateQ(bl *Blob, id int32, dt voi.DType, x qmath.Q, rel bool) error {
 			storeQ(b[vp.state:], prev)
 		}
 	}
+	return err
+}
+
+// statEntry returns the voistat entry of VOI vp's statistic st.
+func statEntry(b []byte, vp *voiPlan, st voi.SType) []byte {
+	off := int(vp.statsOff) + abi.StatSize*int(st)
+	return b[off : off+abi.StatSize]
+}
+
+// sumQ is SUM of a Q VOI vp (Q_S32 .. Q_U64; stats_v1_voi_update_sum's
+// Q_QADDQ), whose sum is at vp.sumOff: x is added. A failed addition
+// (qmath.ErrOverflow, or qmath.ErrRange for an x of another precision)
+// leaves the sum unchanged, is counted in the voistat and returned;
+// success marks the statistic updated.
+func sumQ(b []byte, vp *voiPlan, x qmath.Q) error {
+	d := b[vp.sumOff:]
+	sum, err := loadQ(x.Kind, d).AddQ(x)
+	if err == nil {
+		storeQ(d, sum)
+	}
+	finish(statEntry(b, vp, voi.Sum), err)
+	return err
+}
+
+// maxQ is MAX of a Q VOI vp (stats_v1_voi_update_max's Q_QLTQ, then
+// Q_QCPYVALQ), whose maximum is at vp.maxOff: x's value replaces a
+// smaller maximum, at the maximum's precision. A maximum that stays
+// leaves its voistat untouched (not even marked updated); a value the
+// maximum's precision cannot hold (qmath.ErrOverflow) is counted in the
+// voistat and returned (see sumQ).
+func maxQ(b []byte, vp *voiPlan, x qmath.Q) error {
+	d := b[vp.maxOff:]
+	cur := loadQ(x.Kind, d)
+	if !cur.LT(x) {
+		return nil
+	}
+	nv, err := cur.CpyValQ(x)
+	if err == nil {
+		storeQ(d, nv)
+	}
+	finish(statEntry(b, vp, voi.Max), err)
+	return err
+}
+
+// minQ is MIN of a Q VOI vp (stats_v1_voi_update_min's Q_QGTQ, then
+// Q_QCPYVALQ), whose minimum is at vp.minOff: x's value replaces a
+// greater minimum (see maxQ).
+func minQ(b []byte, vp *voiPlan, x qmath.Q) error {
+	d := b[vp.minOff:]
+	cur := loadQ(x.Kind, d)
+	if !cur.GT(x) {
+		return nil
+	}
+	nv, err := cur.CpyValQ(x)
+	if err == nil {
+		storeQ(d, nv)
+	}
+	finish(statEntry(b, vp, voi.Min), err)
 	return err
 }
