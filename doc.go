@@ -14,6 +14,7 @@
 //	internal/decimal                     integers in decimal for the renderings, without allocating
 //	internal/literal                     INT literals of the scenario language (FORMAT.md 3.1)
 //	internal/stream                      the value stream of scenarios, benchmarks, demo and tests (FORMAT.md 9)
+//	internal/alloctest                   the heap bytes a call allocates, for tests that bound them
 //	bsdrand                              BSD random(3), the source of t-digest and dice randomness
 //	qmath                                Q numbers exactly as FreeBSD's qmath.h, with the reference's fixes
 //	voi                                  the vocabulary: data and statistic types, numeric limits, flags, sentinel errors

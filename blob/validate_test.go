@@ -3,13 +3,13 @@ package blob_test
 import (
 	"encoding/binary"
 	"errors"
-	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/internal/abi"
+	"github.com/statsblob/statsblob/internal/alloctest"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -160,24 +160,6 @@ func FuzzFromBytes(f *testing.F) {
 	})
 }
 
-// bytesAllocated returns the heap bytes one call of f allocates: the
-// average over runs calls, the least of five tries (a try can count what
-// other goroutines allocate meanwhile).
-func bytesAllocated(runs int, f func()) uint64 {
-	best := uint64(1<<64 - 1)
-	for range 5 {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		for range runs {
-			f()
-		}
-		runtime.ReadMemStats(&after)
-		best = min(best, (after.TotalAlloc-before.TotalAlloc)/uint64(runs))
-	}
-	return best
-}
-
 // digestBlob returns a blob of one VOI whose only statistic is a
 // TDGSTCLUST32 digest of as many slots as a blob holds, and the offset of
 // the digest's data.
@@ -200,7 +182,7 @@ func TestDecodeAllocationBound(t *testing.T) {
 	p, off := digestBlob(t)
 	require.Greater(t, len(p), 65500)
 	require.NoError(t, blob.Validate(p))
-	require.Zero(t, bytesAllocated(10, func() { _ = blob.Validate(p) }))
+	require.Zero(t, alloctest.Bytes(10, func() { _ = blob.Validate(p) }))
 	const n = 4089
 	le := binary.LittleEndian
 	d := p[off:]
@@ -230,7 +212,7 @@ func TestDecodeAllocationBound(t *testing.T) {
 		le.PutUint16(d[18:], 0)           // cached max
 		_, err := blob.FromBytes(p, nil)
 		require.ErrorIs(t, err, voi.ErrInvalid)
-		got := bytesAllocated(10, func() { _, _ = blob.FromBytes(p, nil) })
+		got := alloctest.Bytes(10, func() { _, _ = blob.FromBytes(p, nil) })
 		t.Logf("chain (left %v) of %d nodes in %d bytes: FromBytes allocated %d bytes: %v", left, n, len(p), got, err)
 		require.Less(t, got, uint64(2048)) // the error and its text
 	}

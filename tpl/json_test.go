@@ -3,13 +3,13 @@ package tpl_test
 import (
 	"encoding/json"
 	"errors"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/statsblob/statsblob/hist"
+	"github.com/statsblob/statsblob/internal/alloctest"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -145,21 +145,6 @@ func FuzzReadJSON(f *testing.F) {
 	})
 }
 
-// bytesAllocated returns the heap bytes f allocates (the least of three
-// tries: a try can count what other goroutines allocate meanwhile).
-func bytesAllocated(f func()) uint64 {
-	best := uint64(1<<64 - 1)
-	for range 3 {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		f()
-		runtime.ReadMemStats(&after)
-		best = min(best, after.TotalAlloc-before.TotalAlloc)
-	}
-	return best
-}
-
 // TestReadJSONLimits: documents over the limits fail before anything is
 // decoded, with an error saying which limit, allocating next to nothing
 // (before, a 74 MB document allocated 1.1 GB before failing); documents
@@ -190,7 +175,7 @@ func TestReadJSONLimits(t *testing.T) {
 	} {
 		data := []byte(c.doc)
 		var err error
-		got := bytesAllocated(func() { _, err = tpl.ReadJSON(tpl.NewRegistry(), data) })
+		got := alloctest.Bytes(1, func() { _, err = tpl.ReadJSON(tpl.NewRegistry(), data) })
 		t.Logf("%s: %d bytes, %d allocated: %.150v", c.name, len(data), got, err)
 		require.ErrorIs(t, err, voi.ErrTooBig, c.name)
 		require.ErrorContains(t, err, c.msg, c.name)
@@ -204,7 +189,7 @@ func TestReadJSONLimits(t *testing.T) {
 	// in TestReadJSONLargestTemplate).
 	longName := []byte(head + `{"id":0,"name":"` + strings.Repeat("x", 4<<20-200) + `","dtype":"INT_U32","stats":[{"type":"SUM"}]}]}`)
 	var err error
-	alloc := bytesAllocated(func() { _, err = tpl.ReadJSON(tpl.NewRegistry(), longName) })
+	alloc := alloctest.Bytes(1, func() { _, err = tpl.ReadJSON(tpl.NewRegistry(), longName) })
 	t.Logf("4 MiB name: %d bytes, %d allocated: %v", len(longName), alloc, err)
 	require.ErrorIs(t, err, voi.ErrInvalid) // the recorded hash is not the name's
 	require.Less(t, alloc, uint64(6*len(longName)+8<<20))
