@@ -13,10 +13,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/statsblob/statsblob/bench"
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export/collector"
 	"github.com/statsblob/statsblob/hist"
+	"github.com/statsblob/statsblob/internal/stream"
+	"github.com/statsblob/statsblob/internal/tcpsim"
 	"github.com/statsblob/statsblob/internal/tcpstats"
 	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/tpl"
@@ -29,11 +30,11 @@ func demoBlobs(t testing.TB, n int) (*tpl.Template, []*blob.Blob) {
 	reg := tpl.NewRegistry()
 	tp, err := tcpstats.New(reg)
 	require.NoError(t, err)
-	s := bench.Stream(7)
+	s := stream.Stream(7)
 	out := make([]*blob.Blob, n)
 	for i := range out {
 		out[i] = blob.New(tp, blob.NewEnv(nil, uint32(i+1)))
-		bench.SimulateTCPConn(out[i], &s, nil)
+		tcpsim.SimulateConn(out[i], &s, nil)
 	}
 	return tp, out
 }

@@ -8,12 +8,6 @@ import (
 	"github.com/statsblob/statsblob/tpl"
 )
 
-// SimulateTCPConn is tcpsim.SimulateConn: the demo's and the collector
-// benchmarks' workload.
-func SimulateTCPConn(b *blob.Blob, s *Stream, rtts []float64) []float64 {
-	return tcpsim.SimulateConn(b, s, rtts)
-}
-
 // Fleet is a collector's input: the blobs of n simulated TCP connections.
 type Fleet struct {
 	Registry *tpl.Registry // holds TCP_DEFAULT, for renderings with names
@@ -21,9 +15,9 @@ type Fleet struct {
 	RTTs     [][]float64   // each connection's RTT samples, for the peers
 }
 
-// TCPFleet simulates n connections (SimulateTCPConn, the stream starting
-// at seed) with a fixed clock that ends them 1/16 s apart, as the demo
-// does, and returns their blobs' bytes.
+// TCPFleet simulates n connections (tcpsim.SimulateConn, the stream
+// starting at seed) with a fixed clock that ends them 1/16 s apart, as the
+// demo does, and returns their blobs' bytes.
 func TCPFleet(n int, seed uint64) (*Fleet, error) {
 	reg := tpl.NewRegistry()
 	t, err := tcpstats.New(reg)
