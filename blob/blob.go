@@ -6,7 +6,7 @@ import (
 
 	"github.com/statsblob/statsblob/bsdrand"
 	"github.com/statsblob/statsblob/internal/abi"
-	"github.com/statsblob/statsblob/tdigest"
+	"github.com/statsblob/statsblob/internal/trusted"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -26,13 +26,13 @@ type Blob struct {
 	// statPlan.digest), made by its first update and kept by the later
 	// ones. It is state beside the bytes, not in them: whatever rewrites a
 	// digest's bytes otherwise (Reset, Merge, UnmarshalBinary) drops it.
-	digests []tdigest.Cache
+	digests []trusted.TDigestCache
 }
 
-// digestCache returns the order cache of the t-digest statistic sp.
-func (bl *Blob) digestCache(sp *statPlan) *tdigest.Cache {
+// digestCache returns the update cache of the t-digest statistic sp.
+func (bl *Blob) digestCache(sp *statPlan) *trusted.TDigestCache {
 	if bl.digests == nil {
-		bl.digests = make([]tdigest.Cache, bl.plan.ndigests)
+		bl.digests = make([]trusted.TDigestCache, bl.plan.ndigests)
 	}
 	return &bl.digests[sp.digest]
 }

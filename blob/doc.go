@@ -16,8 +16,9 @@
 // A Blob is a plain value for one goroutine at a time, like the C blob: it
 // takes no locks. Updates are O(1) in the VOI id and allocate nothing,
 // except that the first update of each t-digest statistic allocates the
-// blob's cache of that digest's mean order (4 bytes per centroid slot; see
-// tdigest.Cache), which later updates keep.
+// blob's cache of that digest's mean order (4 bytes per centroid slot, kept
+// beside the bytes so that updates walk an array instead of tree links),
+// which later updates and resets keep.
 // Bytes that arrive from another host go through FromBytes, which accepts
 // only a self-consistent blob (see Validate) and copies it, so later use can
 // never read out of range.

@@ -5,8 +5,8 @@ import (
 
 	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/internal/abi"
+	"github.com/statsblob/statsblob/internal/trusted"
 	"github.com/statsblob/statsblob/qmath"
-	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -114,7 +114,7 @@ func (bl *Blob) compound(sp *statPlan, voiDT voi.DType, bits uint64) error {
 			err = hist.Update(d, sp.dtype, voiDT, bits)
 		}
 	case voi.TDgst:
-		err = bl.digestCache(sp).Update(d, sp.dtype, voiDT, bits, &tdigest.Env{Rand: bl.Env().Rand})
+		err = trusted.TDigestUpdate(bl.digestCache(sp), d, sp.dtype, voiDT, bits, bl.Env().Rand)
 	}
 	if err == nil {
 		markValid(b, sp.statOff)

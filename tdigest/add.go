@@ -8,69 +8,43 @@ import (
 	"github.com/statsblob/statsblob/voi"
 )
 
-// digest is a view of digest bytes with the random source the update draws
-// from. It is made per call, on the stack.
-type digest struct {
+// digest is a view of digest bytes of layout N (node32 or node64) with
+// the random source the update draws from: the update and merge paths. It
+// is made per call, on the stack, or kept in an update cache. Its
+// accessors below shadow tree's with the layout fixed by N.
+type digest[N node] struct {
 	tree
 	rnd *bsdrand.Source // nil: a concurrency-safe source of the runtime
 }
 
 // random is the C's random(): 31 random bits.
-func (d *digest) random() int32 {
+func (d *digest[N]) random() int32 {
 	if d.rnd != nil {
 		return d.rnd.Int31()
 	}
 	return int32(rand.Uint32() >> 1)
 }
 
-func (d *digest) smplcnt() uint64 {
-	if d.is32 {
-		return uint64(le.Uint32(d.b))
-	}
-	return le.Uint64(d.b)
-}
-
-func (d *digest) setSmplcnt(n uint64) {
-	if d.is32 {
-		le.PutUint32(d.b, uint32(n))
-	} else {
-		le.PutUint64(d.b, n)
-	}
-}
-
-func (d *digest) compOff() int {
-	if d.is32 {
-		return 4
-	}
-	return 8
-}
-
-// cnt returns a centroid's count, sign-extended as the C widens it.
-func (d *digest) cnt(i int) int64 {
-	if d.is32 {
-		return int64(int32(le.Uint32(d.nodes[d.off(i)+12:])))
-	}
-	return int64(le.Uint64(d.nodes[d.off(i)+16:]))
-}
-
-func (d *digest) setCnt(i int, c int64) {
-	if d.is32 {
-		le.PutUint32(d.nodes[d.off(i)+12:], uint32(c))
-	} else {
-		le.PutUint64(d.nodes[d.off(i)+16:], uint64(c))
-	}
+// The layout accessors with the width fixed by N (see layout.go).
+func (d *digest[N]) smplcnt() uint64          { return loadSmplcnt(d.b, is32[N]()) }
+func (d *digest[N]) setSmplcnt(n uint64)      { storeSmplcnt(d.b, n, is32[N]()) }
+func (d *digest[N]) compOff() int             { return compOffset(is32[N]()) }
+func (d *digest[N]) cnt(i int) int64          { return loadCnt(d.nodes, i, is32[N]()) }
+func (d *digest[N]) setCnt(i int, c int64)    { storeCnt(d.nodes, i, c, is32[N]()) }
+func (d *digest[N]) muRaw(i int) uint64       { return loadMu(d.nodes, i, is32[N]()) }
+func (d *digest[N]) setMuRaw(i int, r uint64) { storeMu(d.nodes, i, r, is32[N]()) }
+func (d *digest[N]) less(a, b int) bool {
+	w32 := is32[N]()
+	return lessRaw(loadMu(d.nodes, a, w32), loadMu(d.nodes, b, w32), w32)
 }
 
 // muS64 returns a centroid's mean as an s64q: control bits and combined
 // value. A 32-bit mean is converted as a Q value (Q_QCLONEQ, defect 5
 // fixed): same control bits, same combined value.
-func (d *digest) muS64(i int) (ctrl uint64, v int64) {
-	if d.is32 {
-		r := uint64(le.Uint32(d.nodes[d.off(i)+8:]))
-		return r & ctrlMask, ifvS32(r)
-	}
-	r := le.Uint64(d.nodes[d.off(i)+8:])
-	return r & ctrlMask, ifvS64(r)
+func (d *digest[N]) muS64(i int) (ctrl uint64, v int64) {
+	w32 := is32[N]()
+	r := loadMu(d.nodes, i, w32)
+	return r & ctrlMask, ifv(r, w32)
 }
 
 // add is stats_v1_vsd_tdgst_add: merge the s64q sample x (raw bits) with
@@ -79,9 +53,10 @@ func (d *digest) muS64(i int) (ctrl uint64, v int64) {
 // centroid; when the
 // digest is full and no centroid can take it, compress and try again (at
 // most until attempt reaches 5). It returns the C's errno.
-func (d *digest) add(x, weight uint64, attempt int) int {
+func (d *digest[N]) add(x, weight uint64, attempt int) int {
+	w32 := is32[N]()
 	smpl := d.smplcnt()
-	if d.is32 {
+	if w32 {
 		if 0xFFFFFFFF-weight < smpl {
 			return eOverflow
 		}
@@ -116,7 +91,7 @@ func (d *digest) add(x, weight uint64, attempt int) int {
 			if i < runLen-1 {
 				nxt = d.next(cur)
 			}
-			cnt := uint64(d.cnt(cur))
+			cnt := uint64(loadCnt(d.nodes, cur, w32))
 			limit, errno := kLimit(sum, cnt, smpl, attempt)
 			if errno != eOK {
 				return errno
@@ -149,7 +124,7 @@ func (d *digest) add(x, weight uint64, attempt int) int {
 		if e == null {
 			return eAgain
 		}
-		if d.is32 {
+		if is32[N]() {
 			// Q_QCPYVALQ into the s32q mean, which keeps its control bits
 			// and takes x's integer part and raw fraction bits. On failure
 			// the node has left the free list without joining the tree, as
@@ -159,9 +134,9 @@ func (d *digest) add(x, weight uint64, attempt int) int {
 			if errno != eOK {
 				return errno
 			}
-			le.PutUint32(d.nodes[d.off(e)+8:], raw)
+			d.setMuRaw(e, uint64(raw))
 		} else {
-			le.PutUint64(d.nodes[d.off(e)+8:], x)
+			d.setMuRaw(e, x)
 		}
 		d.setCnt(e, int64(weight))
 		d.insert(e)
@@ -174,11 +149,11 @@ func (d *digest) add(x, weight uint64, attempt int) int {
 // centroid c: mu += (x - mu) / (cnt + weight), where an underflow of the
 // quotient to zero leaves mu unchanged (the C ignores ERANGE there), then
 // moves c to its new place in mean order.
-func (d *digest) merge(c int, x uint64, xv int64, weight uint64, h *runInfo) int {
+func (d *digest[N]) merge(c int, x uint64, xv int64, weight uint64, h *runInfo) int {
 	// Q_QSUBQ(&x, mu) first checks that the precisions agree; for a 32-bit
 	// mean the s32q's own number of fractional bits counts.
 	muCtrl, muv := d.muS64(c)
-	if d.is32 {
+	if is32[N]() {
 		if nfS32(muCtrl) != nfS64(x) {
 			return eRange
 		}
@@ -194,18 +169,18 @@ func (d *digest) merge(c int, x uint64, xv int64, weight uint64, h *runInfo) int
 	if errno != eOK && errno != eRange {
 		return errno
 	}
-	if d.is32 {
+	if is32[N]() {
 		s, errno := addS32(muv, delta)
 		if errno != eOK {
 			return errno
 		}
-		le.PutUint32(d.nodes[d.off(c)+8:], setS32(muCtrl, int32(s)))
+		d.setMuRaw(c, uint64(setS32(muCtrl, int32(s))))
 	} else {
 		s, errno := subS64(muv, -delta)
 		if errno != eOK {
 			return errno
 		}
-		le.PutUint64(d.nodes[d.off(c)+8:], setS64(muCtrl, s))
+		d.setMuRaw(c, setS64(muCtrl, s))
 	}
 	d.setCnt(c, cnt+int64(weight))
 
@@ -257,7 +232,7 @@ type runInfo struct {
 // each one's mean and count back (with the caller's attempt, which makes
 // the size bound proportionally looser). It returns the last error of
 // those adds.
-func (d *digest) compress(attempt int) int {
+func (d *digest[N]) compress(attempt int) int {
 	if !d.full() {
 		return eOK
 	}
@@ -303,7 +278,7 @@ func (d *digest) compress(attempt int) int {
 	for cur, n := d.node(head), 0; cur != null && n < maxc; n++ {
 		nxt := d.link(cur, lRight)
 		x := d.muRaw(cur)
-		if d.is32 {
+		if is32[N]() {
 			ctrl, v := d.muS64(cur)
 			x = setS64(ctrl, v) // Q_QCLONEQ into an s64q
 		}

@@ -38,13 +38,13 @@ const (
 // tree is a view of the ARB16 tree inside digest bytes.
 type tree struct {
 	b     []byte
-	nodes []byte // b[base : base+maxn*nsz], set by setMaxn
-	head  int    // offset of the ARB16 head
-	base  int    // offset of node 0
-	nsz   int    // node size
-	maxn  int    // maxnodes as read when the view was made (never changes)
-	is32  bool   // TDGSTCLUST32 nodes (s32q mean @8, int32 count @12)
-	ord   *Cache // the nodes in order, kept in step by insert and remove when valid; nil without
+	nodes []byte      // b[base : base+maxn*nsz], set by setMaxn
+	head  int         // offset of the ARB16 head
+	base  int         // offset of node 0
+	nsz   int         // node size
+	maxn  int         // maxnodes as read when the view was made (never changes)
+	is32  bool        // TDGSTCLUST32 nodes (s32q mean @8, int32 count @12)
+	ord   *orderCache // the nodes in order, kept in step by insert and remove when valid; nil without
 }
 
 // setMaxn fixes the number of slots the view addresses; b must hold them.
@@ -110,35 +110,18 @@ func (t *tree) setColor(i int, c int8) {
 	}
 }
 
-// muRaw returns a node's mean as raw bits (an s32q in the low half for
-// 32-bit digests).
-func (t *tree) muRaw(i int) uint64 {
-	if t.is32 {
-		return uint64(le.Uint32(t.nodes[t.off(i)+8:]))
-	}
-	return le.Uint64(t.nodes[t.off(i)+8:])
-}
-
+// The layout accessors of the read paths, with the view's width (see
+// layout.go; digest[N] has its own, with the width fixed by N). muRaw is a
+// node's mean as raw bits (an s32q in the low half for 32-bit digests),
 // less reports whether node a's mean is below node b's (Q_QLTQ, the
-// comparison of ctd32cmp/ctd64cmp, which never report equality: ties
-// order the new node after the old).
-func (t *tree) less(a, b int) bool { return t.lessRaw(t.muRaw(a), t.muRaw(b)) }
-
-// lessRaw is less for two raw means.
-func (t *tree) lessRaw(ra, rb uint64) bool {
-	if t.is32 {
-		va, vb := ifvS32(ra), ifvS32(rb)
-		if ra&ctrlMask == rb&ctrlMask {
-			return va < vb
-		}
-		return qltParts(va, nfS32(ra), vb, nfS32(rb))
-	}
-	va, vb := ifvS64(ra), ifvS64(rb)
-	if ra&ctrlMask == rb&ctrlMask {
-		return va < vb
-	}
-	return qltParts(va, nfS64(ra), vb, nfS64(rb))
-}
+// comparison of ctd32cmp/ctd64cmp, which never report equality: ties order
+// the new node after the old).
+func (t *tree) muRaw(i int) uint64       { return loadMu(t.nodes, i, t.is32) }
+func (t *tree) setMuRaw(i int, r uint64) { storeMu(t.nodes, i, r, t.is32) }
+func (t *tree) cnt(i int) int64          { return loadCnt(t.nodes, i, t.is32) }
+func (t *tree) smplcnt() uint64          { return loadSmplcnt(t.b, t.is32) }
+func (t *tree) compOff() int             { return compOffset(t.is32) }
+func (t *tree) less(a, b int) bool       { return lessRaw(t.muRaw(a), t.muRaw(b), t.is32) }
 
 // minNode is ARB_MIN: the cached minimum if set, else a walk to the
 // leftmost node.
@@ -304,11 +287,14 @@ func (t *tree) rotateRight(e int) {
 // cached min/max by the C's rule: e becomes the cached extreme if there was
 // none, or if after rebalancing e hangs directly off the cached extreme on
 // its outer side.
-func (t *tree) insert(e int) {
+func (d *digest[N]) insert(e int) {
+	t := &d.tree
+	w32 := is32[N]()
+	me := loadMu(t.nodes, e, w32)
 	parent, goLeft := null, false
 	for x, n := t.root(), 0; x != null && n <= t.maxn; n++ {
 		parent = x
-		if goLeft = t.less(e, x); goLeft {
+		if goLeft = lessRaw(me, loadMu(t.nodes, x, w32), w32); goLeft {
 			x = t.left(x)
 		} else {
 			x = t.right(x)
@@ -553,20 +539,20 @@ func (t *tree) removeColor(parent, e int) {
 // reinsert moves e to its place after its mean changed, if it is out of
 // order with a neighbour (ARB_REINSERT): remove, take the head of the free
 // list (which is e again) and insert.
-func (t *tree) reinsert(e int) {
-	if p := t.prev(e); p != null && !t.less(p, e) {
-		t.move(e)
+func (d *digest[N]) reinsert(e int) {
+	if p := d.prev(e); p != null && !d.less(p, e) {
+		d.move(e)
 		return
 	}
-	if n := t.next(e); n != null && !t.less(e, n) {
-		t.move(e)
+	if n := d.next(e); n != null && !d.less(e, n) {
+		d.move(e)
 	}
 }
 
 // move is ARB_REINSERT's remove and insert.
-func (t *tree) move(e int) {
-	t.remove(e)
-	t.insert(t.getFree())
+func (d *digest[N]) move(e int) {
+	d.remove(e)
+	d.insert(d.getFree())
 }
 
 // resetHead sets the head to an empty tree of maxn nodes (ARB_RESET_TREE).

@@ -10,7 +10,7 @@ import (
 
 // put takes a free node, gives it mean v (integer, 4 fractional bits) and
 // count 1, and inserts it.
-func put(d *digest, v int64) int {
+func put(d *digest[node64], v int64) int {
 	e := d.getFree()
 	le.PutUint64(d.nodes[d.off(e)+8:], setS64(1, v<<4))
 	d.setCnt(e, 1)
@@ -40,8 +40,8 @@ func order(t *testing.T, data []byte, o Order) []string {
 // from the stale cache, skipping R and X.
 func TestStaleCachedMin(t *testing.T) {
 	data, _ := Build(voi.TDgstClust64, 8, 4)
-	var d digest
-	if err := d.init(data, voi.TDgstClust64, nil); err != nil {
+	var d digest[node64]
+	if err := d.init(data, nil); err != nil {
 		t.Fatal(err)
 	}
 	p := put(&d, 20)

@@ -18,44 +18,44 @@ func TestQueriesStayInDomain(t *testing.T) {
 	type digestCase struct {
 		name string
 		dt   voi.DType
-		edit func(d *digest)
+		edit func(d *tree)
 		// wrap: Count fails with ErrOverflow, and so do the queries.
 		wrap bool
 	}
 	cases := []digestCase{
-		{"counts 2^64-1 and 2, smplcnt 1", voi.TDgstClust64, func(d *digest) {
+		{"counts 2^64-1 and 2, smplcnt 1", voi.TDgstClust64, func(d *tree) {
 			d.setCnt(0, -1)
 			d.setCnt(1, 2)
 			d.setSmplcnt(1)
 		}, true},
-		{"counts 2^63 twice", voi.TDgstClust64, func(d *digest) {
+		{"counts 2^63 twice", voi.TDgstClust64, func(d *tree) {
 			d.setCnt(0, math.MinInt64)
 			d.setCnt(1, math.MinInt64)
 			d.setSmplcnt(0)
 		}, true},
-		{"32-bit counts 2^32-1 and 2", voi.TDgstClust32, func(d *digest) {
+		{"32-bit counts 2^32-1 and 2", voi.TDgstClust32, func(d *tree) {
 			d.setCnt(0, -1)
 			d.setCnt(1, 2)
 			d.setSmplcnt(1)
 		}, false},
-		{"means out of order", voi.TDgstClust64, func(d *digest) {
+		{"means out of order", voi.TDgstClust64, func(d *tree) {
 			a, b := d.muRaw(0), d.muRaw(4)
 			le.PutUint64(d.nodes[d.off(0)+8:], b)
 			le.PutUint64(d.nodes[d.off(4)+8:], a)
 		}, false},
-		{"a cycle", voi.TDgstClust32, func(d *digest) {
+		{"a cycle", voi.TDgstClust32, func(d *tree) {
 			// The in-order successor walk loops from the last node back
 			// to the first.
 			d.setRight(d.hget(hMaxI), 0)
 		}, false},
-		{"huge count beside small ones", voi.TDgstClust64, func(d *digest) {
+		{"huge count beside small ones", voi.TDgstClust64, func(d *tree) {
 			d.setCnt(2, 1<<62)
 		}, false},
 	}
 	for _, c := range cases {
 		data := writeTree(t, c.dt, 8, balanced(6))
-		var d digest
-		require.NoError(t, d.init(data, c.dt, nil))
+		var d tree
+		require.NoError(t, d.init(data, c.dt))
 		c.edit(&d)
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for i := range 6 {

@@ -1,34 +1,36 @@
 package tdigest
 
-import "github.com/statsblob/statsblob/voi"
+import (
+	"github.com/statsblob/statsblob/bsdrand"
+	"github.com/statsblob/statsblob/internal/trusted"
+	"github.com/statsblob/statsblob/voi"
+)
 
-// Cache keeps, beside a digest's bytes, its centroids in mean order: the
+// orderCache keeps, beside a digest's bytes, its centroids in mean order: the
 // sequence the bytes hold only as red-black tree links. With it an update
 // finds the nearest centroids by reading an array, where the C (and Update)
 // follow parent and child links from node to node, a chain of dependent
 // loads. Results and bytes are exactly Update's; only the time differs.
-//
-// A Cache belongs to one digest: pass it with the same bytes on every
-// update and call Invalidate whenever those bytes change by other means
-// (Reset, Merge, copying other bytes over them). The zero Cache is ready
-// for use; the first update through it fills it, allocating 4 bytes per
-// centroid slot once, and keeps it in step with the tree from then on. A
-// Cache is not safe for concurrent use (nor are the bytes it belongs to).
-type Cache struct {
+// The tree view points to it (tree.ord) and insert and remove keep it in
+// step.
+type orderCache struct {
 	seq   []int16 // the tree's nodes in order (ARB_FOREACH)
 	pos   []int16 // by node index: its index in seq, -1 when not in the tree
 	valid bool
+}
 
-	// The digest's geometry as init read it when the cache was filled
-	// (type, size, where the nodes are), so updates need not read it
-	// again: none of it changes while the cache is valid.
-	dt  voi.DType
-	dsz int
-	geo tree // without bytes
-
-	// The view of the bytes the cache was filled from, for the updates
-	// that bring the same bytes (a blob's): used in place, not copied.
-	d digest
+// cache is what an update through a cache keeps between updates of one
+// digest of layout N: the order and the digest's view as init made it
+// (geometry, where the nodes are), none of which changes while the order is
+// valid. Its zero value is ready for use; the first update fills it,
+// allocating 4 bytes per centroid slot once. It belongs to one digest: pass
+// it with the same bytes on every update and reset it to its zero value
+// whenever those bytes change by other means (reset, merge, copying other
+// bytes over them). It is not safe for concurrent use.
+type cache[N node] struct {
+	orderCache
+	dsz int       // the digest's size
+	d   digest[N] // the view of the bytes the cache was filled from, used in place
 
 	// The sample's control bits (Q_CTRLINI of node 0's precision) for
 	// node 0's control bits ctrl0; updates recompute them when node 0's
@@ -36,68 +38,37 @@ type Cache struct {
 	ctrl0, xctrl uint64
 }
 
-// Invalidate discards what the cache knows; the next update through it
-// reads the order from the tree again.
-func (c *Cache) Invalidate() { c.valid = false }
+// Invalidate makes the next update through c refill it (trusted.TDigestCache).
+func (c *cache[N]) Invalidate() { c.valid = false }
 
-// Update is the package's Update through the cache.
-func (c *Cache) Update(data []byte, dt, voiDT voi.DType, v uint64, env *Env) error {
-	return update(data, dt, voiDT, v, env, c)
-}
-
-// fill reads the order from the tree t, which must be the cache's digest.
-// It leaves the cache invalid if the links do not describe exactly cur
-// nodes in order (which Validate rules out): updates then follow the links
-// as without a cache.
-func (c *Cache) fill(t *tree, dt voi.DType) {
-	c.valid = false
-	if cap(c.pos) < t.maxn {
-		c.seq, c.pos = make([]int16, 0, t.maxn), make([]int16, t.maxn)
+// fill reads the order from the tree of d (the cache's digest) and keeps
+// the view. It leaves the order invalid if the links do not describe
+// exactly cur nodes in order (which Validate rules out): updates then follow
+// the links as without a cache.
+func (c *cache[N]) fill(d *digest[N]) {
+	o := &c.orderCache
+	t := &d.tree
+	o.valid = false
+	if cap(o.pos) < t.maxn {
+		o.seq, o.pos = make([]int16, 0, t.maxn), make([]int16, t.maxn)
 	}
-	c.seq, c.pos = c.seq[:0], c.pos[:t.maxn]
-	for i := range c.pos {
-		c.pos[i] = -1
+	o.seq, o.pos = o.seq[:0], o.pos[:t.maxn]
+	for i := range o.pos {
+		o.pos[i] = -1
 	}
 	n := t.cur()
 	for e := t.extreme(lLeft); e != null; e = t.next(e) {
-		if len(c.seq) >= n || c.pos[e] >= 0 {
+		if len(o.seq) >= n || o.pos[e] >= 0 {
 			return
 		}
-		c.pos[e] = int16(len(c.seq))
-		c.seq = append(c.seq, int16(e))
+		o.pos[e] = int16(len(o.seq))
+		o.seq = append(o.seq, int16(e))
 	}
-	c.valid = len(c.seq) == n
-	c.dt, c.dsz, c.geo = dt, len(t.b), *t
-	c.geo.b, c.geo.nodes, c.geo.ord = nil, nil, nil
-	c.d = digest{tree: *t}
-	c.d.ord = c
+	o.valid = len(o.seq) == n
+	c.dsz = len(t.b)
+	c.d = *d
+	c.d.ord = o
 	c.ctrl0 = ^uint64(0) // none yet
-}
-
-// prepared returns the cache's view if the cache is valid for data (the
-// very bytes it was filled from) and dt, with its random source set from
-// env.
-func (c *Cache) prepared(data []byte, dt voi.DType, env *Env) *digest {
-	if !c.valid || c.dt != dt || len(data) != c.dsz || len(data) == 0 || &data[0] != &c.d.b[0] {
-		return nil
-	}
-	d := &c.d
-	d.rnd = nil
-	if env != nil {
-		d.rnd = env.Rand
-	}
-	return d
-}
-
-// view sets d to the cached geometry over data, if the cache is valid for
-// bytes of type dt and data's length.
-func (c *Cache) view(d *digest, data []byte, dt voi.DType) bool {
-	if !c.valid || c.dt != dt || c.dsz != len(data) {
-		return false
-	}
-	d.tree = c.geo
-	d.b, d.nodes = data, data[d.base:d.base+d.maxn*d.nsz]
-	return true
 }
 
 // ordered reports whether the tree's order cache is in use.
@@ -172,34 +143,21 @@ func (t *tree) ordReset() {
 	o.seq = o.seq[:0]
 }
 
-// nearestCached is nearest over the cached order (see nearest64 for the
-// rules); start must be in the tree.
-func (d *digest) nearestCached(start int, xctrl uint64, xv int64) (lb, ub, runLen int, sum uint64, errno int) {
-	o := d.ord
-	seq := o.seq[o.pos[start]:]
-	nodes := d.nodes
+// nearestInOrder is nearest over the cached order: the nodes of seq, in
+// mean order from the search's start (see nearest for the rules).
+func nearestInOrder[N node](nodes []byte, seq []int16, xctrl uint64, xv int64) (lb, ub, runLen int, sum uint64, errno int) {
+	w32 := is32[N]()
 	minz := int64(ifMaxS64)
 	var tmpsum uint64
-	lb = start
+	lb = int(seq[0])
 	for _, e := range seq {
 		cur := int(e)
-		var r uint64
-		var z int64
-		var cnt uint64
-		if d.is32 {
-			nd := (*[NodeSize32]byte)(nodes[cur*NodeSize32 : cur*NodeSize32+NodeSize32])
-			r = uint64(le.Uint32(nd[8:12]))
-			z = ifvS32(r) - xv
-			cnt = uint64(int64(int32(le.Uint32(nd[12:16]))))
-		} else {
-			nd := (*[NodeSize64]byte)(nodes[cur*NodeSize64 : cur*NodeSize64+NodeSize64])
-			r = le.Uint64(nd[8:16])
-			z = ifvS64(r) - xv
-			cnt = le.Uint64(nd[16:24])
-		}
+		nd := nodeAt(nodes, cur, w32)
+		r := nodeMu(nd, w32)
 		if r&ctrlMask != xctrl {
 			return lb, null, runLen, sum, eRange
 		}
+		z := ifv(r, w32) - xv
 		if z > ifMaxS64 || z < -ifMaxS64 {
 			return lb, null, runLen, sum, eOverflow
 		}
@@ -208,7 +166,7 @@ func (d *digest) nearestCached(start int, xctrl uint64, xv int64) (lb, ub, runLe
 		}
 		if z < minz {
 			minz, lb, sum, runLen = z, cur, tmpsum, 1
-			tmpsum += cnt
+			tmpsum += uint64(nodeCnt(nd, w32))
 		} else if z > minz {
 			return lb, cur, runLen, sum, eOK
 		} else {
@@ -216,4 +174,29 @@ func (d *digest) nearestCached(start int, xctrl uint64, xv int64) (lb, ub, runLe
 		}
 	}
 	return lb, null, runLen, sum, eOK
+}
+
+func init() { trusted.TDigestUpdate = updateTrusted }
+
+// updateTrusted is trusted.TDigestUpdate: Update through the cache that c
+// holds, made on first use (or when c held one of the other layout).
+func updateTrusted(c *trusted.TDigestCache, data []byte, dt, voiDT voi.DType, v uint64, rnd *bsdrand.Source) error {
+	switch dt {
+	case voi.TDgstClust32:
+		return updateLayout(data, voiDT, v, rnd, cacheIn[node32](c))
+	case voi.TDgstClust64:
+		return updateLayout(data, voiDT, v, rnd, cacheIn[node64](c))
+	}
+	return errDType
+}
+
+// cacheIn returns the cache of layout N that c holds, making it if c holds
+// none (or one of the other layout).
+func cacheIn[N node](c *trusted.TDigestCache) *cache[N] {
+	cc, ok := c.C.(*cache[N])
+	if !ok {
+		cc = new(cache[N])
+		c.C = cc
+	}
+	return cc
 }

@@ -11,11 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statsblob/statsblob/bsdrand"
+	"github.com/statsblob/statsblob/internal/trusted"
 	"github.com/statsblob/statsblob/voi"
 )
 
 // cacheTwin runs the same operations on two copies of a digest, one
-// through Update and one through a Cache, each with its own random()
+// through Update and one through an update cache (trusted.TDigestUpdate,
+// package blob's path), each with its own random()
 // source seeded alike, and fails at the first difference in bytes, errors
 // or random() draws, or when the cache no longer holds the tree's order.
 type cacheTwin struct {
@@ -23,7 +25,7 @@ type cacheTwin struct {
 	dt          voi.DType
 	plain, fast []byte
 	envP, envF  *Env
-	cache       Cache
+	cache       trusted.TDigestCache
 	ops         int
 }
 
@@ -37,7 +39,7 @@ func newCacheTwin(t *testing.T, dt voi.DType, nctds, prec, seed uint32) *cacheTw
 func (c *cacheTwin) update(vdt voi.DType, v uint64) {
 	c.t.Helper()
 	errP := Update(c.plain, c.dt, vdt, v, c.envP)
-	errF := c.cache.Update(c.fast, c.dt, vdt, v, c.envF)
+	errF := updateTrusted(&c.cache, c.fast, c.dt, vdt, v, c.envF.Rand)
 	c.check(fmt.Sprintf("update %v %#x", vdt, v), errP, errF)
 }
 
@@ -68,18 +70,43 @@ func (c *cacheTwin) check(op string, errP, errF error) {
 	if c.envP.Rand.Calls() != c.envF.Rand.Calls() {
 		c.t.Fatalf("op %d %s: %d random() draws through the cache, %d without", c.ops, op, c.envF.Rand.Calls(), c.envP.Rand.Calls())
 	}
-	if !c.cache.valid {
+	got := orderIn(&c.cache)
+	if got == nil || !got.valid {
 		return
 	}
 	// The cache must hold exactly the tree's in-order walk.
-	var d digest
-	require.NoError(c.t, d.init(c.fast, c.dt, nil))
-	var want Cache
-	want.fill(&d.tree, c.dt)
-	require.True(c.t, want.valid, "op %d %s: tree", c.ops, op)
-	if !slices.Equal(want.seq, c.cache.seq) || !slices.Equal(want.pos, c.cache.pos) {
-		c.t.Fatalf("op %d %s: cached order %v, tree %v", c.ops, op, c.cache.seq, want.seq)
+	w := treeOrder(c.t, c.fast, c.dt)
+	require.True(c.t, w.valid, "op %d %s: tree", c.ops, op)
+	if !slices.Equal(w.seq, got.seq) || !slices.Equal(w.pos, got.pos) {
+		c.t.Fatalf("op %d %s: cached order %v, tree %v", c.ops, op, got.seq, w.seq)
 	}
+}
+
+// treeOrder is the order a cache filled from data holds.
+func treeOrder(t *testing.T, data []byte, dt voi.DType) *orderCache {
+	if dt == voi.TDgstClust32 {
+		return treeOrderLayout[node32](t, data)
+	}
+	return treeOrderLayout[node64](t, data)
+}
+
+func treeOrderLayout[N node](t *testing.T, data []byte) *orderCache {
+	var d digest[N]
+	require.NoError(t, d.init(data, nil))
+	var c cache[N]
+	c.fill(&d)
+	return &c.orderCache
+}
+
+// orderIn returns the order kept in c, nil if none.
+func orderIn(c *trusted.TDigestCache) *orderCache {
+	switch cc := c.C.(type) {
+	case *cache[node32]:
+		return &cc.orderCache
+	case *cache[node64]:
+		return &cc.orderCache
+	}
+	return nil
 }
 
 // TestCacheMatchesUpdate holds updates through a Cache to Update's bytes,
@@ -135,17 +162,22 @@ func TestCacheMatchesUpdate(t *testing.T) {
 func TestCacheFallsBack(t *testing.T) {
 	a, _ := Build(voi.TDgstClust64, 8, 4)
 	b, _ := Build(voi.TDgstClust64, 4, 4)
-	var c Cache
-	require.NoError(t, c.Update(a, voi.TDgstClust64, voi.IntU64, 5, nil))
-	require.NoError(t, c.Update(b, voi.TDgstClust64, voi.IntU64, 7, nil))
-	require.Len(t, c.pos, 4)
+	var c trusted.TDigestCache
+	require.NoError(t, updateTrusted(&c, a, voi.TDgstClust64, voi.IntU64, 5, nil))
+	require.NoError(t, updateTrusted(&c, b, voi.TDgstClust64, voi.IntU64, 7, nil))
+	require.Len(t, orderIn(&c).pos, 4)
+	// A cache of the other layout is replaced.
+	a32, _ := Build(voi.TDgstClust32, 3, 4)
+	require.NoError(t, updateTrusted(&c, a32, voi.TDgstClust32, voi.IntU32, 5, nil))
+	require.IsType(t, &cache[node32]{}, c.C)
+	require.Len(t, orderIn(&c).pos, 3)
 
-	var d digest
-	require.NoError(t, d.init(b, voi.TDgstClust64, nil))
+	var d digest[node64]
+	require.NoError(t, d.init(b, nil))
 	d.hset(hCur, 3) // one node in the tree, three counted
-	c.Invalidate()
-	c.fill(&d.tree, voi.TDgstClust64)
-	require.False(t, c.valid)
+	var cc cache[node64]
+	cc.fill(&d)
+	require.False(t, cc.valid)
 }
 
 // FuzzCacheUpdate drives a digest and its cached twin (cacheTwin) through

@@ -47,11 +47,15 @@
 // The update path allocates nothing. Its hot loop, the walk in mean order
 // to the centroids nearest to the sample, and the neighbour tests of the
 // C's reinsert use what the walk learnt instead of walking again; the
-// results are the C's for every digest Validate accepts. A Cache kept
-// beside a digest's bytes holds its mean order as an array, so that the
-// walk reads consecutive slots instead of following tree links (10-12%
-// faster from 50 centroids, the same at 20); it costs 4 bytes per centroid
-// slot, allocated by its first update.
+// results are the C's for every digest Validate accepts. The update path
+// is compiled once per node layout (a generic over the node type, see
+// layout.go): it picks TDGSTCLUST32 or TDGSTCLUST64 once per update and
+// reads nodes at constant offsets. Package blob keeps, beside each digest's
+// bytes, a cache of its mean order as an array (through internal/trusted,
+// not part of this package's API), so that the walk reads consecutive
+// slots instead of following tree links (10-12% faster from 50 centroids,
+// the same at 20); it costs 4 bytes per centroid slot, allocated by the
+// digest's first update.
 //
 // # Randomness and time
 //

@@ -84,8 +84,8 @@ func mergeAllTrusted(dst []byte, dt voi.DType, srcs ...[]byte) error {
 		return errDType
 	}
 	ok := func(b []byte) bool {
-		var d digest
-		return d.init(b, dt, nil) == nil && len(b) == Size(dt, uint32(d.maxn))
+		var t tree
+		return t.init(b, dt) == nil && len(b) == Size(dt, uint32(t.maxn))
 	}
 	if !ok(dst) {
 		return errShort
@@ -98,10 +98,19 @@ func mergeAllTrusted(dst []byte, dt voi.DType, srcs ...[]byte) error {
 	return mergeAllValid(dst, dt, srcs...)
 }
 
-// mergeAllValid is MergeAll for valid inputs.
+// mergeAllValid is MergeAll for valid inputs, its node layout chosen once.
 func mergeAllValid(dst []byte, dt voi.DType, srcs ...[]byte) error {
-	var d digest
-	_ = d.init(dst, dt, nil)
+	if dt == voi.TDgstClust32 {
+		return mergeAllLayout[node32](dst, srcs)
+	}
+	return mergeAllLayout[node64](dst, srcs)
+}
+
+// mergeAllLayout is mergeAllValid for digests of layout N.
+func mergeAllLayout[N node](dst []byte, srcs [][]byte) error {
+	dt := dtypeOf[N]()
+	var d digest[N]
+	_ = d.init(dst, nil)
 	if d.maxn == 0 {
 		return errNoNodes
 	}
@@ -120,7 +129,7 @@ func mergeAllValid(dst []byte, dt voi.DType, srcs ...[]byte) error {
 			continue
 		}
 		nonEmpty, last = nonEmpty+1, i
-		sc.readInput(g, in, dt)
+		readInput[N](sc, g, in)
 	}
 	switch {
 	case nonEmpty == 0:
@@ -170,9 +179,9 @@ type geometry struct {
 	maxCnt, maxTotal uint64
 }
 
-func (d *digest) geometry() geometry {
+func (d *digest[N]) geometry() geometry {
 	ctrl := d.muRaw(0) & ctrlMask
-	if d.is32 {
+	if is32[N]() {
 		return geometry{ctrl, nfS32(ctrl), ifMaxS32, math.MaxInt32, math.MaxUint32}
 	}
 	return geometry{ctrl, nfS64(ctrl), ifMaxS64, math.MaxInt64, math.MaxUint64}
@@ -190,9 +199,9 @@ type input struct {
 // readInput appends to the scratch the input of digest bytes in that
 // passed Validate (so the counts sum to smplcnt, or for TDGSTCLUST32 to
 // less than 2^47): its centroids in mean order, walked through the tree.
-func (sc *mergeScratch) readInput(g geometry, in []byte, dt voi.DType) {
-	var d digest
-	_ = d.init(in, dt, nil)
+func readInput[N node](sc *mergeScratch, g geometry, in []byte) {
+	var d digest[N]
+	_ = d.init(in, nil)
 	r := input{start: len(sc.cs), comp: le.Uint32(in[d.compOff():])}
 	// An in-order walk with the path on a stack: a valid tree is at most
 	// 30 deep.
@@ -201,7 +210,7 @@ func (sc *mergeScratch) readInput(g geometry, in []byte, dt voi.DType) {
 	// more nodes than slots.)
 	var stack [maxTreeDepth + 2]int16
 	sp, visits := 0, 0
-	nodes, nsz, maxn := d.nodes, d.nsz, d.maxn
+	nodes, nsz, maxn, w32 := d.nodes, nodeLen[N](), d.maxn, is32[N]()
 	for n := d.hget(hRoot); ; {
 		for n != null {
 			if sp == len(stack) || uint(n) >= uint(maxn) || visits >= maxn {
@@ -218,15 +227,12 @@ func (sc *mergeScratch) readInput(g geometry, in []byte, dt voi.DType) {
 		}
 		sp--
 		e := int(stack[sp])
-		o := e * nsz
-		var c item
-		if d.is32 {
-			raw := uint64(le.Uint32(nodes[o+8:]))
-			c = item{g.rescaleParts(ifvS32(raw), nfS32(raw)), uint64(le.Uint32(nodes[o+12:]))}
-		} else {
-			raw := le.Uint64(nodes[o+8:])
-			c = item{g.rescaleParts(ifvS64(raw), nfS64(raw)), le.Uint64(nodes[o+16:])}
+		nd := nodeAt(nodes, e, w32)
+		raw, cnt := nodeMu(nd, w32), uint64(nodeCnt(nd, w32))
+		if w32 {
+			cnt = uint64(uint32(cnt)) // the C's u32 count
 		}
+		c := item{g.rescaleParts(ifv(raw, w32), nfOf(raw, w32)), cnt}
 		// (Valid digests have no empty centroid and ascending means; the
 		// merge's arithmetic relies on both.)
 		if prev := len(sc.cs) - 1; prev >= r.start && c.v < sc.cs[prev].v {
@@ -236,7 +242,7 @@ func (sc *mergeScratch) readInput(g geometry, in []byte, dt voi.DType) {
 			sc.cs = append(sc.cs, c)
 			r.total += c.n
 		}
-		n = lkRight(le.Uint64(nodes[o:]))
+		n = lkRight(le.Uint64(nd))
 	}
 	r.end = len(sc.cs)
 	sc.ins = append(sc.ins, r)
@@ -249,7 +255,7 @@ func (g geometry) errTooMany() error {
 
 // mergeInputs writes into d the merge of the inputs, which hold samples (see
 // MergeAll); d is unchanged on error.
-func (d *digest) mergeInputs(g geometry, sc *mergeScratch) error {
+func (d *digest[N]) mergeInputs(g geometry, sc *mergeScratch) error {
 	var total uint64
 	var comp uint32
 	ncs, heavy := 0, false
@@ -680,21 +686,21 @@ func (s *sum128) mean(n uint64) int64 {
 // 0 with control bits ctrl and put on the free list in index order (as
 // Build does), then the centroids inserted in ascending order, so the
 // bytes depend only on the centroids.
-func (d *digest) rebuild(ctrl uint64, cs []item, total uint64, comp uint32) {
+func (d *digest[N]) rebuild(ctrl uint64, cs []item, total uint64, comp uint32) {
 	clear(d.b)
 	d.resetHead(d.maxn)
 	for i := d.maxn - 1; i >= 0; i-- {
 		d.returnFree(i)
-		d.setMuCtrlOnly(i, ctrl)
+		d.setMuRaw(i, ctrl) // mean 0 with the control bits
 	}
 	d.setSmplcnt(total)
 	le.PutUint32(d.b[d.compOff():], comp)
 	for _, c := range cs {
 		e := d.getFree()
-		if d.is32 {
-			le.PutUint32(d.nodes[d.off(e)+8:], setS32(ctrl, int32(c.v)))
+		if is32[N]() {
+			d.setMuRaw(e, uint64(setS32(ctrl, int32(c.v))))
 		} else {
-			le.PutUint64(d.nodes[d.off(e)+8:], setS64(ctrl, c.v))
+			d.setMuRaw(e, setS64(ctrl, c.v))
 		}
 		d.setCnt(e, int64(c.n))
 		d.insert(e)
@@ -715,8 +721,16 @@ func MergeWeighted(data []byte, dt voi.DType, values []float64, weights []uint64
 	if err := Validate(data, dt); err != nil {
 		return err
 	}
-	var d digest
-	_ = d.init(data, dt, nil)
+	if dt == voi.TDgstClust32 {
+		return mergeWeightedLayout[node32](data, values, weights)
+	}
+	return mergeWeightedLayout[node64](data, values, weights)
+}
+
+// mergeWeightedLayout is MergeWeighted for a valid digest of layout N.
+func mergeWeightedLayout[N node](data []byte, values []float64, weights []uint64) error {
+	var d digest[N]
+	_ = d.init(data, nil)
 	if d.maxn == 0 {
 		return errNoNodes
 	}
@@ -753,7 +767,7 @@ func MergeWeighted(data []byte, dt voi.DType, values []float64, weights []uint64
 	in.end = len(sc.cs)
 	sc.ins = append(sc.ins, in)
 	if d.cur() > 0 {
-		sc.readInput(g, data, dt)
+		readInput[N](sc, g, data)
 	}
 	return cmp.Or(d.mergeInputs(g, sc), firstErr)
 }

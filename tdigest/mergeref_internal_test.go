@@ -30,8 +30,16 @@ func mergeAllRef(dst []byte, dt voi.DType, srcs ...[]byte) error {
 			return fmt.Errorf("tdigest: merge source %d: %w", i, err)
 		}
 	}
-	var d digest
-	_ = d.init(dst, dt, nil)
+	if dt == voi.TDgstClust32 {
+		return mergeAllRefLayout[node32](dst, srcs)
+	}
+	return mergeAllRefLayout[node64](dst, srcs)
+}
+
+func mergeAllRefLayout[N node](dst []byte, srcs [][]byte) error {
+	dt := dtypeOf[N]()
+	var d digest[N]
+	_ = d.init(dst, nil)
 	if d.maxn == 0 {
 		return errNoNodes
 	}
@@ -71,7 +79,7 @@ func (g geometry) readRef(in []byte, dt voi.DType) inputRef {
 	return r
 }
 
-func (d *digest) mergeInputsRef(g geometry, ins []inputRef) error {
+func (d *digest[N]) mergeInputsRef(g geometry, ins []inputRef) error {
 	var total uint64
 	var comp uint32
 	ncs, heavy := 0, false

@@ -179,8 +179,7 @@ func TestS32OpsMatchQmath(t *testing.T) {
 
 		// Q_QLTQ of two s32q.
 		mu2 := uint64(uint32(rawS64(r, uint64(r.IntN(8)))))
-		tr := tree{is32: true}
-		if gotL, want := tr.lessRaw(mu, mu2), qmu.LT(qmath.New(qmath.S32, mu2)); gotL != want {
+		if gotL, want := lessRaw(mu, mu2, true), qmu.LT(qmath.New(qmath.S32, mu2)); gotL != want {
 			t.Fatalf("less32(%#x, %#x) = %v, qmath %v", mu, mu2, gotL, want)
 		}
 	}

@@ -30,11 +30,10 @@ func ReadInfo(data []byte, dt voi.DType) (Info, error) {
 		return Info{}, errShort
 	}
 	t := view(data, dt)
-	d := digest{tree: t}
 	h := func(f int) int16 { return int16(t.hget(f)) }
 	return Info{
-		SmplCnt:  d.smplcnt(),
-		CompCnt:  le.Uint32(data[d.compOff():]),
+		SmplCnt:  t.smplcnt(),
+		CompCnt:  le.Uint32(data[t.compOff():]),
 		CurNodes: h(hCur),
 		MaxNodes: h(hMax),
 		Root:     h(hRoot),
@@ -74,12 +73,11 @@ func (c Centroid) Mean() float64 {
 func ReadCentroid(data []byte, dt voi.DType, i int) Centroid {
 	t := view(data, dt)
 	t.setMaxn(i + 1)
-	d := digest{tree: t}
-	return d.centroid(i)
+	return t.centroid(i)
 }
 
-func (d *digest) centroid(i int) Centroid {
-	lk := d.links(i)
+func (t *tree) centroid(i int) Centroid {
+	lk := t.links(i)
 	c := Centroid{
 		Index:  i,
 		Parent: int16(lkParent(lk)),
@@ -87,12 +85,12 @@ func (d *digest) centroid(i int) Centroid {
 		Right:  int16(lkRight(lk)),
 		Color:  int8(lk >> 48),
 	}
-	if d.is32 {
-		c.Mu = qmath.Q{Raw: d.muRaw(i), Kind: qmath.S32}
-		c.Count = uint64(uint32(d.cnt(i)))
+	if t.is32 {
+		c.Mu = qmath.Q{Raw: t.muRaw(i), Kind: qmath.S32}
+		c.Count = uint64(uint32(t.cnt(i)))
 	} else {
-		c.Mu = qmath.Q{Raw: d.muRaw(i), Kind: qmath.S64}
-		c.Count = uint64(d.cnt(i))
+		c.Mu = qmath.Q{Raw: t.muRaw(i), Kind: qmath.S64}
+		c.Count = uint64(t.cnt(i))
 	}
 	return c
 }
@@ -126,7 +124,7 @@ const (
 // The digest must not change during the walk. On corrupt bytes the walk
 // stops after at most as many steps as the digest has slots.
 type Iterator struct {
-	d       digest
+	t       tree
 	order   Order
 	cur     int
 	steps   int
@@ -138,7 +136,7 @@ type Iterator struct {
 // slots it describes.
 func Iter(data []byte, dt voi.DType, order Order) (Iterator, error) {
 	it := Iterator{order: order, cur: null}
-	if err := it.d.init(data, dt, nil); err != nil {
+	if err := it.t.init(data, dt); err != nil {
 		return Iterator{}, err
 	}
 	return it, nil
@@ -146,7 +144,7 @@ func Iter(data []byte, dt voi.DType, order Order) (Iterator, error) {
 
 // Next advances to the next centroid and reports whether there is one.
 func (it *Iterator) Next() bool {
-	t := &it.d.tree
+	t := &it.t
 	if it.steps > t.maxn || t.b == nil {
 		return false
 	}
@@ -173,7 +171,7 @@ func (it *Iterator) Next() bool {
 
 // Centroid returns the current centroid; call it only after Next reported
 // one.
-func (it *Iterator) Centroid() Centroid { return it.d.centroid(it.cur) }
+func (it *Iterator) Centroid() Centroid { return it.t.centroid(it.cur) }
 
 // Centroids returns the centroids of a digest in ascending mean order as a
 // sequence (nothing if the bytes are not a digest of type dt).

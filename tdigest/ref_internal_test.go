@@ -17,19 +17,19 @@ import (
 // the plain tree methods (instead of the inlined scan). Random operation
 // sequences must leave the same bytes, errors and random() draws in both.
 
-type refDigest struct {
-	digest
+type refDigest[N node] struct {
+	digest[N]
 }
 
-func (d *refDigest) mu(i int) qmath.Q {
-	if d.is32 {
+func (d *refDigest[N]) mu(i int) qmath.Q {
+	if is32[N]() {
 		return qmath.New(qmath.S32, d.muRaw(i))
 	}
 	return qmath.New(qmath.S64, d.muRaw(i))
 }
 
-func (d *refDigest) setMu(i int, q qmath.Q) {
-	if d.is32 {
+func (d *refDigest[N]) setMu(i int, q qmath.Q) {
+	if is32[N]() {
 		le.PutUint32(d.nodes[d.off(i)+8:], uint32(q.Raw))
 	} else {
 		le.PutUint64(d.nodes[d.off(i)+8:], q.Raw)
@@ -38,8 +38,8 @@ func (d *refDigest) setMu(i int, q qmath.Q) {
 
 // asS64 is the centroid mean as the search sees it: as is for 64-bit
 // digests, Q_QCLONEQ'd for 32-bit ones (defect 5 fixed).
-func (d *refDigest) asS64(i int) qmath.Q {
-	if !d.is32 {
+func (d *refDigest[N]) asS64(i int) qmath.Q {
+	if !is32[N]() {
 		return d.mu(i)
 	}
 	z, err := qmath.CloneQ(qmath.S64, d.mu(i))
@@ -49,9 +49,9 @@ func (d *refDigest) asS64(i int) qmath.Q {
 	return z
 }
 
-func (d *refDigest) add(x qmath.Q, weight uint64, attempt int) int {
+func (d *refDigest[N]) add(x qmath.Q, weight uint64, attempt int) int {
 	smpl := d.smplcnt()
-	if d.is32 && uint64(0xFFFFFFFF)-weight < smpl || !d.is32 && ^uint64(0)-weight < smpl {
+	if is32[N]() && uint64(0xFFFFFFFF)-weight < smpl || !is32[N]() && ^uint64(0)-weight < smpl {
 		return eOverflow
 	}
 	closest := null
@@ -148,7 +148,7 @@ func (d *refDigest) add(x qmath.Q, weight uint64, attempt int) int {
 		if e == null {
 			return eAgain
 		}
-		if d.is32 {
+		if is32[N]() {
 			mu, err := d.mu(e).CpyValQ(x)
 			if err != nil {
 				return errnoOf(err)
@@ -164,7 +164,7 @@ func (d *refDigest) add(x qmath.Q, weight uint64, attempt int) int {
 	return 0
 }
 
-func (d *refDigest) compress(attempt int) int {
+func (d *refDigest[N]) compress(attempt int) int {
 	if !d.full() {
 		return 0
 	}
@@ -211,8 +211,18 @@ func (d *refDigest) compress(attempt int) int {
 }
 
 func refUpdate(data []byte, dt, voiDT voi.DType, v uint64, src *bsdrand.Source) error {
-	var d refDigest
-	if err := d.init(data, dt, &Env{Rand: src}); err != nil {
+	switch dt {
+	case voi.TDgstClust32:
+		return refUpdateLayout[node32](data, voiDT, v, src)
+	case voi.TDgstClust64:
+		return refUpdateLayout[node64](data, voiDT, v, src)
+	}
+	return errDType
+}
+
+func refUpdateLayout[N node](data []byte, voiDT voi.DType, v uint64, src *bsdrand.Source) error {
+	var d refDigest[N]
+	if err := d.init(data, src); err != nil {
 		return err
 	}
 	if d.maxn == 0 {

@@ -110,7 +110,7 @@ func Build(dt voi.DType, nctds, prec uint32) ([]byte, error) {
 	ctrl := ctrlIni(prec)
 	for i := t.maxn - 1; i >= 0; i-- {
 		t.returnFree(i)
-		t.setMuCtrlOnly(i, ctrl)
+		t.setMuRaw(i, ctrl) // mean 0 with the control bits
 	}
 	return b, nil
 }
@@ -130,17 +130,37 @@ func Build(dt voi.DType, nctds, prec uint32) ([]byte, error) {
 // data must be a digest as Build, Update, Reset and Merge leave it (see
 // Validate for bytes from elsewhere); Update allocates nothing.
 func Update(data []byte, dt, voiDT voi.DType, v uint64, env *Env) error {
-	return update(data, dt, voiDT, v, env, nil)
+	return update(data, dt, voiDT, v, env)
 }
 
-// update is Update, through the order cache c if it is not nil.
-func update(data []byte, dt, voiDT voi.DType, v uint64, env *Env, c *Cache) error {
-	var d *digest
-	var ctrl uint64
-	if c != nil {
-		d = c.prepared(data, dt, env)
+// update is Update, its node layout chosen once.
+func update(data []byte, dt, voiDT voi.DType, v uint64, env *Env) error {
+	var rnd *bsdrand.Source
+	if env != nil {
+		rnd = env.Rand
 	}
-	if d != nil {
+	switch dt {
+	case voi.TDgstClust32:
+		return updateLayout[node32](data, voiDT, v, rnd, nil)
+	case voi.TDgstClust64:
+		return updateLayout[node64](data, voiDT, v, rnd, nil)
+	}
+	return errDType
+}
+
+// updateLayout is Update of a digest of layout N drawing random() from rnd
+// (nil: the runtime's source), through the cache c if it is not nil.
+func updateLayout[N node](data []byte, voiDT voi.DType, v uint64, rnd *bsdrand.Source, c *cache[N]) error {
+	var d *digest[N]
+	var ctrl uint64
+	if c != nil && c.valid && len(data) == c.dsz {
+		// The cache's view: of these bytes, or of the same digest moved
+		// to other bytes of the same size.
+		d = &c.d
+		if &data[0] != &d.b[0] {
+			d.b, d.nodes = data, data[d.base:d.base+d.maxn*nodeLen[N]()]
+		}
+		d.rnd = rnd
 		// The sample's precision is node 0's, worked out again only when
 		// node 0's control bits change.
 		if r0 := d.muRaw(0) & ctrlMask; r0 == c.ctrl0 {
@@ -150,22 +170,18 @@ func update(data []byte, dt, voiDT voi.DType, v uint64, env *Env, c *Cache) erro
 			c.ctrl0, c.xctrl = r0, ctrl
 		}
 	} else {
-		d = new(digest)
-		if c == nil || !c.view(d, data, dt) {
-			if err := d.init(data, dt, env); err != nil {
-				return err
-			}
-			if d.maxn == 0 {
-				// The C reads node 0's precision here and dereferences NULL.
-				return errNoNodes
-			}
-			if c != nil {
-				c.fill(&d.tree, dt)
-			}
-		} else if env != nil {
-			d.rnd = env.Rand
+		d = new(digest[N])
+		if err := d.init(data, rnd); err != nil {
+			return err
 		}
-		d.ord = c
+		if d.maxn == 0 {
+			// The C reads node 0's precision here and dereferences NULL.
+			return errNoNodes
+		}
+		if c != nil {
+			c.fill(d)
+			d = &c.d
+		}
 		ctrl = d.sampleCtrl()
 	}
 	var x uint64
@@ -193,13 +209,7 @@ func update(data []byte, dt, voiDT voi.DType, v uint64, env *Env, c *Cache) erro
 }
 
 // sampleCtrl is the control bits of a sample in node 0's precision.
-func (d *digest) sampleCtrl() uint64 {
-	if mu0 := d.muRaw(0); d.is32 {
-		return ctrlIni(uint32(nfS32(mu0)))
-	} else {
-		return ctrlIni(uint32(nfS64(mu0)))
-	}
-}
+func (d *digest[N]) sampleCtrl() uint64 { return ctrlIni(uint32(nfOf(d.muRaw(0), is32[N]()))) }
 
 // Reset empties a digest as stats_v1_icb_reset_voistat does: smplcnt and
 // compcnt 0, the tree empty, every node on the free list with count 0 and
@@ -207,29 +217,29 @@ func (d *digest) sampleCtrl() uint64 {
 // old values. Bytes too short for the digest's node count are left as they
 // are past their end; a dt that is no t-digest type does nothing.
 func Reset(data []byte, dt voi.DType) {
-	if !dt.IsTDigest() || len(data) < Size(dt, 0) {
-		return
-	}
-	t := view(data, dt)
-	maxn := t.hget(hMax)
-	t.setMaxn(max(0, min(maxn, (len(data)-t.base)/t.nsz)))
-	d := digest{tree: t}
-	d.setSmplcnt(0)
-	le.PutUint32(data[d.compOff():], 0)
-	t.resetHead(maxn)
-	for i := t.maxn - 1; i >= 0; i-- {
-		t.returnFree(i)
-		d.setCnt(i, 0)
-		t.setMuCtrlOnly(i, t.muRaw(i)&ctrlMask)
+	switch dt {
+	case voi.TDgstClust32:
+		reset[node32](data)
+	case voi.TDgstClust64:
+		reset[node64](data)
 	}
 }
 
-// setMuCtrlOnly sets node i's mean to 0 with control bits ctrl.
-func (t *tree) setMuCtrlOnly(i int, ctrl uint64) {
-	if t.is32 {
-		le.PutUint32(t.nodes[t.off(i)+8:], uint32(ctrl))
-	} else {
-		le.PutUint64(t.nodes[t.off(i)+8:], ctrl)
+func reset[N node](data []byte) {
+	dt := dtypeOf[N]()
+	if len(data) < Size(dt, 0) {
+		return
+	}
+	d := digest[N]{tree: view(data, dt)}
+	maxn := d.hget(hMax)
+	d.setMaxn(max(0, min(maxn, (len(data)-d.base)/d.nsz)))
+	d.setSmplcnt(0)
+	le.PutUint32(data[d.compOff():], 0)
+	d.resetHead(maxn)
+	for i := d.maxn - 1; i >= 0; i-- {
+		d.returnFree(i)
+		d.setCnt(i, 0)
+		d.setMuRaw(i, d.muRaw(i)&ctrlMask)
 	}
 }
 
@@ -248,8 +258,8 @@ func view(b []byte, dt voi.DType) tree {
 	return tree{b: b, head: 16, base: HeaderSize64, nsz: NodeSize64}
 }
 
-// init makes d a view of digest bytes after checking their type and size.
-func (d *digest) init(data []byte, dt voi.DType, env *Env) error {
+// init makes t a view of digest bytes after checking their type and size.
+func (t *tree) init(data []byte, dt voi.DType) error {
 	var head, base, nsz int
 	switch dt {
 	case voi.TDgstClust32:
@@ -266,11 +276,18 @@ func (d *digest) init(data []byte, dt voi.DType, env *Env) error {
 	if len(data) < base+n*nsz {
 		return errShort
 	}
-	d.b, d.nodes = data, data[base:base+n*nsz]
-	d.head, d.base, d.nsz, d.maxn, d.is32 = head, base, nsz, n, dt == voi.TDgstClust32
-	if env != nil {
-		d.rnd = env.Rand
+	t.b, t.nodes = data, data[base:base+n*nsz]
+	t.head, t.base, t.nsz, t.maxn, t.is32 = head, base, nsz, n, dt == voi.TDgstClust32
+	return nil
+}
+
+// init makes d a view of digest bytes of layout N, drawing random() from
+// rnd.
+func (d *digest[N]) init(data []byte, rnd *bsdrand.Source) error {
+	if err := d.tree.init(data, dtypeOf[N]()); err != nil {
+		return err
 	}
+	d.rnd = rnd
 	return nil
 }
 

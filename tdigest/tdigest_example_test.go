@@ -104,31 +104,6 @@ func ExampleMerge() {
 	// median between the halves: true
 }
 
-// The same updates through a Cache kept beside the digest give the same
-// bytes; after the digest is rewritten by other means (here Reset), the
-// cache is invalidated.
-func ExampleCache() {
-	plain, _ := tdigest.Build(voi.TDgstClust32, 8, 4)
-	cached, _ := tdigest.Build(voi.TDgstClust32, 8, 4)
-	envP, envC := &tdigest.Env{Rand: bsdrand.New(1)}, &tdigest.Env{Rand: bsdrand.New(1)}
-	var c tdigest.Cache
-	for i := range uint64(200) {
-		v := i * 37 % 101
-		_ = tdigest.Update(plain, voi.TDgstClust32, voi.IntU32, v, envP)
-		_ = c.Update(cached, voi.TDgstClust32, voi.IntU32, v, envC)
-	}
-	fmt.Println(string(plain) == string(cached))
-
-	tdigest.Reset(cached, voi.TDgstClust32)
-	c.Invalidate()
-	_ = c.Update(cached, voi.TDgstClust32, voi.IntU32, 42, envC)
-	fmt.Println(string(tdigest.AppendText(nil, cached, voi.TDgstClust32, false, false)))
-	// Output:
-	// true
-	// smplcnt=1, compcnt=0, maxctds=8, nctds=1
-	// 				{mu=42.0000,cnt=1}
-}
-
 // Merging the digests of many connections into one of the same size: all
 // samples counted, and the same bytes for any order of the inputs.
 func ExampleMergeAll() {

@@ -432,10 +432,9 @@ func TestNoLostSamples(t *testing.T) {
 			d := mustBuild(t, c.dt, c.nctds, 8)
 			env := &tdigest.Env{Rand: bsdrand.New(1)}
 			r := rand.New(rand.NewPCG(3, 4))
-			var cache tdigest.Cache
 			failed := 0
 			for i := range n {
-				if err := cache.Update(d, c.dt, voi.IntU32, c.value(r, i), env); err != nil {
+				if err := tdigest.Update(d, c.dt, voi.IntU32, c.value(r, i), env); err != nil {
 					failed++
 				}
 			}

@@ -53,18 +53,18 @@ func AppendText(dst, data []byte, dt voi.DType, json, objdump bool) []byte {
 		dst = append(dst, `,"ctds":[`...)
 	}
 	if err == nil {
-		d := &it.d
+		t := &it.t
 		kind := qmath.S64
-		if d.is32 {
+		if t.is32 {
 			kind = qmath.S32
 		}
 		more := it.Next()
 		bufLen := 0
 		for first := true; more; first = false {
 			i := it.cur // the rendering needs no links
-			mu := qmath.Q{Raw: d.muRaw(i), Kind: kind}
-			count := uint64(d.cnt(i))
-			if d.is32 {
+			mu := qmath.Q{Raw: t.muRaw(i), Kind: kind}
+			count := uint64(t.cnt(i))
+			if t.is32 {
 				count = uint64(uint32(count))
 			}
 			if first {
@@ -88,7 +88,7 @@ func AppendText(dst, data []byte, dt voi.DType, json, objdump bool) []byte {
 				dst = append(dst, "{mu="...)
 			}
 			n := len(dst)
-			if dst = appendMean(dst, mu.Raw, d.is32); len(dst)-n+1 > bufLen {
+			if dst = appendMean(dst, mu.Raw, t.is32); len(dst)-n+1 > bufLen {
 				dst = dst[:n] // Q_TOSTR fails: the C appends an empty string
 			}
 			if json {
@@ -118,7 +118,7 @@ func AppendText(dst, data []byte, dt voi.DType, json, objdump bool) []byte {
 // centroid: the successor walk of tree.next (the C's ARB_NEXT, with its
 // bounds on corrupt links) on the link words directly.
 func (it *Iterator) nextInOrder() bool {
-	t := &it.d.tree
+	t := &it.t
 	if it.steps > t.maxn || it.cur == null {
 		return false
 	}

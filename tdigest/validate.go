@@ -59,7 +59,6 @@ func Validate(data []byte, dt voi.DType) error {
 		return invalid("%d bytes for %d slots", len(data), maxn)
 	}
 	t.setMaxn(maxn)
-	d := digest{tree: t}
 	cur := t.hget(hCur)
 	if cur < 0 || cur > maxn {
 		return invalid("curnodes %d out of [0, %d]", cur, maxn)
@@ -86,7 +85,7 @@ func Validate(data []byte, dt voi.DType) error {
 	if (root == null) != (cur == 0) {
 		return invalid("root %d with curnodes %d", root, cur)
 	}
-	count, sum, err := d.checkTree(root, cur)
+	count, sum, err := t.checkTree(root, cur)
 	if err != nil {
 		return err
 	}
@@ -115,7 +114,7 @@ func Validate(data []byte, dt voi.DType) error {
 			return invalid("cached extreme %d is not in the tree", v)
 		}
 	}
-	if smpl := d.smplcnt(); smpl != sum {
+	if smpl := t.smplcnt(); smpl != sum {
 		return invalid("smplcnt %d, centroid counts sum to %d", smpl, sum)
 	}
 
@@ -150,7 +149,7 @@ func Validate(data []byte, dt voi.DType) error {
 // smplcnt field's range). A node is reached at most once: the root's
 // parent link is null, every other node is reached only from the node its
 // parent link names, and no node has the same left and right child.
-func (d *digest) checkTree(root, cur int) (count int, sum uint64, err error) {
+func (t *tree) checkTree(root, cur int) (count int, sum uint64, err error) {
 	type frame struct{ node, parent, blacks, depth int32 }
 	var stack [maxTreeDepth + 2]frame // a path's pending siblings and the two children
 	maxDepth := int32(depthBound(cur))
@@ -159,10 +158,9 @@ func (d *digest) checkTree(root, cur int) (count int, sum uint64, err error) {
 	n++
 	blackHeight := int32(-1)
 	limit := uint64(1<<64 - 1)
-	if d.is32 {
+	if t.is32 {
 		limit = 1<<32 - 1
 	}
-	t := &d.tree
 	for n > 0 {
 		n--
 		f := stack[n]
@@ -192,8 +190,8 @@ func (d *digest) checkTree(root, cur int) (count int, sum uint64, err error) {
 		if c == red && f.parent != null && t.color(int(f.parent)) == red {
 			return 0, 0, invalid("red node %d has a red parent", e)
 		}
-		cnt := uint64(d.cnt(e))
-		if d.is32 {
+		cnt := uint64(t.cnt(e))
+		if t.is32 {
 			cnt = uint64(uint32(cnt))
 		}
 		if cnt == 0 {

@@ -88,8 +88,8 @@ func writeTree(t testing.TB, dt voi.DType, maxn int, s *shape) []byte {
 	t.Helper()
 	data, err := Build(dt, uint32(maxn), 4)
 	require.NoError(t, err)
-	var d digest
-	require.NoError(t, d.init(data, dt, nil))
+	var d tree
+	require.NoError(t, d.init(data, dt))
 	ctrl := d.muRaw(0) & ctrlMask
 	index := map[*shape]int{}
 	var number func(s *shape)
@@ -237,8 +237,8 @@ func TestValidateCountsDoNotWrap(t *testing.T) {
 		{voi.TDgstClust32, [2]uint64{1 << 31, 1 << 31}, 0, "sum past"},
 	} {
 		data := writeTree(t, c.dt, 4, balanced(2))
-		var d digest
-		require.NoError(t, d.init(data, c.dt, nil))
+		var d tree
+		require.NoError(t, d.init(data, c.dt))
 		d.setCnt(0, int64(c.counts[0]))
 		d.setCnt(1, int64(c.counts[1]))
 		d.setSmplcnt(c.smpl)
@@ -251,3 +251,9 @@ func TestValidateCountsDoNotWrap(t *testing.T) {
 		require.NoError(t, Validate(data, c.dt), "%v %v", c.dt, c.counts)
 	}
 }
+
+// setCnt and setSmplcnt write a node's count and the header's sample
+// count with the view's width, for tests that corrupt digests of either
+// width.
+func (t *tree) setCnt(i int, c int64) { storeCnt(t.nodes, i, c, t.is32) }
+func (t *tree) setSmplcnt(n uint64)   { storeSmplcnt(t.b, n, t.is32) }

@@ -14,6 +14,7 @@ import (
 	caio "github.com/caio/go-tdigest/v4"
 
 	"github.com/statsblob/statsblob/bsdrand"
+	"github.com/statsblob/statsblob/internal/trusted"
 	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/tdigest/caiotd"
 	"github.com/statsblob/statsblob/voi"
@@ -105,17 +106,16 @@ func NewFleet(g Geometry, dist Dist, n int, size func(r *rand.Rand) int, seed ui
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
 	env := &tdigest.Env{Rand: bsdrand.New(uint32(seed))}
 	var f Fleet
-	var c tdigest.Cache
 	for range n {
 		d := g.Build()
-		c.Invalidate()
+		var c trusted.TDigestCache // the update cache blobs use, for speed
 		base := 0.0
 		if dist.Base != nil {
 			base = dist.Base(r)
 		}
 		for range size(r) {
 			v := dist.Sample(r, base)
-			if err := c.Update(d, g.DType, voi.IntU32, uint64(v), env); err != nil {
+			if err := trusted.TDigestUpdate(&c, d, g.DType, voi.IntU32, uint64(v), env.Rand); err != nil {
 				f.Lost++
 				continue
 			}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/statsblob/statsblob/bsdrand"
 	"github.com/statsblob/statsblob/internal/accuracy"
+	"github.com/statsblob/statsblob/internal/trusted"
 	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -174,13 +175,13 @@ func sharded(w io.Writer, sizes []int) {
 func shardedSnapshot(g accuracy.Geometry, samples []float64, k int) []byte {
 	shards := make([][]byte, k)
 	envs := make([]*tdigest.Env, k)
-	caches := make([]tdigest.Cache, k)
+	caches := make([]trusted.TDigestCache, k) // the update cache blobs use, for speed
 	for i := range shards {
 		shards[i] = g.Build()
 		envs[i] = &tdigest.Env{Rand: bsdrand.New(uint32(i + 1))}
 	}
 	for i, v := range samples {
-		_ = caches[i%k].Update(shards[i%k], g.DType, voi.IntU32, uint64(v), envs[i%k])
+		_ = trusted.TDigestUpdate(&caches[i%k], shards[i%k], g.DType, voi.IntU32, uint64(v), envs[i%k].Rand)
 	}
 	must(tdigest.MergeAll(shards[0], g.DType, shards[1:]...))
 	return shards[0]
@@ -212,11 +213,11 @@ func snapshots(w io.Writer, total int) {
 // source) fed the samples and snapshotted and reset every per samples.
 func snapshotted(g accuracy.Geometry, samples []float64, per int) []byte {
 	env := &tdigest.Env{Rand: bsdrand.New(1)}
-	var c tdigest.Cache
+	var c trusted.TDigestCache // the update cache blobs use, for speed
 	var snaps [][]byte
 	d := g.Build()
 	for i, v := range samples {
-		_ = c.Update(d, g.DType, voi.IntU32, uint64(v), env)
+		_ = trusted.TDigestUpdate(&c, d, g.DType, voi.IntU32, uint64(v), env.Rand)
 		if (i+1)%per == 0 || i+1 == len(samples) {
 			snaps = append(snaps, slices.Clone(d))
 			tdigest.Reset(d, g.DType)
