@@ -2,11 +2,11 @@ package tdigest
 
 import (
 	"fmt"
-	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/statsblob/statsblob/internal/alloctest"
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -142,24 +142,6 @@ func writeTree(t testing.TB, dt voi.DType, maxn int, s *shape) []byte {
 	return data
 }
 
-// bytesAllocated returns the heap bytes one call of f allocates: the
-// average over runs calls, the least of five tries (a try can count what
-// other goroutines allocate meanwhile).
-func bytesAllocated(runs int, f func()) uint64 {
-	best := uint64(1<<64 - 1)
-	for range 5 {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		for range runs {
-			f()
-		}
-		runtime.ReadMemStats(&after)
-		best = min(best, (after.TotalAlloc-before.TotalAlloc)/uint64(runs))
-	}
-	return best
-}
-
 // maxSlots is the most centroid slots a digest in a blob can have.
 func maxSlots(dt voi.DType) int { return (MaxSize - Size(dt, 0)) / nodeSize(dt) }
 
@@ -212,7 +194,7 @@ func TestValidateAdversarialShapes(t *testing.T) {
 					if left {
 						require.ErrorContains(t, err, fmt.Sprintf("deeper than a red-black tree of %d nodes can be", n))
 					}
-					got := bytesAllocated(20, func() { _ = Validate(data, dt) })
+					got := alloctest.Bytes(20, func() { _ = Validate(data, dt) })
 					t.Logf("%v chain of %d (left %v, alternate %v): %d bytes allocated for %d input bytes: %v", dt, n, left, alternate, got, len(data), err)
 					require.Less(t, got, uint64(1024))
 				}
