@@ -23,15 +23,16 @@ func (d *digest[N]) nearest(start int, xctrl uint64, xv int64) (lb, ub, runLen i
 	if o := d.ord; o != nil && o.valid && o.pos[start] >= 0 {
 		return nearestInOrder[N](d.nodes, o.seq[o.pos[start]:], xctrl, xv)
 	}
-	return nearestWalk[N](d.nodes, d.maxn, start, xctrl, xv)
+	return nearestWalk[N](&d.tree, start, xctrl, xv)
 }
 
-// nearestWalk is nearest through the tree links of nodes (maxn slots of
-// layout N), from the valid node start: a function of its own, so that
-// the loop's many live values have the registers to themselves.
-func nearestWalk[N node](nodes []byte, maxn, start int, xctrl uint64, xv int64) (lb, ub, runLen int, sum uint64, errno int) {
+// nearestWalk is nearest through the tree links of t's nodes (of layout
+// N), from the valid node start: a function of its own, so that the
+// loop's many live values have the registers to themselves.
+func nearestWalk[N node](t *tree, start int, xctrl uint64, xv int64) (lb, ub, runLen int, sum uint64, errno int) {
 	const linkEnd = 8
 	sz, w32 := nodeLen[N](), is32[N]()
+	nodes, maxn := t.nodes, t.maxn
 	mx := uint(maxn)
 	minz := int64(ifMaxS64)
 	var tmpsum uint64
