@@ -132,8 +132,33 @@ func combineRef(items []item, total uint64, slots int) []item {
 		h[i] = scale(float64(mid / ft))
 		cum += it.n
 	}
+	// Mode gaps, written out: a gap wider than range/slots and gapFactor
+	// times both neighbouring gaps, with more than gapRank of the samples
+	// on each side, starts a segment; slots/2 or more such gaps: none.
+	seg := make([]int, len(items))
+	var gaps []int
+	below := uint64(0)
+	for i := range items {
+		if i > 1 && i+1 < len(items) {
+			r := float64(below) / ft
+			g := float64(items[i].v - items[i-1].v)
+			width := float64(items[len(items)-1].v-items[0].v) / float64(slots)
+			left, right := float64(items[i-1].v-items[i-2].v), float64(items[i+1].v-items[i].v)
+			if r > gapRank && r < 1-gapRank && g > width && g > gapFactor*left && g > gapFactor*right {
+				gaps = append(gaps, i)
+			}
+		}
+		below += items[i].n
+	}
+	if len(gaps) < slots/2 {
+		for _, at := range gaps {
+			for i := at; i < len(items); i++ {
+				seg[i]++
+			}
+		}
+	}
 	groupOf := func(c int, i int) int {
-		return min(int(float64(float64(c)*h[i])), c-1)
+		return seg[i]*(c+1) + min(int(float64(float64(c)*h[i])), c-1)
 	}
 	populated := func(c int) int {
 		n, prev := 0, -1
@@ -147,7 +172,11 @@ func combineRef(items []item, total uint64, slots int) []item {
 	// populated(slots) <= slots; find the largest c with that property
 	// (populated is nearly monotone in c; the search keeps the best c seen
 	// that fits).
-	best, lo, hi := slots, slots, slots*64
+	lo := slots
+	if populated(lo) > slots {
+		lo = 1
+	}
+	best, hi := lo, slots*64
 	for lo < hi {
 		mid := lo + (hi-lo+1)/2
 		if populated(mid) <= slots {
