@@ -6,13 +6,13 @@ import (
 	"github.com/statsblob/statsblob/voi"
 )
 
-// orderCache keeps, beside a digest's bytes, its centroids in mean order: the
-// sequence the bytes hold only as red-black tree links. With it an update
-// finds the nearest centroids by reading an array, where the C (and Update)
-// follow parent and child links from node to node, a chain of dependent
-// loads. Results and bytes are exactly Update's; only the time differs.
-// The tree view points to it (tree.ord) and insert and remove keep it in
-// step.
+// orderCache keeps, beside a digest's bytes, its centroids in mean order:
+// the sequence the bytes hold only as red-black tree links. With it an
+// update finds the nearest centroids by reading an array, where the C (and
+// Update) follow parent and child links from node to node, a chain of
+// dependent loads. Results and bytes are exactly Update's; only the time
+// differs. The tree view points to it (tree.ord), and insert and remove
+// keep it in step.
 type orderCache struct {
 	seq   []int16 // the tree's nodes in order (ARB_FOREACH)
 	pos   []int16 // by node index: its index in seq, -1 when not in the tree
@@ -24,9 +24,10 @@ type orderCache struct {
 // (geometry, where the nodes are), none of which changes while the order is
 // valid. Its zero value is ready for use; the first update fills it,
 // allocating 4 bytes per centroid slot once. It belongs to one digest: pass
-// it with the same bytes on every update and reset it to its zero value
-// whenever those bytes change by other means (reset, merge, copying other
-// bytes over them). It is not safe for concurrent use.
+// it with the same bytes on every update and Invalidate it whenever those
+// bytes change by other means (reset, merge, copying other bytes over
+// them). It is not safe for concurrent use. Package blob holds one per
+// t-digest statistic through trusted.TDigestCache.
 type cache[N node] struct {
 	orderCache
 	dsz int       // the digest's size
