@@ -279,14 +279,7 @@ func TestMergeFleetAccuracy(t *testing.T) {
 				one := g.Build()
 				require.NoError(t, tdigest.MergeAll(one, g.DType, f.Digests...))
 				require.Equal(t, uint64(len(f.Sorted)), count(t, one, g.DType))
-				var groups [][]byte
-				for i := 0; i < len(f.Digests); i += 8 {
-					gd := g.Build()
-					require.NoError(t, tdigest.MergeAll(gd, g.DType, f.Digests[i:min(i+8, len(f.Digests))]...))
-					groups = append(groups, gd)
-				}
-				two := g.Build()
-				require.NoError(t, tdigest.MergeAll(two, g.DType, groups...))
+				two := mergeTwoLevels(t, g, f.Digests)
 				require.Equal(t, uint64(len(f.Sorted)), count(t, two, g.DType))
 				e1, e2 := accuracy.Errors(f.Sorted, one, g.DType), accuracy.Errors(f.Sorted, two, g.DType)
 				t.Logf("rank errors %% at p50/p90/p99/p99.9: one merge %.3f, two levels %.3f", pcts(e1), pcts(e2))
@@ -313,19 +306,27 @@ func TestMergeKeepsModesApart(t *testing.T) {
 	for _, seed := range []uint64{6, 16} {
 		f := accuracy.NewFleet(g, accuracy.DistByName("bimodal"), 300, accuracy.BlobSize, seed)
 		require.Zero(t, f.Lost)
-		var groups [][]byte
-		for i := 0; i < len(f.Digests); i += 8 {
-			gd := g.Build()
-			require.NoError(t, tdigest.MergeAll(gd, g.DType, f.Digests[i:min(i+8, len(f.Digests))]...))
-			groups = append(groups, gd)
-		}
-		two := g.Build()
-		require.NoError(t, tdigest.MergeAll(two, g.DType, groups...))
+		two := mergeTwoLevels(t, g, f.Digests)
 		require.Equal(t, uint64(len(f.Sorted)), count(t, two, g.DType))
 		e := accuracy.Errors(f.Sorted, two, g.DType)
 		t.Logf("seed %d: rank errors %% at p50/p90/p99/p99.9 %.3f", seed, pcts(e))
 		require.LessOrEqual(t, accuracy.Max(e), 0.01, "seed %d", seed)
 	}
+}
+
+// mergeTwoLevels merges digests of geometry g in groups of 8, then the
+// groups, as a collector of collectors does.
+func mergeTwoLevels(t *testing.T, g accuracy.Geometry, digests [][]byte) []byte {
+	t.Helper()
+	var groups [][]byte
+	for i := 0; i < len(digests); i += 8 {
+		gd := g.Build()
+		require.NoError(t, tdigest.MergeAll(gd, g.DType, digests[i:min(i+8, len(digests))]...))
+		groups = append(groups, gd)
+	}
+	two := g.Build()
+	require.NoError(t, tdigest.MergeAll(two, g.DType, groups...))
+	return two
 }
 
 func pcts(e []float64) []float64 {
