@@ -148,11 +148,8 @@ func mergeAllLayout[N node](dst []byte, srcs [][]byte) error {
 // curNodes returns the curnodes field of digest bytes that passed
 // Validate.
 func curNodes(in []byte, dt voi.DType) int {
-	head := 16
-	if dt == voi.TDgstClust32 {
-		head = 8
-	}
-	return int(int16(le.Uint16(in[head+hCur:])))
+	t := view(in, dt)
+	return t.cur()
 }
 
 // mergeScratch is a merge's working memory, pooled: a fleet's merge reads

@@ -243,30 +243,39 @@ func reset[N node](data []byte) {
 	}
 }
 
-func nodeSize(dt voi.DType) int {
-	if dt == voi.TDgstClust32 {
-		return NodeSize32
+// placeOf is where a digest of type dt keeps its ARB16 head and its nodes
+// (node 0's offset, the node size): the one place that knows, for the
+// views, the validator and the sizes. ok is false for a dt that is no
+// t-digest type.
+func placeOf(dt voi.DType) (head, base, nsz int, is32, ok bool) {
+	switch dt {
+	case voi.TDgstClust32:
+		return 8, HeaderSize32, NodeSize32, true, true
+	case voi.TDgstClust64:
+		return 16, HeaderSize64, NodeSize64, false, true
 	}
-	return NodeSize64
+	return 0, 0, 0, false, false
 }
 
-// view returns the tree view of b for a t-digest dt, with maxn unset.
+func nodeSize(dt voi.DType) int {
+	_, _, nsz, _, _ := placeOf(dt)
+	return nsz
+}
+
+// view returns the tree view of b for a t-digest dt (TDGSTCLUST64 for any
+// other dt), with maxn unset.
 func view(b []byte, dt voi.DType) tree {
-	if dt == voi.TDgstClust32 {
-		return tree{b: b, head: 8, base: HeaderSize32, nsz: NodeSize32, is32: true}
+	if !dt.IsTDigest() {
+		dt = voi.TDgstClust64
 	}
-	return tree{b: b, head: 16, base: HeaderSize64, nsz: NodeSize64}
+	head, base, nsz, is32, _ := placeOf(dt)
+	return tree{b: b, head: head, base: base, nsz: nsz, is32: is32}
 }
 
 // init makes t a view of digest bytes after checking their type and size.
 func (t *tree) init(data []byte, dt voi.DType) error {
-	var head, base, nsz int
-	switch dt {
-	case voi.TDgstClust32:
-		head, base, nsz = 8, HeaderSize32, NodeSize32
-	case voi.TDgstClust64:
-		head, base, nsz = 16, HeaderSize64, NodeSize64
-	default:
+	head, base, nsz, is32, ok := placeOf(dt)
+	if !ok {
 		return errDType
 	}
 	if len(data) < base {
@@ -277,7 +286,7 @@ func (t *tree) init(data []byte, dt voi.DType) error {
 		return errShort
 	}
 	t.b, t.nodes = data, data[base:base+n*nsz]
-	t.head, t.base, t.nsz, t.maxn, t.is32 = head, base, nsz, n, dt == voi.TDgstClust32
+	t.head, t.base, t.nsz, t.maxn, t.is32 = head, base, nsz, n, is32
 	return nil
 }
 

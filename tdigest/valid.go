@@ -12,13 +12,8 @@ import (
 // TestValidMatchesValidate and FuzzValidMatchesValidate hold the two to the
 // same verdict.
 func Valid(data []byte, dt voi.DType) bool {
-	switch dt {
-	case voi.TDgstClust32:
-		return valid(data, 8, HeaderSize32, NodeSize32, true)
-	case voi.TDgstClust64:
-		return valid(data, 16, HeaderSize64, NodeSize64, false)
-	}
-	return false
+	head, base, nsz, is32, ok := placeOf(dt)
+	return ok && valid(data, head, base, nsz, is32)
 }
 
 // valid is Valid for a digest whose ARB16 head is at head, node 0 at base,
