@@ -126,7 +126,7 @@ func newPlan(b []byte) *plan {
 					// which makes the update path's unchecked counting safe.
 					if _, ok := ct.Counter(0); ok {
 						sp.counter = 8
-						if sp.dtype == voi.CRHist32 || sp.dtype == voi.DRHist32 || sp.dtype == voi.DVHist32 {
+						if g, _ := hist.GeometryOf(sp.dtype); g.Count32 {
 							sp.counter = 4
 						}
 					}
