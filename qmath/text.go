@@ -18,10 +18,8 @@ func (q Q) AppendText(dst []byte) []byte {
 	dst = append(dst, '.')
 	nf := q.NFBits()
 	frac := q.fabs().v
-	if nf <= maxPow5 {
-		// frac/2^nf = frac·5^nf/10^nf exactly, so the nf digits the C's loop
-		// produces are those of frac·5^nf (< 10^nf), zero-padded.
-		return decimal.AppendPadded(dst, frac*pow5[nf], int(nf))
+	if nf <= decimal.MaxFracBits {
+		return decimal.AppendFrac(dst, frac, nf)
 	}
 	for range nf {
 		var d uint64
@@ -49,14 +47,3 @@ func fracDigit(f uint64, nf uint) (digit, rest uint64) {
 	rest = (f * 10) & (1<<nf - 1)
 	return digit, rest
 }
-
-// maxPow5 is the largest nf for which frac·5^nf (< 10^nf) fits a uint64.
-const maxPow5 = 19
-
-var pow5 = func() (p [maxPow5 + 1]uint64) {
-	p[0] = 1
-	for i := 1; i < len(p); i++ {
-		p[i] = p[i-1] * 5
-	}
-	return p
-}()

@@ -173,7 +173,7 @@ func appendMean(dst []byte, raw uint64, is32 bool) []byte {
 	} else {
 		neg, mag, nf = int64(raw) < 0, (raw&0x7FFF_FFFF_FFFF_FFF8)>>3, nfS64(raw)
 	}
-	if nf > maxPow5 {
+	if nf > decimal.MaxFracBits {
 		kind := qmath.S64
 		if is32 {
 			kind = qmath.S32
@@ -185,20 +185,8 @@ func appendMean(dst []byte, raw uint64, is32 bool) []byte {
 	}
 	dst = decimal.AppendUint(dst, mag>>nf)
 	dst = append(dst, '.')
-	return decimal.AppendPadded(dst, (mag&(1<<nf-1))*pow5[nf], int(nf))
+	return decimal.AppendFrac(dst, mag&(1<<nf-1), nf)
 }
-
-// maxPow5 is the largest nf for which a fraction of nf bits times 5^nf (<
-// 10^nf) fits a uint64.
-const maxPow5 = 19
-
-var pow5 = func() (p [maxPow5 + 1]uint64) {
-	p[0] = 1
-	for i := 1; i < len(p); i++ {
-		p[i] = p[i-1] * 5
-	}
-	return p
-}()
 
 // qMaxStrLen is Q_MAXSTRLEN(q, 10) with the reference's fix (defect 1d):
 // sign, integer digits (a digit per 3 integer bits, rounded up, at least

@@ -68,3 +68,22 @@ func AppendPadded(dst []byte, v uint64, width int) []byte {
 	}
 	return dst
 }
+
+// MaxFracBits is the widest binary fraction AppendFrac writes: for nf up
+// to 19, frac·5^nf < 10^nf fits a uint64.
+const MaxFracBits = 19
+
+// AppendFrac appends the nf decimal digits of the binary fraction
+// frac/2^nf (frac < 2^nf, nf <= MaxFracBits): exactly the digits of the
+// C's digit-by-digit Q_TOSTR loop, since frac/2^nf = frac·5^nf/10^nf.
+func AppendFrac(dst []byte, frac uint64, nf uint) []byte {
+	return AppendPadded(dst, frac*pow5[nf], int(nf))
+}
+
+var pow5 = func() (p [MaxFracBits + 1]uint64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 5
+	}
+	return p
+}()

@@ -45,6 +45,24 @@ func TestAppendPadded(t *testing.T) {
 	}
 }
 
+func TestAppendFrac(t *testing.T) {
+	cases := []struct {
+		frac uint64
+		nf   uint
+		want string
+	}{
+		{0, 1, "0"},
+		{1, 1, "5"},
+		{1, 4, "0625"},
+		{15, 4, "9375"},
+		{1, MaxFracBits, "0000019073486328125"}, // 2^-19, exactly
+		{1<<MaxFracBits - 1, MaxFracBits, "9999980926513671875"},
+	}
+	for _, c := range cases {
+		require.Equal(t, "x"+c.want, string(AppendFrac([]byte("x"), c.frac, c.nf)), "%d/2^%d", c.frac, c.nf)
+	}
+}
+
 func TestNoAllocs(t *testing.T) {
 	buf := make([]byte, 0, 64)
 	require.Zero(t, testing.AllocsPerRun(100, func() {
