@@ -99,21 +99,18 @@ func (bl *Blob) SnapshotInto(dst []byte, dstMaxSz int, reset bool) error {
 func (bl *Blob) Reset() {
 	bl.dropDigestCaches()
 	b := bl.b
-	for s := range abi.Walk(b, 0) {
-		if s.Stat.SType == voi.StatVoiState {
-			continue
-		}
-		d := s.Data
-		dt := s.Stat.DType
-		switch s.Stat.SType {
+	for i := range bl.plan.stats { // every statistic but the VOI states
+		sp := &bl.plan.stats[i]
+		d := b[sp.dataOff : int(sp.dataOff)+int(sp.dsz)]
+		switch sp.stype {
 		case voi.Sum, voi.Max, voi.Min:
-			resetNumeric(d, s.Stat.SType, dt)
+			resetNumeric(d, sp.stype, sp.dtype)
 		case voi.Hist:
-			hist.Reset(d, dt)
+			hist.Reset(d, sp.dtype)
 		case voi.TDgst:
-			tdigest.Reset(d, dt)
+			tdigest.Reset(d, sp.dtype)
 		}
-		off := s.StatOff
+		off := int(sp.statOff)
 		b[off+abi.StatOffErrs] = 0
 		b[off+abi.StatOffFlags] &^= voi.StatValid
 	}

@@ -297,29 +297,25 @@ func (dst *Blob) mergeDigestsOnce(d []byte, srcs []*Blob, count bool) error {
 	}
 	var first error
 	sds := make([][]byte, len(srcs))
-	for sl := range abi.Walk(dst.b, 0) {
-		st := sl.Stat
-		if st.SType != voi.TDgst {
-			continue
-		}
-		end := int(st.DataOff) + int(st.DSz)
-		dd := d[st.DataOff:end]
+	for id, sp := range dst.plan.digestStats() {
+		end := int(sp.dataOff) + int(sp.dsz)
+		dd := d[sp.dataOff:end]
 		for i, s := range srcs {
-			sds[i] = s.b[st.DataOff:end]
+			sds[i] = s.b[sp.dataOff:end]
 		}
 		// The blobs' digests are valid (see package trusted).
-		err := trusted.TDigestMergeAll(dd, st.DType, sds...)
+		err := trusted.TDigestMergeAll(dd, sp.dtype, sds...)
 		if err == nil {
 			continue
 		}
-		err = fmt.Errorf("VOI %d %v (%v): %w", sl.VOI.ID, st.SType, st.DType, err)
+		err = fmt.Errorf("VOI %d %v (%v): %w", id, sp.stype, sp.dtype, err)
 		if !count {
 			return err
 		}
 		first = cmp.Or(first, err)
-		se := d[sl.StatOff : sl.StatOff+abi.StatSize]
+		se := d[sp.statOff : int(sp.statOff)+abi.StatSize]
 		for _, sd := range sds {
-			if tdigest.Merge(dd, sd, st.DType) != nil {
+			if tdigest.Merge(dd, sd, sp.dtype) != nil {
 				se[abi.StatOffErrs] = uint8(min(int(se[abi.StatOffErrs])+1, abi.MaxErrs))
 			}
 		}
@@ -573,32 +569,24 @@ func mergeGroup(blobs []*Blob, group []int) (*Blob, []*InputError) {
 // saturating at 2^64-1.
 func (bl *Blob) digestCounts(base, out []uint64) []uint64 {
 	out = out[:0]
-	p := bl.plan
-	for id := range p.vois {
-		vp := &p.vois[id]
-		for k := int(vp.n) - 1; k >= 0; k-- {
-			sp := &p.stats[int(vp.first)+k]
-			if sp.stype != voi.TDgst {
-				continue
-			}
-			// A blob's digests are valid (decoded ones were validated,
-			// updates and merges keep them so), so their smplcnt is the
-			// sum of their counts (tdigest.Count).
-			d := bl.b[sp.dataOff : int(sp.dataOff)+int(sp.dsz)]
-			var n uint64
-			if sp.dtype == voi.TDgstClust32 {
-				n = uint64(binary.LittleEndian.Uint32(d))
-			} else {
-				n = binary.LittleEndian.Uint64(d)
-			}
-			if len(base) > len(out) {
-				var carry uint64
-				if n, carry = bits.Add64(n, base[len(out)], 0); carry != 0 {
-					n = math.MaxUint64
-				}
-			}
-			out = append(out, n)
+	for _, sp := range bl.plan.digestStats() {
+		// A blob's digests are valid (decoded ones were validated,
+		// updates and merges keep them so), so their smplcnt is the
+		// sum of their counts (tdigest.Count).
+		d := bl.b[sp.dataOff : int(sp.dataOff)+int(sp.dsz)]
+		var n uint64
+		if sp.dtype == voi.TDgstClust32 {
+			n = uint64(binary.LittleEndian.Uint32(d))
+		} else {
+			n = binary.LittleEndian.Uint64(d)
 		}
+		if len(base) > len(out) {
+			var carry uint64
+			if n, carry = bits.Add64(n, base[len(out)], 0); carry != 0 {
+				n = math.MaxUint64
+			}
+		}
+		out = append(out, n)
 	}
 	return out
 }
@@ -606,23 +594,13 @@ func (bl *Blob) digestCounts(base, out []uint64) []uint64 {
 // digestsFit checks that the t-digests of bl can hold the sample counts
 // (in the blob's order of t-digests).
 func digestsFit(bl *Blob, counts []uint64) error {
-	i := 0
-	p := bl.plan
-	for id := range p.vois {
-		vp := &p.vois[id]
-		for k := int(vp.n) - 1; k >= 0; k-- {
-			sp := &p.stats[int(vp.first)+k]
-			if sp.stype != voi.TDgst {
-				continue
-			}
-			limit := uint64(math.MaxUint32)
-			if sp.dtype == voi.TDgstClust64 {
-				limit = math.MaxUint64 - 1 // a saturated sum may have wrapped
-			}
-			if counts[i] > limit {
-				return fmt.Errorf("VOI %d %v (%v): more than %d samples: %w", id, sp.stype, sp.dtype, limit, voi.ErrOverflow)
-			}
-			i++
+	for id, sp := range bl.plan.digestStats() {
+		limit := uint64(math.MaxUint32)
+		if sp.dtype == voi.TDgstClust64 {
+			limit = math.MaxUint64 - 1 // a saturated sum may have wrapped
+		}
+		if counts[sp.digest] > limit {
+			return fmt.Errorf("VOI %d %v (%v): more than %d samples: %w", id, sp.stype, sp.dtype, limit, voi.ErrOverflow)
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package blob
 
 import (
+	"iter"
 	"unsafe"
 
 	"github.com/statsblob/statsblob/hist"
@@ -151,6 +152,21 @@ func newPlan(b []byte) *plan {
 		}
 	}
 	return p
+}
+
+// digestStats yields the plan's t-digest statistics with their VOI ids,
+// in the order of statPlan.digest (a VOI keeps at most one).
+func (p *plan) digestStats() iter.Seq2[int, *statPlan] {
+	return func(yield func(int, *statPlan) bool) {
+		for id := range p.vois {
+			vp := &p.vois[id]
+			for i := range int(vp.nc) {
+				if sp := &p.stats[int(vp.first)+i]; sp.stype == voi.TDgst && !yield(id, sp) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // bytes is about what the plan takes in memory.
