@@ -239,32 +239,32 @@ func sumQ(b []byte, vp *voiPlan, x qmath.Q) error {
 // maximum's precision cannot hold (qmath.ErrOverflow) is counted in the
 // voistat and returned (see sumQ).
 func maxQ(b []byte, vp *voiPlan, x qmath.Q) error {
-	d := b[vp.maxOff:]
-	cur := loadQ(x.Kind, d)
+	cur := loadQ(x.Kind, b[vp.maxOff:])
 	if !cur.LT(x) {
 		return nil
 	}
-	nv, err := cur.CpyValQ(x)
-	if err == nil {
-		storeQ(d, nv)
-	}
-	finish(statEntry(b, vp, voi.Max), err)
-	return err
+	return replaceQ(b, vp, voi.Max, vp.maxOff, cur, x)
 }
 
 // minQ is MIN of a Q VOI vp (stats_v1_voi_update_min's Q_QGTQ, then
 // Q_QCPYVALQ), whose minimum is at vp.minOff: x's value replaces a
 // greater minimum (see maxQ).
 func minQ(b []byte, vp *voiPlan, x qmath.Q) error {
-	d := b[vp.minOff:]
-	cur := loadQ(x.Kind, d)
+	cur := loadQ(x.Kind, b[vp.minOff:])
 	if !cur.GT(x) {
 		return nil
 	}
+	return replaceQ(b, vp, voi.Min, vp.minOff, cur, x)
+}
+
+// replaceQ stores x's value at off in the precision of cur, the value
+// there (Q_QCPYVALQ), and records the outcome in the voistat of vp's
+// statistic st.
+func replaceQ(b []byte, vp *voiPlan, st voi.SType, off uint16, cur, x qmath.Q) error {
 	nv, err := cur.CpyValQ(x)
 	if err == nil {
-		storeQ(d, nv)
+		storeQ(b[off:], nv)
 	}
-	finish(statEntry(b, vp, voi.Min), err)
+	finish(statEntry(b, vp, st), err)
 	return err
 }
