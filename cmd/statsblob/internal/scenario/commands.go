@@ -35,24 +35,29 @@ func updateValue(d golden.DType, tok string) (uint64, error) {
 	return v, nil
 }
 
-func (r *Runner) cmdUpdate(args []string) error {
-	if err := need(args, 3); err != nil {
-		return err
+// updateHead parses the mode (abs or rel) and the VOI id that begin the
+// update and updates commands, which take n arguments at least.
+func updateHead(args []string, n int) (mode string, id int32, err error) {
+	if err := need(args, n); err != nil {
+		return "", 0, err
 	}
-	mode := args[0]
+	mode = args[0]
 	if mode != "abs" && mode != "rel" {
-		return fmt.Errorf("%w: update mode %q", errSyntax, mode)
+		return "", 0, fmt.Errorf("%w: update mode %q", errSyntax, mode)
 	}
 	idv, err := parseInt(args[1])
+	return mode, int32(idv), err
+}
+
+func (r *Runner) cmdUpdate(args []string) error {
+	mode, id, err := updateHead(args, 3)
 	if err != nil {
 		return err
 	}
-	id := int32(idv)
-	bname, rb, err := r.blobArg(nil, 0)
+	_, rb, err := r.blobArg(nil, 0)
 	if err != nil {
 		return err
 	}
-	_ = bname
 	var d golden.DType
 	switch {
 	case len(args) >= 5 && args[3] == "as":
@@ -84,18 +89,10 @@ func (r *Runner) cmdUpdate(args []string) error {
 const maxUpdates = 1 << 24
 
 func (r *Runner) cmdUpdates(args []string) error {
-	if err := need(args, 4); err != nil {
-		return err
-	}
-	mode := args[0]
-	if mode != "abs" && mode != "rel" {
-		return fmt.Errorf("%w: update mode %q", errSyntax, mode)
-	}
-	idv, err := parseInt(args[1])
+	mode, id, err := updateHead(args, 4)
 	if err != nil {
 		return err
 	}
-	id := int32(idv)
 	n, err := parseInt(args[2])
 	if err != nil {
 		return err
