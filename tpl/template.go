@@ -347,17 +347,9 @@ func (t *Template) addVOI(d VOIDef, bulk *nameTable) error {
 // voistat[], and newData zero bytes at the start of the data region; every
 // existing offset moves accordingly.
 func expand(sb []byte, newVOI, newStat, newData int) []byte {
-	grow := newVOI + newStat + newData
-	cur := len(sb)
-	statsOff, dataOff := abi.StatsOff(sb), abi.StatsDataOff(sb)
-	oldVOIs := abi.NVOIs(sb)
-
-	nb := make([]byte, cur+grow)
-	copy(nb, sb[:statsOff])
-	copy(nb[statsOff+newVOI+newStat:], sb[statsOff:dataOff])
-	copy(nb[dataOff+grow:], sb[dataOff:])
-	relocate(nb, cur, statsOff, dataOff, oldVOIs, newVOI, newStat, newData)
-	return nb
+	nb := make([]byte, len(sb), len(sb)+newVOI+newStat+newData)
+	copy(nb, sb)
+	return expandInPlace(nb, newVOI, newStat, newData)
 }
 
 // expandInPlace is expand on sb's own storage, grown as append grows a
