@@ -218,6 +218,35 @@ func (t *Template) MarshalJSON() ([]byte, error) {
 	return json.Marshal(jt)
 }
 
+// ReadJSONList reads a templates file: one template's JSON form (what
+// json.Marshal of a *Template writes) or a JSON array of them (what
+// `statsblob demo` writes), registering each in r with ReadJSON and
+// returning them in order. Errors wrap voi.ErrInvalid for a document that
+// is neither; a template's own error (ReadJSON's) is wrapped with its
+// index. The templates before a failing one stay registered.
+func ReadJSONList(r *Registry, data []byte) ([]*Template, error) {
+	var list []json.RawMessage
+	switch t := bytes.TrimLeft(data, " \t\r\n"); {
+	case len(t) > 0 && t[0] == '{':
+		list = []json.RawMessage{data}
+	case len(t) > 0 && t[0] == '[':
+		if err := json.Unmarshal(data, &list); err != nil {
+			return nil, fmt.Errorf("%v: %w", err, voi.ErrInvalid)
+		}
+	default:
+		return nil, fmt.Errorf("neither a template (JSON object) nor an array of templates: %w", voi.ErrInvalid)
+	}
+	out := make([]*Template, 0, len(list))
+	for i, raw := range list {
+		t, err := ReadJSON(r, raw)
+		if err != nil {
+			return nil, fmt.Errorf("template %d: %w", i, err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
 // ReadJSON decodes a template's JSON form and registers the template in r,
 // returning it (a nil r fails: it cannot grow). If r already holds a template of that
 // name and hash, that template is returned. Errors wrap voi.ErrTooBig for a

@@ -194,3 +194,48 @@ func TestReadJSONLimits(t *testing.T) {
 	require.ErrorIs(t, err, voi.ErrInvalid) // the recorded hash is not the name's
 	require.Less(t, alloc, uint64(6*len(longName)+8<<20))
 }
+
+// ReadJSONList reads one template or an array of them, in order, and says
+// which input it refused.
+func TestReadJSONList(t *testing.T) {
+	a, err := tpl.NewRegistry().New("A")
+	require.NoError(t, err)
+	require.NoError(t, a.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	b, err := tpl.NewRegistry().New("B")
+	require.NoError(t, err)
+	require.NoError(t, b.AddVOI(tpl.VOIDef{ID: 1, Name: "y", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Max()}}))
+	ja, err := json.Marshal(a)
+	require.NoError(t, err)
+	jab, err := json.Marshal([]*tpl.Template{a, b})
+	require.NoError(t, err)
+
+	for _, c := range []struct {
+		name   string
+		data   string
+		hashes []uint32
+		err    string
+	}{
+		{"one", " \n" + string(ja), []uint32{a.Hash()}, ""},
+		{"array", string(jab), []uint32{a.Hash(), b.Hash()}, ""},
+		{"empty array", "[]", []uint32{}, ""},
+		{"empty", "", nil, "neither a template (JSON object) nor an array of templates"},
+		{"number", "3", nil, "neither a template"},
+		{"broken array", "[{", nil, "unexpected end of JSON input"},
+		{"bad member", "[" + string(ja) + ",1]", nil, "template 1: "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ts, err := tpl.ReadJSONList(tpl.NewRegistry(), []byte(c.data))
+			if c.err != "" {
+				require.ErrorIs(t, err, voi.ErrInvalid)
+				require.ErrorContains(t, err, c.err)
+				return
+			}
+			require.NoError(t, err)
+			got := []uint32{}
+			for _, tp := range ts {
+				got = append(got, tp.Hash())
+			}
+			require.Equal(t, c.hashes, got)
+		})
+	}
+}

@@ -449,7 +449,7 @@ func TestTemplatesFile(t *testing.T) {
 
 	r = sb(t, "render", "-templates", f.write(t, "bad.json", []byte("42")), a)
 	require.Equal(t, 1, r.code)
-	require.Equal(t, "statsblob render: templates file "+filepath.Join(f.dir, "bad.json")+": neither a template (JSON object) nor an array of templates\n", r.stderr)
+	require.Equal(t, "statsblob render: templates file "+filepath.Join(f.dir, "bad.json")+": neither a template (JSON object) nor an array of templates: invalid argument\n", r.stderr)
 }
 
 func TestRenderJSON(t *testing.T) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -84,24 +83,11 @@ func readTemplates(name string) (*templates, error) {
 // readTemplates).
 func parseTemplates(name string, p []byte) (*templates, error) {
 	ts := &templates{file: name, reg: tpl.NewRegistry()}
-	var list []json.RawMessage
-	switch t := bytes.TrimLeft(p, " \t\r\n"); {
-	case len(t) > 0 && t[0] == '{':
-		list = []json.RawMessage{p}
-	case len(t) > 0 && t[0] == '[':
-		if err := json.Unmarshal(p, &list); err != nil {
-			return nil, fmt.Errorf("templates file %s: %w", ts.file, err)
-		}
-	default:
-		return nil, fmt.Errorf("templates file %s: neither a template (JSON object) nor an array of templates", ts.file)
+	list, err := tpl.ReadJSONList(ts.reg, p)
+	if err != nil {
+		return nil, fmt.Errorf("templates file %s: %w", ts.file, err)
 	}
-	for i, raw := range list {
-		t, err := tpl.ReadJSON(ts.reg, raw)
-		if err != nil {
-			return nil, fmt.Errorf("templates file %s: template %d: %w", ts.file, i, err)
-		}
-		ts.list = append(ts.list, t)
-	}
+	ts.list = list
 	return ts, nil
 }
 

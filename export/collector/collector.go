@@ -43,9 +43,7 @@
 package collector
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -445,26 +443,11 @@ func (s *Server) Rotate() Closed {
 // LoadTemplates registers in reg the templates of a templates file: one
 // template's JSON form or an array of them (what statsblob demo writes).
 func LoadTemplates(reg *tpl.Registry, data []byte) ([]*tpl.Template, error) {
-	var list []json.RawMessage
-	switch t := bytes.TrimLeft(data, " \t\r\n"); {
-	case len(t) > 0 && t[0] == '{':
-		list = []json.RawMessage{data}
-	case len(t) > 0 && t[0] == '[':
-		if err := json.Unmarshal(data, &list); err != nil {
-			return nil, fmt.Errorf("collector: templates: %v: %w", err, voi.ErrInvalid)
-		}
-	default:
-		return nil, fmt.Errorf("collector: templates: neither a template (JSON object) nor an array of templates: %w", voi.ErrInvalid)
+	ts, err := tpl.ReadJSONList(reg, data)
+	if err != nil {
+		return nil, fmt.Errorf("collector: %w", err)
 	}
-	var out []*tpl.Template
-	for i, raw := range list {
-		t, err := tpl.ReadJSON(reg, raw)
-		if err != nil {
-			return nil, fmt.Errorf("collector: template %d: %w", i, err)
-		}
-		out = append(out, t)
-	}
-	return out, nil
+	return ts, nil
 }
 
 // RunWindows closes a window every Window until ctx is done (nothing with
