@@ -30,8 +30,7 @@ type orderCache struct {
 // t-digest statistic through trusted.TDigestCache.
 type cache[N node] struct {
 	orderCache
-	dsz int       // the digest's size
-	d   digest[N] // the view of the bytes the cache was filled from, used in place
+	d digest[N] // the view of the bytes the cache was filled from, used in place
 
 	// The sample's control bits (Q_CTRLINI of node 0's precision) for
 	// node 0's control bits ctrl0; updates recompute them when node 0's
@@ -66,7 +65,6 @@ func (c *cache[N]) fill(d *digest[N]) {
 		o.seq = append(o.seq, int16(e))
 	}
 	o.valid = len(o.seq) == n
-	c.dsz = len(t.b)
 	c.d = *d
 	c.d.ord = o
 	c.ctrl0 = ^uint64(0) // none yet

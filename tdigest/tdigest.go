@@ -153,7 +153,7 @@ func update(data []byte, dt, voiDT voi.DType, v uint64, env *Env) error {
 func updateLayout[N node](data []byte, voiDT voi.DType, v uint64, rnd *bsdrand.Source, c *cache[N]) error {
 	var d *digest[N]
 	var ctrl uint64
-	if c != nil && c.valid && len(data) == c.dsz {
+	if c != nil && c.valid && len(data) == len(c.d.b) {
 		// The cache's view: of these bytes, or of the same digest moved
 		// to other bytes of the same size.
 		d = &c.d
