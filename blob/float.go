@@ -3,6 +3,7 @@ package blob
 import (
 	"fmt"
 
+	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/qmath"
 	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/voi"
@@ -55,8 +56,10 @@ func (bl *Blob) qctrl(vp *voiPlan) uint64 {
 	p := bl.plan
 	for _, sp := range p.stats[vp.first : int(vp.first)+int(vp.n)] {
 		switch {
-		case sp.stype == voi.Hist && sp.dsz > 8:
-			return uint64(b[sp.dataOff+8] & 7) // bounds follow the 8-byte oob count
+		case sp.stype == voi.Hist:
+			if g, _ := hist.GeometryOf(sp.dtype); int(sp.dsz) > g.Header {
+				return uint64(b[int(sp.dataOff)+g.Header] & 7) // the first bound
+			}
 		case sp.stype == voi.TDgst:
 			if c, ok := firstMean(b[sp.dataOff:int(sp.dataOff)+int(sp.dsz)], sp.dtype); ok {
 				return c
