@@ -573,13 +573,8 @@ func (bl *Blob) digestCounts(base, out []uint64) []uint64 {
 		// A blob's digests are valid (decoded ones were validated,
 		// updates and merges keep them so), so their smplcnt is the
 		// sum of their counts (tdigest.Count).
-		d := bl.b[sp.dataOff : int(sp.dataOff)+int(sp.dsz)]
-		var n uint64
-		if sp.dtype == voi.TDgstClust32 {
-			n = uint64(binary.LittleEndian.Uint32(d))
-		} else {
-			n = binary.LittleEndian.Uint64(d)
-		}
+		info, _ := tdigest.ReadInfo(bl.b[sp.dataOff:int(sp.dataOff)+int(sp.dsz)], sp.dtype)
+		n := info.SmplCnt
 		if len(base) > len(out) {
 			var carry uint64
 			if n, carry = bits.Add64(n, base[len(out)], 0); carry != 0 {
