@@ -293,23 +293,61 @@ func (s *Server) labels(rawQuery string) ([]export.Label, *rejection) {
 		labels = append(labels, export.Label{Name: name, Value: vals[0]})
 	}
 	slices.SortFunc(labels, func(a, b export.Label) int { return strings.Compare(a.Name, b.Name) })
+	copyLabels(labels)
 	if err := export.CheckLabels(labels); err != nil {
 		return nil, reject(http.StatusBadRequest, "labels", "%v", err)
 	}
 	return labels, nil
 }
 
-// key identifies an aggregate: template hash and labels.
-func key(hash uint32, labels []export.Label) string {
-	var sb strings.Builder
-	sb.WriteString(strconv.FormatUint(uint64(hash), 16))
+// copyLabels makes labels' strings copies, in one allocation: parsed, they
+// are substrings of the request line, which an aggregate must not keep
+// alive (issue 22, defect 2).
+func copyLabels(labels []export.Label) {
+	n := 0
 	for _, l := range labels {
-		sb.WriteByte(0)
+		n += len(l.Name) + len(l.Value)
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	for _, l := range labels {
 		sb.WriteString(l.Name)
-		sb.WriteByte(0)
 		sb.WriteString(l.Value)
 	}
-	return sb.String()
+	all := sb.String()
+	for i := range labels {
+		l := &labels[i]
+		l.Name, all = all[:len(l.Name)], all[len(l.Name):]
+		l.Value, all = all[:len(l.Value)], all[len(l.Value):]
+	}
+}
+
+// key identifies an aggregate: template hash and labels. Names cannot hold
+// NUL or 0x01 (they are Prometheus label names) but values can, so in
+// values 0x01 is written 0x01 0x02 and NUL 0x01 0x01: NUL then only ever
+// separates, two label sets never share a key, and keys sort as their
+// labels do.
+func key(hash uint32, labels []export.Label) string {
+	n := 8
+	for _, l := range labels {
+		n += 2 + len(l.Name) + len(l.Value)
+	}
+	b := make([]byte, 0, n)
+	b = strconv.AppendUint(b, uint64(hash), 16)
+	for _, l := range labels {
+		b = append(b, 0)
+		b = append(b, l.Name...)
+		b = append(b, 0)
+		for i := 0; i < len(l.Value); i++ {
+			switch c := l.Value[i]; c {
+			case 0, 1:
+				b = append(b, 1, c+1)
+			default:
+				b = append(b, c)
+			}
+		}
+	}
+	return string(b)
 }
 
 // mergeInto merges src into a copy of dst and returns the copy, or the
