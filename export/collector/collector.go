@@ -47,36 +47,30 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
-	"github.com/statsblob/statsblob/export/promexport"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
 
-// Defaults of Config.
-const (
-	DefaultMaxBody       = 65535 // the largest blob (cursz is a uint16)
-	DefaultMaxAggregates = 10000
-	DefaultMaxLabels     = 16
-	maxLabelLen          = 128
-)
-
 // The reasons of a rejection, as the rejected counter labels them.
-var Reasons = []string{"method", "size", "labels", "blob", "template", "layout", "overflow", "limit"}
+var Reasons = []string{"method", "size", "labels", "blob", "template", "layout", "overflow", "limit", "timeout", "encoding", "busy"}
 
-// Config configures a Server.
+// Config configures a Server. Every limit's zero value means its default
+// (the Default... constants); see limits.go for what a client sees when a
+// limit is reached.
 type Config struct {
 	// Templates holds the templates whose blobs are accepted, found by
 	// hash. Required.
@@ -84,17 +78,43 @@ type Config struct {
 	// Window is how long aggregates accumulate before starting afresh; 0:
 	// for the life of the server.
 	Window time.Duration
-	// MaxBody is the largest accepted body in bytes (0: DefaultMaxBody).
+	// MaxBody is the largest accepted body in bytes, after decoding a
+	// gzip Content-Encoding (0: DefaultMaxBody).
 	MaxBody int64
 	// MaxAggregates bounds the aggregates (template and label set) of a
 	// window (0: DefaultMaxAggregates).
 	MaxAggregates int
+	// MaxAggregatesPerTemplate bounds the aggregates of one template in a
+	// window (0: MaxAggregates).
+	MaxAggregatesPerTemplate int
 	// MaxLabels bounds the labels of a blob (0: DefaultMaxLabels).
 	MaxLabels int
+	// MaxLabelBytes bounds a label's name and its value, each, in bytes
+	// (0: DefaultMaxLabelBytes).
+	MaxLabelBytes int
+	// LabelTTL is how long a label set may go without a post before its
+	// aggregate is dropped (0: DefaultLabelTTL; negative: never).
+	LabelTTL time.Duration
+	// MaxConns bounds the open connections of Listener (0:
+	// DefaultMaxConns).
+	MaxConns int
+	// MaxHeaderBytes bounds a request's line and headers (0:
+	// DefaultMaxHeaderBytes).
+	MaxHeaderBytes int
+	// Timeouts of HTTPServer (0: the defaults).
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// MaxScrapeSeries and MaxScrapeBytes bound what one scrape of
+	// /metrics serves: samples, and bytes of the text format (0: the
+	// defaults).
+	MaxScrapeSeries, MaxScrapeBytes int
+	// MaxScrapes bounds the scrapes served at once (0: DefaultMaxScrapes).
+	MaxScrapes int
 	// Export configures the mapping to metrics.
 	Export export.Options
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// Log receives warnings (nil: none).
+	Log *slog.Logger
 }
 
 // aggregate is the merge of one template's blobs with one label set.
@@ -104,13 +124,21 @@ type aggregate struct {
 	labels []export.Label
 	b      *blob.Blob // published: never modified (merges work on a copy)
 	blobs  uint64
+	last   atomic.Int64 // the last post's time, Unix nanoseconds
+	gone   bool         // expired: no longer in its window (guarded by the window's mu)
 }
 
 // window is the set of aggregates of one window.
 type window struct {
-	start time.Time
-	mu    sync.Mutex // guards aggs
-	aggs  map[string]*aggregate
+	start      time.Time
+	mu         sync.Mutex // guards aggs, perTpl and nextExpiry
+	aggs       map[string]*aggregate
+	perTpl     map[uint32]int // aggregates by template hash
+	nextExpiry time.Time      // of the least recently posted aggregate, as of the last sweep
+}
+
+func newWindow(start time.Time) *window {
+	return &window{start: start, aggs: map[string]*aggregate{}, perTpl: map[uint32]int{}}
 }
 
 // Closed is a window that has ended: its aggregates and its span.
@@ -140,6 +168,9 @@ type Server struct {
 	bytesIn  prometheus.Counter
 	mergeDur prometheus.Histogram
 	windows  prometheus.Counter
+
+	limitHits *prometheus.CounterVec
+	ops       // health, scrapes, expiry: ops.go
 }
 
 // New returns a Server. Errors wrap voi.ErrInvalid: no templates, negative
@@ -148,24 +179,13 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Templates == nil {
 		return nil, fmt.Errorf("collector: no templates: %w", voi.ErrInvalid)
 	}
-	if cfg.Window < 0 || cfg.MaxBody < 0 || cfg.MaxAggregates < 0 || cfg.MaxLabels < 0 {
-		return nil, fmt.Errorf("collector: negative window or limit: %w", voi.ErrInvalid)
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
 	}
-	if cfg.MaxBody == 0 {
-		cfg.MaxBody = DefaultMaxBody
-	}
-	if cfg.MaxAggregates == 0 {
-		cfg.MaxAggregates = DefaultMaxAggregates
-	}
-	if cfg.MaxLabels == 0 {
-		cfg.MaxLabels = DefaultMaxLabels
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	s := &Server{cfg: cfg, reg: prometheus.NewRegistry()}
-	s.cur = &window{start: cfg.Now(), aggs: map[string]*aggregate{}}
-	pc, err := promexport.New(s, cfg.Export)
+	s := &Server{cfg: cfg, reg: prometheus.NewRegistry(), limitHits: newLimitHits()}
+	s.cur = newWindow(cfg.Now())
+	mapper, err := export.NewMapper(cfg.Export)
 	if err != nil {
 		return nil, err
 	}
@@ -184,10 +204,10 @@ func New(cfg Config) (*Server, error) {
 		Help: "Windows closed."})
 	aggs := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_aggregates",
 		Help: "Aggregates (template and label set) in the current window."}, func() float64 { return float64(s.Aggregates()) })
-	s.reg.MustRegister(s.accepted, s.rejected, s.bytesIn, s.mergeDur, s.windows, aggs, pc)
+	s.reg.MustRegister(s.accepted, s.rejected, s.bytesIn, s.mergeDur, s.windows, aggs, s.limitHits)
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("/v1/blobs", s.post)
-	s.mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	s.initOps(mapper)
 	return s, nil
 }
 
@@ -205,9 +225,10 @@ func (s *Server) OnClose(f func(Closed)) { s.onClose = f }
 
 // rejection is a refused post: status, reason label, one-line message.
 type rejection struct {
-	status int
-	reason string
-	msg    string
+	status     int
+	reason     string
+	msg        string
+	retryAfter time.Duration // > 0: a Retry-After header
 }
 
 func reject(status int, reason, format string, args ...any) *rejection {
@@ -218,7 +239,7 @@ func reject(status int, reason, format string, args ...any) *rejection {
 		}
 		return r
 	}, msg)
-	return &rejection{status, reason, msg}
+	return &rejection{status: status, reason: reason, msg: msg}
 }
 
 func (s *Server) post(w http.ResponseWriter, r *http.Request) {
@@ -226,6 +247,9 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 		s.rejected.WithLabelValues(rej.reason).Inc()
 		if rej.status == http.StatusMethodNotAllowed {
 			w.Header().Set("Allow", http.MethodPost)
+		}
+		if rej.retryAfter > 0 {
+			w.Header().Set("Retry-After", retryAfter(rej.retryAfter))
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -241,19 +265,13 @@ func (s *Server) accept(r *http.Request) *rejection {
 	if r.Method != http.MethodPost {
 		return reject(http.StatusMethodNotAllowed, "method", "method %s not allowed: POST a blob's bytes", r.Method)
 	}
-	if r.ContentLength > s.cfg.MaxBody {
-		return reject(http.StatusRequestEntityTooLarge, "size", "body of %d bytes over the limit of %d", r.ContentLength, s.cfg.MaxBody)
-	}
 	labels, rej := s.labels(r.URL.RawQuery)
 	if rej != nil {
 		return rej
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, s.cfg.MaxBody+1))
-	if err != nil {
-		return reject(http.StatusBadRequest, "blob", "reading the body: %v", err)
-	}
-	if int64(len(body)) > s.cfg.MaxBody {
-		return reject(http.StatusRequestEntityTooLarge, "size", "body over the limit of %d bytes", s.cfg.MaxBody)
+	body, rej := s.readBody(r)
+	if rej != nil {
+		return rej
 	}
 	b, err := blob.FromBytes(body, nil)
 	if err != nil {
@@ -278,7 +296,8 @@ func (s *Server) labels(rawQuery string) ([]export.Label, *rejection) {
 		return nil, reject(http.StatusBadRequest, "labels", "query: %v", err)
 	}
 	if len(q) > s.cfg.MaxLabels {
-		return nil, reject(http.StatusBadRequest, "labels", "%d labels, at most %d", len(q), s.cfg.MaxLabels)
+		s.hit("labels")
+		return nil, reject(http.StatusBadRequest, "labels", "%d labels, at most %d (-max-labels)", len(q), s.cfg.MaxLabels)
 	}
 	labels := make([]export.Label, 0, len(q))
 	for name, vals := range q {
@@ -287,8 +306,9 @@ func (s *Server) labels(rawQuery string) ([]export.Label, *rejection) {
 			return nil, reject(http.StatusBadRequest, "labels", "label %q given %d times", name, len(vals))
 		case vals[0] == "":
 			return nil, reject(http.StatusBadRequest, "labels", "label %q has an empty value", name)
-		case len(name) > maxLabelLen || len(vals[0]) > maxLabelLen:
-			return nil, reject(http.StatusBadRequest, "labels", "label %.40q: name or value over %d bytes", name, maxLabelLen)
+		case len(name) > s.cfg.MaxLabelBytes || len(vals[0]) > s.cfg.MaxLabelBytes:
+			s.hit("label_bytes")
+			return nil, reject(http.StatusBadRequest, "labels", "label %.40q: name or value over %d bytes (-max-label-bytes)", name, s.cfg.MaxLabelBytes)
 		}
 		labels = append(labels, export.Label{Name: name, Value: vals[0]})
 	}
@@ -383,11 +403,14 @@ func (s *Server) merge(t *tpl.Template, labels []export.Label, b *blob.Blob) *re
 		}
 		win.mu.Lock()
 		if agg = win.aggs[k]; agg == nil {
-			if len(win.aggs) >= s.cfg.MaxAggregates {
+			if rej := s.admit(win, b.TplHash()); rej != nil {
 				win.mu.Unlock()
-				return reject(http.StatusTooManyRequests, "limit", "%d aggregates in this window, at most %d", len(win.aggs), s.cfg.MaxAggregates)
+				return rej
 			}
-			win.aggs[k] = &aggregate{t: t, labels: labels, b: next, blobs: 1}
+			agg = &aggregate{t: t, labels: labels, b: next, blobs: 1}
+			agg.last.Store(s.cfg.Now().UnixNano())
+			win.aggs[k] = agg
+			win.perTpl[b.TplHash()]++
 			win.mu.Unlock()
 			return nil
 		}
@@ -400,8 +423,18 @@ func (s *Server) merge(t *tpl.Template, labels []export.Label, b *blob.Blob) *re
 		return rej
 	}
 	win.mu.Lock()
+	if agg.gone { // expired while this merge ran: back it comes, if it may
+		if rej := s.admit(win, b.TplHash()); rej != nil {
+			win.mu.Unlock()
+			return rej
+		}
+		agg.gone = false
+		win.aggs[k] = agg
+		win.perTpl[b.TplHash()]++
+	}
 	agg.b = next
 	agg.blobs++
+	agg.last.Store(s.cfg.Now().UnixNano())
 	win.mu.Unlock()
 	return nil
 }
@@ -468,7 +501,7 @@ func (s *Server) Rotate() Closed {
 	s.rot.Lock()
 	old := s.cur
 	now := s.cfg.Now()
-	s.cur = &window{start: now, aggs: map[string]*aggregate{}}
+	s.cur = newWindow(now)
 	s.rot.Unlock()
 	s.windows.Inc()
 	c := Closed{Start: old.start, End: now, Blobs: old.named()}
@@ -488,20 +521,29 @@ func LoadTemplates(reg *tpl.Registry, data []byte) ([]*tpl.Template, error) {
 	return ts, nil
 }
 
-// RunWindows closes a window every Window until ctx is done (nothing with
-// Window 0).
+// RunWindows closes a window every Window (none with Window 0) and
+// expires idle label sets (Expire) until ctx is done.
 func (s *Server) RunWindows(ctx context.Context) {
-	if s.cfg.Window <= 0 {
-		return
+	var rot <-chan time.Time
+	if s.cfg.Window > 0 {
+		tk := time.NewTicker(s.cfg.Window)
+		defer tk.Stop()
+		rot = tk.C
 	}
-	tk := time.NewTicker(s.cfg.Window)
-	defer tk.Stop()
+	var sweep <-chan time.Time
+	if s.cfg.LabelTTL > 0 {
+		tk := time.NewTicker(s.sweepEvery())
+		defer tk.Stop()
+		sweep = tk.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-tk.C:
+		case <-rot:
 			s.Rotate()
+		case <-sweep:
+			s.Expire()
 		}
 	}
 }
