@@ -145,6 +145,7 @@ func newWindow(start time.Time) *window {
 type Closed struct {
 	Start, End time.Time
 	Blobs      []export.Named
+	Posts      uint64 // the blobs merged into Blobs
 }
 
 // Server is the collector: an http.Handler for /v1/blobs and /metrics, and
@@ -464,6 +465,24 @@ func (w *window) named() []export.Named {
 	return out
 }
 
+// posts returns how many blobs w's aggregates hold.
+func (w *window) posts() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var n uint64
+	for _, a := range w.aggs {
+		n += a.blobs
+	}
+	return n
+}
+
+// posts returns how many blobs the current window's aggregates hold.
+func (s *Server) posts() uint64 {
+	s.rot.RLock()
+	defer s.rot.RUnlock()
+	return s.cur.posts()
+}
+
 // Aggregates returns the number of aggregates in the current window.
 func (s *Server) Aggregates() int {
 	s.rot.RLock()
@@ -504,7 +523,7 @@ func (s *Server) Rotate() Closed {
 	s.cur = newWindow(now)
 	s.rot.Unlock()
 	s.windows.Inc()
-	c := Closed{Start: old.start, End: now, Blobs: old.named()}
+	c := Closed{Start: old.start, End: now, Blobs: old.named(), Posts: old.posts()}
 	if s.onClose != nil {
 		s.onClose(c)
 	}

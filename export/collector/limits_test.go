@@ -1,0 +1,291 @@
+package collector_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export/collector"
+	"github.com/statsblob/statsblob/export/internal/fixture"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// hits returns statsblob_collector_limit_hits_total{limit}.
+func hits(t testing.TB, s *collector.Server, limit string) float64 {
+	t.Helper()
+	mfs, err := s.Registry().Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() == "statsblob_collector_limit_hits_total" {
+			for _, m := range mf.Metric {
+				if m.Label[0].GetValue() == limit {
+					return m.Counter.GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("no limit %q", limit)
+	return 0
+}
+
+// gauge returns the value of an unlabelled gauge of s's registry.
+func gauge(t testing.TB, s *collector.Server, name string) float64 {
+	t.Helper()
+	mfs, err := s.Registry().Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf.Metric[0].Gauge.GetValue()
+		}
+	}
+	t.Fatalf("no gauge %q", name)
+	return 0
+}
+
+func gz(t testing.TB, p []byte) []byte {
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	_, err := w.Write(p)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	return b.Bytes()
+}
+
+// Each request limit refuses with its status and a reason naming the
+// flag, counts the refusal under its name, and changes nothing.
+func TestRequestLimits(t *testing.T) {
+	ck := &clock{t: time.Unix(1000, 0)}
+	reg := tpl.NewRegistry()
+	tp := fixture.Kitchen()
+	_, err := collector.LoadTemplates(reg, mustJSON(t, tp))
+	require.NoError(t, err)
+	other, _ := reg.New("OTHER")
+	require.NoError(t, other.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	s, err := collector.New(collector.Config{Templates: reg, MaxLabels: 2, MaxLabelBytes: 8, MaxAggregates: 3,
+		MaxAggregatesPerTemplate: 2, MaxBody: 2000, Window: time.Minute, Now: ck.now})
+	require.NoError(t, err)
+	good := fixture.KitchenBlob(tp).Bytes()
+	ob := blob.New(other, nil).Bytes()
+	for _, q := range []string{"h=a", "h=b"} {
+		code, body := post(t, s, http.MethodPost, q, good)
+		require.Equal(t, http.StatusNoContent, code, body)
+	}
+	ck.set(time.Unix(1020, 0))
+
+	cases := []struct {
+		name, query, encoding string
+		body                  []byte
+		chunked               bool
+		status                int
+		limit, msg            string
+		retryAfter            string
+	}{
+		{"labels", "a=1&b=2&c=3", "", good, false, 400, "labels", "3 labels, at most 2 (-max-labels)\n", ""},
+		{"label value bytes", "h=123456789", "", good, false, 400, "label_bytes", `label "h": name or value over 8 bytes (-max-label-bytes)` + "\n", ""},
+		{"label name bytes", "abcdefghi=1", "", good, false, 400, "label_bytes", `label "abcdefghi": name or value over 8 bytes (-max-label-bytes)` + "\n", ""},
+		{"label sets per template", "h=c", "", good, false, 429, "label_sets_per_template",
+			"2 label sets of template hash " + itoa(int(tp.Hash())) + " in this window, at most 2 (-max-aggregates-per-template)\n", "40"},
+		{"body bytes", "h=a", "", make([]byte, 2001), false, 413, "body_bytes", "body of 2001 bytes over the limit of 2000 (-max-body)\n", ""},
+		{"body bytes chunked", "h=a", "", make([]byte, 2001), true, 413, "body_bytes", "body over the limit of 2000 bytes (-max-body)\n", ""},
+		{"decoded body bytes", "h=a", "gzip", gz(t, make([]byte, 2001)), false, 413, "body_bytes", "decoded body over the limit of 2000 bytes (-max-body)\n", ""},
+	}
+	before := snapshot(s)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			n := hits(t, s, c.limit)
+			r := httptest.NewRequest(http.MethodPost, "/v1/blobs?"+c.query, bytes.NewReader(c.body))
+			if c.chunked {
+				r.ContentLength = -1
+			}
+			if c.encoding != "" {
+				r.Header.Set("Content-Encoding", c.encoding)
+			}
+			w := httptest.NewRecorder()
+			s.ServeHTTP(w, r)
+			require.Equal(t, c.status, w.Code)
+			require.Equal(t, c.msg, w.Body.String())
+			require.Equal(t, c.retryAfter, w.Header().Get("Retry-After"))
+			require.Equal(t, n+1, hits(t, s, c.limit))
+			require.Equal(t, before, snapshot(s))
+		})
+	}
+
+	// The total: the other template's label sets fill the window.
+	code, body := post(t, s, http.MethodPost, "h=a", ob)
+	require.Equal(t, http.StatusNoContent, code, body)
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/v1/blobs?h=b", bytes.NewReader(ob)))
+	require.Equal(t, http.StatusTooManyRequests, w.Code)
+	require.Equal(t, "3 label sets in this window, at most 3 (-max-aggregates)\n", w.Body.String())
+	require.Equal(t, "40", w.Header().Get("Retry-After"), "the window ends at 1060")
+	require.Equal(t, 1.0, hits(t, s, "label_sets"))
+
+	// A gzip body is decoded; another encoding or bad gzip is refused.
+	r := httptest.NewRequest(http.MethodPost, "/v1/blobs?h=a", bytes.NewReader(gz(t, good)))
+	r.Header.Set("Content-Encoding", "gzip")
+	w = httptest.NewRecorder()
+	s.ServeHTTP(w, r)
+	require.Equal(t, http.StatusNoContent, w.Code, w.Body.String())
+	for _, c := range []struct{ enc, body, msg string }{
+		{"br", "x", `Content-Encoding "br": gzip or none`},
+		{"gzip", "not gzip", "the gzip body is not a valid gzip stream"},
+		{"gzip", string(gz(t, good)[:40]), "the gzip body is not a valid gzip stream"},
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/v1/blobs?h=a", strings.NewReader(c.body))
+		r.Header.Set("Content-Encoding", c.enc)
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		require.Equal(t, c.msg+"\n", w.Body.String())
+		require.Contains(t, []int{400, 415}, w.Code)
+	}
+	require.Equal(t, 3.0, counter(t, s, "encoding").value())
+}
+
+// Label sets idle for the TTL expire, with or without a window, freeing
+// their place; the 429 of a full collector says when one may be free.
+func TestLabelSetsExpire(t *testing.T) {
+	for _, window := range []time.Duration{0, time.Hour} {
+		ck := &clock{t: time.Unix(1000, 0)}
+		s, tp := newServer(t, collector.Config{MaxAggregates: 2, LabelTTL: time.Minute, Window: window, Now: ck.now})
+		kb := fixture.KitchenBlob(tp).Bytes()
+		post(t, s, http.MethodPost, "h=a", kb)
+		ck.set(time.Unix(1030, 0))
+		post(t, s, http.MethodPost, "h=b", kb)
+		require.Zero(t, s.Expire())
+		// Full: a place frees when h=a expires, at 1060.
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/v1/blobs?h=c", bytes.NewReader(kb)))
+		require.Equal(t, http.StatusTooManyRequests, w.Code)
+		require.Equal(t, "30", w.Header().Get("Retry-After"))
+		ck.set(time.Unix(1045, 0))
+		w = httptest.NewRecorder()
+		s.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/v1/blobs?h=c", bytes.NewReader(kb)))
+		require.Equal(t, "15", w.Header().Get("Retry-After"))
+
+		ck.set(time.Unix(1061, 0))
+		require.Equal(t, 1, s.Expire())
+		require.Equal(t, 1, s.Aggregates())
+		code, body := post(t, s, http.MethodPost, "h=c", kb)
+		require.Equal(t, http.StatusNoContent, code, body)
+		code, _ = post(t, s, http.MethodPost, "h=a", kb)
+		require.Equal(t, http.StatusTooManyRequests, code)
+		ck.set(time.Unix(1200, 0))
+		require.Equal(t, 2, s.Expire())
+		require.Zero(t, s.Aggregates())
+		code, _ = post(t, s, http.MethodPost, "h=a", kb)
+		require.Equal(t, http.StatusNoContent, code, "a label set that expired comes back afresh")
+		require.Equal(t, []uint64{1}, s.Merged())
+		require.NoError(t, testutilCompare(s, "statsblob_collector_label_sets_expired_total", 3))
+	}
+}
+
+// With a delta pusher a window ships whole: nothing expires within it.
+func TestNoExpiryUnderDeltaPush(t *testing.T) {
+	ck := &clock{t: time.Unix(1000, 0)}
+	s, tp := newServer(t, collector.Config{LabelTTL: time.Minute, Window: time.Hour, Now: ck.now})
+	s.NewPusher(&fakeExporter{}, deltaTemporality)
+	post(t, s, http.MethodPost, "h=a", fixture.KitchenBlob(tp).Bytes())
+	ck.set(time.Unix(2000, 0))
+	require.Zero(t, s.Expire())
+	require.Equal(t, 1, s.Aggregates())
+}
+
+// A scrape serves at most MaxScrapeSeries samples and about MaxScrapeBytes
+// bytes: later aggregates are left out, counted and shown.
+func TestScrapeBounds(t *testing.T) {
+	tp := fixture.Kitchen()
+	kb := fixture.KitchenBlob(tp).Bytes()
+	scrape := func(s *collector.Server) string {
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		require.Equal(t, http.StatusOK, w.Code)
+		return w.Body.String()
+	}
+	full, _ := newServer(t, collector.Config{})
+	post(t, full, http.MethodPost, "h=a", kb)
+	one := strings.Count(scrape(full), `h="a"`)
+	require.Greater(t, one, 20)
+
+	for _, c := range []struct {
+		cfg   collector.Config
+		limit string
+	}{
+		{collector.Config{MaxScrapeSeries: one + one/2}, "scrape_series"},
+		{collector.Config{MaxScrapeBytes: 6000}, "scrape_bytes"},
+	} {
+		s, _ := newServer(t, c.cfg)
+		for _, q := range []string{"h=a", "h=b", "h=c"} {
+			post(t, s, http.MethodPost, q, kb)
+		}
+		text := scrape(s)
+		require.Equal(t, one, strings.Count(text, `h="a"`), c.limit)
+		require.Zero(t, strings.Count(text, `h="b"`), c.limit)
+		require.Zero(t, strings.Count(text, `h="c"`), c.limit)
+		require.Equal(t, 2.0, gauge(t, s, "statsblob_collector_scrape_omitted_aggregates"))
+		// Every Gather is a scrape: the two above and this one's.
+		require.GreaterOrEqual(t, hits(t, s, c.limit), 2.0)
+	}
+}
+
+// /healthz answers while the process serves; /readyz until Drain.
+func TestHealth(t *testing.T) {
+	s, _ := newServer(t, collector.Config{})
+	get := func(path string) (int, string, string) {
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+		return w.Code, w.Body.String(), w.Header().Get("Retry-After")
+	}
+	f := func(path string, code int, body, ra string) {
+		t.Helper()
+		c, b, r := get(path)
+		require.Equal(t, code, c)
+		require.Equal(t, body, b)
+		require.Equal(t, ra, r)
+	}
+	f("/healthz", 200, "ok\n", "")
+	f("/readyz", 200, "ready\n", "")
+	s.Drain()
+	f("/healthz", 200, "ok\n", "")
+	f("/readyz", 503, "shutting down\n", "1")
+	// go_ and process_ metrics are served.
+	_, text, _ := get("/metrics")
+	require.Contains(t, text, "\ngo_goroutines ")
+	require.Contains(t, text, "\nprocess_resident_memory_bytes ")
+}
+
+func mustJSON(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
+}
+
+var deltaTemporality = metricdata.DeltaTemporality
+
+// testutilCompare compares an unlabelled counter of s's registry.
+func testutilCompare(s *collector.Server, name string, v float64) error {
+	mfs, err := s.Registry().Gather()
+	if err != nil {
+		return err
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			if got := mf.Metric[0].Counter.GetValue(); got != v {
+				return fmt.Errorf("%s = %v, want %v", name, got, v)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("no %s", name)
+}
