@@ -109,4 +109,3 @@ func TestCumulativeCloseFails(t *testing.T) {
 	require.True(t, errors.As(err, &ns), "%v", err)
 	require.Equal(t, collector.NotShipped{Windows: 1, Posts: 1, Err: context.DeadlineExceeded}, *ns)
 }
-
