@@ -244,6 +244,8 @@ func reject(status int, reason, format string, args ...any) *rejection {
 }
 
 func (s *Server) post(w http.ResponseWriter, r *http.Request) {
+	s.inflight.Add(1)
+	defer s.inflight.Add(-1)
 	if rej := s.accept(r); rej != nil {
 		s.rejected.WithLabelValues(rej.reason).Inc()
 		if rej.status == http.StatusMethodNotAllowed {

@@ -17,6 +17,7 @@ import (
 // ops is the Server's operational state: readiness, scrapes, expiry.
 type ops struct {
 	draining atomic.Bool
+	inflight atomic.Int64 // posts under way
 
 	promHandler    http.Handler
 	scrapes        chan struct{} // a semaphore of MaxScrapes
@@ -48,7 +49,9 @@ func (s *Server) initOps(m *export.Mapper) {
 		Help: "Aggregates dropped after -label-ttl without a post."})
 	s.connsOpen = prometheus.NewGauge(prometheus.GaugeOpts{Name: "statsblob_collector_connections",
 		Help: "Open connections (of the Listener)."})
-	s.reg.MustRegister(sc, sc.omitted, s.scrapeInterval, s.windowShort, s.expired, s.connsOpen,
+	inflight := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_posts_in_flight",
+		Help: "Posts under way."}, func() float64 { return float64(s.inflight.Load()) })
+	s.reg.MustRegister(sc, sc.omitted, inflight, s.scrapeInterval, s.windowShort, s.expired, s.connsOpen,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.promHandler = newScrapeHandler(s.reg)
 	s.mux.HandleFunc("/metrics", s.metrics)
@@ -66,6 +69,9 @@ func (s *Server) initOps(m *export.Mapper) {
 // Drain marks the Server as shutting down: /readyz answers 503 from now
 // on, so that load balancers send posts elsewhere. Posts are still taken.
 func (s *Server) Drain() { s.draining.Store(true) }
+
+// InFlight returns the number of posts under way.
+func (s *Server) InFlight() int64 { return s.inflight.Load() }
 
 func text(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -16,8 +16,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strconv"
@@ -37,6 +39,48 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stderr))
+}
+
+// shutdown stops s within grace: /readyz turns 503, the requests under way
+// get until grace less the last push's share to finish (then they are cut,
+// unacknowledged: their senders send them again), and the last OTLP push
+// gets the rest. It returns 1 if accepted blobs could not be shipped.
+func shutdown(s *collector.Server, srv *http.Server, pusher *collector.Pusher, grace, pushTimeout time.Duration, stderr io.Writer) int {
+	deadline := time.Now().Add(grace)
+	s.Drain()
+	var pushShare time.Duration
+	if pusher != nil {
+		pushShare = min(pushTimeout, grace/2)
+	}
+	hctx, cancel := context.WithDeadline(context.Background(), deadline.Add(-pushShare))
+	defer cancel()
+	if err := srv.Shutdown(hctx); err != nil {
+		n := s.InFlight()
+		_ = srv.Close()
+		fmt.Fprintf(stderr, "statsblob-collector: %d posts under way cut off at the shutdown grace of %v (not acknowledged)\n", n, grace)
+	}
+	code := 0
+	if pusher != nil {
+		pctx, cancel := context.WithDeadline(context.Background(), deadline)
+		defer cancel()
+		if err := pusher.Close(pctx); err != nil {
+			fmt.Fprintf(stderr, "statsblob-collector: last OTLP push: %v\n", err)
+			code = 1
+		}
+	}
+	fmt.Fprintln(stderr, "statsblob-collector: stopped")
+	return code
+}
+
+// pprofMux serves net/http/pprof.
+func pprofMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
 }
 
 // units is a repeatable -unit VOI=UNIT flag.
@@ -65,7 +109,25 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	namespace := fs.String("namespace", "", "metric name `PREFIX`")
 	quantiles := fs.String("quantiles", "0.5,0.9,0.99,0.999", "t-digest summary quantiles, comma-separated `LIST`")
 	native := fs.Bool("native", false, "also export t-digests as native (exponential) histograms")
-	maxAggs := fs.Int("max-aggregates", collector.DefaultMaxAggregates, "at most `N` label sets per window")
+	maxAggs := fs.Int("max-aggregates", collector.DefaultMaxAggregates, "at most `N` label sets per window (then 429)")
+	maxAggsTpl := fs.Int("max-aggregates-per-template", 0, "at most `N` label sets of one template per window (then 429; 0: -max-aggregates)")
+	maxBody := fs.Int64("max-body", collector.DefaultMaxBody, "largest blob body in `BYTES`, after gzip decoding (then 413)")
+	maxLabels := fs.Int("max-labels", collector.DefaultMaxLabels, "at most `N` labels per post (then 400)")
+	maxLabelBytes := fs.Int("max-label-bytes", collector.DefaultMaxLabelBytes, "longest label name or value in `BYTES` (then 400)")
+	labelTTL := fs.Duration("label-ttl", collector.DefaultLabelTTL, "a label set without a post for `D` is dropped (0: never)")
+	maxConns := fs.Int("max-conns", collector.DefaultMaxConns, "at most `N` open connections (then 503 and close)")
+	maxHeader := fs.Int("max-header-bytes", collector.DefaultMaxHeaderBytes, "largest request line and headers in `BYTES` (then 431)")
+	readHeaderTimeout := fs.Duration("read-header-timeout", collector.DefaultReadHeaderTimeout, "time `D` to read a request's line and headers")
+	readTimeout := fs.Duration("read-timeout", collector.DefaultReadTimeout, "time `D` to read a whole request, body included (then 408)")
+	writeTimeout := fs.Duration("write-timeout", collector.DefaultWriteTimeout, "time `D` to write a response (a scrape), after which it is cut")
+	idleTimeout := fs.Duration("idle-timeout", collector.DefaultIdleTimeout, "an idle keep-alive connection is closed after `D`")
+	maxSeries := fs.Int("max-scrape-series", collector.DefaultMaxScrapeSeries, "at most `N` samples per scrape (later aggregates left out)")
+	maxScrapeBytes := fs.Int("max-scrape-bytes", collector.DefaultMaxScrapeBytes, "about `BYTES` of text per scrape at most (later aggregates left out)")
+	maxScrapes := fs.Int("max-scrapes", collector.DefaultMaxScrapes, "at most `N` scrapes served at once (then 503)")
+	otlpTimeout := fs.Duration("otlp-timeout", collector.DefaultPushTimeout, "each OTLP push's deadline `D`")
+	otlpPending := fs.Int("otlp-max-pending", collector.DefaultMaxPending, "at most `N` closed windows waiting to be pushed (delta; then the oldest is dropped)")
+	grace := fs.Duration("shutdown-grace", 20*time.Second, "on SIGTERM, finish requests and push what is left within `D`")
+	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on `ADDR` (off if empty)")
 	us := units{}
 	fs.Var(us, "unit", "`VOI=UNIT` suffix for a VOI's metric names (repeatable)")
 	fs.Usage = func() {
@@ -120,30 +182,60 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", *templates, err))
 	}
+	if *labelTTL == 0 {
+		*labelTTL = -1 // never
+	}
+	for _, v := range []int64{int64(*maxAggs), int64(*maxAggsTpl), *maxBody, int64(*maxLabels), int64(*maxLabelBytes), int64(*maxConns),
+		int64(*maxHeader), int64(*maxSeries), int64(*maxScrapeBytes), int64(*maxScrapes), int64(*otlpPending), int64(*grace),
+		int64(*readHeaderTimeout), int64(*readTimeout), int64(*writeTimeout), int64(*idleTimeout), int64(*otlpTimeout)} {
+		if v < 0 {
+			return usage("limits, timeouts and durations must not be negative")
+		}
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
 	s, err := collector.New(collector.Config{Templates: reg, Window: *window, MaxAggregates: *maxAggs,
+		MaxAggregatesPerTemplate: *maxAggsTpl, MaxBody: *maxBody, MaxLabels: *maxLabels, MaxLabelBytes: *maxLabelBytes,
+		LabelTTL: *labelTTL, MaxConns: *maxConns, MaxHeaderBytes: *maxHeader,
+		ReadHeaderTimeout: *readHeaderTimeout, ReadTimeout: *readTimeout, WriteTimeout: *writeTimeout, IdleTimeout: *idleTimeout,
+		MaxScrapeSeries: *maxSeries, MaxScrapeBytes: *maxScrapeBytes, MaxScrapes: *maxScrapes, Log: log,
 		Export: export.Options{Namespace: *namespace, Units: us, Quantiles: qs, NativeHistogram: *native}})
 	if err != nil {
 		return fail(err)
 	}
 	var pusher *collector.Pusher
 	if *otlp != "" {
-		exp, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(*otlp))
+		exp, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(*otlp), otlpmetrichttp.WithTimeout(*otlpTimeout),
+			otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: true, InitialInterval: 500 * time.Millisecond,
+				MaxInterval: 2 * time.Second, MaxElapsedTime: *otlpTimeout}))
 		if err != nil {
 			return fail(fmt.Errorf("-otlp: %w", err))
 		}
 		pusher = s.NewPusher(exp, temp)
+		pusher.Timeout, pusher.MaxPending = *otlpTimeout, *otlpPending
 		if temp == metricdata.CumulativeTemporality {
 			go pusher.Run(ctx, *otlpEvery)
+			if *labelTTL > 0 && *labelTTL <= *otlpEvery {
+				log.Warn("-label-ttl is not longer than -otlp-interval: a label set may expire before its last posts are pushed",
+					"label_ttl", *labelTTL, "otlp_interval", *otlpEvery)
+			}
 		}
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fail(err)
 	}
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second}
+	if *pprofAddr != "" {
+		pln, err := net.Listen("tcp", *pprofAddr)
+		if err != nil {
+			return fail(fmt.Errorf("-pprof: %w", err))
+		}
+		defer pln.Close()
+		go func() { _ = (&http.Server{Handler: pprofMux(), ReadHeaderTimeout: 5 * time.Second}).Serve(pln) }()
+	}
+	srv := s.HTTPServer()
 	go s.RunWindows(ctx)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(s.Listener(ln)) }()
 	var names []string
 	for _, t := range ts {
 		names = append(names, t.Spec())
@@ -156,17 +248,5 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	case err := <-served:
 		code = fail(err)
 	}
-	// Finish the requests under way, then push what is left.
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		code = fail(fmt.Errorf("shutdown: %w", err))
-	}
-	if pusher != nil {
-		if err := pusher.Close(sctx); err != nil {
-			code = fail(fmt.Errorf("last OTLP push: %w", err))
-		}
-	}
-	fmt.Fprintln(stderr, "statsblob-collector: stopped")
-	return code
+	return code | shutdown(s, srv, pusher, *grace, *otlpTimeout, stderr)
 }
