@@ -21,6 +21,7 @@ type ops struct {
 
 	promHandler    http.Handler
 	scrapes        chan struct{} // a semaphore of MaxScrapes
+	writing        atomic.Int64  // scrapes rendered, being written
 	scrapeMu       sync.Mutex    // guards lastScrape, shortWindow
 	lastScrape     map[string]time.Time
 	shortWindow    bool

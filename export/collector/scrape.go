@@ -1,10 +1,13 @@
 package collector
 
 import (
+	"bytes"
 	"errors"
+	"maps"
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -99,11 +102,30 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.noteScrape(r)
-	// A reader that stops reading is cut off after WriteTimeout, so a
-	// scrape's memory is not held for longer (issue 22, defect 3).
+	// Render first, then write within WriteTimeout: a reader that stops
+	// reading is cut off then, and holds only the rendered text meanwhile,
+	// not the scrape's working memory (issue 22, defect 3).
+	buf := &bufferedResponse{header: http.Header{}, status: http.StatusOK}
+	s.promHandler.ServeHTTP(buf, r)
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-	s.promHandler.ServeHTTP(w, r)
+	maps.Copy(w.Header(), buf.header)
+	w.Header().Set("Content-Length", strconv.Itoa(buf.body.Len()))
+	s.writing.Add(1)
+	defer s.writing.Add(-1)
+	w.WriteHeader(buf.status)
+	_, _ = w.Write(buf.body.Bytes())
 }
+
+// bufferedResponse is a rendered response.
+type bufferedResponse struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (b *bufferedResponse) Header() http.Header         { return b.header }
+func (b *bufferedResponse) WriteHeader(status int)      { b.status = status }
+func (b *bufferedResponse) Write(p []byte) (int, error) { return b.body.Write(p) }
 
 func isTimeout(err error) bool {
 	var ne net.Error

@@ -1,0 +1,5 @@
+//go:build !race
+
+package collector_test
+
+const raceEnabled = false
