@@ -3,24 +3,39 @@
 // /metrics) and, optionally, OpenTelemetry (OTLP push): the server behind
 // the statsblob-collector command.
 //
-// POST /v1/blobs takes one blob's bytes as the request body; the query
-// parameters are the blob's labels (?host=web1&svc=api). The blob is
-// validated (blob.FromBytes), its template found by hash among the
-// configured templates, and merged (blob.Merge) into the aggregate of its
-// template and labels for the current window; the answer is 204 No Content.
-// Bad input is answered with a 4xx status and a one-line reason, and changes
-// nothing:
+// POST /v1/blobs takes one blob's bytes as the request body (optionally
+// gzip, with Content-Encoding: gzip); the query parameters are the blob's
+// labels (?host=web1&svc=api). The blob is validated (blob.FromBytes), its
+// template found by hash among the configured templates, and merged
+// (blob.Merge) into the aggregate of its template and labels for the
+// current window; the answer is 204 No Content. Bad input is answered with
+// a 4xx status and a one-line reason that names the limit (by its flag)
+// and never the connection's addresses, and changes nothing:
 //
 //	405 method    not a POST
-//	413 size      a body over MaxBody bytes
+//	413 size      a body over MaxBody bytes (after gzip decoding)
+//	415 encoding  a Content-Encoding other than gzip (400 encoding: a bad gzip stream)
+//	408 timeout   a body not received within ReadTimeout
 //	400 labels    a label name Prometheus does not accept, a reserved one (le, quantile, bucket),
 //	              one given twice, an empty value or one that is not UTF-8, more than
-//	              MaxLabels, a name or value over 128 bytes
-//	400 blob      bytes blob.FromBytes rejects (the reason names the first defect)
+//	              MaxLabels, a name or value over MaxLabelBytes
+//	400 blob      bytes blob.FromBytes rejects (the reason names the first defect), or a body cut short
 //	422 template  a template hash none of the configured templates has
 //	422 layout    a blob whose layout or histogram bounds differ from its template's
 //	409 overflow  a merge that would overflow a counter of the aggregate
-//	429 limit     a new label set beyond MaxAggregates
+//	429 limit     a new label set beyond MaxAggregates or MaxAggregatesPerTemplate,
+//	              with Retry-After: when the window ends or an idle label set expires
+//
+// Served with HTTPServer on Listener (as the command does), the server
+// also bounds connections (MaxConns: 503 with Retry-After, then closed),
+// request lines and headers (MaxHeaderBytes: 431) and the time to read a
+// request and to write a response. /metrics serves at most MaxScrapes
+// scrapes at once (503 with Retry-After beyond), each of at most
+// MaxScrapeSeries samples and about MaxScrapeBytes bytes (aggregates past
+// either are left out of that scrape, counted and logged). /healthz
+// answers 200 while the process serves; /readyz 200 until Drain (SIGTERM),
+// then 503. Every limit that refuses or cuts something counts it in
+// statsblob_collector_limit_hits_total{limit} (Limits lists them).
 //
 // A merge works on a copy of the aggregate that replaces it only when every
 // statistic merged, so a failed merge changes nothing, and readers (the
@@ -32,14 +47,25 @@
 // afresh every Window: /metrics shows the current window (its start is
 // every metric's created timestamp, so Prometheus sees a counter reset), and
 // a delta OTLP push ships each window once it has closed. Label sets not
-// posted in a window disappear with it.
+// posted in a window disappear with it. With either, a label set not
+// posted for LabelTTL is dropped (Expire, which RunWindows calls), except
+// within a window a delta push must ship whole. A window shorter than the
+// interval between a client's scrapes is warned of (log, and the gauge
+// statsblob_collector_window_shorter_than_scrape).
 //
 // The server's own metrics, on the same /metrics:
 // statsblob_collector_blobs_accepted_total,
 // statsblob_collector_blobs_rejected_total{reason},
 // statsblob_collector_accepted_bytes_total,
 // statsblob_collector_merge_seconds (a histogram),
-// statsblob_collector_aggregates and statsblob_collector_windows_total.
+// statsblob_collector_aggregates, statsblob_collector_windows_total,
+// statsblob_collector_limit_hits_total{limit},
+// statsblob_collector_label_sets_expired_total,
+// statsblob_collector_connections, statsblob_collector_posts_in_flight,
+// statsblob_collector_scrape_omitted_aggregates,
+// statsblob_collector_scrape_interval_seconds,
+// statsblob_collector_window_shorter_than_scrape, the OTLP pushes', and
+// the go_ and process_ metrics of the Go client.
 package collector
 
 import (

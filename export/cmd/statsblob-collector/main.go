@@ -1,13 +1,19 @@
 // Command statsblob-collector receives statsblob blobs over HTTP and serves
 // their aggregates to Prometheus and OpenTelemetry:
 //
-//	statsblob-collector -templates FILE [-listen ADDR] [-window D] [-otlp URL]
+//	statsblob-collector -templates FILE [-listen ADDR] [-window D] [-otlp URL] [flags]
 //
 // Services POST each blob's bytes to /v1/blobs?LABEL=VALUE&...; Prometheus
-// scrapes /metrics; with -otlp the aggregates are pushed to an OTLP/HTTP
-// receiver. SIGTERM or SIGINT stops it gracefully: requests under way
-// finish, and a last OTLP push ships what was not yet shipped. See package
-// collector for the protocol and package export for the mapping.
+// scrapes /metrics; /healthz and /readyz answer probes; with -otlp the
+// aggregates are pushed to an OTLP/HTTP receiver, each push within
+// -otlp-timeout. Every limit is a flag (-h lists them with their
+// defaults); package collector says what a client sees at each. SIGTERM or
+// SIGINT stops it within -shutdown-grace (20s): /readyz turns 503, requests
+// under way finish (or are cut, unacknowledged, when the grace less the
+// last push's share has passed), and a last OTLP push ships what was not yet
+// shipped. Exit status: 0, or 1 if accepted blobs could not be shipped
+// (stderr says how many), 2 for a usage error. -pprof ADDR serves
+// net/http/pprof on a listener of its own.
 package main
 
 import (
