@@ -175,6 +175,16 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		}
 		qs = append(qs, q)
 	}
+	if *labelTTL == 0 {
+		*labelTTL = -1 // never
+	}
+	for _, v := range []int64{int64(*maxAggs), int64(*maxAggsTpl), *maxBody, int64(*maxLabels), int64(*maxLabelBytes), int64(*maxConns),
+		int64(*maxHeader), int64(*maxSeries), int64(*maxScrapeBytes), int64(*maxScrapes), int64(*otlpPending), int64(*grace),
+		int64(*readHeaderTimeout), int64(*readTimeout), int64(*writeTimeout), int64(*idleTimeout), int64(*otlpTimeout)} {
+		if v < 0 {
+			return usage("limits, timeouts and durations must not be negative")
+		}
+	}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "statsblob-collector: %v\n", err)
 		return 1
@@ -187,16 +197,6 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	ts, err := collector.LoadTemplates(reg, data)
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", *templates, err))
-	}
-	if *labelTTL == 0 {
-		*labelTTL = -1 // never
-	}
-	for _, v := range []int64{int64(*maxAggs), int64(*maxAggsTpl), *maxBody, int64(*maxLabels), int64(*maxLabelBytes), int64(*maxConns),
-		int64(*maxHeader), int64(*maxSeries), int64(*maxScrapeBytes), int64(*maxScrapes), int64(*otlpPending), int64(*grace),
-		int64(*readHeaderTimeout), int64(*readTimeout), int64(*writeTimeout), int64(*idleTimeout), int64(*otlpTimeout)} {
-		if v < 0 {
-			return usage("limits, timeouts and durations must not be negative")
-		}
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	s, err := collector.New(collector.Config{Templates: reg, Window: *window, MaxAggregates: *maxAggs,
