@@ -263,3 +263,33 @@ func TestPaddedURIMemoryBound(t *testing.T) {
 	resp, _ := exchange(t, addr, postReq("http://"+strings.Repeat("a", 2*collector.DefaultMaxHeaderBytes)+"/v1/blobs?svc=x", kb))
 	require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
 }
+
+// A connection that does not finish its headers within ReadHeaderTimeout,
+// or stays idle for IdleTimeout between requests, is closed.
+func TestHeaderAndIdleTimeouts(t *testing.T) {
+	s, tp := newServer(t, collector.Config{ReadHeaderTimeout: 100 * time.Millisecond, IdleTimeout: 100 * time.Millisecond})
+	addr := serve(t, s)
+	closed := func(c net.Conn) {
+		t.Helper()
+		require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
+		_, err := io.ReadAll(c) // returns once the server closes
+		require.NoError(t, err)
+	}
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = io.WriteString(c, "POST /v1/blobs?h=a HTTP/1.1\r\nHost: x\r\n")
+	require.NoError(t, err)
+	closed(c)
+
+	c2, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c2.Close()
+	_, err = io.WriteString(c2, postReq("/v1/blobs?h=a", fixture.KitchenBlob(tp).Bytes()))
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(bufio.NewReader(c2), nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusNoContent, resp.StatusCode)
+	closed(c2) // kept alive, then idle
+	require.Equal(t, []uint64{1}, s.Merged())
+}
