@@ -1,0 +1,93 @@
+// Package ship sends a service's blobs to a collector: every interval it
+// takes Snapshot(true) of each blob, Sharded blob or family (package
+// family) it was given and sends the bytes, with their labels, through a
+// Transport (HTTP for statsblob-collector; a NATS JetStream one can plug in
+// the same way). Retries, merging of what is unsent, and the sender id and
+// sequence number that let a collector drop a retry it already merged are
+// the shipper's; the service only updates its blobs.
+//
+//	sh, err := ship.New(&ship.HTTP{URL: "http://collector:9129/v1/blobs"},
+//		ship.Options{Labels: []ship.Label{{"host", "web1"}}})
+//	err = sh.AddFamily(fam)
+//	go sh.Run(ctx)
+//	defer sh.Close(ctx) // ships the last snapshot
+//
+// # What is kept, merged and dropped
+//
+// The shipper keeps one queue per template and label set. A snapshot joins
+// its queue's pending snapshots. When the queue's turn to send comes, its
+// pending snapshots are merged in one step (blob.MergeAll: counts exact,
+// t-digests merged at once, as accurate as a merge gets) into one message,
+// which gets the sender's next sequence number. From then on that message
+// is frozen: it is resent with the same bytes, labels and number until the
+// receiver acknowledges it, so a receiver that saw it already can drop the
+// copy; snapshots taken meanwhile wait for the next message. A snapshot
+// that cannot merge with the others (an overflow: blob.MergeAll leaves it
+// out) is kept and sent on its own later, never dropped.
+//
+// The unsent bytes (pending snapshots and frozen messages) are bounded by
+// Options.MaxBacklog. When a snapshot would pass the bound, the queues
+// with the most pending snapshots are merged ahead of time (losing only
+// the one-step quality of their t-digest merges, never counts); if that
+// does not make room, the snapshot is merged into its queue's last pending
+// one; only a snapshot that can neither fit nor merge is dropped, and
+// counted in Stats.Dropped and DroppedBytes. While merges succeed, a
+// receiver that is down for hours costs at most two blobs per label set.
+//
+// # Retries
+//
+// A send that fails is retried after a backoff: MinBackoff·2^(n-1) for the
+// n-th retry, at most MaxBackoff, jittered down by up to half, or the
+// receiver's Retry-After (at most MaxRetryAfter). Each queue backs off on
+// its own; a failure that is not the receiver's answer (network down, a
+// timeout) also ends the round, and the next interval tries again.
+//
+// Refusals the receiver may get over (HTTP 408, 409, 422 for a template it
+// does not know yet, 429, 5xx, even 401/403/404, which a configuration fix
+// cures) keep the message and retry it; they are counted in Stats.Retried
+// and Stats.Refused, the last one's reason is Stats.LastError, and
+// Options.OnError sees each. Only a SendError marked Permanent (HTTP 400,
+// 413, 414, 431: the same bytes can never be accepted) gives a message up,
+// counted in Stats.Rejected and RejectedBytes. No data leaves the shipper
+// uncounted: every snapshot is acknowledged, rejected, dropped or, after a
+// Close that timed out, reported as unsent.
+//
+// # Wire protocol
+//
+// HTTP (type HTTP): POST URL?NAME=VALUE&... with the blob's bytes as the
+// body (Content-Type application/octet-stream), the labels as query
+// parameters (sorted by name), and three headers:
+//
+//	Statsblob-Sender: 3f9c0a...        the sender id (HeaderSender)
+//	Statsblob-Seq: 42                  the message's sequence number (HeaderSeq)
+//	Statsblob-Settled-Below: 40        every seq under this one is settled (HeaderSettledBelow)
+//
+// The sender id is 1 to 64 bytes of [A-Za-z0-9._-], unique to one Shipper
+// for its life (a restart gets a new random one). Sequence numbers are
+// per sender, not per label set: 1, 2, 3, ... across all of the sender's
+// templates and label sets, in the order messages are formed. A message is
+// the triple (labels, body, seq); a retry repeats all three exactly, so
+// (sender, seq) identifies the data. Messages of different label sets may
+// arrive out of order, and some numbers may never arrive (a message
+// rejected for good, or unsent at exit).
+//
+// What a collector must do for idempotency: merge a message only if it has
+// not merged (sender, seq) before, whatever window it landed in, and
+// answer a duplicate with 2xx as if it had merged it (the shipper then
+// forgets it). Statsblob-Settled-Below bounds what it has to remember:
+// every seq of that sender under the value will never be sent again, so
+// the collector may forget them; what it keeps per sender is the seqs
+// seen at or above the largest Settled-Below received, at most one per
+// label set the sender ships. Settled-Below never decreases along a
+// sender's messages and is at most the message's Seq. A collector that
+// acknowledges (2xx) must not lose the message afterwards (durability is
+// the collector's promise; see the collector's documentation).
+//
+// Status codes, as type HTTP reads them: 2xx acknowledged; 400, 413, 414,
+// 431 rejected for good; anything else retried, Retry-After honoured.
+//
+// Other transports carry the same Message: a NATS JetStream transport
+// would publish the body with the labels and the three values as headers
+// and Message.ID ("sender/seq") as Nats-Msg-Id, so JetStream's own
+// duplicate window drops retries too.
+package ship
