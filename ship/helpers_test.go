@@ -286,4 +286,3 @@ func labelsOf(kv ...string) string {
 	}
 	return q.Encode()
 }
-
