@@ -380,3 +380,40 @@ func TestRejected(t *testing.T) {
 	require.Equal(t, uint64(2), ps[len(ps)-1].Seq)
 	require.Equal(t, uint64(2), ps[len(ps)-1].Settled)
 }
+
+// TestRunSchedule: Run snapshots every Interval and wakes for a retry
+// when its backoff ends, before the next interval.
+func TestRunSchedule(t *testing.T) {
+	srv := newServer(t)
+	clk := newClock()
+	start := clk.Now()
+	var attempts []time.Duration
+	srv.setFail(func(p post) (int, string) {
+		attempts = append(attempts, clk.Now().Sub(start))
+		if len(attempts) <= 2 {
+			return http.StatusServiceUnavailable, ""
+		}
+		return 0, ""
+	})
+	sh, err := ship.New(&ship.HTTP{URL: srv.url()}, ship.Options{Clock: clk, Jitter: noJitter,
+		Interval: 10 * time.Second, MinBackoff: time.Second})
+	require.NoError(t, err)
+	b := blob.NewSharded(webTemplate(t), 2, nil)
+	require.NoError(t, sh.AddSharded(b))
+	update(t, b, 3)
+	ran := make(chan error, 1)
+	go func() { ran <- sh.Run(context.Background()) }()
+	for _, d := range []time.Duration{10 * time.Second, time.Second, 2 * time.Second, 7 * time.Second} {
+		<-clk.waiting // Run waits on the clock
+		clk.Advance(d)
+	}
+	<-clk.waiting
+	require.NoError(t, sh.Close(context.Background()))
+	require.NoError(t, <-ran)
+	sec := time.Second
+	// Interval at 10s (fails), retries at 11s (fails) and 13s; the next
+	// interval at 20s sends the empty snapshot of 10s..20s; Close one more.
+	require.Equal(t, []time.Duration{10 * sec, 11 * sec, 13 * sec, 20 * sec, 20 * sec}, attempts)
+	require.Equal(t, uint64(3), srv.totals()[""].Sum)
+	require.Equal(t, uint64(3), sh.Stats().Sent)
+}
