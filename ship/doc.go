@@ -65,23 +65,37 @@
 // The sender id is 1 to 64 bytes of [A-Za-z0-9._-], unique to one Shipper
 // for its life (a restart gets a new random one). Sequence numbers are
 // per sender, not per label set: 1, 2, 3, ... across all of the sender's
-// templates and label sets, in the order messages are formed. A message is
-// the triple (labels, body, seq); a retry repeats all three exactly, so
-// (sender, seq) identifies the data. Messages of different label sets may
-// arrive out of order, and some numbers may never arrive (a message
-// rejected for good, or unsent at exit).
+// templates and label sets, in the order messages are formed, so (sender,
+// seq) names one message's data. A retry repeats the labels, the body and
+// the seq exactly. Messages of different label sets may arrive out of
+// order, and some numbers may never arrive (a message rejected for good,
+// or unsent at exit). Within one template and label set, a sender has at
+// most one message in flight: it forms the next message of that set only
+// once the previous one is settled (acknowledged or given up), so the
+// seqs of one set's messages increase in the order they are first sent.
 //
-// What a collector must do for idempotency: merge a message only if it has
-// not merged (sender, seq) before, whatever window it landed in, and
-// answer a duplicate with 2xx as if it had merged it (the shipper then
-// forgets it). Statsblob-Settled-Below bounds what it has to remember:
-// every seq of that sender under the value will never be sent again, so
-// the collector may forget them; what it keeps per sender is the seqs
-// seen at or above the largest Settled-Below received, at most one per
-// label set the sender ships. Settled-Below never decreases along a
-// sender's messages and is at most the message's Seq. A collector that
-// acknowledges (2xx) must not lose the message afterwards (durability is
-// the collector's promise; see the collector's documentation).
+// What a collector must do for idempotency: merge each (sender, seq) at
+// most once, whatever window it lands in, and answer a duplicate with 2xx
+// as if it had merged it (the shipper then forgets the message). Two ways
+// are exact:
+//
+//   - keep, per sender and aggregate (template hash and label set), the
+//     highest seq merged; a message whose seq is not above it is a
+//     duplicate. One number per sender and aggregate, kept across windows
+//     (and made as durable as the aggregates: a duplicate may arrive after
+//     a restart), forgotten when the sender has been silent longer than
+//     any retry lasts;
+//   - or keep the set of (sender, seq) merged, forgetting a sender's seqs
+//     under its latest Statsblob-Settled-Below: every seq of that sender
+//     under the value will never be sent again (it may still arrive as a
+//     stale copy from a proxy, which the first way also catches). The
+//     value never decreases along a sender's messages and is at most the
+//     message's Seq; one set whose message is refused for hours holds it
+//     back, so this set can grow.
+//
+// A collector that acknowledges (2xx) must not lose the message afterwards
+// (durability is the collector's promise; see the collector's
+// documentation).
 //
 // Status codes, as type HTTP reads them: 2xx acknowledged; 400, 413, 414,
 // 431 rejected for good; anything else retried, Retry-After honoured.

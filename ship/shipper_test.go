@@ -417,3 +417,46 @@ func TestRunSchedule(t *testing.T) {
 	require.Equal(t, uint64(3), srv.totals()[""].Sum)
 	require.Equal(t, uint64(3), sh.Stats().Sent)
 }
+
+// TestSettledBelow: a message held back by refusals holds
+// Statsblob-Settled-Below at its seq while other label sets go on; once
+// it is acknowledged the value moves past it.
+func TestSettledBelow(t *testing.T) {
+	srv := newServer(t)
+	refusals := 2
+	srv.setFail(func(p post) (int, string) {
+		if p.Labels == labelsOf("route", "a") && refusals > 0 {
+			refusals--
+			return http.StatusUnprocessableEntity, ""
+		}
+		return 0, ""
+	})
+	clk := newClock()
+	sh, err := ship.New(&ship.HTTP{URL: srv.url()}, ship.Options{Clock: clk, Jitter: noJitter, MinBackoff: time.Second, MaxBackoff: time.Second})
+	require.NoError(t, err)
+	a, b := blob.New(webTemplate(t), nil), blob.New(webTemplate(t), nil)
+	require.NoError(t, sh.AddBlob(a, nil, ship.Label{"route", "a"}))
+	require.NoError(t, sh.AddBlob(b, nil, ship.Label{"route", "b"}))
+	for range 3 {
+		_ = sh.Ship(context.Background())
+		clk.Advance(10 * time.Second)
+	}
+	type sent struct {
+		Labels       string
+		Seq, Settled uint64
+		Status       int
+	}
+	var got []sent
+	for _, p := range srv.all() {
+		got = append(got, sent{p.Labels, p.Seq, p.Settled, p.Status})
+	}
+	ra, rb := labelsOf("route", "a"), labelsOf("route", "b")
+	require.Equal(t, []sent{
+		{ra, 1, 1, 422}, {rb, 2, 1, 204}, // round 1: a refused, b acknowledged
+		{ra, 1, 1, 422}, {rb, 3, 1, 204}, // round 2: a still held back
+		{ra, 1, 1, 204}, {ra, 4, 4, 204}, {rb, 5, 5, 204}, // round 3: a goes, then its next message
+	}, got)
+	st := sh.Stats()
+	require.Equal(t, uint64(2), st.Refused)
+	require.Equal(t, uint64(5), st.Sent)
+}
