@@ -39,8 +39,11 @@
 // A send that fails is retried after a backoff: MinBackoff·2^(n-1) for the
 // n-th retry, at most MaxBackoff, jittered down by up to half, or the
 // receiver's Retry-After (at most MaxRetryAfter). Each queue backs off on
-// its own; a failure that is not the receiver's answer (network down, a
-// timeout) also ends the round, and the next interval tries again.
+// its own after a refusal; a failure that is not the receiver's answer
+// (network down, a timeout) holds every queue back for a backoff of the
+// shipper's (the same sequence, counted in failures in a row), so a
+// receiver that is down sees one probe per backoff, not one per label
+// set.
 //
 // Refusals the receiver may get over (HTTP 408, 409, 422 for a template it
 // does not know yet, 429, 5xx, even 401/403/404, which a configuration fix

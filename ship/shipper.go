@@ -127,9 +127,11 @@ type Shipper struct {
 
 	sources []source
 	queues  map[string]*queue
-	order   []*queue // creation order: the order of sends in a round
-	seq     uint64   // the last seq given
-	backlog int      // bytes held
+	order   []*queue  // creation order: the order of sends in a round
+	seq     uint64    // the last seq given
+	backlog int       // bytes held
+	down    time.Time // no sends before: the receiver was unreachable
+	downN   int       // failures in a row that were not the receiver's answer
 
 	statsMu sync.Mutex
 	stats   Stats
@@ -468,10 +470,14 @@ func (s *Shipper) settledBelow() uint64 {
 }
 
 // send sends every queue's due messages. A send whose outcome is unknown
-// (a network error, not a refusal) ends the round: the receiver is
-// probably unreachable, and the next round tries again.
+// (a network error, not a refusal) ends the round and holds every send
+// back for a backoff of its own (down, downN): the receiver is probably
+// unreachable, and one probe per backoff is enough to find out.
 func (s *Shipper) send(ctx context.Context) error {
 	defer s.countPending()
+	if s.opts.Clock.Now().Before(s.down) {
+		return nil
+	}
 	var first error
 	for _, q := range s.order {
 		stop, err := s.drain(ctx, q)
@@ -511,6 +517,7 @@ func (s *Shipper) drain(ctx context.Context, q *queue) (stop bool, rejected erro
 		err := s.tr.Send(ctx, m)
 		n := len(m.Body)
 		if err == nil {
+			s.down, s.downN = time.Time{}, 0
 			s.count(func(st *Stats) { st.Sent++; st.SentBytes += uint64(n); st.LastError = nil })
 			s.backlog -= n
 			q.inflight = nil
@@ -540,6 +547,10 @@ func (s *Shipper) drain(ctx context.Context, q *queue) (stop bool, rejected erro
 		}
 		q.attempts++
 		q.due = now.Add(s.backoff(q.attempts, se))
+		if !refused {
+			s.downN++
+			s.down = now.Add(s.backoff(s.downN, nil))
+		}
 		return !refused, err
 	}
 }
@@ -570,6 +581,9 @@ func (s *Shipper) nextDue() (time.Time, bool) {
 		if !found || q.due.Before(t) {
 			t, found = q.due, true
 		}
+	}
+	if found && t.Before(s.down) {
+		t = s.down
 	}
 	return t, found
 }

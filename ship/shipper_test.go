@@ -460,3 +460,44 @@ func TestSettledBelow(t *testing.T) {
 	require.Equal(t, uint64(2), st.Refused)
 	require.Equal(t, uint64(5), st.Sent)
 }
+
+// downTransport fails every send as an unreachable receiver does, and
+// records when.
+type downTransport struct {
+	clk   *fakeClock
+	start time.Time
+	at    []time.Duration
+}
+
+func (d *downTransport) Send(_ context.Context, m ship.Message) error {
+	d.at = append(d.at, d.clk.Now().Sub(d.start))
+	return errors.New("connect: connection refused")
+}
+
+// TestUnreachable: while the receiver cannot be reached, the shipper
+// probes it once per backoff, not once per label set.
+func TestUnreachable(t *testing.T) {
+	clk := newClock()
+	tr := &downTransport{clk: clk, start: clk.Now()}
+	sh, err := ship.New(tr, ship.Options{Clock: clk, Jitter: noJitter, MinBackoff: time.Second, MaxBackoff: 4 * time.Second})
+	require.NoError(t, err)
+	fam, err := family.New(webTemplate(t), []string{"route"}, family.Options{})
+	require.NoError(t, err)
+	require.NoError(t, sh.AddFamily(fam))
+	for i := range 10 {
+		b, err := fam.With(string(rune('a' + i)))
+		require.NoError(t, err)
+		update(t, b, 1)
+	}
+	for range 40 { // 10 s in steps of 250 ms
+		_ = sh.Ship(context.Background())
+		clk.Advance(250 * time.Millisecond)
+	}
+	sec := time.Second
+	require.Equal(t, []time.Duration{0, 1 * sec, 3 * sec, 7 * sec}, tr.at)
+	st := sh.Stats()
+	require.Equal(t, uint64(4), st.Retried)
+	require.Equal(t, uint64(0), st.Refused)
+	require.Equal(t, 10*40, int(st.Snapshots))
+	require.ErrorContains(t, st.LastError, "connection refused")
+}
