@@ -24,7 +24,7 @@ func TestRetryAfter(t *testing.T) {
 	f("99999999999", 0) // over 32 bits: ignored
 	f(now.Add(90*time.Second).Format(http.TimeFormat), 90*time.Second)
 	f(now.Add(-time.Second).Format(http.TimeFormat), 0) // in the past
-	f("Fri, 27 Nov 2026 12:00:00", 0)                    // no zone: not an HTTP date
+	f("Fri, 27 Nov 2026 12:00:00", 0)                   // no zone: not an HTTP date
 }
 
 // FuzzRetryAfter: any header value gives a wait that is not negative, is
