@@ -136,6 +136,7 @@ type Shipper struct {
 	statsMu sync.Mutex
 	stats   Stats
 	closed  bool
+	closing <-chan struct{} // Close's ctx.Done(), set before stop is closed
 
 	stop    chan struct{} // closed by Close
 	running sync.Mutex    // held by Run
@@ -602,9 +603,19 @@ func (s *Shipper) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
+		// Close lets a round under way finish (a send cut off has an
+		// unknown outcome, and its retry would rely on the receiver's
+		// deduplication) unless Close's own context ends first.
 		select {
 		case <-s.stop:
-			cancel()
+			s.statsMu.Lock()
+			closing := s.closing
+			s.statsMu.Unlock()
+			select {
+			case <-closing:
+				cancel()
+			case <-ctx.Done():
+			}
 		case <-ctx.Done():
 		}
 	}()
@@ -644,7 +655,8 @@ func (s *Shipper) Run(ctx context.Context) error {
 	}
 }
 
-// Close stops Run, takes a last snapshot of every source and sends
+// Close stops Run (letting a round under way finish, unless ctx ends
+// first), takes a last snapshot of every source and sends
 // everything held, retrying as backoffs allow, until all is acknowledged
 // or rejected (nil) or ctx is done (an error wrapping ctx.Err() that says
 // how many snapshots were left unsent). Later calls return ErrClosed.
@@ -655,6 +667,7 @@ func (s *Shipper) Close(ctx context.Context) error {
 		return ErrClosed
 	}
 	s.closed = true
+	s.closing = ctx.Done()
 	s.statsMu.Unlock()
 	close(s.stop)
 	s.running.Lock() // Run has returned
