@@ -72,8 +72,9 @@ type Options struct {
 	// Jitter returns numbers in [0, 1) for the backoff's jitter (nil:
 	// math/rand/v2's Float64).
 	Jitter func() float64
-	// OnError, if set, is called with every failed send's error and every
-	// error of a snapshot, from the goroutine that ships.
+	// OnError, if set, is called with every failed send's error, every
+	// error of a snapshot and every dropped snapshot, from the goroutine
+	// that ships, inside a round: it must not call Ship or Close.
 	OnError func(error)
 }
 

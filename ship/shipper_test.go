@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -500,4 +501,23 @@ func TestUnreachable(t *testing.T) {
 	require.Equal(t, uint64(0), st.Refused)
 	require.Equal(t, 10*40, int(st.Snapshots))
 	require.ErrorContains(t, st.LastError, "connection refused")
+}
+
+// TestHTTPExtraHeader: HTTP.Header goes with every POST (e.g. a bearer
+// token), beside the protocol's headers.
+func TestHTTPExtraHeader(t *testing.T) {
+	got := make(chan http.Header, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Clone()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	tr := &ship.HTTP{URL: srv.URL, Header: http.Header{"Authorization": {"Bearer x"}}}
+	require.NoError(t, tr.Send(context.Background(), ship.Message{Sender: "s", Seq: 9, SettledBelow: 4, Body: []byte{1}}))
+	h := <-got
+	require.Equal(t, "Bearer x", h.Get("Authorization"))
+	require.Equal(t, "s", h.Get(ship.HeaderSender))
+	require.Equal(t, "9", h.Get(ship.HeaderSeq))
+	require.Equal(t, "4", h.Get(ship.HeaderSettledBelow))
+	require.Equal(t, "s/9", ship.Message{Sender: "s", Seq: 9}.ID())
 }
