@@ -67,6 +67,12 @@ type Options struct {
 	// MaxBacklog bounds the bytes of the snapshots and messages held
 	// unsent (0: DefaultMaxBacklog). See Shipper.
 	MaxBacklog int
+	// SkipIdle leaves out snapshots in which no statistic was updated and
+	// no error counted since the last (Stat.Valid, Stat.Errs), counted in
+	// Stats.Idle: an idle label set costs no POST. Off, every label set
+	// is sent every interval, which keeps it present in a collector that
+	// forgets the label sets of a window that were not posted.
+	SkipIdle bool
 	// Clock is the time source (nil: the wall clock).
 	Clock Clock
 	// Jitter returns numbers in [0, 1) for the backoff's jitter (nil:
@@ -81,6 +87,7 @@ type Options struct {
 // Stats counts what a Shipper did, from its start.
 type Stats struct {
 	Snapshots uint64 // snapshots taken of the sources, one per label set per interval
+	Idle      uint64 // of those, the ones left out by Options.SkipIdle
 	Sent      uint64 // messages acknowledged by the receiver
 	SentBytes uint64 // their bodies' bytes
 	Retried   uint64 // sends that failed and whose message is kept for a retry
@@ -331,11 +338,25 @@ func (s *Shipper) collect() {
 			if sn.Blob == nil {
 				continue
 			}
+			if s.opts.SkipIdle && idle(sn.Blob) {
+				s.count(func(st *Stats) { st.Snapshots++; st.Idle++ })
+				continue
+			}
 			s.count(func(st *Stats) { st.Snapshots++ })
 			s.enqueue(s.queueOf(src, sn), sn.Blob)
 		}
 	}
 	s.countPending()
+}
+
+// idle reports whether no statistic of b was updated or counted an error.
+func idle(b *blob.Blob) bool {
+	for _, st := range b.Stats() {
+		if st.Valid || st.Errs > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // queueOf returns the queue of a snapshot's template and labels.

@@ -521,3 +521,36 @@ func TestHTTPExtraHeader(t *testing.T) {
 	require.Equal(t, "4", h.Get(ship.HeaderSettledBelow))
 	require.Equal(t, "s/9", ship.Message{Sender: "s", Seq: 9}.ID())
 }
+
+// TestSkipIdle: with SkipIdle, label sets not updated since the last
+// interval are not sent.
+func TestSkipIdle(t *testing.T) {
+	for _, skip := range []bool{false, true} {
+		srv := newServer(t)
+		sh, err := ship.New(&ship.HTTP{URL: srv.url()}, ship.Options{Clock: newClock(), SkipIdle: skip})
+		require.NoError(t, err)
+		fam, err := family.New(webTemplate(t), []string{"route"}, family.Options{})
+		require.NoError(t, err)
+		require.NoError(t, sh.AddFamily(fam))
+		for _, r := range []string{"a", "b", "c"} {
+			b, err := fam.With(r)
+			require.NoError(t, err)
+			update(t, b, 1)
+		}
+		require.NoError(t, sh.Ship(context.Background())) // all three
+		b, err := fam.With("b")
+		require.NoError(t, err)
+		update(t, b, 2)
+		require.NoError(t, sh.Ship(context.Background())) // b, or all three
+		st := sh.Stats()
+		require.Equal(t, uint64(6), st.Snapshots)
+		if skip {
+			require.Equal(t, uint64(2), st.Idle)
+			require.Equal(t, uint64(4), st.Sent)
+		} else {
+			require.Equal(t, uint64(0), st.Idle)
+			require.Equal(t, uint64(6), st.Sent)
+		}
+		require.Equal(t, uint64(3), srv.totals()[labelsOf("route", "b")].Sum)
+	}
+}
