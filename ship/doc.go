@@ -17,13 +17,17 @@
 // The shipper keeps one queue per template and label set. A snapshot joins
 // its queue's pending snapshots. When the queue's turn to send comes, its
 // pending snapshots are merged in one step (blob.MergeAll: counts exact,
-// t-digests merged at once, as accurate as a merge gets) into one message,
+// all t-digests merged at once, more accurate than one by one) into one
+// message,
 // which gets the sender's next sequence number. From then on that message
 // is frozen: it is resent with the same bytes, labels and number until the
 // receiver acknowledges it, so a receiver that saw it already can drop the
 // copy; snapshots taken meanwhile wait for the next message. A snapshot
 // that cannot merge with the others (an overflow: blob.MergeAll leaves it
-// out) is kept and sent on its own later, never dropped.
+// out) is kept and sent on its own later; only the backlog's bound, below,
+// ever drops a snapshot. A message merged from several intervals'
+// snapshots counts, at a collector with windows, in the window it arrives
+// in.
 //
 // The unsent bytes (pending snapshots and frozen messages) are bounded by
 // Options.MaxBacklog. When a snapshot would pass the bound, the queues
