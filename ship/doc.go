@@ -18,8 +18,7 @@
 // its queue's pending snapshots. When the queue's turn to send comes, its
 // pending snapshots are merged in one step (blob.MergeAll: counts exact,
 // all t-digests merged at once, more accurate than one by one) into one
-// message,
-// which gets the sender's next sequence number. From then on that message
+// message, which gets the sender's next sequence number. From then on that message
 // is frozen: it is resent with the same bytes, labels and number until the
 // receiver acknowledges it, so a receiver that saw it already can drop the
 // copy; snapshots taken meanwhile wait for the next message. A snapshot
