@@ -127,7 +127,7 @@ type message struct {
 
 // Shipper sends snapshots of blobs, Sharded blobs and families to a
 // collector every interval; see the package documentation. Its methods are
-// safe for concurrent use.
+// safe for concurrent use. The zero value is not usable; use New.
 type Shipper struct {
 	tr    Transport
 	opts  Options
