@@ -65,9 +65,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	namespace := fs.String("namespace", "", "metric name `PREFIX`")
 	quantiles := fs.String("quantiles", "0.5,0.9,0.99,0.999", "t-digest summary quantiles, comma-separated `LIST`")
 	native := fs.Bool("native", false, "also export t-digests as native (exponential) histograms")
+	otlpSummary := fs.Bool("otlp-summary", false, "push t-digests over OTLP as Summaries instead of exponential histograms")
 	maxAggs := fs.Int("max-aggregates", collector.DefaultMaxAggregates, "at most `N` label sets per window")
 	us := units{}
-	fs.Var(us, "unit", "`VOI=UNIT` suffix for a VOI's metric names (repeatable)")
+	fs.Var(us, "unit", "`VOI=UNIT`: a VOI's unit, a Prometheus word or UCUM code (seconds or s; repeatable)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: statsblob-collector -templates FILE [-listen ADDR] [-window D] [-otlp URL] [flags]\n\n")
 		fs.PrintDefaults()
@@ -121,7 +122,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return fail(fmt.Errorf("%s: %w", *templates, err))
 	}
 	s, err := collector.New(collector.Config{Templates: reg, Window: *window, MaxAggregates: *maxAggs,
-		Export: export.Options{Namespace: *namespace, Units: us, Quantiles: qs, NativeHistogram: *native}})
+		Export: export.Options{Namespace: *namespace, Units: us, Quantiles: qs, NativeHistogram: *native, Summary: *otlpSummary}})
 	if err != nil {
 		return fail(err)
 	}

@@ -136,7 +136,7 @@ func TestServeAndTerminate(t *testing.T) {
 	var found bool
 	for _, sm := range pushed[0].ResourceMetrics[0].ScopeMetrics {
 		for _, m := range sm.Metrics {
-			if m.Name == "kitchen_bytes" {
+			if m.Name == "kitchen.bytes" {
 				found = true
 				require.Equal(t, 1448.0, m.GetSum().DataPoints[0].GetAsDouble())
 			}
