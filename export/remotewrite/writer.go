@@ -109,14 +109,14 @@ type Writer struct {
 	cfg             Config
 	native, classic *export.Mapper
 
-	mu      sync.Mutex
-	queue   []snapshot
-	last    time.Time // the latest timestamp queued: timestamps only grow
-	closed  bool
-	wake    chan struct{} // a snapshot was queued, or Close was called
-	done    chan struct{} // the sender has stopped
-	stop    context.CancelFunc
-	useNat  bool // send native histograms
+	mu     sync.Mutex
+	queue  []snapshot
+	last   time.Time // the latest timestamp queued: timestamps only grow
+	closed bool
+	wake   chan struct{} // a snapshot was queued, or Close was called
+	done   chan struct{} // the sender has stopped
+	stop   context.CancelFunc
+	useNat bool // send native histograms
 
 	requests *prometheus.CounterVec
 	samples  prometheus.Counter
