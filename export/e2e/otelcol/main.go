@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/otelcol"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
+	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 )
 
 func components() (otelcol.Factories, error) {
@@ -27,6 +28,7 @@ func components() (otelcol.Factories, error) {
 		return f, err
 	}
 	f.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](otlphttpexporter.NewFactory(), debugexporter.NewFactory())
+	f.Telemetry = otelconftelemetry.NewFactory()
 	return f, err
 }
 
@@ -36,6 +38,7 @@ func main() {
 		Factories: components,
 		ConfigProviderSettings: otelcol.ConfigProviderSettings{ResolverSettings: confmap.ResolverSettings{
 			ProviderFactories: []confmap.ProviderFactory{fileprovider.NewFactory()},
+			DefaultScheme:     "file",
 		}},
 	}
 	if err := otelcol.NewCommand(set).Execute(); err != nil {
