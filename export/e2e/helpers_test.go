@@ -36,7 +36,7 @@ func e2eEnabled(t *testing.T) {
 // blob i from host h(i % hosts).
 type latFleet struct {
 	tp      *tpl.Template
-	tfile   string        // the templates file
+	tfile   string         // the templates file
 	blobs   [][]*blob.Blob // by host
 	samples [][]float64    // by host
 }
@@ -74,14 +74,17 @@ func (f *latFleet) all() []float64 {
 	return xs
 }
 
-// rankOf returns the fraction of the sorted samples xs at or below v.
-func rankOf(xs []float64, v float64) float64 {
+// countLE returns the number of the sorted samples xs at or below v.
+func countLE(xs []float64, v float64) int {
 	i, found := slices.BinarySearch(xs, v)
 	for found && i < len(xs) && xs[i] == v {
 		i++
 	}
-	return float64(i) / float64(len(xs))
+	return i
 }
+
+// rankOf returns the fraction of the sorted samples xs at or below v.
+func rankOf(xs []float64, v float64) float64 { return float64(countLE(xs, v)) / float64(len(xs)) }
 
 // exactQ returns the exact q-quantile of the sorted xs (the smallest
 // sample with at least q of the samples at or below it).
@@ -201,5 +204,5 @@ func startPrometheus(t *testing.T, ctx context.Context, dir string, targets ...s
 	return url
 }
 
-// must is fmt.Sprintf for PromQL.
+// pq is fmt.Sprintf, for PromQL.
 var pq = fmt.Sprintf

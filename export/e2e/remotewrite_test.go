@@ -110,7 +110,7 @@ func TestE2ERemoteWrite(t *testing.T) {
 		var les []float64
 		for le, v := range buckets {
 			les = append(les, le)
-			require.Equal(t, rankOf(all, le)*n, v, "le %v", le)
+			require.Equal(t, float64(countLE(all, le)), v, "le %v", le)
 		}
 		require.Greater(t, len(les), 10)
 		p99 := exactQ(all, 0.99)
