@@ -170,8 +170,9 @@ func (p *collectorProc) metricsText(t *testing.T) string {
 }
 
 // startPrometheus runs Debian's prometheus on 127.0.0.1 with the remote
-// write receiver and native histograms, scraping targets every second.
-func startPrometheus(t *testing.T, ctx context.Context, dir string, targets ...string) string {
+// write receiver, and native histograms if native, scraping targets every
+// second.
+func startPrometheus(t *testing.T, ctx context.Context, dir string, native bool, targets ...string) string {
 	t.Helper()
 	promBin := os.Getenv("PROMETHEUS")
 	if promBin == "" {
@@ -187,8 +188,12 @@ func startPrometheus(t *testing.T, ctx context.Context, dir string, targets ...s
 	cfile := filepath.Join(dir, "prometheus-rw.yml")
 	require.NoError(t, os.WriteFile(cfile, []byte(cfg), 0o644))
 	var promLog bytes.Buffer
-	prom := exec.CommandContext(ctx, promBin, "--config.file="+cfile, "--storage.tsdb.path="+filepath.Join(dir, "tsdb-rw"),
-		"--web.listen-address="+addr, "--log.level=warn", "--enable-feature=native-histograms", "--web.enable-remote-write-receiver")
+	args := []string{"--config.file=" + cfile, "--storage.tsdb.path=" + filepath.Join(dir, "tsdb-rw"),
+		"--web.listen-address=" + addr, "--log.level=warn", "--web.enable-remote-write-receiver"}
+	if native {
+		args = append(args, "--enable-feature=native-histograms")
+	}
+	prom := exec.CommandContext(ctx, promBin, args...)
 	prom.Stdout, prom.Stderr = &promLog, &promLog
 	require.NoError(t, prom.Start())
 	t.Cleanup(func() { _ = prom.Process.Signal(syscall.SIGTERM); _ = prom.Wait() })

@@ -66,7 +66,7 @@ func TestE2ERemoteWrite(t *testing.T) {
 	defer cancel()
 	const hosts = 3
 	fleet := newLatFleet(t, dir, 240, hosts, 5)
-	prom := startPrometheus(t, ctx, dir)
+	prom := startPrometheus(t, ctx, dir, true)
 	bin := buildCollector(t, ctx, dir)
 	var cols [2]*collectorProc
 	for i, name := range []string{"a", "b"} {
@@ -174,4 +174,39 @@ func TestE2ERemoteWrite(t *testing.T) {
 		}
 		c.stop(t)
 	}
+}
+
+// A Prometheus without native histograms refuses them ("native histograms
+// are disabled", a 500): the collector sends the same snapshot again as
+// classic buckets, and classic buckets from then on; nothing is lost, and
+// histogram_quantile over them is within a bucket of the exact samples.
+func TestE2ERemoteWriteClassic(t *testing.T) {
+	e2eEnabled(t)
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	fleet := newLatFleet(t, dir, 60, 1, 9)
+	prom := startPrometheus(t, ctx, dir, false)
+	col := startCollector(t, ctx, buildCollector(t, ctx, dir), "-templates", fleet.tfile, "-remote-write", prom+"/api/v1/write",
+		"-remote-write-interval", "300ms")
+	col.post(t, "src=classic", fleet.blobs[0]...)
+	xs := fleet.all()
+	n := float64(len(xs))
+	require.Eventually(t, func() bool {
+		return query(t, prom, `e2e_lat_latency_tdigest_native_count{src="classic"}`)["src=classic"] == n
+	}, 60*time.Second, 200*time.Millisecond, "classic buckets of the t-digest arrived")
+	m := col.metricsText(t)
+	require.Contains(t, m, "statsblob_collector_remote_write_native_histograms 0")
+	require.Contains(t, m, `statsblob_collector_remote_write_dropped_total{reason="rejected"} 0`)
+	require.Equal(t, n, one(t, prom, `e2e_lat_latency_hist_count{src="classic"}`))
+	buckets := byLE(t, query(t, prom, `e2e_lat_latency_tdigest_native_bucket{src="classic"}`))
+	require.Equal(t, n, buckets[math.Inf(1)])
+	require.Greater(t, len(buckets), 10)
+	for _, q := range []float64{0.5, 0.99} {
+		got := one(t, prom, pq(`histogram_quantile(%g, e2e_lat_latency_tdigest_native_bucket{src="classic"})`, q))
+		t.Logf("q%g: classic buckets (scale 3, 9%% wide) %.1f, exact %v, rank error %.4f", q, got, exactQ(xs, q), rankOf(xs, got)-q)
+		require.InDelta(t, q, rankOf(xs, got), 0.01, "q%g", q)
+		require.InEpsilon(t, exactQ(xs, q), got, math.Exp2(1.0/8)-1, "q%g: within a bucket", q)
+	}
+	col.stop(t)
 }
