@@ -61,18 +61,19 @@ func kitchenWant(temp metricdata.Temporality, summary bool) metricdata.ScopeMetr
 		return attribute.NewSet(attribute.String("host", "web1"), attribute.String("bucket", b))
 	}
 	help := func(v, what, dt string) string { return "statsblob KITCHEN " + v + ": " + what + " (" + dt + ")" }
+	unit := map[string]string{"rtt": "us", "lat": "ms", "bytes": "By"} // kitchenUnits in UCUM
 	pt := func(v float64) metricdata.DataPoint[float64] {
 		return metricdata.DataPoint[float64]{Attributes: host, StartTime: start, Time: now, Value: v}
 	}
 	sum := func(name, v, dt string, mono bool, x float64) metricdata.Metrics {
-		return metricdata.Metrics{Name: name, Description: help(v, "SUM", dt),
+		return metricdata.Metrics{Name: name, Description: help(v, "SUM", dt), Unit: unit[v],
 			Data: metricdata.Sum[float64]{Temporality: temp, IsMonotonic: mono, DataPoints: []metricdata.DataPoint[float64]{pt(x)}}}
 	}
 	gauge := func(name, v, what, dt string, x float64) metricdata.Metrics {
-		return metricdata.Metrics{Name: name, Description: help(v, what, dt), Data: metricdata.Gauge[float64]{DataPoints: []metricdata.DataPoint[float64]{pt(x)}}}
+		return metricdata.Metrics{Name: name, Description: help(v, what, dt), Unit: unit[v], Data: metricdata.Gauge[float64]{DataPoints: []metricdata.DataPoint[float64]{pt(x)}}}
 	}
 	histo := func(name, v, dt, hdt string, bounds []float64, counts []uint64, total uint64, s float64) metricdata.Metrics {
-		return metricdata.Metrics{Name: name, Description: help(v, hdt, dt), Data: metricdata.Histogram[float64]{Temporality: temp,
+		return metricdata.Metrics{Name: name, Description: help(v, hdt, dt), Unit: unit[v], Data: metricdata.Histogram[float64]{Temporality: temp,
 			DataPoints: []metricdata.HistogramDataPoint[float64]{{Attributes: host, StartTime: start, Time: now,
 				Count: total, Bounds: bounds, BucketCounts: counts, Sum: s}}}}
 	}
@@ -91,13 +92,13 @@ func kitchenWant(temp metricdata.Temporality, summary bool) metricdata.ScopeMetr
 	// 10, 20, 30, 40: the closest neighbours, 30 and 40, are 4/3 apart:
 	// scale 2 (buckets 2^(1/4) = 1.19 wide) tells them apart. Bucket i is
 	// (2^(i/4), 2^((i+1)/4)]: 10 in 13, 20 in 17, 30 in 19, 40 in 21.
-	rtt := metricdata.Metrics{Name: "kitchen.rtt.tdigest", Description: help("rtt", "TDGSTCLUST64 t-digest as an exponential histogram", "INT_U32"),
+	rtt := metricdata.Metrics{Name: "kitchen.rtt.tdigest", Description: help("rtt", "TDGSTCLUST64 t-digest as an exponential histogram", "INT_U32"), Unit: "us",
 		Data: metricdata.ExponentialHistogram[float64]{Temporality: temp, DataPoints: []metricdata.ExponentialHistogramDataPoint[float64]{{
 			Attributes: host, StartTime: start, Time: now, Count: 4, Sum: 100, Scale: 2,
 			Min: metricdata.NewExtrema(10.0), Max: metricdata.NewExtrema(40.0),
 			PositiveBucket: metricdata.ExponentialBucket{Offset: 13, Counts: []uint64{1, 0, 0, 0, 1, 0, 1, 0, 1}}}}}}
 	if summary {
-		rtt = metricdata.Metrics{Name: "kitchen.rtt.tdigest", Description: help("rtt", "TDGSTCLUST64 t-digest", "INT_U32"),
+		rtt = metricdata.Metrics{Name: "kitchen.rtt.tdigest", Description: help("rtt", "TDGSTCLUST64 t-digest", "INT_U32"), Unit: "us",
 			Data: metricdata.Summary{DataPoints: []metricdata.SummaryDataPoint{{Attributes: host, StartTime: start, Time: now, Count: 4, Sum: 100,
 				QuantileValues: []metricdata.QuantileValue{{Quantile: 0.5, Value: 25}, {Quantile: 0.9, Value: 40}, {Quantile: 0.99, Value: 40}, {Quantile: 0.999, Value: 40}}}}}}
 	}
@@ -127,6 +128,9 @@ func kitchenWant(temp metricdata.Temporality, summary bool) metricdata.ScopeMetr
 	}}
 }
 
+// kitchenUnits gives three VOIs units, as Prometheus words and UCUM codes.
+var kitchenUnits = map[string]string{"rtt": "microseconds", "lat": "ms", "bytes": "bytes"}
+
 const nanSum = -123456.5
 
 // unNaN replaces NaN histogram sums with nanSum.
@@ -146,7 +150,7 @@ func TestProducerKitchen(t *testing.T) {
 	for _, temp := range []metricdata.Temporality{metricdata.CumulativeTemporality, metricdata.DeltaTemporality} {
 		for _, summary := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/summary=%v", temp, summary), func(t *testing.T) {
-				rm := collect(t, kitchenProducer(t, temp, export.Options{Summary: summary}))
+				rm := collect(t, kitchenProducer(t, temp, export.Options{Summary: summary, Units: kitchenUnits}))
 				require.Len(t, rm.ScopeMetrics, 1)
 				got := rm.ScopeMetrics[0]
 				unNaN(&got)
