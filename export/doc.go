@@ -2,8 +2,9 @@
 // OpenTelemetry understand. It is the shared half of the exporters: a Mapper
 // turns one blob (with its template, for names, and constant labels) into
 // neutral Metrics; package promexport makes Prometheus const metrics of
-// them, package otelexport OpenTelemetry metricdata, and package collector
-// serves both for blobs received over HTTP.
+// them, package otelexport OpenTelemetry metricdata, package remotewrite
+// Prometheus remote write requests, and package collector serves them all
+// for blobs received over HTTP.
 //
 // # Names
 //

@@ -46,17 +46,38 @@ func fields(b []byte, f func(num protowire.Number, typ protowire.Type, v uint64,
 	return nil
 }
 
-func decodeRequest(b []byte) ([]series, error) {
+func decodeRequest(b []byte) ([]series, []metadata, error) {
 	var out []series
+	var md []metadata
 	err := fields(b, func(num protowire.Number, typ protowire.Type, _ uint64, p []byte) error {
-		if num != 1 || typ != protowire.BytesType {
-			return errProto
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			s, err := decodeSeries(p)
+			out = append(out, s)
+			return err
+		case num == 3 && typ == protowire.BytesType:
+			var m metadata
+			err := fields(p, func(num protowire.Number, typ protowire.Type, v uint64, p []byte) error {
+				switch {
+				case num == 1 && typ == protowire.VarintType:
+					m.typ = metricType(v)
+				case num == 2 && typ == protowire.BytesType:
+					m.name = string(p)
+				case num == 4 && typ == protowire.BytesType:
+					m.help = string(p)
+				case num == 5 && typ == protowire.BytesType:
+					m.unit = string(p)
+				default:
+					return errProto
+				}
+				return nil
+			})
+			md = append(md, m)
+			return err
 		}
-		s, err := decodeSeries(p)
-		out = append(out, s)
-		return err
+		return errProto
 	})
-	return out, err
+	return out, md, err
 }
 
 func decodeSeries(b []byte) (series, error) {

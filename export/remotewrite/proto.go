@@ -9,7 +9,8 @@ import (
 // The remote write 1.0 protocol buffers (prometheus/prometheus
 // prompb/remote.proto and types.proto), the fields this package writes:
 //
-//	WriteRequest { repeated TimeSeries timeseries = 1; }
+//	WriteRequest { repeated TimeSeries timeseries = 1; repeated MetricMetadata metadata = 3; }
+//	MetricMetadata { MetricType type = 1; string metric_family_name = 2; string help = 4; string unit = 5; }
 //	TimeSeries   { repeated Label labels = 1; repeated Sample samples = 2;
 //	               repeated Histogram histograms = 4; }
 //	Label        { string name = 1; string value = 2; }
@@ -59,11 +60,42 @@ type nativeHist struct {
 	ts               int64 // ms
 }
 
-// appendRequest appends the WriteRequest of ss to b.
-func appendRequest(b []byte, ss []series) []byte {
+// metadata is a family's type, help and unit (MetricMetadata).
+type metadata struct {
+	typ        metricType
+	name, help string
+	unit       string
+}
+
+// metricType is MetricMetadata.MetricType.
+type metricType uint8
+
+// The metric types this package sends.
+const (
+	typeCounter   metricType = 1
+	typeGauge     metricType = 2
+	typeHistogram metricType = 3
+	typeSummary   metricType = 5
+)
+
+// appendRequest appends the WriteRequest of ss and md to b.
+func appendRequest(b []byte, ss []series, md []metadata) []byte {
 	for i := range ss {
 		b = protowire.AppendTag(b, 1, protowire.BytesType)
 		b = appendSized(b, func(b []byte) []byte { return appendSeries(b, &ss[i]) })
+	}
+	for _, m := range md {
+		b = protowire.AppendTag(b, 3, protowire.BytesType)
+		b = appendSized(b, func(b []byte) []byte {
+			b = protowire.AppendTag(b, 1, protowire.VarintType)
+			b = protowire.AppendVarint(b, uint64(m.typ))
+			b = protowire.AppendTag(b, 2, protowire.BytesType)
+			b = protowire.AppendString(b, m.name)
+			b = protowire.AppendTag(b, 4, protowire.BytesType)
+			b = protowire.AppendString(b, m.help)
+			b = protowire.AppendTag(b, 5, protowire.BytesType)
+			return protowire.AppendString(b, m.unit)
+		})
 	}
 	return b
 }

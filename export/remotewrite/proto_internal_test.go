@@ -27,7 +27,7 @@ func FuzzRequestRoundTrip(f *testing.F) {
 			{labels: []label{{"__name__", value}}, histograms: []nativeHist{{count: c, sum: v, schema: schema, zeroCount: c / 2,
 				zeroThresh: 0, posOffset: off, pos: counts, negOffset: -off, neg: counts, ts: ts}}},
 		}
-		got, err := decodeRequest(appendRequest(nil, want))
+		got, _, err := decodeRequest(appendRequest(nil, want, nil))
 		require.NoError(t, err)
 		require.Len(t, got, 2)
 		if math.IsNaN(v) { // NaN != NaN: compare the bits

@@ -89,6 +89,31 @@ func toSeries(dst []series, ms []export.Metric, ext []export.Label, ts int64, na
 	return dst
 }
 
+// families returns the metadata of the families of ms (as a scrape of
+// promexport would name them), once each, in the order they first appear.
+func families(ms []export.Metric) []metadata {
+	var out []metadata
+	seen := map[string]bool{}
+	for _, m := range ms {
+		md := metadata{name: m.Name, help: m.Help, unit: m.Unit}
+		switch m.Kind {
+		case export.KindCounter:
+			md.typ, md.name = typeCounter, m.Name+"_total" // the family as a scrape names it
+		case export.KindUpDownCounter, export.KindGauge:
+			md.typ = typeGauge
+		case export.KindHistogram, export.KindExpHistogram:
+			md.typ = typeHistogram
+		case export.KindSummary:
+			md.typ = typeSummary
+		}
+		if !seen[md.name] {
+			seen[md.name] = true
+			out = append(out, md)
+		}
+	}
+	return out
+}
+
 type leCount struct {
 	le  float64
 	cum uint64

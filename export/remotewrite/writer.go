@@ -11,7 +11,8 @@
 // would store them (package export's Prometheus convention), plus every
 // t-digest as a native histogram. Failed sends (network errors, 5xx, 429)
 // are retried with exponential backoff (Config.MinBackoff doubling up to
-// MaxBackoff) until they succeed, the snapshot is pushed out of the queue,
+// MaxBackoff, or the server's Retry-After up to MaxBackoff) until they
+// succeed, the snapshot is pushed out of the queue,
 // or Close's deadline passes. Nothing is dropped silently: every snapshot
 // not shipped is counted in
 // statsblob_collector_remote_write_dropped_total{reason}, by reason
@@ -39,6 +40,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -325,7 +327,7 @@ func (w *Writer) run(ctx context.Context) {
 		native := w.useNat
 		w.mu.Unlock()
 
-		ok, retry, err := w.send(ctx, head, native)
+		ok, retry, after, err := w.send(ctx, head, native)
 		w.mu.Lock()
 		// The head may have been dropped for a newer snapshot meanwhile.
 		still := len(w.queue) > 0 && w.queue[0].at.Equal(head.at)
@@ -350,6 +352,7 @@ func (w *Writer) run(ctx context.Context) {
 		}
 		w.requests.WithLabelValues("retried").Inc()
 		wait := backoff/2 + rand.N(backoff/2+1) // jitter: collectors that failed together do not retry together
+		wait = min(max(wait, after), w.cfg.MaxBackoff)
 		backoff = min(2*backoff, w.cfg.MaxBackoff)
 		select {
 		case <-ctx.Done():
@@ -377,8 +380,9 @@ func refusesNative(err error) bool {
 }
 
 // send maps and sends one snapshot. ok: acknowledged; retry: worth trying
-// again (network error, 5xx, 429).
-func (w *Writer) send(ctx context.Context, s snapshot, native bool) (ok, retry bool, err error) {
+// again (network error, 5xx, 429), not before after (the server's
+// Retry-After in seconds, if any).
+func (w *Writer) send(ctx context.Context, s snapshot, native bool) (ok, retry bool, after time.Duration, err error) {
 	m := w.classic
 	if native {
 		m = w.native
@@ -395,14 +399,14 @@ func (w *Writer) send(ctx context.Context, s snapshot, native bool) (ok, retry b
 	}
 	ss = toSeries(ss, ms, w.cfg.Labels, s.at.UnixMilli(), native, false)
 	if len(ss) == 0 {
-		return true, false, nil
+		return true, false, 0, nil
 	}
-	body := snappy.Encode(nil, appendRequest(nil, ss))
+	body := snappy.Encode(nil, appendRequest(nil, ss, families(ms)))
 	rctx, cancel := context.WithTimeout(ctx, w.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, w.cfg.URL, bytes.NewReader(body))
 	if err != nil {
-		return false, false, err
+		return false, false, 0, err
 	}
 	req.Header.Set("Content-Type", "application/x-protobuf")
 	req.Header.Set("Content-Encoding", "snappy")
@@ -410,7 +414,7 @@ func (w *Writer) send(ctx context.Context, s snapshot, native bool) (ok, retry b
 	req.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
 	resp, err := w.cfg.Client.Do(req)
 	if err != nil {
-		return false, true, err
+		return false, true, 0, err
 	}
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	resp.Body.Close()
@@ -421,8 +425,11 @@ func (w *Writer) send(ctx context.Context, s snapshot, native bool) (ok, retry b
 			n += len(x.samples) + len(x.histograms)
 		}
 		w.samples.Add(float64(n))
-		return true, false, nil
+		return true, false, 0, nil
+	}
+	if sec, perr := strconv.Atoi(resp.Header.Get("Retry-After")); perr == nil && sec > 0 {
+		after = time.Duration(sec) * time.Second
 	}
 	err = &httpError{resp.StatusCode, strings.TrimSpace(string(msg))}
-	return false, resp.StatusCode/100 == 5 || resp.StatusCode == http.StatusTooManyRequests, err
+	return false, resp.StatusCode/100 == 5 || resp.StatusCode == http.StatusTooManyRequests, after, err
 }

@@ -44,6 +44,7 @@ type server struct {
 	*httptest.Server
 	mu     sync.Mutex
 	got    [][]series
+	md     [][]metadata
 	answer func(n int, ss []series) (int, string)
 }
 
@@ -62,7 +63,7 @@ func newServer(t *testing.T, answer func(n int, ss []series) (int, string)) *ser
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		ss, err := decodeRequest(raw)
+		ss, md, err := decodeRequest(raw)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
@@ -76,7 +77,11 @@ func newServer(t *testing.T, answer func(n int, ss []series) (int, string)) *ser
 		}
 		s.mu.Lock()
 		s.got = append(s.got, ss)
+		s.md = append(s.md, md)
 		s.mu.Unlock()
+		if msg == "retry-after" {
+			w.Header().Set("Retry-After", "1")
+		}
 		if status != http.StatusNoContent {
 			http.Error(w, msg, status)
 			return
@@ -151,6 +156,14 @@ func TestSendExact(t *testing.T) {
 	require.Equal(t, []nativeHist{{count: 7, sum: 1051, schema: e.Scale, posOffset: e.Positive.Offset + 1, pos: e.Positive.Counts,
 		ts: at.UnixMilli()}}, nat.histograms)
 	require.Equal(t, 11.0, testutil.ToFloat64(w.samples), "10 samples and a native histogram acknowledged")
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	require.Equal(t, []metadata{
+		{typeCounter, "rw_lat_total", "statsblob RW lat: SUM (INT_U32)", ""},
+		{typeHistogram, "rw_lat_hist", "statsblob RW lat: CRHIST64 (INT_U32)", ""},
+		{typeSummary, "rw_lat_tdigest", "statsblob RW lat: TDGSTCLUST64 t-digest (INT_U32)", ""},
+		{typeHistogram, "rw_lat_tdigest_native", "statsblob RW lat: TDGSTCLUST64 t-digest as a native histogram (INT_U32)", ""},
+	}, srv.md[0])
 }
 
 // A window's snapshot starts its counts at 0 just after the window's start
@@ -188,7 +201,8 @@ func TestWindowZero(t *testing.T) {
 	require.Equal(t, at.UnixMilli()+1, reqs[1][0].samples[0].ts)
 }
 
-// Network errors, 5xx and 429 are retried with backoff until acknowledged;
+// Network errors, 5xx and 429 are retried with backoff (Retry-After
+// lengthens it, up to MaxBackoff) until acknowledged;
 // another 4xx drops the snapshot, counted, and the next one goes on.
 func TestRetryAndReject(t *testing.T) {
 	srv := newServer(t, func(n int, ss []series) (int, string) {
@@ -196,18 +210,20 @@ func TestRetryAndReject(t *testing.T) {
 		case 0:
 			return http.StatusServiceUnavailable, "busy"
 		case 1:
-			return http.StatusTooManyRequests, "slow down"
+			return http.StatusTooManyRequests, "retry-after"
 		case 3:
 			return http.StatusBadRequest, "out of order sample"
 		}
 		return http.StatusNoContent, ""
 	})
-	w := newWriter(t, Config{URL: srv.URL})
+	w := newWriter(t, Config{URL: srv.URL, MinBackoff: time.Millisecond, MaxBackoff: 300 * time.Millisecond})
 	n := rwBlob(t)
 	for i := range 3 {
 		require.NoError(t, w.Enqueue([]export.Named{n}, at.Add(time.Duration(i)*time.Second), time.Time{}))
 	}
+	t0 := time.Now()
 	require.NoError(t, w.Close(context.Background()))
+	require.GreaterOrEqual(t, time.Since(t0), 300*time.Millisecond, "Retry-After: 1 (s), capped at MaxBackoff")
 	reqs := srv.requests()
 	require.Len(t, reqs, 5, "503, 429, then 204; 400; 204")
 	for i, want := range []int64{0, 0, 0, 1, 2} {
