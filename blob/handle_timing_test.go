@@ -41,5 +41,28 @@ func BenchmarkHandleUpdate(b *testing.B) {
 				i++
 			}
 		})
+		b.Run(c.name+"/sharded-id", func(b *testing.B) {
+			s := blob.NewSharded(benchTemplate(b, c.stats...), 1, nil)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if err := s.UpdateU64(0, ring[i&0xFFFF]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+		b.Run(c.name+"/sharded-handle", func(b *testing.B) {
+			s := blob.NewSharded(benchTemplate(b, c.stats...), 1, nil)
+			h := blob.U64{}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if err := h.Update(s, ring[i&0xFFFF]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
 	}
 }

@@ -201,15 +201,15 @@ func TestQuantileErrors(t *testing.T) {
 		{"NaN x", func() (float64, error) { return bl.CDF(0, math.NaN()) }, []error{voi.ErrInvalid},
 			"blob: CDF of VOI 0 TDGST: tdigest: NaN or infinite value: invalid argument"},
 		{"quantile of a SUM", func() (float64, error) { s, _ := bl.Fetch(2, voi.Sum); return s.Quantile(0.5) }, []error{voi.ErrTypeMismatch},
-			"blob: quantile of VOI 2 SUM: inappropriate data type"},
+			"blob: quantile of VOI 2 SUM: wrong data type"},
 		{"count of a MAX", func() (float64, error) {
 			s, _ := bl.Fetch(0, voi.Max)
 			n, err := s.Count()
 			return float64(n), err
 		}, []error{voi.ErrTypeMismatch},
-			"blob: count of VOI 0 MAX: it is neither a histogram nor a t-digest: inappropriate data type"},
+			"blob: count of VOI 0 MAX: it is neither a histogram nor a t-digest: wrong data type"},
 		{"value of a histogram", func() (float64, error) { s, _ := bl.Fetch(0, voi.Hist); return s.Value() }, []error{voi.ErrTypeMismatch},
-			"blob: value of VOI 0 HIST: it is not a number: inappropriate data type"},
+			"blob: value of VOI 0 HIST: it is not a number: wrong data type"},
 	} {
 		x, err := c.call()
 		require.Zero(t, x, c.name)

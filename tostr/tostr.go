@@ -135,7 +135,7 @@ func (r *renderer) uint(v uint64) { r.dst = decimal.AppendUint(r.dst, v) }
 func (r *renderer) int(v int64)   { r.dst = decimal.AppendInt(r.dst, v) }
 func (r *renderer) hex4(v uint64) { r.dst = appendHex(r.dst, v, 4) }
 func (r *renderer) voiName(id int16) string {
-	n, _ := r.tpl.VOIName(int(id))
+	n, _ := r.tpl.VOIName(int32(id))
 	return n
 }
 

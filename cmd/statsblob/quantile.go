@@ -128,7 +128,7 @@ func resolveVOI(arg string, ts *templates, hash uint32) (int32, string, error) {
 		names = append(names, d.Name)
 	}
 	if numErr == nil {
-		if name, ok := t.VOIName(int(n)); ok && name != "" {
+		if name, ok := t.VOIName(int32(n)); ok && name != "" {
 			return int32(n), fmt.Sprintf("%d (%s)", n, name), nil
 		}
 		return int32(n), arg, nil
