@@ -56,6 +56,8 @@ type StatSpec struct {
 	Type    voi.SType
 	Hist    hist.Spec   // Type == voi.Hist
 	TDigest TDigestSpec // Type == voi.TDgst
+
+	values *valueBounds // Hist's bounds as values of the VOI (HistLin, ...), made patterns by AddVOI
 }
 
 // TDigestSpec is a t-digest statistic: its data type (voi.TDgstClust32 or
@@ -93,7 +95,9 @@ func Max() StatSpec { return StatSpec{Type: voi.Max} }
 // Min declares a minimum; see Sum.
 func Min() StatSpec { return StatSpec{Type: voi.Min} }
 
-// Histogram declares a histogram statistic built from s.
+// Histogram declares a histogram statistic built from s, whose bounds are
+// the C's 8-byte numeric patterns (C-shaped layer: HistLin, HistExp,
+// HistLinExp, HistBuckets and HistRanges take values of the VOI's type).
 func Histogram(s hist.Spec) StatSpec { return StatSpec{Type: voi.Hist, Hist: s} }
 
 // TDigest declares a t-digest statistic (STATS_VSS_TDGSTCLUST32/64).
@@ -265,6 +269,16 @@ func (t *Template) addVOI(d VOIDef, bulk *nameTable) error {
 	}
 	if d.Flags&^voi.FlagRelUpdate != 0 {
 		return fmt.Errorf("flags %#x: the only VOI flag is voi.FlagRelUpdate (%#x): %w", d.Flags, voi.FlagRelUpdate, voi.ErrInvalid)
+	}
+	if slices.ContainsFunc(d.Stats, func(s StatSpec) bool { return s.values != nil }) {
+		stats := make([]StatSpec, len(d.Stats))
+		for i, s := range d.Stats {
+			var err error
+			if stats[i], err = s.resolve(d.DType, d.Prec); err != nil {
+				return err
+			}
+		}
+		d.Stats = stats
 	}
 	stats, tooBig, err := buildStats(d)
 	if err != nil {
