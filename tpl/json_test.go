@@ -3,6 +3,7 @@ package tpl_test
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/internal/alloctest"
+	"github.com/statsblob/statsblob/qmath"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -83,7 +85,7 @@ func TestTemplateJSONRejects(t *testing.T) {
 	}{
 		{"not JSON", `{`, voi.ErrInvalid},
 		{"wrong format", strings.Replace(ok, "statsblob-template", "other", 1), voi.ErrInvalid},
-		{"wrong version", strings.Replace(ok, `"version":1`, `"version":2`, 1), voi.ErrInvalid},
+		{"wrong version", strings.Replace(ok, `"version":1`, `"version":3`, 1), voi.ErrInvalid},
 		{"unknown member", strings.Replace(ok, `"name":"T"`, `"name":"T","x":1`, 1), voi.ErrInvalid},
 		{"trailing data", ok + `{}`, voi.ErrInvalid},
 		{"hash mismatch", strings.Replace(ok, hash, "1", 1), voi.ErrInvalid},
@@ -238,4 +240,77 @@ func TestReadJSONList(t *testing.T) {
 			require.Equal(t, c.hashes, got)
 		})
 	}
+}
+
+// TestTemplateJSONVersions: version 2 writes bounds as values of the VOI's
+// type and flags by name; version 1 documents (uint64 patterns, numeric
+// flags) still read to the same template; a template whose bounds no value
+// gives is written as version 1.
+func TestTemplateJSONVersions(t *testing.T) {
+	build := func(name string, defs ...tpl.VOIDef) *tpl.Template {
+		tp, err := tpl.NewRegistry().New(name)
+		require.NoError(t, err)
+		for _, d := range defs {
+			require.NoError(t, tp.AddVOI(d))
+		}
+		return tp
+	}
+	tp := build("V",
+		tpl.VOIDef{ID: 0, Name: "lat", DType: voi.IntS32, Stats: []tpl.StatSpec{tpl.HistLin(voi.CRHist32, -20, 20, 10, hist.LBoundInf|hist.UBoundInf)}},
+		tpl.VOIDef{ID: 1, Name: "ratio", DType: voi.QS64, Prec: 8, Stats: []tpl.StatSpec{tpl.Sum(), tpl.HistBuckets(voi.CRHist64, 0, -0.5, 0, 2.25)}})
+	got, err := json.Marshal(tp)
+	require.NoError(t, err)
+	h := itoa(tp.Hash())
+	require.Equal(t, `{"format":"statsblob-template","version":2,"name":"V","hash":`+h+`,"vois":[`+
+		`{"id":0,"name":"lat","dtype":"INT_S32","stats":[{"type":"HIST","hist":{"dtype":"CRHIST32","scheme":"LIN","flags":["LBOUND_INF","UBOUND_INF"],"lb":-20,"ub":20,"stepinc":10}}]},`+
+		`{"id":1,"name":"ratio","dtype":"Q_S64","prec":8,"stats":[{"type":"SUM"},{"type":"HIST","hist":{"dtype":"CRHIST64","scheme":"USR","buckets":[[-0.5,-0.5],[0,0],[2.25,2.25]]}}]}]}`, string(got))
+
+	q := func(x float64) string {
+		v, err := qmath.FromFloat(qmath.S64, 8, x)
+		require.NoError(t, err)
+		return strconv.FormatUint(v.Raw, 10)
+	}
+	v1 := `{"format":"statsblob-template","version":1,"name":"V","hash":` + h + `,"vois":[` +
+		`{"id":0,"name":"lat","dtype":"INT_S32","stats":[{"type":"HIST","hist":{"dtype":"CRHIST32","scheme":"LIN","flags":3,"lb":18446744073709551596,"ub":20,"stepinc":10}}]},` +
+		`{"id":1,"name":"ratio","dtype":"Q_S64","prec":8,"stats":[{"type":"SUM"},{"type":"HIST","hist":{"dtype":"CRHIST64","scheme":"USR","buckets":[[` + q(-0.5) + `,` + q(-0.5) + `],[` + q(0) + `,` + q(0) + `],[` + q(2.25) + `,` + q(2.25) + `]]}}]}]}`
+	old, err := tpl.ReadJSON(tpl.NewRegistry(), []byte(v1))
+	require.NoError(t, err)
+	require.Equal(t, tp.Bytes(), old.Bytes())
+	require.Equal(t, tp.VOIs(), old.VOIs())
+
+	// A 32-bit bound with a high half of its own: only a pattern says it.
+	odd := build("ODD", tpl.VOIDef{ID: 0, Name: "u", DType: voi.IntU32, Stats: []tpl.StatSpec{
+		tpl.Histogram(hist.Spec{DType: voi.CRHist32, Scheme: hist.Lin, LB: 1<<32 | 5, UB: 20, StepInc: 5})}})
+	got, err = json.Marshal(odd)
+	require.NoError(t, err)
+	require.Equal(t, `{"format":"statsblob-template","version":1,"name":"ODD","hash":`+itoa(odd.Hash())+`,"vois":[`+
+		`{"id":0,"name":"u","dtype":"INT_U32","stats":[{"type":"HIST","hist":{"dtype":"CRHIST32","scheme":"LIN","lb":4294967301,"ub":20,"stepinc":5}}]}]}`, string(got))
+	back, err := tpl.ReadJSON(tpl.NewRegistry(), got)
+	require.NoError(t, err)
+	require.Equal(t, odd.Bytes(), back.Bytes())
+
+	for _, c := range []struct{ name, from, to, msg string }{
+		{"negative bound of an unsigned VOI", `"dtype":"INT_S32"`, `"dtype":"INT_U32"`,
+			`tpl: template JSON: VOI 0: bound -20 is outside INT_U32's range 0..4294967295: invalid argument`},
+		{"unknown flag", `["LBOUND_INF","UBOUND_INF"]`, `["LBOUND_INF","UPPER"]`,
+			`tpl: template JSON: histogram flag "UPPER" (valid: LBOUND_INF, UBOUND_INF): invalid argument`},
+		{"bound as a string", `"lb":-20`, `"lb":"-20"`,
+			`tpl: template JSON: bound "-20" is not a number: invalid argument`},
+		{"wrong type name", `"dtype":"CRHIST32"`, `"dtype":"CRHIST16"`,
+			`tpl: template JSON: VOI 0: histogram dtype "CRHIST16" (valid: CRHIST32, DRHIST32, DVHIST32, CRHIST64, DRHIST64, DVHIST64): invalid argument`},
+		{"wrong VOI type name", `"dtype":"INT_S32"`, `"dtype":"INT32"`,
+			`tpl: template JSON: VOI 0: dtype "INT32" (valid: INT_S32, INT_U32, INT_S64, INT_U64, INT_SLONG, INT_ULONG, Q_S32, Q_U32, Q_S64, Q_U64): invalid argument`},
+	} {
+		in := strings.Replace(string(must(json.Marshal(tp))), c.from, c.to, 1)
+		_, err := tpl.ReadJSON(tpl.NewRegistry(), []byte(in))
+		require.ErrorIs(t, err, voi.ErrInvalid, c.name)
+		require.EqualError(t, err, c.msg, c.name)
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
