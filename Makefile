@@ -3,7 +3,7 @@ GO        ?= go
 FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 
-.PHONY: test vet conformance fuzz bench bench-all accuracy demo fmt test-export e2e diff gen-goldens gen-coverage
+.PHONY: test minver vet conformance fuzz bench bench-all accuracy demo fmt test-export e2e diff gen-goldens gen-coverage
 
 ## test: vet and run every test with the race detector (CI runs this)
 test: vet
@@ -11,6 +11,20 @@ test: vet
 
 vet:
 	$(GO) vet ./...
+
+# MINGO is the Go release the root module's go.mod names: the oldest that
+# builds the library (it ranges over iterators: 1.23).
+MINGO := $(shell sed -n 's/^go //p' go.mod)
+
+## minver: build and vet the root module (its tests type-checked too) with the
+##         Go release go.mod names (MINGO; GOTOOLCHAIN fetches it from the Go
+##         proxy once), so a consumer on that release can use it. Test files
+##         that need a newer standard library say so with //go:build go1.N,
+##         which make vet's stdversion check holds every file to.
+minver:
+	GOTOOLCHAIN=go$(MINGO) $(GO) version
+	GOTOOLCHAIN=go$(MINGO) $(GO) build ./...
+	GOTOOLCHAIN=go$(MINGO) $(GO) vet ./...
 
 ## test-export: vet and test (-race) the nested module export/ (Prometheus, OpenTelemetry, the collector)
 test-export:
