@@ -39,7 +39,7 @@ func TestHistFromValues(t *testing.T) {
 		tpl.Histogram(hist.Spec{DType: voi.CRHist64, Scheme: hist.LinExp, LB: 1, UB: 10000, StepBase: 10, LinStepDiv: 4}))
 	f("Q buckets", voi.QS64, 8, tpl.HistBuckets(voi.CRHist64, 0, -1.0, 0, 2.5),
 		tpl.Histogram(hist.Spec{DType: voi.CRHist64, Scheme: hist.Usr, Buckets: []hist.Bound{
-			{LB: q8(-1), UB: q8(-1)}, {LB: q8(0), UB: q8(0)}, {LB: q8(2) | 128 << 3 /* +0.5 at 8 bits */, UB: q8(2) | 128<<3}}}))
+			{LB: q8(-1), UB: q8(-1)}, {LB: q8(0), UB: q8(0)}, {LB: q8(2) | 128<<3 /* +0.5 at 8 bits */, UB: q8(2) | 128<<3}}}))
 	f("S32 ranges", voi.IntS32, 0, tpl.HistRanges(voi.DRHist32, 0, [2]int{-10, 0}, [2]int{0, 10}),
 		tpl.Histogram(hist.Spec{DType: voi.DRHist32, Scheme: hist.Usr, Buckets: []hist.Bound{{LB: neg(-10), UB: 0}, {LB: 0, UB: 10}}}))
 }

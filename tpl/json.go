@@ -88,7 +88,7 @@ type jsonTemplate struct {
 	Format  string    `json:"format"`
 	Version int       `json:"version"`
 	Name    string    `json:"name"`
-	Hash    uint32    `json:"hash"`
+	Hash    *uint32   `json:"hash,omitempty"`
 	VOIs    []jsonVOI `json:"vois"`
 }
 
@@ -296,7 +296,7 @@ func (t *Template) MarshalJSON() ([]byte, error) {
 // jsonOf returns the JSON form of version v of a template, and false if
 // version 2 cannot hold one of its bounds.
 func jsonOf(name string, hash uint32, defs []VOIDef, v int) (jsonTemplate, bool) {
-	jt := jsonTemplate{Format: JSONFormat, Version: v, Name: name, Hash: hash, VOIs: make([]jsonVOI, 0, len(defs))}
+	jt := jsonTemplate{Format: JSONFormat, Version: v, Name: name, Hash: &hash, VOIs: make([]jsonVOI, 0, len(defs))}
 	ok := true
 	bound := func(p uint64, d VOIDef) jsonNum {
 		if v == JSONVersionPatterns {
@@ -387,31 +387,75 @@ func ReadJSON(r *Registry, data []byte) (*Template, error) {
 	if r == nil {
 		return nil, fmt.Errorf("tpl: template JSON: nil registry: %w", voi.ErrInvalid)
 	}
+	jt, t, err := compileJSON(data)
+	if err != nil {
+		return nil, err
+	}
+	if jt.Hash == nil || t.Hash() != *jt.Hash {
+		recorded := "no hash"
+		if jt.Hash != nil {
+			recorded = "not " + strconv.FormatUint(uint64(*jt.Hash), 10)
+		}
+		return nil, fmt.Errorf("tpl: template JSON: template %q rebuilds with hash %d, %s: %w", jt.Name, t.Hash(), recorded, voi.ErrInvalid)
+	}
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if id := r.lookupLocked(jt.Name, true, 0); id >= 0 {
+		if ex := r.tpls[id]; ex.Hash() == *jt.Hash {
+			return ex, nil
+		}
+		return nil, fmt.Errorf("tpl: template JSON: %q is registered with another hash: %w", jt.Name, voi.ErrExists)
+	}
+	t.reg, t.id = r, len(r.tpls)
+	r.tpls = append(r.tpls, t)
+	return t, nil
+}
+
+// CompileJSON builds the template a JSON form describes, in a registry of
+// its own, without checking its "hash" (which may be missing): for tools
+// that check hand-written templates and tell their hash. It returns the
+// recorded hash too (ok false if there is none). Errors as ReadJSON's,
+// but for the hash and the registry.
+func CompileJSON(data []byte) (t *Template, recorded uint32, ok bool, err error) {
+	jt, t, err := compileJSON(data)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	if jt.Hash != nil {
+		return t, *jt.Hash, true, nil
+	}
+	return t, 0, false, nil
+}
+
+// compileJSON decodes a template's JSON form and builds the template in a
+// scratch registry.
+func compileJSON(data []byte) (jsonTemplate, *Template, error) {
+	var jt jsonTemplate
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("tpl: template JSON: "+format+": %w", append(args, voi.ErrInvalid)...)
 	}
 	if len(data) > MaxJSONSize {
-		return nil, fmt.Errorf("tpl: template JSON of %d bytes exceeds %d: %w", len(data), MaxJSONSize, voi.ErrTooBig)
+		return jt, nil, fmt.Errorf("tpl: template JSON of %d bytes exceeds %d: %w", len(data), MaxJSONSize, voi.ErrTooBig)
 	}
 	tooBig := func(format string, args ...any) error {
 		return fmt.Errorf("tpl: template JSON: "+format+": %w", append(args, voi.ErrTooBig)...)
 	}
 	if excess := scanJSON(data, max(MaxJSONVOIs, MaxJSONBuckets)); excess != "" {
-		return nil, tooBig("%s", excess)
+		return jt, nil, tooBig("%s", excess)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	var jt jsonTemplate
 	if err := dec.Decode(&jt); err != nil {
-		return nil, bad("%v", err)
+		return jt, nil, bad("%v", err)
 	}
 	if len(jt.VOIs) > MaxJSONVOIs {
-		return nil, tooBig("%d VOIs, more than the %d a template can hold", len(jt.VOIs), MaxJSONVOIs)
+		return jt, nil, tooBig("%d VOIs, more than the %d a template can hold", len(jt.VOIs), MaxJSONVOIs)
 	}
 	buckets := 0
 	for _, jv := range jt.VOIs {
 		if len(jv.Stats) > MaxJSONStats {
-			return nil, tooBig("VOI %d: %d statistics, more than the %d a VOI can keep", jv.ID, len(jv.Stats), MaxJSONStats)
+			return jt, nil, tooBig("VOI %d: %d statistics, more than the %d a VOI can keep", jv.ID, len(jv.Stats), MaxJSONStats)
 		}
 		for _, js := range jv.Stats {
 			if js.Hist != nil {
@@ -420,47 +464,31 @@ func ReadJSON(r *Registry, data []byte) (*Template, error) {
 		}
 	}
 	if buckets > MaxJSONBuckets {
-		return nil, tooBig("%d histogram buckets, more than the %d a template can hold", buckets, MaxJSONBuckets)
+		return jt, nil, tooBig("%d histogram buckets, more than the %d a template can hold", buckets, MaxJSONBuckets)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, bad("data after the template")
+		return jt, nil, bad("data after the template")
 	}
 	if jt.Format != JSONFormat || jt.Version != JSONVersion && jt.Version != JSONVersionPatterns {
-		return nil, bad("format %q version %d, want %q version %d (or %d)", jt.Format, jt.Version, JSONFormat, JSONVersion, JSONVersionPatterns)
+		return jt, nil, bad("format %q version %d, want %q version %d (or %d)", jt.Format, jt.Version, JSONFormat, JSONVersion, JSONVersionPatterns)
 	}
 	defs := make([]VOIDef, 0, len(jt.VOIs))
 	for _, jv := range jt.VOIs {
 		d, err := jv.def(jt.Version)
 		if err != nil {
-			return nil, bad("VOI %d: %v", jv.ID, err)
+			return jt, nil, bad("VOI %d: %v", jv.ID, err)
 		}
 		defs = append(defs, d)
 	}
-
-	// Build in a scratch registry first, so r changes only on success.
 	scratch := NewRegistry()
 	t, err := scratch.New(jt.Name)
 	if err != nil {
-		return nil, fmt.Errorf("tpl: template JSON: %w", err)
+		return jt, nil, fmt.Errorf("tpl: template JSON: %w", err)
 	}
 	if err := t.addVOIs(defs); err != nil {
-		return nil, fmt.Errorf("tpl: template JSON: %w", err)
+		return jt, nil, fmt.Errorf("tpl: template JSON: %w", err)
 	}
-	if t.Hash() != jt.Hash {
-		return nil, bad("template %q rebuilds with hash %d, not %d", jt.Name, t.Hash(), jt.Hash)
-	}
-
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if id := r.lookupLocked(jt.Name, true, 0); id >= 0 {
-		if ex := r.tpls[id]; ex.Hash() == jt.Hash {
-			return ex, nil
-		}
-		return nil, fmt.Errorf("tpl: template JSON: %q is registered with another hash: %w", jt.Name, voi.ErrExists)
-	}
-	t.reg, t.id = r, len(r.tpls)
-	r.tpls = append(r.tpls, t)
-	return t, nil
+	return jt, t, nil
 }
 
 func (jv jsonVOI) def(version int) (VOIDef, error) {
