@@ -250,7 +250,7 @@ func TestUsageErrors(t *testing.T) {
 		sb(t, "render", "--format", "xml", "f.blob"))
 	require.Equal(t, result{2, "", "statsblob render: -array needs -format json\n" + synopsis("render", render)},
 		sb(t, "render", "-array", "f.blob"))
-	require.Equal(t, result{2, "", "statsblob inspect: \"-\" (standard input) given 2 times\n" + synopsis("inspect", "inspect FILE...")},
+	require.Equal(t, result{2, "", "statsblob inspect: \"-\" (standard input) given 2 times\n" + synopsis("inspect", "inspect [-templates FILE] FILE...")},
 		sb(t, "inspect", "-", "-"))
 	require.Equal(t, result{2, "", "statsblob merge: -o OUT is required\n" + synopsis("merge", "merge -o OUT FILE...")},
 		sb(t, "merge", "a.blob"))
@@ -268,7 +268,17 @@ func TestInspectAndRender(t *testing.T) {
 	require.Equal(t, 0, ra.code, ra.stderr)
 	require.Empty(t, ra.stderr)
 	require.True(t, strings.HasPrefix(ra.stdout, a+": ok: "+strconv.Itoa(f.blobs[0].CurSz())+" bytes"), ra.stdout)
-	require.Contains(t, ra.stdout, "\n  voi 1 INT_U32: TDGST TDGSTCLUST32, ")
+	require.Equal(t, a+": ok: 1552 bytes (maxsz 1552), template hash "+strconv.FormatUint(uint64(f.tp.Hash()), 10)+", 3 VOI slots, 7 statistics, 0 errors counted\n"+
+		"  voi 0 INT_U64\n"+
+		"    SUM   INT_U64          8 bytes, errs=0: 1448\n"+
+		"  voi 1 INT_U32\n"+
+		"    MAX   INT_U32          4 bytes, errs=0: 737\n"+
+		"    MIN   INT_U32          4 bytes, errs=0: 100\n"+
+		"    HIST  CRHIST32       344 bytes, errs=0: 50 samples\n"+
+		"    TDGST TDGSTCLUST32   340 bytes, errs=0: 50 samples\n"+
+		"  voi 2 INT_U32\n"+
+		"    HIST  CRHIST32       344 bytes, errs=0: 0 samples\n"+
+		"    TDGST TDGSTCLUST32   340 bytes, errs=0: 0 samples\n", ra.stdout)
 	rb := sb(t, "inspect", b)
 
 	// Bad files: inspect and render go on and report one line per file.
@@ -507,6 +517,8 @@ func TestQuantile(t *testing.T) {
 	require.Equal(t, result{0, histWant, ""}, sb(t, "quantile", "-voi", "1", "-stat", "HIST", "-q", "0.5,0.99", f.files[0], f.files[1], f.files[2]))
 	tdWant, _ = expect(0.5, 0.9, 0.99)
 	require.Equal(t, result{0, tdWant, ""}, sb(t, "quantile", "-voi", "1", f.files[0], f.files[1], f.files[2]))
+	tdWant, _ = expect(0.5, 0.99, 0.999)
+	require.Equal(t, result{0, tdWant, ""}, sb(t, "quantile", "-voi", "1", "-q", "p50,p99,p99.9", f.files[0], f.files[1], f.files[2]))
 
 	// Errors: what and where.
 	files := f.files
@@ -531,9 +543,9 @@ func TestQuantile(t *testing.T) {
 	r = sb(t, append([]string{"quantile", "-voi", "nope", "-templates", f.tplFile}, files...)...)
 	require.Equal(t, result{1, "", fmt.Sprintf("statsblob quantile: template %s has no VOI named \"nope\" (its VOIs: txbytes, rtt, idle)\n", f.tp.Spec())}, r)
 	usage := "usage: statsblob quantile -voi NAME|ID [-q LIST] [-stat tdigest|hist] [-templates FILE] FILE...\nRun 'statsblob quantile -h' for help.\n"
-	for _, q := range []string{"1.5", "-0.1", "NaN", "p99", ""} {
+	for _, q := range []string{"1.5", "-0.1", "NaN", "p101", ""} {
 		r = sb(t, "quantile", "-voi", "1", "-q", "0.5,"+q, files[0])
-		require.Equal(t, result{2, "", fmt.Sprintf("statsblob quantile: -q %q: %q is not a quantile (a number in [0, 1])\n", "0.5,"+q, q) + usage}, r, q)
+		require.Equal(t, result{2, "", fmt.Sprintf("statsblob quantile: -q %q: %q is not a quantile (a number in [0, 1], or a percentile such as p99 or 99.9%%)\n", "0.5,"+q, q) + usage}, r, q)
 	}
 	r = sb(t, "quantile", "-voi", "rtt", files[0])
 	require.Equal(t, result{2, "", "statsblob quantile: -voi \"rtt\": a VOI name needs -templates FILE (or give the VOI's id)\n" + usage}, r)
