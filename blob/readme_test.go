@@ -50,7 +50,7 @@ func TestREADMEGoSnippets(t *testing.T) {
 		rest = after
 	}
 	require.Equal(t, []string{
-		"reg := tpl.NewRegistry()  // or tpl.Default",                                             // TestREADMETour
+		"reg := tpl.NewRegistry()  // or tpl.Default",                                              // TestREADMETour
 		"src := export.SourceFunc(func() []export.Named { // called at every scrape or collection", // export: TestREADMEExport
 	}, firsts, "a new Go snippet needs a test that compiles it")
 }
