@@ -3,6 +3,7 @@ package tpl_test
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -122,6 +123,12 @@ func FuzzReadJSON(f *testing.F) {
 	require.NoError(f, err)
 	f.Add(data)
 	f.Add([]byte(`{"format":"statsblob-template","version":1,"name":"","hash":0,"vois":[]}`))
+	for _, ex := range []string{"service.json", "conn.json"} { // version 2: signed, Q and DR bounds, flag names
+		data, err := os.ReadFile("../templates/examples/" + ex)
+		require.NoError(f, err)
+		f.Add(data)
+	}
+	f.Add([]byte(`{"format":"statsblob-template","version":1,"name":"ODD","hash":0,"vois":[{"id":0,"name":"u","dtype":"INT_U32","stats":[{"type":"HIST","hist":{"dtype":"CRHIST32","scheme":"LIN","flags":3,"lb":4294967301,"ub":20,"stepinc":5}}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tp, err := tpl.ReadJSON(tpl.NewRegistry(), data)
 		if err != nil {
@@ -313,4 +320,33 @@ func must(b []byte, err error) []byte {
 		panic(err)
 	}
 	return b
+}
+
+// FuzzCompileJSON: whatever CompileJSON accepts (no hash needed, so the
+// fuzzer reaches the bounds, flags and schemes) marshals to a form that
+// ReadJSON reads back to the same bytes and hash.
+func FuzzCompileJSON(f *testing.F) {
+	for _, ex := range []string{"service.json", "conn.json"} {
+		data, err := os.ReadFile("../templates/examples/" + ex)
+		require.NoError(f, err)
+		f.Add(data)
+	}
+	f.Add([]byte(`{"format":"statsblob-template","version":2,"name":"Q","vois":[{"id":0,"name":"q","dtype":"Q_S32","prec":8,"stats":[{"type":"HIST","hist":{"dtype":"DRHIST32","scheme":"USR","buckets":[[-1.5,0.25],[0.25,3]]}}]}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tp, _, _, err := tpl.CompileJSON(data)
+		if err != nil {
+			if !errors.Is(err, voi.ErrInvalid) && !errors.Is(err, voi.ErrTooBig) {
+				t.Fatalf("CompileJSON: %v", err)
+			}
+			return
+		}
+		out, err := json.Marshal(tp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := tpl.ReadJSON(tpl.NewRegistry(), out)
+		if err != nil || back.Hash() != tp.Hash() || string(back.Bytes()) != string(tp.Bytes()) {
+			t.Fatalf("round trip of %s: %v", out, err)
+		}
+	})
 }

@@ -162,7 +162,18 @@ func parseQuantile(f string) (float64, error) {
 	if isPct {
 		// Parse P as a decimal and scale by 10^-2 in the decimal text, so
 		// that p99.9 is exactly the float64 nearest 0.999.
-		if pct == "" || strings.ContainsAny(pct, "eEpP+-_xX") {
+		digits, dots := 0, 0
+		for _, c := range pct {
+			switch {
+			case c >= '0' && c <= '9':
+				digits++
+			case c == '.':
+				dots++
+			default:
+				return 0, bad
+			}
+		}
+		if digits == 0 || dots > 1 {
 			return 0, bad
 		}
 		whole, frac, _ := strings.Cut(pct, ".")

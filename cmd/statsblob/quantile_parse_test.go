@@ -25,7 +25,7 @@ func TestParseQuantile(t *testing.T) {
 	f("p005", 0.05)
 	f("99.9%", 0.999)
 	f("50%", 0.5)
-	for _, in := range []string{"", "p", "p101", "p-1", "p1e2", "1.5", "x", "%", "pp50", "p50%", "p 50", "NaN", "p0x10"} {
+	for _, in := range []string{"", "p", "p.", "p1.2.3", "p101", "p-1", "p1e2", "1.5", "x", "%", "pp50", "p50%", "p 50", "NaN", "p0x10"} {
 		_, err := parseQuantile(in)
 		require.Error(t, err, in)
 	}
