@@ -137,7 +137,7 @@ func TestMergeErrors(t *testing.T) {
 	before = append([]byte(nil), x.Bytes()...)
 	err = blob.Merge(x, y)
 	require.ErrorIs(t, err, voi.ErrOverflow)
-	require.EqualError(t, err, "blob: merge: VOI 0 SUM (INT_U64): value too large for defined data type")
+	require.EqualError(t, err, "blob: merge: VOI 0 SUM (INT_U64): value does not fit its type")
 	require.Equal(t, before, x.Bytes())
 }
 

@@ -285,9 +285,9 @@ func TestUpdateFloatErrors(t *testing.T) {
 		{-1, 1, voi.ErrInvalid, "blob: float update of VOI -1: no such VOI: invalid argument"},
 		{0, math.NaN(), voi.ErrInvalid, "blob: float update of VOI 0 (Q_S64, 16 fractional bits): NaN does not fit: invalid argument"},
 		{0, math.Inf(-1), voi.ErrInvalid, "blob: float update of VOI 0 (Q_S64, 16 fractional bits): -Inf does not fit: invalid argument"},
-		{0, 1 << 44, voi.ErrOverflow, "blob: float update of VOI 0 (Q_S64, 16 fractional bits): 1.7592186044416e+13 does not fit: value too large for defined data type"},
+		{0, 1 << 44, voi.ErrOverflow, "blob: float update of VOI 0 (Q_S64, 16 fractional bits): 1.7592186044416e+13 does not fit: value does not fit its type"},
 		{1, -1, voi.ErrInvalid, "blob: float update of VOI 1 (Q_U32, 8 fractional bits): -1 does not fit: invalid argument"},
-		{1, 1 << 21, voi.ErrOverflow, "blob: float update of VOI 1 (Q_U32, 8 fractional bits): 2.097152e+06 does not fit: value too large for defined data type"},
+		{1, 1 << 21, voi.ErrOverflow, "blob: float update of VOI 1 (Q_U32, 8 fractional bits): 2.097152e+06 does not fit: value does not fit its type"},
 	} {
 		err := bl.UpdateFloat(c.id, c.x)
 		require.ErrorIs(t, err, c.want, c.msg)

@@ -418,7 +418,7 @@ func TestMergeReportsWhatItLeavesOut(t *testing.T) {
 	r = sb(t, "merge", "-o", out3, big[1], big[0])
 	require.Equal(t, fmt.Sprintf("merged 1 of 2 files into %s (%d bytes)\n", out3, f.blobs[0].CurSz()), r.stdout)
 	require.Equal(t, 1, r.code)
-	require.Equal(t, "statsblob merge: "+big[1]+": not merged: VOI 0 SUM (INT_U64): value too large for defined data type\n", r.stderr)
+	require.Equal(t, "statsblob merge: "+big[1]+": not merged: VOI 0 SUM (INT_U64): value does not fit its type\n", r.stderr)
 	m3, err := os.ReadFile(out3)
 	require.NoError(t, err)
 	b0, err := os.ReadFile(big[0])
