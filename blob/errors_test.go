@@ -14,7 +14,7 @@ import (
 // TestCallErrorsSayWhatAndWhere: a call naming a VOI or statistic the blob
 // does not have in that form says which VOI, which data types and why, and
 // errors.Is still finds the C's sentinel (before: a bare "invalid
-// argument" or "inappropriate data type").
+// argument" or "wrong data type").
 func TestCallErrorsSayWhatAndWhere(t *testing.T) {
 	b := blob.New(mixed(t), fixedEnv()) // VOIs 0 u64, 1 s32, 2 u32 (HIST only), 3 u64 (TDGST only)
 	q := blob.New(qtpl(t), fixedEnv())  // VOI 0 Q_S64 with state, VOI 1 u64
