@@ -215,3 +215,40 @@ func TestMergeProgress(t *testing.T) {
 	r = sb(t, append([]string{"merge", "-o", out}, f.files...)...)
 	require.Equal(t, result{0, "merged 3 blobs into " + out + " (1552 bytes)\n", ""}, r, "not a terminal: no progress")
 }
+
+// TestInspectExactValues: inspect prints integers exactly, also beyond
+// 2^53, and Q values as numbers.
+func TestInspectExactValues(t *testing.T) {
+	dir := t.TempDir()
+	tfile := filepath.Join(dir, "t.json")
+	require.NoError(t, os.WriteFile(tfile, []byte(`{"format":"statsblob-template","version":2,"name":"X","hash":0,"vois":[
+ {"id":0,"name":"big","dtype":"INT_U64","stats":[{"type":"SUM"}]},
+ {"id":1,"name":"neg","dtype":"INT_S32","stats":[{"type":"MIN"}]},
+ {"id":2,"name":"q","dtype":"Q_S64","prec":16,"stats":[{"type":"MAX"}]}]}`), 0o644))
+	r := sbIn(t, dir, nil, "template", "check", "t.json")
+	require.Equal(t, 1, r.code, "the recorded hash 0 is wrong")
+	hash := regexp.MustCompile(`rebuilds with hash (\d+)`).FindStringSubmatch(r.stderr)
+	require.NotNil(t, hash, r.stderr)
+	require.Equal(t, result{0, `"X":` + hash[1] + "\n", ""}, sbIn(t, dir, nil, "template", "hash", "t.json"), "hash tells the hash whatever is recorded")
+	fixed := strings.Replace(string(must(os.ReadFile(tfile))), `"hash":0`, `"hash":`+hash[1], 1)
+	require.NoError(t, os.WriteFile(tfile, []byte(fixed), 0o644))
+	rec := func(voiName, in string) {
+		r := sbIn(t, dir, []byte(in), "record", "-templates", "t.json", "-tpl", "X", "-voi", voiName, "-o", voiName+".blob")
+		require.Equal(t, 0, r.code, r.stderr)
+	}
+	rec("big", "9007199254740993\n")
+	rec("neg", "-7\n3\n")
+	rec("q", "-1.25\n-2\n")
+	r = sbIn(t, dir, nil, "inspect", "-templates", "t.json", "big.blob", "neg.blob", "q.blob")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "  voi 0 \"big\" INT_U64\n    SUM   INT_U64          8 bytes, errs=0: 9007199254740993\n")
+	require.Contains(t, r.stdout, "  voi 1 \"neg\" INT_S32\n    MIN   INT_S32          4 bytes, errs=0: -7\n")
+	require.Contains(t, r.stdout, "  voi 2 \"q\" Q_S64\n    MAX   Q_S64            8 bytes, errs=0: -1.25\n")
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

@@ -2,12 +2,14 @@ package main
 
 import (
 	"bufio"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"strconv"
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
 )
 
 // runInspect validates blob files and summarises each: size, template
@@ -92,6 +94,18 @@ func statSummary(s blob.Stat) string {
 	}
 	if !s.Valid {
 		return "not updated"
+	}
+	if s.DType.IsInt() && len(s.Data) >= s.DType.Size() { // exact, also beyond 2^53
+		switch s.DType {
+		case voi.IntS32:
+			return strconv.FormatInt(int64(int32(binary.LittleEndian.Uint32(s.Data))), 10)
+		case voi.IntU32:
+			return strconv.FormatUint(uint64(binary.LittleEndian.Uint32(s.Data)), 10)
+		case voi.IntS64, voi.IntSLong:
+			return strconv.FormatInt(int64(binary.LittleEndian.Uint64(s.Data)), 10)
+		default:
+			return strconv.FormatUint(binary.LittleEndian.Uint64(s.Data), 10)
+		}
 	}
 	v, err := s.Value()
 	if err != nil {
