@@ -149,8 +149,18 @@ func TestRecord(t *testing.T) {
 	require.Equal(t, result{1, "", "statsblob record: " + csvFile + ": the header line has no column \"ms\" (it has host, rtt)\n"}, r)
 	r = sb(t, "record", "-templates", f.tplFile, "-tpl", "TCP", "-voi", "1", "-o", out2, csvFile)
 	require.Equal(t, result{1, "", "statsblob record: templates file " + f.tplFile + " has no template \"TCP\" (it holds CONN)\n"}, r)
-	usage := "usage: statsblob record -templates FILE -tpl NAME -voi NAME|ID [-col N|NAME] -o OUT [FILE]\nRun 'statsblob record -h' for help.\n"
+	usage := "usage: statsblob record -templates FILE -tpl NAME -voi NAME|ID [-col N|NAME] [-append] -o OUT [FILE]\nRun 'statsblob record -h' for help.\n"
 	require.Equal(t, result{2, "", "statsblob record: -templates, -tpl, -voi and -o are required\n" + usage}, sb(t, "record", "-tpl", "CONN"))
+	require.Equal(t, result{2, "", "statsblob record: -append needs a file OUT, not -\n" + usage},
+		sb(t, "record", "-templates", f.tplFile, "-tpl", "CONN", "-voi", "1", "-append", "-o", "-"))
+
+	// -append: a second VOI into the same blob.
+	r = sbIn(t, f.dir, []byte("1000\n448\n"), "record", "-templates", f.tplFile, "-tpl", "CONN", "-voi", "txbytes", "-append", "-o", out)
+	require.Equal(t, result{0, "", "recorded 2 values of VOI 0 (txbytes) of " + f.tp.Spec() + " into " + out + " (1552 bytes)\n"}, r)
+	require.Equal(t, result{0, strings.Replace(want, "errs=0: not updated", "errs=0: 1448", 1), ""}, sb(t, "inspect", "-templates", f.tplFile, out))
+	r = sb(t, "record", "-templates", f.tplFile, "-tpl", "CONN", "-voi", "txbytes", "-append", "-o", f.write(t, "other.blob", otherTemplate(t)), csvFile)
+	require.Equal(t, 1, r.code)
+	require.Regexp(t, `^statsblob record: .*other.blob: blob: .*: invalid argument\n$`, r.stderr)
 }
 
 // TestRenderTwice: a freeform rendering shows no address, so two renders

@@ -18,7 +18,7 @@ import (
 // runRecord makes a blob of a template from values read from a file or
 // standard input, so that blobs can be made without writing Go.
 func runRecord(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("record", "record -templates FILE -tpl NAME -voi NAME|ID [-col N|NAME] -o OUT [FILE]",
+	fs := newFlags("record", "record -templates FILE -tpl NAME -voi NAME|ID [-col N|NAME] [-append] -o OUT [FILE]",
 		"Record makes a blob of template -tpl (from the templates file -templates)\n"+
 			"and updates VOI -voi with each value read from FILE (standard input if\n"+
 			"FILE is missing or \"-\"): one value per line (blank lines and lines that\n"+
@@ -26,7 +26,9 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 			"CSV file, by number (1 is the first) or by the name in its header line.\n"+
 			"Values are numbers of the VOI's type: integers for integer VOIs, any\n"+
 			"number for Q VOIs (rounded to the VOI's precision). The blob is written\n"+
-			"to OUT (\"-o -\": standard output) and a summary to stderr.\n\n"+
+			"to OUT (\"-o -\": standard output) and a summary to stderr. With -append\n"+
+			"the values are added to the blob already in OUT (of the same template),\n"+
+			"so that one blob can take the values of several VOIs, one run each.\n\n"+
 			"A value that is not a number of the VOI's type, or that a statistic\n"+
 			"refuses, is reported on stderr with its line and left out; the others\n"+
 			"are still recorded and the exit status is 1.\n",
@@ -36,6 +38,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	voiArg := fs.String("voi", "", "the VOI to update, by `NAME|ID` (required)")
 	colArg := fs.String("col", "", "read CSV and take the values of column `N|NAME` (a number from 1, or a header name)")
 	out := fs.String("o", "", "write the blob to `OUT` (required; - for standard output)")
+	appendTo := fs.Bool("append", false, "add the values to the blob in OUT instead of a new blob")
 	pos, code, ok := fs.parse(args, 0)
 	if !ok {
 		return code
@@ -45,6 +48,8 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		return fs.usageError("-templates, -tpl, -voi and -o are required")
 	case len(pos) > 1:
 		return fs.usageError("one input FILE at most, got %d", len(pos))
+	case *appendTo && *out == "-":
+		return fs.usageError("-append needs a file OUT, not -")
 	}
 	in := "-"
 	if len(pos) == 1 {
@@ -94,6 +99,17 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		r = f
 	}
 	b := blob.New(t, blob.NewEnv(nil, 1))
+	if *appendTo {
+		if b, err = readBlob(*out); err != nil {
+			fs.fail(err)
+			return 1
+		}
+		if err := b.CheckTemplate(t); err != nil {
+			fs.fail(fmt.Errorf("%s: %w", *out, err))
+			return 1
+		}
+		b.SetEnv(blob.NewEnv(nil, 1))
+	}
 	n, errs := recordValues(b, id, dt, r, *colArg, displayName(in))
 	for _, err := range errs {
 		fs.fail(err)
