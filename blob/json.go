@@ -141,3 +141,15 @@ func (s Stat) appendJSON(dst []byte) []byte {
 	}
 	return append(dst, '}')
 }
+
+// MarshalJSON returns the JSON form (see Blob.MarshalJSON) of a snapshot
+// of s that leaves the shards as they are, so that json.Marshal of a
+// *Sharded says what it holds. Snapshot's merge errors (overflows, counted
+// in the snapshot) are returned.
+func (s *Sharded) MarshalJSON() ([]byte, error) {
+	snap, err := s.Snapshot(false)
+	if err != nil {
+		return nil, err
+	}
+	return snap.AppendJSON(nil), nil
+}

@@ -42,3 +42,21 @@ func TestMarshalJSON(t *testing.T) {
 }
 
 func jsonHash(t *tpl.Template) string { return strconv.FormatUint(uint64(t.Hash()), 10) }
+
+// TestShardedMarshalJSON: json.Marshal of a *Sharded is its snapshot's
+// JSON form, and leaves the shards as they are.
+func TestShardedMarshalJSON(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("S")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "n", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	s := blob.NewSharded(tp, 2, func() int64 { return blob.SBinTime(1000, 0) })
+	require.NoError(t, s.UpdateU64(0, 5))
+	require.NoError(t, s.UpdateU64(0, 7))
+	got, err := json.Marshal(s)
+	require.NoError(t, err)
+	require.Equal(t, `{"tplhash":`+jsonHash(tp)+`,"created":"1970-01-01T00:16:40Z","lastreset":"1970-01-01T00:16:40Z","vois":[`+
+		`{"id":0,"dtype":"INT_U64","stats":[{"type":"SUM","dtype":"INT_U64","value":12}]}]}`, string(got))
+	again, err := json.Marshal(s)
+	require.NoError(t, err)
+	require.Equal(t, got, again, "the shards are not reset")
+}
