@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -635,4 +636,20 @@ func (jh *jsonHist) spec(d VOIDef, version int) (hist.Spec, error) {
 		return s, berr
 	}
 	return s, nil
+}
+
+// MarshalJSON returns the registry's templates as a templates file: a JSON
+// array of their JSON forms in slot order, which ReadJSONList reads back.
+// A nil registry is an empty array.
+func (r *Registry) MarshalJSON() ([]byte, error) {
+	var tpls []*Template
+	if r != nil {
+		r.mu.RLock()
+		tpls = slices.Clone(r.tpls)
+		r.mu.RUnlock()
+	}
+	if tpls == nil {
+		tpls = []*Template{}
+	}
+	return json.Marshal(tpls)
 }

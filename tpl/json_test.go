@@ -350,3 +350,29 @@ func FuzzCompileJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestRegistryMarshalJSON: json.Marshal of a registry is a templates file
+// that ReadJSONList reads back to the same templates, in slot order.
+func TestRegistryMarshalJSON(t *testing.T) {
+	var nilReg *tpl.Registry
+	got, err := json.Marshal(nilReg)
+	require.NoError(t, err)
+	require.Equal(t, "[]", string(got))
+
+	r := tpl.NewRegistry()
+	src := everyStat(t, r)
+	other, err := r.New("OTHER")
+	require.NoError(t, err)
+	got, err = json.Marshal(r)
+	require.NoError(t, err)
+	one, err := json.Marshal(src)
+	require.NoError(t, err)
+	two, err := json.Marshal(other)
+	require.NoError(t, err)
+	require.Equal(t, "["+string(one)+","+string(two)+"]", string(got))
+	back, err := tpl.ReadJSONList(tpl.NewRegistry(), got)
+	require.NoError(t, err)
+	require.Len(t, back, 2)
+	require.Equal(t, src.Bytes(), back[0].Bytes())
+	require.Equal(t, other.Spec(), back[1].Spec())
+}
