@@ -640,7 +640,8 @@ func (jh *jsonHist) spec(d VOIDef, version int) (hist.Spec, error) {
 
 // MarshalJSON returns the registry's templates as a templates file: a JSON
 // array of their JSON forms in slot order, which ReadJSONList reads back.
-// A nil registry is an empty array.
+// A nil registry's MarshalJSON is an empty array (json.Marshal writes null
+// for a nil pointer).
 func (r *Registry) MarshalJSON() ([]byte, error) {
 	var tpls []*Template
 	if r != nil {

@@ -357,6 +357,9 @@ func TestRegistryMarshalJSON(t *testing.T) {
 	var nilReg *tpl.Registry
 	got, err := json.Marshal(nilReg)
 	require.NoError(t, err)
+	require.Equal(t, "null", string(got), "encoding/json does not call a nil pointer's MarshalJSON")
+	got, err = nilReg.MarshalJSON()
+	require.NoError(t, err)
 	require.Equal(t, "[]", string(got))
 
 	r := tpl.NewRegistry()
