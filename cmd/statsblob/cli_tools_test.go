@@ -61,7 +61,7 @@ func TestHelpExamples(t *testing.T) {
 		require.Contains(t, r.stdout, "\n  "+c.name+strings.Repeat(" ", 10-len(c.name))+c.summary+"\n              e.g. "+c.example+"\n")
 	}
 	require.Contains(t, r.stdout, "\n  template  check a templates file, print its templates' hashes and layouts\n"+
-		"              e.g. statsblob template check my-templates.json\n")
+		"              e.g. statsblob template check demo-out/templates.json\n")
 }
 
 const handTemplate = `{"format":"statsblob-template","version":2,"name":"WEB","vois":[
