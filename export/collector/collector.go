@@ -92,7 +92,7 @@ import (
 )
 
 // The reasons of a rejection, as the rejected counter labels them.
-var Reasons = []string{"method", "size", "labels", "blob", "template", "layout", "overflow", "limit", "timeout", "encoding", "busy"}
+var Reasons = []string{"method", "size", "labels", "blob", "template", "layout", "overflow", "limit", "timeout", "encoding"}
 
 // Config configures a Server. Every limit's zero value means its default
 // (the Default... constants); see limits.go for what a client sees when a
