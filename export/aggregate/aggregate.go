@@ -1,0 +1,412 @@
+// Package aggregate adds up the blobs a collector receives: per template
+// and label set, per window, at the accuracy of one blob.MergeAll of all
+// of them whatever their order of arrival, without ever refusing a valid
+// blob because a fixed-width field of the sum would overflow, and with
+// idempotent posts (a sender id and sequence number per post).
+//
+// How: an aggregate holds its blobs in the wide form of their template
+// (tpl.Widen: 64-bit integer VOIs and histogram counters, TDGSTCLUST64
+// digests with tpl.WideSlots times the slots). Posted blobs are queued and
+// folded into it in batches (blob.Fold: every statistic added exactly,
+// each t-digest merging the batch and the aggregate's digest in one
+// step), when the batch is full, when the queues of all aggregates hold
+// more than a memory budget, and before every snapshot. What passes even
+// 64 bits saturates at the limit, is counted in the statistic's error
+// count and in Set.Saturated, and is never wrapped nor refused.
+//
+// Snapshots (Set.Blobs, Set.Rotate) return blobs of the wide template,
+// which the export mapping reads as it reads the senders': same template
+// name and VOI names, a different hash.
+package aggregate
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// The headers that make a POST idempotent: the sender's id (any string of
+// 1 to MaxSenderLen bytes, the same for all of one sender's posts) and
+// the post's sequence number (a uint64 in decimal, increasing with every
+// post of the sender, retries keeping theirs). The shipper stamps them; a
+// post without them is merged every time it arrives.
+const (
+	HeaderSender = "Statsblob-Sender"
+	HeaderSeq    = "Statsblob-Seq"
+	MaxSenderLen = 128
+)
+
+// Defaults of Config.
+const (
+	DefaultBatch         = 128
+	DefaultPendingBytes  = 64 << 20
+	DefaultMaxSenders    = 100000
+	DefaultMaxAggregates = 10000
+)
+
+// Errors of Add, usable with errors.Is.
+var (
+	// ErrLimit is a new aggregate beyond Config.MaxAggregates.
+	ErrLimit = errors.New("aggregate: too many aggregates")
+)
+
+// Config configures a Set. The zero value uses the defaults.
+type Config struct {
+	// Batch is how many blobs an aggregate queues before folding them
+	// (0: DefaultBatch).
+	Batch int
+	// PendingBytes bounds the bytes of queued blobs of all aggregates:
+	// past it, an Add folds its aggregate's queue at once (0:
+	// DefaultPendingBytes).
+	PendingBytes int64
+	// MaxAggregates bounds the aggregates of a window (0:
+	// DefaultMaxAggregates).
+	MaxAggregates int
+	// MaxSenders bounds the senders whose sequence numbers are kept; a
+	// post of a new sender beyond it is merged without that check, and
+	// counted (0: DefaultMaxSenders).
+	MaxSenders int
+}
+
+// Set is the aggregates of the current window. It is safe for concurrent
+// use.
+type Set struct {
+	cfg Config
+
+	// rot is held shared by Add for the whole of an add and exclusively
+	// by Rotate, so that nothing lands in a window that has closed.
+	rot sync.RWMutex
+	cur *window
+
+	wideMu sync.Mutex
+	wide   map[*tpl.Template]*wideTpl
+
+	pending atomic.Int64 // bytes queued in all aggregates
+
+	sendMu  sync.Mutex
+	senders map[string]*sender
+
+	saturated, duplicates, untracked, folds atomic.Uint64
+}
+
+// wideTpl is a template's wide form and an empty blob of each, the
+// aggregates' starting points.
+type wideTpl struct {
+	wide   *tpl.Template
+	narrow *blob.Blob // the template's own empty blob: what posted blobs must be compatible with
+	empty  *blob.Blob // the wide template's empty blob
+}
+
+// window is the aggregates of one window.
+type window struct {
+	start time.Time
+	mu    sync.RWMutex // guards aggs
+	aggs  map[string]*Aggregate
+}
+
+// Aggregate is the sum of one template's blobs with one label set.
+type Aggregate struct {
+	t      *tpl.Template // the senders' template
+	w      *wideTpl
+	labels []export.Label
+
+	mu      sync.Mutex
+	queue   []*blob.Blob // posted, not yet folded
+	qbytes  int64
+	pub     *blob.Blob // the folded aggregate: published, never modified
+	blobs   uint64     // blobs added, folded or queued
+	last    *blob.Blob // the last blob added: the next ones are compared with it
+}
+
+// New returns an empty Set whose first window starts at start. Errors
+// wrap voi.ErrInvalid: a negative setting.
+func New(cfg Config, start time.Time) (*Set, error) {
+	if cfg.Batch < 0 || cfg.PendingBytes < 0 || cfg.MaxAggregates < 0 || cfg.MaxSenders < 0 {
+		return nil, fmt.Errorf("aggregate: negative setting: %w", voi.ErrInvalid)
+	}
+	if cfg.Batch == 0 {
+		cfg.Batch = DefaultBatch
+	}
+	if cfg.PendingBytes == 0 {
+		cfg.PendingBytes = DefaultPendingBytes
+	}
+	if cfg.MaxAggregates == 0 {
+		cfg.MaxAggregates = DefaultMaxAggregates
+	}
+	if cfg.MaxSenders == 0 {
+		cfg.MaxSenders = DefaultMaxSenders
+	}
+	return &Set{
+		cfg:     cfg,
+		cur:     &window{start: start, aggs: map[string]*Aggregate{}},
+		wide:    map[*tpl.Template]*wideTpl{},
+		senders: map[string]*sender{},
+	}, nil
+}
+
+// wideOf returns the wide form of t, made on first use.
+func (s *Set) wideOf(t *tpl.Template) (*wideTpl, error) {
+	s.wideMu.Lock()
+	defer s.wideMu.Unlock()
+	if w := s.wide[t]; w != nil {
+		return w, nil
+	}
+	wt, err := tpl.Widen(t)
+	if err != nil {
+		return nil, err
+	}
+	w := &wideTpl{wide: wt, narrow: blob.New(t, blob.NewEnv(nil, 1)), empty: blob.New(wt, blob.NewEnv(nil, 1))}
+	s.wide[t] = w
+	return w, nil
+}
+
+// Add adds b, a blob of template t (decoded by blob.FromBytes), to the
+// aggregate of key (the caller's name for t and labels; labels are
+// exported with it) in the current window. Errors, after which nothing
+// changed: one wrapping voi.ErrInvalid for a blob that does not have t's
+// layout (blob.Compatible), ErrLimit for a new aggregate beyond
+// MaxAggregates. Add keeps b: the caller must not modify it afterwards.
+func (s *Set) Add(key string, t *tpl.Template, labels []export.Label, b *blob.Blob) error {
+	s.rot.RLock()
+	defer s.rot.RUnlock()
+	a, err := s.aggregate(key, t, labels)
+	if err != nil {
+		return err
+	}
+	return a.add(s, b)
+}
+
+// Reserve returns the aggregate of key in the current window, creating it
+// (empty) if need be: ErrLimit beyond MaxAggregates. A batch of posts
+// reserves all its aggregates before it adds any of its blobs.
+func (s *Set) Reserve(key string, t *tpl.Template, labels []export.Label) error {
+	s.rot.RLock()
+	defer s.rot.RUnlock()
+	_, err := s.aggregate(key, t, labels)
+	return err
+}
+
+// aggregate finds or creates the aggregate of key; the caller holds rot.
+func (s *Set) aggregate(key string, t *tpl.Template, labels []export.Label) (*Aggregate, error) {
+	win := s.cur
+	win.mu.RLock()
+	a := win.aggs[key]
+	win.mu.RUnlock()
+	if a != nil {
+		return a, nil
+	}
+	w, err := s.wideOf(t)
+	if err != nil {
+		return nil, err
+	}
+	win.mu.Lock()
+	defer win.mu.Unlock()
+	if a = win.aggs[key]; a != nil {
+		return a, nil
+	}
+	if len(win.aggs) >= s.cfg.MaxAggregates {
+		return nil, fmt.Errorf("%w: %d in this window, at most %d", ErrLimit, len(win.aggs), s.cfg.MaxAggregates)
+	}
+	a = &Aggregate{t: t, w: w, labels: labels, pub: w.empty}
+	win.aggs[key] = a
+	return a, nil
+}
+
+// add checks b against the aggregate's template and queues it, folding the
+// queue when it is full or the Set's queues are over budget.
+func (a *Aggregate) add(s *Set, b *blob.Blob) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.check(b); err != nil {
+		return err
+	}
+	a.queue = append(a.queue, b)
+	n := int64(b.CurSz())
+	a.qbytes += n
+	a.blobs++
+	if total := s.pending.Add(n); len(a.queue) >= s.cfg.Batch || total > s.cfg.PendingBytes {
+		s.fold(a)
+	}
+	return nil
+}
+
+// check returns nil if b can join the aggregate: compatible with its
+// template's blob. Blobs decoded from one layout share what Compatible
+// derives from it, so b is compared with the last blob added (itself
+// compatible), which costs a comparison of precisions, not of layouts.
+func (a *Aggregate) check(b *blob.Blob) error {
+	ref := a.last
+	if ref == nil {
+		ref = a.w.narrow
+	}
+	if err := blob.Compatible(ref, b); err != nil {
+		return err
+	}
+	a.last = b
+	return nil
+}
+
+// fold folds the aggregate's queue into a copy of its published blob and
+// publishes the copy; the caller holds a.mu.
+func (s *Set) fold(a *Aggregate) {
+	if len(a.queue) == 0 {
+		return
+	}
+	next := a.pub.Clone()
+	sat, err := blob.Fold(next, a.queue...)
+	if err != nil {
+		// Every queued blob was found compatible with the template, of
+		// which the aggregate's is the wide form: Fold cannot refuse
+		// them. Should it, the blobs are folded one by one, and only
+		// those it refuses are dropped (and counted as saturated).
+		next = a.pub.Clone()
+		sat = 0
+		for _, b := range a.queue {
+			n, err := blob.Fold(next, b)
+			sat += n
+			if err != nil {
+				sat++
+			}
+		}
+	}
+	s.saturated.Add(uint64(sat))
+	s.folds.Add(1)
+	a.pub = next
+	clear(a.queue)
+	a.queue = a.queue[:0]
+	s.pending.Add(-a.qbytes)
+	a.qbytes = 0
+}
+
+// snapshot folds the queue and returns the published blob.
+func (s *Set) snapshot(a *Aggregate) (*blob.Blob, uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s.fold(a)
+	return a.pub, a.blobs
+}
+
+// Blobs returns the current window's aggregates, sorted by key, each
+// starting at the window's start, as blobs of their template's wide form
+// (queued blobs folded first). The blobs are never modified afterwards.
+// Blobs makes the Set an export.Source.
+func (s *Set) Blobs() []export.Named {
+	s.rot.RLock()
+	defer s.rot.RUnlock()
+	named, _ := s.named(s.cur)
+	return named
+}
+
+// named folds and lists the aggregates of w, sorted by key, with their
+// blob counts.
+func (s *Set) named(w *window) ([]export.Named, []uint64) {
+	w.mu.RLock()
+	keys := make([]string, 0, len(w.aggs))
+	for k := range w.aggs {
+		keys = append(keys, k)
+	}
+	aggs := make([]*Aggregate, len(keys))
+	slices.Sort(keys)
+	for i, k := range keys {
+		aggs[i] = w.aggs[k]
+	}
+	w.mu.RUnlock()
+	out := make([]export.Named, len(aggs))
+	counts := make([]uint64, len(aggs))
+	for i, a := range aggs {
+		b, n := s.snapshot(a)
+		out[i] = export.Named{Blob: b, Template: a.w.wide, Labels: a.labels, Start: w.start}
+		counts[i] = n
+	}
+	return out, counts
+}
+
+// Len returns the number of aggregates in the current window.
+func (s *Set) Len() int {
+	s.rot.RLock()
+	defer s.rot.RUnlock()
+	s.cur.mu.RLock()
+	defer s.cur.mu.RUnlock()
+	return len(s.cur.aggs)
+}
+
+// Merged returns how many blobs each of the current window's aggregates
+// holds, in key order (see Blobs).
+func (s *Set) Merged() []uint64 {
+	s.rot.RLock()
+	defer s.rot.RUnlock()
+	w := s.cur
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	keys := make([]string, 0, len(w.aggs))
+	for k := range w.aggs {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make([]uint64, len(keys))
+	for i, k := range keys {
+		a := w.aggs[k]
+		a.mu.Lock()
+		out[i] = a.blobs
+		a.mu.Unlock()
+	}
+	return out
+}
+
+// Closed is a window that has ended: its span and its aggregates (see
+// Blobs).
+type Closed struct {
+	Start, End time.Time
+	Blobs      []export.Named
+}
+
+// Rotate closes the current window at now and starts the next: the
+// aggregates start afresh. It waits for adds under way, which land in the
+// closed window, and returns the closed window. Senders not heard from
+// in the closed window are forgotten (their next post is merged as a
+// first one).
+func (s *Set) Rotate(now time.Time) Closed {
+	s.rot.Lock()
+	old := s.cur
+	s.cur = &window{start: now, aggs: map[string]*Aggregate{}}
+	s.rot.Unlock()
+	s.pruneSenders()
+	named, _ := s.named(old)
+	return Closed{Start: old.start, End: now, Blobs: named}
+}
+
+// Stats are the Set's counters since it was made.
+type Stats struct {
+	// Saturated counts statistics that saturated even at 64 bits (each
+	// also counted in its voistat's error count).
+	Saturated uint64
+	// Duplicates counts posts not merged because their sender's sequence
+	// number was already merged.
+	Duplicates uint64
+	// Untracked counts posts merged without the sequence check (senders
+	// beyond MaxSenders).
+	Untracked uint64
+	// Folds counts folds of a queue into its aggregate.
+	Folds uint64
+	// PendingBytes is the bytes of blobs queued now.
+	PendingBytes int64
+}
+
+// Stats returns the Set's counters.
+func (s *Set) Stats() Stats {
+	return Stats{
+		Saturated:    s.saturated.Load(),
+		Duplicates:   s.duplicates.Load(),
+		Untracked:    s.untracked.Load(),
+		Folds:        s.folds.Load(),
+		PendingBytes: s.pending.Load(),
+	}
+}
