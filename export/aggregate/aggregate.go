@@ -118,12 +118,12 @@ type Aggregate struct {
 	w      *wideTpl
 	labels []export.Label
 
-	mu      sync.Mutex
-	queue   []*blob.Blob // posted, not yet folded
-	qbytes  int64
-	pub     *blob.Blob // the folded aggregate: published, never modified
-	blobs   uint64     // blobs added, folded or queued
-	last    *blob.Blob // the last blob added: the next ones are compared with it
+	mu     sync.Mutex
+	queue  []*blob.Blob // posted, not yet folded
+	qbytes int64
+	pub    *blob.Blob // the folded aggregate: published, never modified
+	blobs  uint64     // blobs added, folded or queued
+	last   *blob.Blob // the last blob added: the next ones are compared with it
 }
 
 // New returns an empty Set whose first window starts at start. Errors
