@@ -184,14 +184,73 @@ func (s *Set) Add(key string, t *tpl.Template, labels []export.Label, b *blob.Bl
 	return a.add(s, b)
 }
 
-// Reserve returns the aggregate of key in the current window, creating it
-// (empty) if need be: ErrLimit beyond MaxAggregates. A batch of posts
-// reserves all its aggregates before it adds any of its blobs.
-func (s *Set) Reserve(key string, t *tpl.Template, labels []export.Label) error {
+// Item is one blob of AddAll: as Add's arguments.
+type Item struct {
+	Key    string
+	T      *tpl.Template
+	Labels []export.Label
+	B      *blob.Blob
+}
+
+// AddAll adds the items as Add does, all in the current window: if a new
+// aggregate would pass MaxAggregates, nothing is added (ErrLimit). The
+// caller checks first that every blob has its template's layout (for
+// example with blob.Blob.CheckTemplate): a blob that has not is refused
+// as Add refuses it, the items before it added (the error names it).
+func (s *Set) AddAll(items []Item) error {
 	s.rot.RLock()
 	defer s.rot.RUnlock()
-	_, err := s.aggregate(key, t, labels)
-	return err
+	aggs := make([]*Aggregate, len(items))
+	win := s.cur
+	missing := false
+	win.mu.RLock()
+	for i, it := range items {
+		aggs[i] = win.aggs[it.Key]
+		missing = missing || aggs[i] == nil
+	}
+	win.mu.RUnlock()
+	if missing {
+		ws := make([]*wideTpl, len(items))
+		for i, it := range items {
+			if aggs[i] == nil {
+				w, err := s.wideOf(it.T)
+				if err != nil {
+					return err
+				}
+				ws[i] = w
+			}
+		}
+		win.mu.Lock()
+		fresh := map[string]bool{}
+		for i, it := range items {
+			if aggs[i] == nil && win.aggs[it.Key] == nil {
+				fresh[it.Key] = true
+			}
+		}
+		if len(win.aggs)+len(fresh) > s.cfg.MaxAggregates {
+			n := len(win.aggs)
+			win.mu.Unlock()
+			return fmt.Errorf("%w: %d aggregates in this window and %d new, at most %d", ErrLimit, n, len(fresh), s.cfg.MaxAggregates)
+		}
+		for i, it := range items {
+			if aggs[i] != nil {
+				continue
+			}
+			if a := win.aggs[it.Key]; a != nil {
+				aggs[i] = a
+				continue
+			}
+			aggs[i] = &Aggregate{t: it.T, w: ws[i], labels: it.Labels, pub: ws[i].empty}
+			win.aggs[it.Key] = aggs[i]
+		}
+		win.mu.Unlock()
+	}
+	for i, it := range items {
+		if err := aggs[i].add(s, it.B); err != nil {
+			return fmt.Errorf("aggregate: item %d: %w", i, err)
+		}
+	}
+	return nil
 }
 
 // aggregate finds or creates the aggregate of key; the caller holds rot.
@@ -213,7 +272,7 @@ func (s *Set) aggregate(key string, t *tpl.Template, labels []export.Label) (*Ag
 		return a, nil
 	}
 	if len(win.aggs) >= s.cfg.MaxAggregates {
-		return nil, fmt.Errorf("%w: %d in this window, at most %d", ErrLimit, len(win.aggs), s.cfg.MaxAggregates)
+		return nil, fmt.Errorf("%w: %d aggregates in this window, at most %d", ErrLimit, len(win.aggs), s.cfg.MaxAggregates)
 	}
 	a = &Aggregate{t: t, w: w, labels: labels, pub: w.empty}
 	win.aggs[key] = a

@@ -229,10 +229,12 @@ func TestAddChecksLayoutAndLimit(t *testing.T) {
 	require.ErrorIs(t, s.Add("a", tp, nil, other), voi.ErrInvalid)
 	require.NoError(t, s.Add("b", tp, nil, good.Clone()))
 	require.ErrorIs(t, s.Add("c", tp, nil, good.Clone()), aggregate.ErrLimit)
-	require.ErrorIs(t, s.Reserve("c", tp, nil), aggregate.ErrLimit)
-	require.NoError(t, s.Reserve("b", tp, nil))
-	require.Equal(t, 2, s.Len())
+	// AddAll adds all or, past the limit, nothing.
+	require.ErrorIs(t, s.AddAll([]aggregate.Item{{Key: "a", T: tp, B: good.Clone()}, {Key: "c", T: tp, B: good.Clone()}}), aggregate.ErrLimit)
 	require.Equal(t, []uint64{1, 1}, s.Merged())
+	require.NoError(t, s.AddAll([]aggregate.Item{{Key: "a", T: tp, B: good.Clone()}, {Key: "b", T: tp, B: good.Clone()}, {Key: "a", T: tp, B: good.Clone()}}))
+	require.Equal(t, []uint64{3, 2}, s.Merged())
+	require.Equal(t, 2, s.Len())
 	named := s.Blobs()
 	require.Equal(t, []export.Label{{Name: "host", Value: "a"}}, named[0].Labels)
 	require.Equal(t, "LAT", named[0].Template.Name())
@@ -242,9 +244,9 @@ func TestAddChecksLayoutAndLimit(t *testing.T) {
 	require.Len(t, c.Blobs, 2)
 	require.Equal(t, time.Unix(60, 0), c.End)
 	require.Zero(t, s.Len())
-	sum, err := c.Blobs[1].Blob.FetchU64(0, voi.Sum)
+	sum, err := c.Blobs[0].Blob.FetchU64(0, voi.Sum) // "a": three blobs of SUM 5
 	require.NoError(t, err)
-	require.Equal(t, uint64(5), sum)
+	require.Equal(t, uint64(15), sum)
 }
 
 func tcpTpl(t testing.TB) *tpl.Template {

@@ -6,8 +6,14 @@
 // POST /v1/blobs takes one blob's bytes as the request body; the query
 // parameters are the blob's labels (?host=web1&svc=api). The blob is
 // validated (blob.FromBytes), its template found by hash among the
-// configured templates, and merged (blob.Merge) into the aggregate of its
-// template and labels for the current window; the answer is 204 No Content.
+// configured templates, and added to the aggregate of its template and
+// labels for the current window (package export/aggregate: in the
+// template's wide form, at one MergeAll's accuracy, never refused for
+// overflow); the answer is 204 No Content. POST /v1/batch takes many
+// blobs in one body (see DecodeBatch). A post with the headers
+// Statsblob-Sender and Statsblob-Seq (aggregate.HeaderSender, HeaderSeq)
+// is added once: a retry of a post already added is answered 204 and
+// counted, not added again.
 // Bad input is answered with a 4xx status and a one-line reason, and changes
 // nothing:
 //
@@ -19,13 +25,15 @@
 //	400 blob      bytes blob.FromBytes rejects (the reason names the first defect)
 //	422 template  a template hash none of the configured templates has
 //	422 layout    a blob whose layout or histogram bounds differ from its template's
-//	409 overflow  a merge that would overflow a counter of the aggregate
 //	429 limit     a new label set beyond MaxAggregates
+//	400 sender    a Statsblob-Sender without a Statsblob-Seq or the other way round, or either malformed
+//	400 batch     a batch body DecodeBatch rejects
 //
-// A merge works on a copy of the aggregate that replaces it only when every
-// statistic merged, so a failed merge changes nothing, and readers (the
-// /metrics handler, OTLP pushes) read published aggregates without copying
-// or waiting for merges.
+// An aggregate's fixed-width fields never make it refuse a blob: a
+// statistic that would pass even 64 bits saturates at its limit, counts
+// an error in the statistic and in statsblob_collector_saturated_total.
+// Readers (the /metrics handler, OTLP pushes) read published aggregates
+// without copying or waiting for adds.
 //
 // Windows: with Window 0 the aggregates accumulate for the life of the
 // server (Prometheus counters that only grow). With Window > 0 they start
@@ -39,7 +47,9 @@
 // statsblob_collector_blobs_rejected_total{reason},
 // statsblob_collector_accepted_bytes_total,
 // statsblob_collector_merge_seconds (a histogram),
-// statsblob_collector_aggregates and statsblob_collector_windows_total.
+// statsblob_collector_aggregates, statsblob_collector_windows_total,
+// statsblob_collector_saturated_total, statsblob_collector_duplicates_total
+// and statsblob_collector_untracked_senders_total.
 package collector
 
 import (
@@ -52,7 +62,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
+
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -60,6 +70,7 @@ import (
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/export/aggregate"
 	"github.com/statsblob/statsblob/export/promexport"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
@@ -74,7 +85,7 @@ const (
 )
 
 // The reasons of a rejection, as the rejected counter labels them.
-var Reasons = []string{"method", "size", "labels", "blob", "template", "layout", "overflow", "limit"}
+var Reasons = []string{"method", "size", "labels", "blob", "template", "layout", "limit", "sender", "batch"}
 
 // Config configures a Server.
 type Config struct {
@@ -97,27 +108,8 @@ type Config struct {
 	Now func() time.Time
 }
 
-// aggregate is the merge of one template's blobs with one label set.
-type aggregate struct {
-	mu     sync.Mutex // serialises merges; readers take b without it
-	t      *tpl.Template
-	labels []export.Label
-	b      *blob.Blob // published: never modified (merges work on a copy)
-	blobs  uint64
-}
-
-// window is the set of aggregates of one window.
-type window struct {
-	start time.Time
-	mu    sync.Mutex // guards aggs
-	aggs  map[string]*aggregate
-}
-
 // Closed is a window that has ended: its aggregates and its span.
-type Closed struct {
-	Start, End time.Time
-	Blobs      []export.Named
-}
+type Closed = aggregate.Closed
 
 // Server is the collector: an http.Handler for /v1/blobs and /metrics, and
 // an export.Source of the current window's aggregates. It is safe for
@@ -125,11 +117,7 @@ type Closed struct {
 type Server struct {
 	cfg Config
 
-	// rot is held shared by posters for the whole of a post and
-	// exclusively by Rotate, so that no merge lands in a window that has
-	// closed.
-	rot sync.RWMutex
-	cur *window
+	set *aggregate.Set // the aggregates of the current window
 
 	onClose func(Closed)
 
@@ -164,7 +152,10 @@ func New(cfg Config) (*Server, error) {
 		cfg.Now = time.Now
 	}
 	s := &Server{cfg: cfg, reg: prometheus.NewRegistry()}
-	s.cur = &window{start: cfg.Now(), aggs: map[string]*aggregate{}}
+	var err error
+	if s.set, err = aggregate.New(aggregate.Config{MaxAggregates: cfg.MaxAggregates}, cfg.Now()); err != nil {
+		return nil, err
+	}
 	pc, err := promexport.New(s, cfg.Export)
 	if err != nil {
 		return nil, err
@@ -185,8 +176,10 @@ func New(cfg Config) (*Server, error) {
 	aggs := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_aggregates",
 		Help: "Aggregates (template and label set) in the current window."}, func() float64 { return float64(s.Aggregates()) })
 	s.reg.MustRegister(s.accepted, s.rejected, s.bytesIn, s.mergeDur, s.windows, aggs, pc)
+	s.reg.MustRegister(s.aggregateMetrics()...)
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("/v1/blobs", s.post)
+	s.mux.HandleFunc("/v1/batch", s.postBatch)
 	s.mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 	return s, nil
 }
@@ -263,12 +256,14 @@ func (s *Server) accept(r *http.Request) *rejection {
 	if err != nil {
 		return reject(http.StatusUnprocessableEntity, "template", "unknown template hash %d", b.TplHash())
 	}
-	if rej := s.merge(t, labels, b); rej != nil {
-		return rej
-	}
-	s.accepted.Inc()
-	s.bytesIn.Add(float64(len(body)))
-	return nil
+	return s.once(r, func() *rejection {
+		if rej := s.merge(t, labels, b); rej != nil {
+			return rej
+		}
+		s.accepted.Inc()
+		s.bytesIn.Add(float64(len(body)))
+		return nil
+	})
 }
 
 // labels parses and checks the query's labels, sorted by name.
@@ -312,128 +307,45 @@ func key(hash uint32, labels []export.Label) string {
 	return sb.String()
 }
 
-// mergeInto merges src into a copy of dst and returns the copy, or the
-// rejection of a merge that failed (dst is never modified).
-func (s *Server) mergeInto(dst, src *blob.Blob) (*blob.Blob, *rejection) {
-	next := dst.Clone()
+// merge adds b, of template t, to the aggregate of t and labels.
+func (s *Server) merge(t *tpl.Template, labels []export.Label, b *blob.Blob) *rejection {
 	t0 := time.Now()
-	err := blob.Merge(next, src)
+	err := s.set.Add(key(b.TplHash(), labels), t, labels, b)
 	s.mergeDur.Observe(time.Since(t0).Seconds())
-	switch {
-	case err == nil:
-		return next, nil
-	case errors.Is(err, voi.ErrOverflow):
-		return nil, reject(http.StatusConflict, "overflow", "merge: %v", err)
-	}
-	return nil, reject(http.StatusUnprocessableEntity, "layout", "blob does not fit its template (hash %d): %v", dst.TplHash(), err)
+	return addRejection(err, t)
 }
 
-func (s *Server) merge(t *tpl.Template, labels []export.Label, b *blob.Blob) *rejection {
-	s.rot.RLock()
-	defer s.rot.RUnlock()
-	win := s.cur
-	k := key(b.TplHash(), labels)
-	win.mu.Lock()
-	agg := win.aggs[k]
-	win.mu.Unlock()
-	if agg == nil {
-		// A new aggregate starts as the template's empty blob, so that
-		// only blobs of the template's layout join it.
-		next, rej := s.mergeInto(blob.New(t, blob.NewEnv(nil, 1)), b)
-		if rej != nil {
-			return rej
-		}
-		win.mu.Lock()
-		if agg = win.aggs[k]; agg == nil {
-			if len(win.aggs) >= s.cfg.MaxAggregates {
-				win.mu.Unlock()
-				return reject(http.StatusTooManyRequests, "limit", "%d aggregates in this window, at most %d", len(win.aggs), s.cfg.MaxAggregates)
-			}
-			win.aggs[k] = &aggregate{t: t, labels: labels, b: next, blobs: 1}
-			win.mu.Unlock()
-			return nil
-		}
-		win.mu.Unlock() // another post created it first: merge into that
+// addRejection is the rejection of an aggregate.Set's error.
+func addRejection(err error, t *tpl.Template) *rejection {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, aggregate.ErrLimit):
+		return reject(http.StatusTooManyRequests, "limit", "%v", err)
 	}
-	agg.mu.Lock()
-	defer agg.mu.Unlock()
-	next, rej := s.mergeInto(agg.b, b)
-	if rej != nil {
-		return rej
-	}
-	win.mu.Lock()
-	agg.b = next
-	agg.blobs++
-	win.mu.Unlock()
-	return nil
+	return reject(http.StatusUnprocessableEntity, "layout", "blob does not fit its template (hash %d): %v", t.Hash(), err)
 }
 
 // Blobs returns the current window's aggregates, sorted by template hash
-// and labels, each starting at the window's start. The blobs are never
-// modified afterwards. Blobs makes the Server an export.Source.
-func (s *Server) Blobs() []export.Named {
-	s.rot.RLock()
-	defer s.rot.RUnlock()
-	return s.cur.named()
-}
-
-func (w *window) named() []export.Named {
-	w.mu.Lock()
-	keys := make([]string, 0, len(w.aggs))
-	for k := range w.aggs {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	out := make([]export.Named, len(keys))
-	for i, k := range keys {
-		a := w.aggs[k]
-		out[i] = export.Named{Blob: a.b, Template: a.t, Labels: a.labels, Start: w.start}
-	}
-	w.mu.Unlock()
-	return out
-}
+// and labels, each starting at the window's start, as blobs of their
+// template's wide form (tpl.Widen). The blobs are never modified
+// afterwards. Blobs makes the Server an export.Source.
+func (s *Server) Blobs() []export.Named { return s.set.Blobs() }
 
 // Aggregates returns the number of aggregates in the current window.
-func (s *Server) Aggregates() int {
-	s.rot.RLock()
-	defer s.rot.RUnlock()
-	s.cur.mu.Lock()
-	defer s.cur.mu.Unlock()
-	return len(s.cur.aggs)
-}
+func (s *Server) Aggregates() int { return s.set.Len() }
 
 // Merged returns how many blobs the current window's aggregates hold, by
 // aggregate key order (see Blobs).
-func (s *Server) Merged() []uint64 {
-	s.rot.RLock()
-	defer s.rot.RUnlock()
-	w := s.cur
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	keys := make([]string, 0, len(w.aggs))
-	for k := range w.aggs {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	out := make([]uint64, len(keys))
-	for i, k := range keys {
-		out[i] = w.aggs[k].blobs
-	}
-	return out
-}
+func (s *Server) Merged() []uint64 { return s.set.Merged() }
 
 // Rotate closes the current window and starts the next: the aggregates
 // start afresh. It waits for posts under way, which land in the closed
 // window. The closed window goes to the OnClose function, if any, and is
 // returned.
 func (s *Server) Rotate() Closed {
-	s.rot.Lock()
-	old := s.cur
-	now := s.cfg.Now()
-	s.cur = &window{start: now, aggs: map[string]*aggregate{}}
-	s.rot.Unlock()
+	c := s.set.Rotate(s.cfg.Now())
 	s.windows.Inc()
-	c := Closed{Start: old.start, End: now, Blobs: old.named()}
 	if s.onClose != nil {
 		s.onClose(c)
 	}
