@@ -121,7 +121,11 @@ type Aggregate struct {
 	mu     sync.Mutex
 	queue  []*blob.Blob // posted, not yet folded
 	qbytes int64
-	pub    *blob.Blob // the folded aggregate: published, never modified
+	// levels[i] is nil or the fold of 2^i batches (a binary counter of
+	// batches), so that a sample's centroid is merged again about
+	// log2(batches) times, not once per batch.
+	levels []*blob.Blob
+	pub    *blob.Blob // the fold of all levels: published, never modified; nil when a level changed
 	blobs  uint64     // blobs added, folded or queued
 	last   *blob.Blob // the last blob added: the next ones are compared with it
 }
@@ -313,23 +317,45 @@ func (a *Aggregate) check(b *blob.Blob) error {
 	return nil
 }
 
-// fold folds the aggregate's queue into a copy of its published blob and
-// publishes the copy; the caller holds a.mu.
+// fold folds the aggregate's queue into a new level-0 blob and carries
+// it up the levels; the caller holds a.mu.
 func (s *Set) fold(a *Aggregate) {
 	if len(a.queue) == 0 {
 		return
 	}
-	next := a.pub.Clone()
-	sat, err := blob.Fold(next, a.queue...)
+	carry := a.w.empty.Clone()
+	s.add(carry, a.queue)
+	for i := 0; ; i++ {
+		if i == len(a.levels) {
+			a.levels = append(a.levels, carry)
+			break
+		}
+		if a.levels[i] == nil {
+			a.levels[i] = carry
+			break
+		}
+		s.add(a.levels[i], []*blob.Blob{carry})
+		carry, a.levels[i] = a.levels[i], nil
+	}
+	a.pub = nil
+	s.folds.Add(1)
+	clear(a.queue)
+	a.queue = a.queue[:0]
+	s.pending.Add(-a.qbytes)
+	a.qbytes = 0
+}
+
+// add folds srcs into dst, counting what saturates.
+func (s *Set) add(dst *blob.Blob, srcs []*blob.Blob) {
+	sat, err := blob.Fold(dst, srcs...)
 	if err != nil {
-		// Every queued blob was found compatible with the template, of
-		// which the aggregate's is the wide form: Fold cannot refuse
-		// them. Should it, the blobs are folded one by one, and only
-		// those it refuses are dropped (and counted as saturated).
-		next = a.pub.Clone()
+		// Every blob was found compatible with the template, of which
+		// dst's is the wide form (or is that wide form): Fold cannot
+		// refuse them. Should it, they are folded one by one, and those
+		// it refuses are counted as saturated.
 		sat = 0
-		for _, b := range a.queue {
-			n, err := blob.Fold(next, b)
+		for _, b := range srcs {
+			n, err := blob.Fold(dst, b)
 			sat += n
 			if err != nil {
 				sat++
@@ -337,19 +363,24 @@ func (s *Set) fold(a *Aggregate) {
 		}
 	}
 	s.saturated.Add(uint64(sat))
-	s.folds.Add(1)
-	a.pub = next
-	clear(a.queue)
-	a.queue = a.queue[:0]
-	s.pending.Add(-a.qbytes)
-	a.qbytes = 0
 }
 
-// snapshot folds the queue and returns the published blob.
+// snapshot folds the queue and returns the published blob: the levels
+// folded into one, in one step per t-digest.
 func (s *Set) snapshot(a *Aggregate) (*blob.Blob, uint64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s.fold(a)
+	if a.pub == nil {
+		var ls []*blob.Blob
+		for _, l := range a.levels {
+			if l != nil {
+				ls = append(ls, l)
+			}
+		}
+		a.pub = a.w.empty.Clone()
+		s.add(a.pub, ls)
+	}
 	return a.pub, a.blobs
 }
 
