@@ -121,7 +121,9 @@ type Server struct {
 
 	onClose func(Closed)
 
-	reg      *prometheus.Registry
+	reg      *prometheus.Registry // own and the aggregates (promexport)
+	own      *prometheus.Registry // the server's own metrics
+	text     *promexport.Text     // /metrics without native histograms
 	mux      *http.ServeMux
 	accepted prometheus.Counter
 	rejected *prometheus.CounterVec
@@ -175,12 +177,19 @@ func New(cfg Config) (*Server, error) {
 		Help: "Windows closed."})
 	aggs := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_aggregates",
 		Help: "Aggregates (template and label set) in the current window."}, func() float64 { return float64(s.Aggregates()) })
-	s.reg.MustRegister(s.accepted, s.rejected, s.bytesIn, s.mergeDur, s.windows, aggs, pc)
-	s.reg.MustRegister(s.aggregateMetrics()...)
+	s.own = prometheus.NewRegistry()
+	s.own.MustRegister(s.accepted, s.rejected, s.bytesIn, s.mergeDur, s.windows, aggs)
+	s.own.MustRegister(s.aggregateMetrics()...)
+	s.reg.MustRegister(s.own, pc)
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("/v1/blobs", s.post)
 	s.mux.HandleFunc("/v1/batch", s.postBatch)
-	s.mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	if cfg.Export.NativeHistogram { // the protobuf format, negotiated by promhttp
+		s.mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	} else {
+		s.text = pc.NewText()
+		s.mux.HandleFunc("/metrics", s.metrics)
+	}
 	return s, nil
 }
 

@@ -2,14 +2,18 @@ package collector_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
 	"github.com/stretchr/testify/require"
 
 	"github.com/statsblob/statsblob/blob"
@@ -221,4 +225,79 @@ func FuzzDecodeBatch(f *testing.F) {
 		}
 		require.True(t, bytes.HasPrefix(body, again), "the frames read are the body's start")
 	})
+}
+
+// scrapeLines returns the lines of GET /metrics, sorted, and the
+// Content-Type; with gz the answer is asked for gzipped.
+func scrapeLines(t *testing.T, s http.Handler, gz bool) ([]string, string) {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+	if gz {
+		r.Header.Set("Accept-Encoding", "gzip")
+	}
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, r)
+	require.Equal(t, http.StatusOK, w.Code)
+	body := w.Body.Bytes()
+	if gz {
+		require.Equal(t, "gzip", w.Header().Get("Content-Encoding"))
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		require.NoError(t, err)
+		body, err = io.ReadAll(zr)
+		require.NoError(t, err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(body), "\n"), "\n")
+	slices.Sort(lines)
+	return lines, w.Header().Get("Content-Type")
+}
+
+// registryLines returns the lines client_golang's registry and expfmt
+// write for the server's metrics, sorted.
+func registryLines(t *testing.T, s *collector.Server) []string {
+	t.Helper()
+	mfs, err := s.Registry().Gather()
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	for _, mf := range mfs {
+		_, err := expfmt.MetricFamilyToText(&buf, mf)
+		require.NoError(t, err)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	slices.Sort(lines)
+	return lines
+}
+
+// /metrics is written without client_golang's const metrics: it must say
+// exactly what the registry says.
+func TestMetricsTextMatchesRegistry(t *testing.T) {
+	s, tp := newServer(t, collector.Config{})
+	kb := fixture.KitchenBlob(tp).Bytes()
+	empty := blob.New(tp, nil).Bytes()
+	for _, q := range []string{"host=a", "host=a", "host=b%22%5Cq%0Ax&svc=api", "svc=x", "host=z"} {
+		code, body := post(t, s, http.MethodPost, q, kb)
+		require.Equal(t, http.StatusNoContent, code, body)
+	}
+	code, _ := post(t, s, http.MethodPost, "host=empty", empty)
+	require.Equal(t, http.StatusNoContent, code)
+	got, ct := scrapeLines(t, s, false)
+	require.Equal(t, "text/plain; version=0.0.4; charset=utf-8", ct)
+	want := registryLines(t, s)
+	require.Equal(t, want, got)
+	require.Contains(t, got, `kitchen_bytes_total{host="b\"\\q\nx",svc="api"} 1448`)
+	gz, _ := scrapeLines(t, s, true)
+	require.Equal(t, want, gz)
+
+	// A changed aggregate is rendered again, the others come from the
+	// cache; an aggregate gone (a new window) is gone.
+	code, _ = post(t, s, http.MethodPost, "host=z", kb)
+	require.Equal(t, http.StatusNoContent, code)
+	got, _ = scrapeLines(t, s, false)
+	require.Equal(t, registryLines(t, s), got)
+	require.Contains(t, got, `kitchen_bytes_total{host="z"} 2896`)
+	s.Rotate()
+	code, _ = post(t, s, http.MethodPost, "host=y", kb)
+	require.Equal(t, http.StatusNoContent, code)
+	got, _ = scrapeLines(t, s, false)
+	require.Equal(t, registryLines(t, s), got)
+	require.NotContains(t, strings.Join(got, "\n"), `host="z"`)
 }
