@@ -46,7 +46,7 @@ const (
 
 // Defaults of Config.
 const (
-	DefaultBatch         = 128
+	DefaultBatch         = 1024
 	DefaultPendingBytes  = 64 << 20
 	DefaultMaxSenders    = 100000
 	DefaultMaxAggregates = 10000

@@ -70,23 +70,25 @@ func run(args []string) int {
 	defer srv.stop()
 	fmt.Printf("collector pid %d on %s (CPUs %q); %d TCP_DEFAULT blobs of %d bytes; %v per run\n\n",
 		srv.cmd.Process.Pid, srv.addr, *cpus, len(blobs), len(blobs[0]), *d)
-	fmt.Printf("%-34s %10s %12s %10s %10s %12s %9s\n", "run", "blobs/s", "blobs/CPU-s", "p50", "p99", "scrape", "RSS MB")
+	fmt.Printf("%-34s %10s %12s %10s %10s %20s %9s\n", "run", "blobs/s", "blobs/CPU-s", "p50", "p99", "scrape", "RSS MB")
 	status := 0
 	for _, r := range strings.Split(*runs, ",") {
 		var err error
 		switch r {
 		case "posters":
 			for _, p := range []int{1, 8, 64} {
-				if err = srv.measure(fmt.Sprintf("%d posters, 100 aggregates", p), p, 1, 100, blobs, *d, false); err != nil {
+				if err = srv.measure(fmt.Sprintf("%d posters, 100 aggregates", p), p, 1, 100, blobs, *d, 0); err != nil {
 					break
 				}
 			}
 		case "batch":
-			err = srv.measure("8 posters, batches of 100", 8, 100, 100, blobs, *d, false)
+			err = srv.measure("8 posters, batches of 100", 8, 100, 100, blobs, *d, 0)
 		case "aggregates":
 			if err = srv.fill(10000, blobs[0]); err == nil {
-				if err = srv.measure("8 posters, 10,000 aggregates", 8, 1, 10000, blobs, *d, false); err == nil {
-					err = srv.measure("  the same, scraped back to back", 8, 1, 10000, blobs, *d, true)
+				if err = srv.measure("8 posters, 10,000 aggregates", 8, 1, 10000, blobs, *d, 0); err == nil {
+					if err = srv.measure("  the same, scraped every 5 s", 8, 1, 10000, blobs, max(*d, 10*time.Second), 5*time.Second); err == nil {
+						err = srv.measure("  the same, scraped back to back", 8, 1, 10000, blobs, *d, time.Nanosecond)
+					}
 				}
 			}
 		default:
@@ -294,9 +296,9 @@ func (s *server) fill(n int, b []byte) error {
 }
 
 // measure runs posters posting for d (batch blobs per post, spread over
-// aggs label sets), optionally with a scraper, prints a line and checks the
-// collector's accepted count.
-func (s *server) measure(name string, posters, batch, aggs int, blobs [][]byte, d time.Duration, scrape bool) error {
+// aggs label sets), with a scraper every scrape (0: none), prints a line
+// and checks the collector's accepted count.
+func (s *server) measure(name string, posters, batch, aggs int, blobs [][]byte, d time.Duration, scrape time.Duration) error {
 	var bodies [][]byte // per post
 	var paths []string
 	var counts []uint64 // blobs per post
@@ -360,11 +362,12 @@ func (s *server) measure(name string, posters, batch, aggs int, blobs [][]byte, 
 	}
 	var scrapes []time.Duration
 	var scrapeBytes int
-	if scrape {
+	if scrape > 0 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for !stop.Load() {
+			for next := time.Now(); !stop.Load(); next = next.Add(scrape) {
+				time.Sleep(time.Until(next))
 				t := time.Now()
 				resp, err := http.Get("http://" + s.addr + "/metrics")
 				if err != nil {
@@ -396,13 +399,16 @@ func (s *server) measure(name string, posters, batch, aggs int, blobs [][]byte, 
 	if len(scrapes) > 0 {
 		slices.Sort(scrapes)
 		scr = fmt.Sprintf("%v (%d, %.0f MB)", scrapes[len(scrapes)/2].Round(time.Millisecond), len(scrapes), float64(scrapeBytes)/1e6)
+		if scrape > time.Millisecond {
+			scr = fmt.Sprintf("%v..%v", scrapes[0].Round(time.Millisecond), scrapes[len(scrapes)-1].Round(time.Millisecond))
+		}
 	}
 	cur, peak := s.rss()
 	perCPU := 0.0
 	if cpu > 0 {
 		perCPU = float64(n) / cpu.Seconds()
 	}
-	fmt.Printf("%-34s %10.0f %12.0f %10v %10v %12s %4.0f/%4.0f\n", name, float64(n)/wall.Seconds(), perCPU,
+	fmt.Printf("%-34s %10.0f %12.0f %10v %10v %20s %4.0f/%4.0f\n", name, float64(n)/wall.Seconds(), perCPU,
 		pct(0.5).Round(time.Microsecond), pct(0.99).Round(time.Microsecond), scr, cur, peak)
 	return s.check()
 }
