@@ -4,7 +4,7 @@
 // the statsblob-collector command.
 //
 // POST /v1/blobs takes one blob's bytes as the request body (optionally
-// gzip, with Content-Encoding: gzip); the query
+// gzip or zstd, with Content-Encoding: gzip or zstd); the query
 // parameters are the blob's labels (?host=web1&svc=api). The blob is
 // validated (blob.FromBytes), its template found by hash among the
 // configured templates, and added to the aggregate of its template and
@@ -20,8 +20,8 @@
 // nothing:
 //
 //	405 method    not a POST
-//	413 size      a body over MaxBody bytes (after gzip decoding)
-//	415 encoding  a Content-Encoding other than gzip (400 encoding: a bad gzip stream)
+//	413 size      a body over MaxBody bytes (after gzip or zstd decoding)
+//	415 encoding  a Content-Encoding other than gzip or zstd (400 encoding: a bad stream)
 //	408 timeout   a body not received within ReadTimeout
 //	400 labels    a label name Prometheus does not accept, a reserved one (le, quantile, bucket),
 //	              one given twice, an empty value or one that is not UTF-8, more than
@@ -116,7 +116,7 @@ type Config struct {
 	// for the life of the server.
 	Window time.Duration
 	// MaxBody is the largest accepted body in bytes, after decoding a
-	// gzip Content-Encoding (0: DefaultMaxBody).
+	// gzip or zstd Content-Encoding (0: DefaultMaxBody).
 	MaxBody int64
 	// MaxAggregates bounds the aggregates (template and label set) of a
 	// window (0: DefaultMaxAggregates).

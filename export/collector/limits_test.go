@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
@@ -130,7 +131,7 @@ func TestRequestLimits(t *testing.T) {
 	s.ServeHTTP(w, r)
 	require.Equal(t, http.StatusNoContent, w.Code, w.Body.String())
 	for _, c := range []struct{ enc, body, msg string }{
-		{"br", "x", `Content-Encoding "br": gzip or none`},
+		{"br", "x", `Content-Encoding "br": gzip, zstd or none`},
 		{"gzip", "not gzip", "the gzip body is not a valid gzip stream"},
 		{"gzip", string(gz(t, good)[:40]), "the gzip body is not a valid gzip stream"},
 	} {
@@ -142,6 +143,31 @@ func TestRequestLimits(t *testing.T) {
 		require.Contains(t, []int{400, 415}, w.Code)
 	}
 	require.Equal(t, 3.0, counter(t, s, "encoding").value())
+
+	// zstd too, its window and its decoded size bounded.
+	zw := func(window int, single bool, p []byte) []byte {
+		enc, err := zstd.NewWriter(nil, zstd.WithWindowSize(window), zstd.WithSingleSegment(single))
+		require.NoError(t, err)
+		return enc.EncodeAll(p, nil)
+	}
+	for _, c := range []struct {
+		name   string
+		body   []byte
+		status int
+		msg    string
+	}{
+		{"zstd", zw(1<<20, true, good), 204, ""},
+		{"zstd over the limit", zw(1<<20, true, make([]byte, 2001)), 413, "decoded body over the limit of 2000 bytes (-max-body)\n"},
+		{"zstd window of 8 MiB", zw(8<<20, false, make([]byte, 2<<20)), 400, "the zstd body is not a valid zstd stream\n"}, // 228 bytes
+		{"zstd cut", zw(1<<20, true, good)[:30], 400, "the zstd body is not a valid zstd stream\n"},
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/v1/blobs?h=a", bytes.NewReader(c.body))
+		r.Header.Set("Content-Encoding", "zstd")
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		require.Equal(t, c.status, w.Code, c.name)
+		require.Equal(t, c.msg, w.Body.String(), c.name)
+	}
 }
 
 // Label sets idle for the TTL expire, with or without a window, freeing

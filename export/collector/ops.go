@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -35,6 +36,9 @@ type ops struct {
 	expired     prometheus.Counter
 
 	connsOpen prometheus.Gauge
+
+	zstdOnce sync.Once
+	zstd     *zstd.Decoder // of zstd bodies (request.go), made on first use
 }
 
 // initOps registers the operational endpoints and metrics: /metrics,

@@ -8,10 +8,12 @@ import (
 	"net/http"
 	"os"
 	"strings"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // readBody reads a post's body: at most MaxBody bytes, after decoding a
-// gzip Content-Encoding. A body that does not arrive within the read
+// gzip or zstd Content-Encoding. A body that does not arrive within the read
 // timeout is a 408; the reasons never echo the connection's addresses.
 func (s *Server) readBody(r *http.Request) ([]byte, *rejection) {
 	return s.readBodyWithin(r, s.cfg.MaxBody, "-max-body")
@@ -35,8 +37,10 @@ func (s *Server) readBodyWithin(r *http.Request, limit int64, flag string) ([]by
 		}
 		defer zr.Close()
 		in = zr
+	case "zstd":
+		return s.readZstd(r, limit)
 	default:
-		return nil, reject(http.StatusUnsupportedMediaType, "encoding", "Content-Encoding %.40q: gzip or none", enc)
+		return nil, reject(http.StatusUnsupportedMediaType, "encoding", "Content-Encoding %.40q: gzip, zstd or none", enc)
 	}
 	gz := in != r.Body
 	size := int64(4096)
@@ -53,6 +57,32 @@ func (s *Server) readBodyWithin(r *http.Request, limit int64, flag string) ([]by
 			return nil, reject(http.StatusRequestEntityTooLarge, "size", "decoded body over the limit of %d bytes (%s)", limit, flag)
 		}
 		return nil, reject(http.StatusRequestEntityTooLarge, "size", "body over the limit of %d bytes (%s)", limit, flag)
+	}
+	return body, nil
+}
+
+// readZstd reads a zstd body: the compressed bytes (at most limit and a
+// KiB), then their decoding, at most limit bytes, with a window of at most
+// 1 MiB (a larger one is refused, not allocated).
+func (s *Server) readZstd(r *http.Request, limit int64) ([]byte, *rejection) {
+	comp, err := readAtMost(make([]byte, 0, 4096), r.Body, limit+1024)
+	if err != nil {
+		return nil, s.bodyError(err, false)
+	}
+	s.zstdOnce.Do(func() {
+		s.zstd, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+			zstd.WithDecoderMaxMemory(uint64(limit)), zstd.WithDecoderMaxWindow(1<<20))
+	})
+	if s.zstd == nil {
+		return nil, reject(http.StatusUnsupportedMediaType, "encoding", "zstd is not available")
+	}
+	body, err := s.zstd.DecodeAll(comp, nil)
+	switch {
+	case errors.Is(err, zstd.ErrDecoderSizeExceeded):
+		s.hit("body_bytes")
+		return nil, reject(http.StatusRequestEntityTooLarge, "size", "decoded body over the limit of %d bytes (-max-body)", limit)
+	case err != nil:
+		return nil, reject(http.StatusBadRequest, "encoding", "the zstd body is not a valid zstd stream")
 	}
 	return body, nil
 }

@@ -117,7 +117,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	native := fs.Bool("native", false, "also export t-digests as native (exponential) histograms")
 	maxAggs := fs.Int("max-aggregates", collector.DefaultMaxAggregates, "at most `N` label sets per window (then 429)")
 	maxAggsTpl := fs.Int("max-aggregates-per-template", 0, "at most `N` label sets of one template per window (then 429; 0: -max-aggregates)")
-	maxBody := fs.Int64("max-body", collector.DefaultMaxBody, "largest blob body in `BYTES`, after gzip decoding (then 413)")
+	maxBody := fs.Int64("max-body", collector.DefaultMaxBody, "largest blob body in `BYTES`, after gzip or zstd decoding (then 413)")
 	maxLabels := fs.Int("max-labels", collector.DefaultMaxLabels, "at most `N` labels per post (then 400)")
 	maxLabelBytes := fs.Int("max-label-bytes", collector.DefaultMaxLabelBytes, "longest label name or value in `BYTES` (then 400)")
 	labelTTL := fs.Duration("label-ttl", collector.DefaultLabelTTL, "a label set without a post for `D` is dropped (0: never)")
