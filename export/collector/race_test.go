@@ -1,5 +1,0 @@
-//go:build race
-
-package collector_test
-
-const raceEnabled = true
