@@ -23,7 +23,7 @@ func Example() {
 		b := blob.New(t, nil)
 		_ = b.UpdateU32(0, v)
 		wire, _ := blob.FromBytes(b.Bytes(), nil) // as received
-		dup, err := s.Once("web1", seq, func() error { return s.Add("WEB/host=web1", t, labels, wire) })
+		dup, err := s.Once("web1", "WEB/host=web1", seq, func() error { return s.Add("WEB/host=web1", t, labels, wire) })
 		fmt.Println("seq", seq, "duplicate:", dup, "error:", err)
 	}
 	post(1, 4_000_000_000)
