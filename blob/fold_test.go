@@ -2,6 +2,7 @@ package blob_test
 
 import (
 	"encoding/binary"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -221,4 +222,80 @@ func TestFoldEqualsMergeAll(t *testing.T) {
 	cnt, err := tdigest.Count(st.Data, st.DType)
 	require.NoError(t, err)
 	require.Equal(t, uint64(20*50), cnt)
+}
+
+// FuzzWiden: for any bytes FromBytes accepts, tpl.WidenLayout derives a
+// wide template (or refuses with ErrTooBig/ErrInvalid, never panicking),
+// Widen converts the blob to it, and every statistic holds the same
+// counts and values; folding the blob twice into the wide blob doubles
+// the counts.
+func FuzzWiden(f *testing.F) {
+	f.Add(unhex(f, manpageHex))
+	for _, tp := range []*tpl.Template{narrowTpl(f), mixed(f)} {
+		b := blob.New(tp, blob.NewEnv(nil, 1))
+		if tp.Name() == "NARROW" {
+			feedNarrow(f, b, rand.New(rand.NewPCG(1, 1)), 100)
+		} else {
+			feed(f, b, []uint64{1, 5, 999, 12345, 7})
+		}
+		f.Add(append([]byte(nil), b.Bytes()...))
+	}
+	f.Fuzz(func(t *testing.T, p []byte) {
+		b, err := blob.FromBytes(p, nil)
+		if err != nil {
+			return
+		}
+		w, err := tpl.WidenLayout("w", b.Bytes())
+		if err != nil {
+			require.True(t, errors.Is(err, voi.ErrTooBig) || errors.Is(err, voi.ErrInvalid), "%v", err)
+			return
+		}
+		wb, err := blob.Widen(w, b, nil)
+		require.NoError(t, err)
+		_, err = blob.FromBytes(wb.Bytes(), nil)
+		require.NoError(t, err, "a valid blob")
+		twice := wb.Clone()
+		_, err = blob.Fold(twice, b)
+		require.NoError(t, err)
+		for id, ns := range b.Stats() {
+			ws, err := wb.Fetch(id, ns.Type)
+			require.NoError(t, err)
+			ts, err := twice.Fetch(id, ns.Type)
+			require.NoError(t, err)
+			switch ns.Type {
+			case voi.Hist:
+				for i := range hist.NumBuckets(ns.DType, len(ns.Data)) {
+					c := hist.BucketCount(ns.Data, ns.DType, i)
+					require.Equal(t, c, hist.BucketCount(ws.Data, ws.DType, i))
+					require.Equal(t, 2*c, hist.BucketCount(ts.Data, ts.DType, i))
+				}
+			case voi.TDgst:
+				nc, err1 := tdigest.Count(ns.Data, ns.DType)
+				wc, err2 := tdigest.Count(ws.Data, ws.DType)
+				tc, err3 := tdigest.Count(ts.Data, ts.DType)
+				require.NoError(t, errors.Join(err1, err2, err3))
+				require.Equal(t, nc, wc)
+				if nc < 1<<31 { // twice fits a TDGSTCLUST64's centroids
+					require.Equal(t, 2*nc, tc)
+				}
+			case voi.Sum:
+				if ns.DType.IsInt() && ns.Errs == 0 {
+					nv := widened(ns)
+					require.Equal(t, nv, widened(ws))
+				}
+			}
+		}
+	})
+}
+
+// widened returns an integer statistic's value extended to 64 bits.
+func widened(s blob.Stat) uint64 {
+	if len(s.Data) == 4 {
+		v := uint64(binary.LittleEndian.Uint32(s.Data))
+		if s.DType == voi.IntS32 {
+			v = uint64(int64(int32(v)))
+		}
+		return v
+	}
+	return binary.LittleEndian.Uint64(s.Data)
 }

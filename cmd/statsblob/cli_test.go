@@ -254,7 +254,7 @@ func TestUsageErrors(t *testing.T) {
 		sb(t, "render", "-array", "f.blob"))
 	require.Equal(t, result{2, "", "statsblob inspect: \"-\" (standard input) given 2 times\n" + synopsis("inspect", "inspect FILE...")},
 		sb(t, "inspect", "-", "-"))
-	require.Equal(t, result{2, "", "statsblob merge: -o OUT is required\n" + synopsis("merge", "merge -o OUT FILE...")},
+	require.Equal(t, result{2, "", "statsblob merge: -o OUT is required\n" + synopsis("merge", "merge -o OUT [-templates FILE] FILE...")},
 		sb(t, "merge", "a.blob"))
 	demo := "demo [-conns N] [-seed S] [-rate PCT] [-out DIR] [-merged FILE]"
 	require.Equal(t, result{2, "", "statsblob demo: unexpected argument \"x\"\n" + synopsis("demo", demo)},

@@ -34,11 +34,12 @@ import (
 	"github.com/statsblob/statsblob/voi"
 )
 
-// The headers that make a POST idempotent: the sender's id (any string of
-// 1 to MaxSenderLen bytes, the same for all of one sender's posts) and
-// the post's sequence number (a uint64 in decimal, increasing with every
-// post of the sender, retries keeping theirs). The shipper stamps them; a
-// post without them is merged every time it arrives.
+// The headers that make a POST idempotent, as package ship sends them: the
+// sender's id (1 to MaxSenderLen bytes of printable ASCII, the same for
+// all of one sender's posts) and the message's sequence number (a uint64
+// in decimal; see Once). A post without them is added every time it
+// arrives. (The shipper's third header, Statsblob-Settled-Below, is not
+// needed by the check Once makes.)
 const (
 	HeaderSender = "Statsblob-Sender"
 	HeaderSeq    = "Statsblob-Seq"
@@ -102,6 +103,7 @@ type Set struct {
 
 	sendMu  sync.Mutex
 	senders map[string]*sender
+	gen     atomic.Uint64 // windows rotated
 
 	saturated, duplicates, untracked, folds atomic.Uint64
 }
@@ -506,9 +508,8 @@ type Closed struct {
 
 // Rotate closes the current window at now and starts the next: the
 // aggregates start afresh. It waits for adds under way, which land in the
-// closed window, and returns the closed window. Senders not heard from
-// in the closed window are forgotten (their next post is merged as a
-// first one).
+// closed window, and returns the closed window. Senders that have not
+// posted in the last two windows are forgotten (see Once).
 func (s *Set) Rotate(now time.Time) Closed {
 	s.rot.Lock()
 	old := s.cur
@@ -574,8 +575,8 @@ type Stats struct {
 	// Saturated counts statistics that saturated even at 64 bits (each
 	// also counted in its voistat's error count).
 	Saturated uint64
-	// Duplicates counts posts not merged because their sender's sequence
-	// number was already merged.
+	// Duplicates counts messages with blobs left out because they had
+	// been added already (see Once).
 	Duplicates uint64
 	// Untracked counts posts merged without the sequence check (senders
 	// beyond MaxSenders).

@@ -298,8 +298,9 @@ func (s *Server) accept(r *http.Request) *rejection {
 	if err != nil {
 		return reject(http.StatusUnprocessableEntity, "template", "unknown template hash %d", b.TplHash())
 	}
-	return s.once(r, func() *rejection {
-		if rej := s.merge(t, labels, b); rej != nil {
+	k := key(b.TplHash(), labels)
+	return s.once(r, []string{k}, func([]bool) *rejection {
+		if rej := s.merge(k, t, labels, b); rej != nil {
 			return rej
 		}
 		s.accepted.Inc()
@@ -389,10 +390,11 @@ func key(hash uint32, labels []export.Label) string {
 	return string(b)
 }
 
-// merge adds b, of template t, to the aggregate of t and labels.
-func (s *Server) merge(t *tpl.Template, labels []export.Label, b *blob.Blob) *rejection {
+// merge adds b, of template t, to the aggregate of t and labels, whose
+// key is k.
+func (s *Server) merge(k string, t *tpl.Template, labels []export.Label, b *blob.Blob) *rejection {
 	t0 := time.Now()
-	err := s.set.Add(key(b.TplHash(), labels), t, labels, b)
+	err := s.set.Add(k, t, labels, b)
 	s.mergeDur.Observe(time.Since(t0).Seconds())
 	return s.addRejection(err, t)
 }

@@ -83,14 +83,15 @@ func AppendBatchFrame(dst []byte, labels string, blob []byte) ([]byte, error) {
 // errRefused carries a rejection through aggregate.Set.Once.
 var errRefused = errors.New("refused")
 
-// once runs add for the post r, once per sender and sequence number when
-// r carries aggregate.HeaderSender and HeaderSeq (a post already added is
-// answered as accepted and not added again), every time when it carries
-// neither.
-func (s *Server) once(r *http.Request, add func() *rejection) *rejection {
+// once runs add for the post r, whose blobs go to the aggregates of keys:
+// when r carries aggregate.HeaderSender and HeaderSeq, add is told which
+// keys' blobs were added before (aggregate.Set.OnceAll: a post all of
+// whose blobs were is answered as accepted without calling add); when it
+// carries neither, add adds everything.
+func (s *Server) once(r *http.Request, keys []string, add func(skip []bool) *rejection) *rejection {
 	id, seqv := r.Header.Get(aggregate.HeaderSender), r.Header.Get(aggregate.HeaderSeq)
 	if id == "" && seqv == "" {
-		return add()
+		return add(make([]bool, len(keys)))
 	}
 	if id == "" || seqv == "" {
 		return reject(http.StatusBadRequest, "sender", "%s and %s go together", aggregate.HeaderSender, aggregate.HeaderSeq)
@@ -103,8 +104,8 @@ func (s *Server) once(r *http.Request, add func() *rejection) *rejection {
 		return reject(http.StatusBadRequest, "sender", "%v", err)
 	}
 	var rej *rejection
-	if _, err := s.set.Once(id, seq, func() error {
-		if rej = add(); rej != nil {
+	if _, err := s.set.OnceAll(id, keys, seq, func(skip []bool) error {
+		if rej = add(skip); rej != nil {
 			return errRefused
 		}
 		return nil
@@ -200,15 +201,25 @@ func (s *Server) acceptBatch(r *http.Request) *rejection {
 	if err != nil {
 		return reject(http.StatusBadRequest, "batch", "%v", err)
 	}
-	return s.once(r, func() *rejection {
-		if err := s.set.AddAll(items); err != nil {
+	keys := make([]string, len(items))
+	for i, it := range items {
+		keys[i] = it.Key
+	}
+	return s.once(r, keys, func(skip []bool) *rejection {
+		add := items[:0:0]
+		for i, it := range items {
+			if !skip[i] {
+				add = append(add, it)
+			}
+		}
+		if err := s.set.AddAll(add); err != nil {
 			return s.addRejection(err, items[0].T)
 		}
 		n := 0
-		for _, it := range items {
+		for _, it := range add {
 			n += it.B.CurSz()
 		}
-		s.accepted.Add(float64(len(items)))
+		s.accepted.Add(float64(len(add)))
 		s.bytesIn.Add(float64(n))
 		return nil
 	})

@@ -4,8 +4,9 @@
 // keep-alive connections from 1, 8 and 64 posters, in batches, and with
 // 10,000 aggregates while /metrics is scraped back to back, and prints
 // for each run the blobs per second (per wall second and per second of
-// the collector's CPU), the POST latency p50/p99, the scrape time and the
-// collector's RSS. Every run checks that the collector accepted exactly
+// the collector's CPU), the POST latency p50/p99, the scrape time (back to
+// back: the median and the number of scrapes; periodic: min/median/max)
+// and the collector's RSS (now/peak, MB). Every run checks that the collector accepted exactly
 // the blobs it was sent.
 //
 //	statsblob-load [-d 5s] [-server-cpus 0] [-runs posters,batch,aggregates]
@@ -86,7 +87,7 @@ func run(args []string) int {
 		case "aggregates":
 			if err = srv.fill(10000, blobs[0]); err == nil {
 				if err = srv.measure("8 posters, 10,000 aggregates", 8, 1, 10000, blobs, *d, 0); err == nil {
-					if err = srv.measure("  the same, scraped every 5 s", 8, 1, 10000, blobs, max(*d, 10*time.Second), 5*time.Second); err == nil {
+					if err = srv.measure("  the same, scraped every 5 s", 8, 1, 10000, blobs, max(*d, 20*time.Second), 5*time.Second); err == nil {
 						err = srv.measure("  the same, scraped back to back", 8, 1, 10000, blobs, *d, time.Nanosecond)
 					}
 				}
@@ -400,7 +401,7 @@ func (s *server) measure(name string, posters, batch, aggs int, blobs [][]byte, 
 		slices.Sort(scrapes)
 		scr = fmt.Sprintf("%v (%d, %.0f MB)", scrapes[len(scrapes)/2].Round(time.Millisecond), len(scrapes), float64(scrapeBytes)/1e6)
 		if scrape > time.Millisecond {
-			scr = fmt.Sprintf("%v..%v", scrapes[0].Round(time.Millisecond), scrapes[len(scrapes)-1].Round(time.Millisecond))
+			scr = fmt.Sprintf("%v/%v/%v", scrapes[0].Round(time.Millisecond), scrapes[len(scrapes)/2].Round(time.Millisecond), scrapes[len(scrapes)-1].Round(time.Millisecond))
 		}
 	}
 	cur, peak := s.rss()
