@@ -1,19 +1,21 @@
 // Command statsblob-collector receives statsblob blobs over HTTP and serves
 // their aggregates to Prometheus and OpenTelemetry:
 //
-//	statsblob-collector -templates FILE [-listen ADDR] [-window D] [-otlp URL] [flags]
+//	statsblob-collector -templates FILE [-listen ADDR] [-window D] [-otlp URL] [-remote-write URL] [flags]
 //
 // Services POST each blob's bytes to /v1/blobs?LABEL=VALUE&...; Prometheus
 // scrapes /metrics; /healthz and /readyz answer probes; with -otlp the
 // aggregates are pushed to an OTLP/HTTP receiver, each push within
-// -otlp-timeout. Every limit is a flag (-h lists them with their
-// defaults); package collector says what a client sees at each. SIGTERM or
-// SIGINT stops it within -shutdown-grace (20s): /readyz turns 503, requests
-// under way finish (or are cut, unacknowledged, when the grace less the
-// last push's share has passed), and a last OTLP push ships what was not yet
-// shipped. Exit status: 0, or 1 if accepted blobs could not be shipped
-// (stderr says how many), 2 for a usage error. -pprof ADDR serves
-// net/http/pprof on a listener of its own.
+// -otlp-timeout; with -remote-write they are sent with Prometheus remote
+// write (package remotewrite): each window once it closes with -window,
+// else every -remote-write-interval. Every limit is a flag (-h lists them
+// with their defaults); package collector says what a client sees at each.
+// SIGTERM or SIGINT stops it within -shutdown-grace (20s): /readyz turns
+// 503, requests under way finish (or are cut, unacknowledged, when the
+// grace less the last pushes' share has passed), and a last OTLP push and
+// remote write ship what was not yet shipped. Exit status: 0, or 1 if
+// accepted blobs could not be shipped (stderr says how many), 2 for a
+// usage error. -pprof ADDR serves net/http/pprof on a listener of its own.
 package main
 
 import (
@@ -38,6 +40,7 @@ import (
 
 	"github.com/statsblob/statsblob/export"
 	"github.com/statsblob/statsblob/export/collector"
+	"github.com/statsblob/statsblob/export/remotewrite"
 	"github.com/statsblob/statsblob/tpl"
 )
 
@@ -48,14 +51,15 @@ func main() {
 }
 
 // shutdown stops s within grace: /readyz turns 503, the requests under way
-// get until grace less the last push's share to finish (then they are cut,
-// unacknowledged: their senders send them again), and the last OTLP push
-// gets the rest. It returns 1 if accepted blobs could not be shipped.
-func shutdown(s *collector.Server, srv *http.Server, pusher *collector.Pusher, grace, pushTimeout time.Duration, stderr io.Writer) int {
+// get until grace less the last pushes' share to finish (then they are
+// cut, unacknowledged: their senders send them again), and flush (the last
+// OTLP push and remote write, if pushing) gets the rest. It returns 1 if
+// accepted blobs could not be shipped.
+func shutdown(s *collector.Server, srv *http.Server, pushing bool, flush func(context.Context) int, grace, pushTimeout time.Duration, stderr io.Writer) int {
 	deadline := time.Now().Add(grace)
 	s.Drain()
 	var pushShare time.Duration
-	if pusher != nil {
+	if pushing {
 		pushShare = min(pushTimeout, grace/2)
 	}
 	hctx, cancel := context.WithDeadline(context.Background(), deadline.Add(-pushShare))
@@ -65,15 +69,9 @@ func shutdown(s *collector.Server, srv *http.Server, pusher *collector.Pusher, g
 		_ = srv.Close()
 		fmt.Fprintf(stderr, "statsblob-collector: %d posts under way cut off at the shutdown grace of %v (not acknowledged)\n", n, grace)
 	}
-	code := 0
-	if pusher != nil {
-		pctx, cancel := context.WithDeadline(context.Background(), deadline)
-		defer cancel()
-		if err := pusher.Close(pctx); err != nil {
-			fmt.Fprintf(stderr, "statsblob-collector: last OTLP push: %v\n", err)
-			code = 1
-		}
-	}
+	pctx, pcancel := context.WithDeadline(context.Background(), deadline)
+	defer pcancel()
+	code := flush(pctx)
 	fmt.Fprintln(stderr, "statsblob-collector: stopped")
 	return code
 }
@@ -103,6 +101,20 @@ func (u units) Set(s string) error {
 	return nil
 }
 
+// labelFlag is a repeatable NAME=VALUE flag.
+type labelFlag []export.Label
+
+func (l *labelFlag) String() string { return "" }
+
+func (l *labelFlag) Set(s string) error {
+	name, value, ok := strings.Cut(s, "=")
+	if !ok || name == "" || value == "" {
+		return errors.New("want NAME=VALUE")
+	}
+	*l = append(*l, export.Label{Name: name, Value: value})
+	return nil
+}
+
 func run(ctx context.Context, args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("statsblob-collector", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -115,6 +127,13 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	namespace := fs.String("namespace", "", "metric name `PREFIX`")
 	quantiles := fs.String("quantiles", "0.5,0.9,0.99,0.999", "t-digest summary quantiles, comma-separated `LIST`")
 	native := fs.Bool("native", false, "also export t-digests as native (exponential) histograms")
+	otlpSummary := fs.Bool("otlp-summary", false, "push t-digests over OTLP as Summaries instead of exponential histograms")
+	rwURL := fs.String("remote-write", "", "Prometheus remote write `URL` to send to (e.g. http://127.0.0.1:9090/api/v1/write)")
+	rwEvery := fs.Duration("remote-write-interval", 15*time.Second, "remote write interval `D` without -window (with -window: each window once it closes)")
+	rwHist := fs.String("remote-write-histograms", "auto", "t-digests as `auto` (native histograms unless the server refuses them), native or classic buckets")
+	rwQueue := fs.Int("remote-write-queue", remotewrite.DefaultQueueSize, "at most `N` snapshots waiting for remote write (the oldest is dropped and counted)")
+	rwLabels := labelFlag{}
+	fs.Var(&rwLabels, "remote-write-label", "`NAME=VALUE` added to every remote-written series: one per collector of a fleet (repeatable)")
 	maxAggs := fs.Int("max-aggregates", collector.DefaultMaxAggregates, "at most `N` label sets per window (then 429)")
 	maxAggsTpl := fs.Int("max-aggregates-per-template", 0, "at most `N` label sets of one template per window (then 429; 0: -max-aggregates)")
 	maxBody := fs.Int64("max-body", collector.DefaultMaxBody, "largest blob body in `BYTES`, after gzip or zstd decoding (then 413)")
@@ -135,7 +154,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	grace := fs.Duration("shutdown-grace", 20*time.Second, "on SIGTERM, finish requests and push what is left within `D`")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on `ADDR` (off if empty)")
 	us := units{}
-	fs.Var(us, "unit", "`VOI=UNIT` suffix for a VOI's metric names (repeatable)")
+	fs.Var(us, "unit", "`VOI=UNIT`: a VOI's unit, a Prometheus word or UCUM code (seconds or s; repeatable)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: statsblob-collector -templates FILE [-listen ADDR] [-window D] [-otlp URL] [flags]\n\n")
 		fs.PrintDefaults()
@@ -166,6 +185,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		}
 	default:
 		return usage("-otlp-temporality %q: cumulative or delta", *temporality)
+	}
+	rwMode, ok := map[string]remotewrite.HistogramMode{"auto": remotewrite.HistogramsAuto,
+		"native": remotewrite.HistogramsNative, "classic": remotewrite.HistogramsClassic}[*rwHist]
+	if !ok {
+		return usage("-remote-write-histograms %q: auto, native or classic", *rwHist)
 	}
 	var qs []float64
 	for _, f := range strings.Split(*quantiles, ",") {
@@ -199,12 +223,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return fail(fmt.Errorf("%s: %w", *templates, err))
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	eopts := export.Options{Namespace: *namespace, Units: us, Quantiles: qs, NativeHistogram: *native, Summary: *otlpSummary}
 	s, err := collector.New(collector.Config{Templates: reg, Window: *window, MaxAggregates: *maxAggs,
 		MaxAggregatesPerTemplate: *maxAggsTpl, MaxBody: *maxBody, MaxLabels: *maxLabels, MaxLabelBytes: *maxLabelBytes,
 		LabelTTL: *labelTTL, MaxConns: *maxConns, MaxHeaderBytes: *maxHeader,
 		ReadHeaderTimeout: *readHeaderTimeout, ReadTimeout: *readTimeout, WriteTimeout: *writeTimeout, IdleTimeout: *idleTimeout,
-		MaxScrapeSeries: *maxSeries, MaxScrapeBytes: *maxScrapeBytes, MaxScrapes: *maxScrapes, Log: log,
-		Export: export.Options{Namespace: *namespace, Units: us, Quantiles: qs, NativeHistogram: *native}})
+		MaxScrapeSeries: *maxSeries, MaxScrapeBytes: *maxScrapeBytes, MaxScrapes: *maxScrapes, Log: log, Export: eopts})
 	if err != nil {
 		return fail(err)
 	}
@@ -224,6 +248,20 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 				log.Warn("-label-ttl is not longer than -otlp-interval: a label set may expire before its last posts are pushed",
 					"label_ttl", *labelTTL, "otlp_interval", *otlpEvery)
 			}
+		}
+	}
+	var rw *remotewrite.Writer
+	if *rwURL != "" {
+		rw, err = remotewrite.New(remotewrite.Config{URL: *rwURL, Options: eopts, Histograms: rwMode,
+			Labels: rwLabels, QueueSize: *rwQueue})
+		if err != nil {
+			return fail(fmt.Errorf("-remote-write: %w", err))
+		}
+		s.Registry().MustRegister(rw.Collectors()...)
+		if *window > 0 {
+			s.OnClose(func(c collector.Closed) { _ = rw.Enqueue(c.Blobs, c.End, c.Start) })
+		} else {
+			go rw.Run(ctx, s, *rwEvery, time.Now)
 		}
 	}
 	ln, err := net.Listen("tcp", *listen)
@@ -254,5 +292,29 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	case err := <-served:
 		code = fail(err)
 	}
-	return code | shutdown(s, srv, pusher, *grace, *otlpTimeout, stderr)
+	// The last pushes: OTLP (a delta pusher closes the window under way,
+	// which the remote writer sees too), then remote write.
+	flush := func(ctx context.Context) int {
+		code := 0
+		if pusher != nil {
+			if err := pusher.Close(ctx); err != nil {
+				fmt.Fprintf(stderr, "statsblob-collector: last OTLP push: %v\n", err)
+				code = 1
+			}
+		}
+		if rw != nil {
+			switch {
+			case *window > 0 && !(pusher != nil && temp == metricdata.DeltaTemporality):
+				s.Rotate()
+			case *window <= 0:
+				_ = rw.Enqueue(s.Blobs(), time.Now(), time.Time{})
+			}
+			if err := rw.Close(ctx); err != nil {
+				fmt.Fprintf(stderr, "statsblob-collector: last remote write: %v\n", err)
+				code = 1
+			}
+		}
+		return code
+	}
+	return code | shutdown(s, srv, pusher != nil || rw != nil, flush, *grace, *otlpTimeout, stderr)
 }

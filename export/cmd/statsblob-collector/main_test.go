@@ -56,6 +56,8 @@ func TestUsage(t *testing.T) {
 	f(2, `-otlp-temporality "sideways"`, "-templates", "t.json", "-otlp-temporality", "sideways")
 	f(2, `-quantiles: "x" is not a number`, "-templates", "t.json", "-quantiles", "0.5,x")
 	f(2, "want VOI=UNIT", "-unit", "rtt")
+	f(2, `-remote-write-histograms "sparse": auto, native or classic`, "-templates", "t.json", "-remote-write-histograms", "sparse")
+	f(2, "want NAME=VALUE", "-remote-write-label", "collector")
 	f(0, "usage: statsblob-collector", "-h")
 	f(0, "-max-conns N\n    \tat most N open connections (then 503 and close) (default 1024)", "-h")
 	f(0, "-shutdown-grace D\n    \ton SIGTERM, finish requests and push what is left within D (default 20s)", "-h")
@@ -64,6 +66,12 @@ func TestUsage(t *testing.T) {
 	f(1, "no such file", "-templates", filepath.Join(t.TempDir(), "none.json"))
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte("[{}]"), 0o644))
+	good := filepath.Join(t.TempDir(), "good.json")
+	tj, err := json.Marshal(fixture.Kitchen())
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(good, tj, 0o644))
+	f(1, "-remote-write: remotewrite: URL", "-templates", good, "-remote-write", "ftp://x")
+	f(1, `-remote-write: remotewrite: export: label name "le" is reserved`, "-templates", good, "-remote-write", "http://h/w", "-remote-write-label", "le=1")
 	f(1, "bad.json: collector: template 0", "-templates", bad)
 }
 
@@ -102,7 +110,7 @@ func (o *otlpReceiver) bytesPushed() map[string]float64 {
 	for _, req := range o.pushed {
 		for _, sm := range req.ResourceMetrics[0].ScopeMetrics {
 			for _, m := range sm.Metrics {
-				if m.Name == "kitchen_bytes" {
+				if m.Name == "kitchen.bytes" {
 					for _, dp := range m.GetSum().DataPoints {
 						got[dp.Attributes[0].Value.GetStringValue()] += dp.GetAsDouble()
 					}
