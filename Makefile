@@ -16,14 +16,18 @@ vet:
 test-export:
 	cd export && $(GO) vet ./... && $(GO) test -race ./...
 
-## e2e: statsblob-collector against a real Prometheus server on 127.0.0.1 (installs
-##      Debian's prometheus package with apt-get if the command is missing)
+## e2e: statsblob-collector on 127.0.0.1 against a real Prometheus (scraping, and remote
+##      write from two collectors) and a real OpenTelemetry Collector (built from its Go
+##      modules in export/e2e/otelcol); installs Debian's prometheus package with apt-get
+##      if the command is missing
+OTELCOL_BIN ?= $(CURDIR)/export/e2e/otelcol/otelcol
 e2e:
 	@command -v prometheus >/dev/null 2>&1 || { \
 	  sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 	  $$sudo apt-get update -qq && \
 	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; }
-	cd export && STATSBLOB_E2E=1 $(GO) test -count=1 -run TestE2E -v ./e2e
+	cd export/e2e/otelcol && $(GO) build -o $(OTELCOL_BIN) .
+	cd export && STATSBLOB_E2E=1 OTELCOL=$(OTELCOL_BIN) $(GO) test -count=1 -timeout 15m -run TestE2E -v ./e2e
 
 ## load: statsblob-collector under load over loopback HTTP: blobs/s, POST latency p50/p99,
 ##       scrape time and RSS for 1, 8 and 64 posters, batches, and 10,000 aggregates

@@ -119,7 +119,7 @@ type Server struct {
 
 	set *aggregate.Set // the aggregates of the current window
 
-	onClose func(Closed)
+	onClose []func(Closed)
 
 	reg      *prometheus.Registry // own and the aggregates (promexport)
 	own      *prometheus.Registry // the server's own metrics
@@ -200,10 +200,11 @@ func (s *Server) Registry() *prometheus.Registry { return s.reg }
 // ServeHTTP serves POST /v1/blobs and GET /metrics.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
-// OnClose sets the function called with every window Rotate closes (after
-// the new window has started, outside the server's locks). Set it before
-// serving.
-func (s *Server) OnClose(f func(Closed)) { s.onClose = f }
+// OnClose adds a function called with every window Rotate closes (after
+// the new window has started, outside the server's locks), in the order
+// they were added: an OTLP pusher and a remote writer each ship the closed
+// windows. Add them before serving.
+func (s *Server) OnClose(f func(Closed)) { s.onClose = append(s.onClose, f) }
 
 // rejection is a refused post: status, reason label, one-line message.
 type rejection struct {
@@ -352,13 +353,13 @@ func (s *Server) Merged() []uint64 { return s.set.Merged() }
 
 // Rotate closes the current window and starts the next: the aggregates
 // start afresh. It waits for posts under way, which land in the closed
-// window. The closed window goes to the OnClose function, if any, and is
+// window. The closed window goes to the OnClose functions, if any, and is
 // returned.
 func (s *Server) Rotate() Closed {
 	c := s.set.Rotate(s.cfg.Now())
 	s.windows.Inc()
-	if s.onClose != nil {
-		s.onClose(c)
+	for _, f := range s.onClose {
+		f(c)
 	}
 	return c
 }
