@@ -45,9 +45,9 @@ func TestWiden(t *testing.T) {
 		require.Equal(t, defs[i].Name, d.Name)
 		require.Equal(t, wantDT[i], d.DType, d.Name)
 	}
-	require.Equal(t, tpl.TDigest(voi.TDgstClust64, 80, 4), wd[0].Stats[4])
-	require.Equal(t, tpl.TDigest(voi.TDgstClust64, 40, 8), wd[2].Stats[1])
-	require.Equal(t, tpl.TDigest(voi.TDgstClust64, 200, 16), wd[3].Stats[2])
+	require.Equal(t, tpl.TDigest(voi.TDgstClust64, 20*tpl.WideSlots, 4), wd[0].Stats[4])
+	require.Equal(t, tpl.TDigest(voi.TDgstClust64, 10*tpl.WideSlots, 8), wd[2].Stats[1])
+	require.Equal(t, tpl.TDigest(voi.TDgstClust64, 50*tpl.WideSlots, 16), wd[3].Stats[2])
 
 	// Every histogram has the narrow one's buckets, bounds extended to
 	// 64 bits, with 64-bit counters.
@@ -94,13 +94,14 @@ func TestWiden(t *testing.T) {
 		}
 	}
 
-	// Digests too large for four times the slots get fewer.
+	// Digests too large for WideSlots times the slots get fewer: 2,700
+	// TDGSTCLUST64 slots take 64,832 bytes, 5,400 would not fit.
 	big, err := r.New("big")
 	require.NoError(t, err)
-	require.NoError(t, big.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.TDigest(voi.TDgstClust32, 1000, 4)}}))
+	require.NoError(t, big.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.TDigest(voi.TDgstClust32, 2700, 4)}}))
 	wbig, err := tpl.Widen(big)
 	require.NoError(t, err)
-	require.Equal(t, tpl.TDigest(voi.TDgstClust64, 2000, 4), wbig.VOIs()[0].Stats[0])
+	require.Equal(t, tpl.TDigest(voi.TDgstClust64, 2700, 4), wbig.VOIs()[0].Stats[0])
 
 	empty, err := r.New("empty")
 	require.NoError(t, err)

@@ -120,12 +120,12 @@ type wideTpl struct {
 type window struct {
 	start  time.Time
 	mu     sync.RWMutex // guards aggs and perTpl
-	aggs   map[string]*Aggregate
+	aggs   map[string]*group
 	perTpl map[*tpl.Template]int // aggregates by template
 }
 
 func newWindow(start time.Time) *window {
-	return &window{start: start, aggs: map[string]*Aggregate{}, perTpl: map[*tpl.Template]int{}}
+	return &window{start: start, aggs: map[string]*group{}, perTpl: map[*tpl.Template]int{}}
 }
 
 // admit reports whether w may take new aggregates of the templates in
@@ -147,8 +147,8 @@ func (s *Set) admit(w *window, fresh map[*tpl.Template]int) error {
 	return nil
 }
 
-// Aggregate is the sum of one template's blobs with one label set.
-type Aggregate struct {
+// group is the aggregate of one template's blobs with one label set.
+type group struct {
 	t      *tpl.Template // the senders' template
 	w      *wideTpl
 	labels []export.Label
@@ -247,7 +247,7 @@ type Item struct {
 func (s *Set) AddAll(items []Item) error {
 	s.rot.RLock()
 	defer s.rot.RUnlock()
-	aggs := make([]*Aggregate, len(items))
+	aggs := make([]*group, len(items))
 	win := s.cur
 	missing := false
 	win.mu.RLock()
@@ -288,7 +288,7 @@ func (s *Set) AddAll(items []Item) error {
 				aggs[i] = a
 				continue
 			}
-			aggs[i] = &Aggregate{t: it.T, w: ws[i], labels: it.Labels, pub: ws[i].empty}
+			aggs[i] = &group{t: it.T, w: ws[i], labels: it.Labels, pub: ws[i].empty}
 			win.aggs[it.Key] = aggs[i]
 			win.perTpl[it.T]++
 		}
@@ -303,7 +303,7 @@ func (s *Set) AddAll(items []Item) error {
 }
 
 // aggregate finds or creates the aggregate of key; the caller holds rot.
-func (s *Set) aggregate(key string, t *tpl.Template, labels []export.Label) (*Aggregate, error) {
+func (s *Set) aggregate(key string, t *tpl.Template, labels []export.Label) (*group, error) {
 	win := s.cur
 	win.mu.RLock()
 	a := win.aggs[key]
@@ -323,7 +323,7 @@ func (s *Set) aggregate(key string, t *tpl.Template, labels []export.Label) (*Ag
 	if err := s.admit(win, map[*tpl.Template]int{t: 1}); err != nil {
 		return nil, err
 	}
-	a = &Aggregate{t: t, w: w, labels: labels, pub: w.empty}
+	a = &group{t: t, w: w, labels: labels, pub: w.empty}
 	win.aggs[key] = a
 	win.perTpl[t]++
 	return a, nil
@@ -331,7 +331,7 @@ func (s *Set) aggregate(key string, t *tpl.Template, labels []export.Label) (*Ag
 
 // add checks b against the aggregate's template and queues it, folding the
 // queue when it is full or the Set's queues are over budget.
-func (a *Aggregate) add(s *Set, b *blob.Blob) error {
+func (a *group) add(s *Set, b *blob.Blob) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if err := a.check(b); err != nil {
@@ -352,7 +352,7 @@ func (a *Aggregate) add(s *Set, b *blob.Blob) error {
 // template's blob. Blobs decoded from one layout share what Compatible
 // derives from it, so b is compared with the last blob added (itself
 // compatible), which costs a comparison of precisions, not of layouts.
-func (a *Aggregate) check(b *blob.Blob) error {
+func (a *group) check(b *blob.Blob) error {
 	ref := a.last
 	if ref == nil {
 		ref = a.w.narrow
@@ -366,7 +366,7 @@ func (a *Aggregate) check(b *blob.Blob) error {
 
 // fold folds the aggregate's queue into a new level-0 blob and carries
 // it up the levels; the caller holds a.mu.
-func (s *Set) fold(a *Aggregate) {
+func (s *Set) fold(a *group) {
 	if len(a.queue) == 0 {
 		return
 	}
@@ -414,7 +414,7 @@ func (s *Set) add(dst *blob.Blob, srcs []*blob.Blob) {
 
 // snapshot folds the queue and returns the published blob: the levels
 // folded into one, in one step per t-digest.
-func (s *Set) snapshot(a *Aggregate) (*blob.Blob, uint64) {
+func (s *Set) snapshot(a *group) (*blob.Blob, uint64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s.fold(a)
@@ -450,7 +450,7 @@ func (s *Set) named(w *window) ([]export.Named, []uint64) {
 	for k := range w.aggs {
 		keys = append(keys, k)
 	}
-	aggs := make([]*Aggregate, len(keys))
+	aggs := make([]*group, len(keys))
 	slices.Sort(keys)
 	for i, k := range keys {
 		aggs[i] = w.aggs[k]

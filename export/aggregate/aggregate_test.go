@@ -294,7 +294,7 @@ func TestOnce(t *testing.T) {
 	}
 	require.False(t, post("a", "k1", 5)) // k1's next message, far below k2's
 	require.True(t, post("a", "k1", 5))
-	require.True(t, post("a", "k1", 1))   // a stale replay
+	require.True(t, post("a", "k1", 1))  // a stale replay
 	require.False(t, post("b", "k1", 1)) // another sender
 	require.Equal(t, []uint64{3, 198}, sums())
 	require.Equal(t, uint64(3), s.Stats().Duplicates)

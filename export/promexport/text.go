@@ -23,8 +23,11 @@ import (
 // client_golang's registry and expfmt would write for them (as sets: the
 // series of a family come in the source's order, not sorted), at a
 // fraction of the cost. The lines of each blob are kept while the source
-// hands out the same (unchanged) blob with the same labels and start, so
-// a scrape renders only the blobs that changed since the last one. Native
+// hands out the same *blob.Blob with the same labels and start, so a
+// scrape renders only the blobs that changed since the last one: the
+// source must hand out a new *blob.Blob when a blob's statistics change
+// (as a source of snapshots does; export/aggregate publishes a new blob
+// at every fold), never modify one it handed out. Native
 // histograms need the protobuf format: use the Collector through a
 // registry for those. A blob the mapping rejects is left out. A Text is
 // safe for concurrent use (scrapes take turns).
