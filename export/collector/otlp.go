@@ -69,7 +69,7 @@ func (s *Server) NewPusher(exp sdkmetric.Exporter, temp metricdata.Temporality) 
 		wake: make(chan struct{}, 1), stopped: make(chan struct{})}
 	p.pushes.WithLabelValues("ok")
 	p.pushes.WithLabelValues("error")
-	s.reg.MustRegister(p.pushes, p.drops)
+	s.MustRegister(p.pushes, p.drops)
 	if temp != metricdata.DeltaTemporality {
 		close(p.stopped)
 		return p

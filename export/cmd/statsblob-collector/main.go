@@ -257,7 +257,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		if err != nil {
 			return fail(fmt.Errorf("-remote-write: %w", err))
 		}
-		s.Registry().MustRegister(rw.Collectors()...)
+		s.MustRegister(rw.Collectors()...)
 		if *window > 0 {
 			s.OnClose(func(c collector.Closed) { _ = rw.Enqueue(c.Blobs, c.End, c.Start) })
 		} else {
