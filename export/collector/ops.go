@@ -81,7 +81,7 @@ func (s *Server) initOps(pc *promexport.Collector) {
 // MustRegister registers collectors of the server's own metrics (an
 // exporter's counters, say), served on /metrics beside the aggregates. It
 // panics as prometheus.Registry.MustRegister does.
-func (s *Server) MustRegister(cs ...prometheus.Collector) { s.reg.MustRegister(cs...) }
+func (s *Server) MustRegister(cs ...prometheus.Collector) { s.own.MustRegister(cs...) }
 
 // Drain marks the Server as shutting down: /readyz answers 503 from now
 // on, so that load balancers send posts elsewhere. Posts are still taken.
