@@ -269,3 +269,30 @@ func scrape(t *testing.T, base string) string {
 	body, _ := io.ReadAll(resp.Body)
 	return string(body)
 }
+
+// -pprof serves net/http/pprof on its own listener, never on the main one.
+func TestPprof(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	cmd, base, lines := start(t, "-pprof", addr)
+	get := func(url string) int {
+		resp, err := http.Get(url)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	require.Eventually(t, func() bool {
+		resp, err := http.Get("http://" + addr + "/debug/pprof/")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 10*time.Second, 10*time.Millisecond)
+	require.Equal(t, http.StatusNotFound, get(base+"/debug/pprof/"))
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.Equal(t, []string{"statsblob-collector: stopped"}, rest(t, lines, 30*time.Second))
+	require.NoError(t, cmd.Wait())
+}
