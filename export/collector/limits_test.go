@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -378,4 +380,49 @@ func TestRunWindowsExpires(t *testing.T) {
 	code, _ := post(t, s, http.MethodPost, "h=a", fixture.KitchenBlob(tp).Bytes())
 	require.Equal(t, http.StatusNoContent, code)
 	require.Eventually(t, func() bool { return s.Aggregates() == 0 }, 10*time.Second, 10*time.Millisecond)
+}
+
+// Expiry under load: label sets expire and come back while posts run; the
+// counts the limits use stay right (four label sets never meet a limit of
+// four), and nothing races.
+func TestExpireUnderLoad(t *testing.T) {
+	s, tp := newServer(t, collector.Config{MaxAggregates: 4, MaxAggregatesPerTemplate: 4, LabelTTL: time.Microsecond})
+	kb := fixture.KitchenBlob(tp).Bytes()
+	stop := make(chan struct{})
+	var bg sync.WaitGroup
+	var expired atomic.Int64
+	bg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				expired.Add(int64(s.Expire()))
+			}
+		}
+	})
+	var wg sync.WaitGroup
+	for p := range 4 {
+		wg.Go(func() {
+			for range 300 {
+				code, body := post(t, s, http.MethodPost, fmt.Sprintf("h=%d", p), kb)
+				if code != http.StatusNoContent {
+					t.Errorf("%d %s", code, body)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	bg.Wait()
+	t.Logf("%d label sets expired under load", expired.Load())
+	require.Positive(t, expired.Load())
+	time.Sleep(time.Millisecond)
+	s.Expire()
+	require.Zero(t, s.Aggregates())
+	for p := range 4 {
+		code, body := post(t, s, http.MethodPost, fmt.Sprintf("h=new%d", p), kb)
+		require.Equal(t, http.StatusNoContent, code, body)
+	}
 }
