@@ -348,6 +348,26 @@ func TestWindowShorterThanScrape(t *testing.T) {
 	require.Zero(t, gauge(t, s, "statsblob_collector_window_shorter_than_scrape"))
 }
 
+// A label TTL shorter than the scrape interval is warned of in the log.
+func TestTTLShorterThanScrape(t *testing.T) {
+	ck := &clock{t: time.Unix(1000, 0)}
+	var logged bytes.Buffer
+	s, _ := newServer(t, collector.Config{LabelTTL: 10 * time.Second, Now: ck.now,
+		Log: slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		}}))})
+	for _, sec := range []int64{1000, 1005, 1020, 1040} {
+		ck.set(time.Unix(sec, 0))
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		require.Equal(t, http.StatusOK, w.Code)
+	}
+	require.Equal(t, `level=WARN msg="the label TTL is shorter than the scrape interval: a label set may expire before it is scraped" label_ttl=10s scrape_interval=15s`+"\n", logged.String())
+}
+
 // Defect 4 of issue 22: a blob whose SUM is 2^64-1 less the aggregate's
 // total was taken (204), and then every ordinary post of that label set
 // got 409 until restart. The aggregates of package export/aggregate are

@@ -24,9 +24,10 @@ type ops struct {
 	promHandler    http.Handler
 	scrapes        chan struct{} // a semaphore of MaxScrapes
 	writing        atomic.Int64  // scrapes rendered, being written
-	scrapeMu       sync.Mutex    // guards lastScrape, shortWindow
+	scrapeMu       sync.Mutex    // guards lastScrape, shortWindow, shortTTL
 	lastScrape     map[string]time.Time
 	shortWindow    bool
+	shortTTL       bool
 	scrapeInterval prometheus.Gauge
 	windowShort    prometheus.Gauge
 	omitted        prometheus.Gauge

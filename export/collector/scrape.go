@@ -177,6 +177,12 @@ func (s *Server) noteScrape(r *http.Request) {
 			"window", s.cfg.Window, "scrape_interval", iv)
 	}
 	s.shortWindow = short
+	shortTTL := s.expiring() && iv > s.cfg.LabelTTL
+	if shortTTL && !s.shortTTL {
+		s.warn("the label TTL is shorter than the scrape interval: a label set may expire before it is scraped",
+			"label_ttl", s.cfg.LabelTTL, "scrape_interval", iv)
+	}
+	s.shortTTL = shortTTL
 	if short {
 		s.windowShort.Set(1)
 	} else {
