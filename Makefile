@@ -3,7 +3,7 @@ GO        ?= go
 FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 
-.PHONY: test test-long minver vet conformance fuzz bench bench-all accuracy demo fmt test-export e2e diff gen-goldens gen-coverage
+.PHONY: test test-long minver vet conformance fuzz bench bench-all accuracy demo fmt test-export e2e diff gen-goldens gen-coverage load load-accuracy
 
 # RACE_PKGS are the packages whose code or tests share memory between
 # goroutines (.ci/racepkgs: they import sync or sync/atomic, or run parallel
@@ -56,6 +56,20 @@ e2e:
 	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; }
 	cd export/e2e/otelcol && $(GO) build -o $(OTELCOL_BIN) .
 	cd export && STATSBLOB_E2E=1 OTELCOL=$(OTELCOL_BIN) $(GO) test -count=1 -timeout 15m -run TestE2E -v ./e2e
+
+## load: statsblob-collector under load over loopback HTTP: blobs/s, POST latency p50/p99,
+##       scrape time and RSS for 1, 8 and 64 posters, batches, and 10,000 aggregates
+##       (the collector pinned to CPU 0, the load generator to CPU 1; make load LOADTIME=10s)
+LOADTIME ?= 5s
+load:
+	cd export && $(GO) build -o $(CURDIR)/.statsblob-load ./cmd/statsblob-load
+	$$(command -v taskset >/dev/null && echo taskset -c 1) ./.statsblob-load -d $(LOADTIME) -server-cpus 0; \
+	  status=$$?; rm -f ./.statsblob-load; exit $$status
+
+## load-accuracy: the collector's aggregates against one MergeAll of the same blobs, at 10^5
+##                blobs per fleet (make test runs 2,000)
+load-accuracy:
+	cd export && $(GO) test -count=1 -run TestAccuracyWhateverTheOrder -v ./aggregate -aggregate.n=100000 -timeout 30m
 
 ## conformance: run the C reference scenarios and compare byte for byte, and the
 ##              generated scenarios against the C's digests (testdata/conformance/generated)

@@ -33,7 +33,8 @@ func TestREADMETour(t *testing.T) {
 }
 
 // TestREADMEGoSnippets: every Go snippet of the README is compiled by a
-// test: the tour by TestREADMETour, the export snippet by
+// test: the tour by TestREADMETour, the shipper's by TestREADMEService
+// (ship/readme_test.go), the export snippet by
 // TestREADMEExport in the export module (export/readme_test.go).
 func TestREADMEGoSnippets(t *testing.T) {
 	readme, err := os.ReadFile("../README.md")
@@ -51,6 +52,7 @@ func TestREADMEGoSnippets(t *testing.T) {
 	}
 	require.Equal(t, []string{
 		"reg := tpl.NewRegistry()  // or tpl.Default",                                              // TestREADMETour
+		"func service(ctx context.Context, collector string, requests <-chan request) error {",     // ship: TestREADMEService
 		"src := export.SourceFunc(func() []export.Named { // called at every scrape or collection", // export: TestREADMEExport
 	}, firsts, "a new Go snippet needs a test that compiles it")
 }

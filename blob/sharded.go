@@ -16,8 +16,10 @@ import (
 // locks. So no update is lost, and a snapshot taken while writers run is
 // the merge of exactly the updates accepted before it: for SUM, MAX, MIN
 // and histograms the same bytes as some serial order of those updates
-// would give (except that a merged SUM that overflows counts an error in
-// its voistat, as an update does, where Merge would fail); for t-digests a
+// would give (except that a merged SUM or histogram counter that would
+// overflow saturates at its limit and counts an error in its voistat,
+// where an update wraps as the C does and Merge fails: see Overflow in the
+// package documentation); for t-digests a
 // valid digest of exactly those samples, the shards' digests merged in one
 // step (tdigest.MergeAll). With one shard holding samples that is its
 // digest unchanged. With several, measured at 5·10^4 to 10^6 samples, the

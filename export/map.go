@@ -409,17 +409,23 @@ func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []
 		if m.digestKind() == KindSummary {
 			mt := metric(m.fam(vs, sfxTDigest), KindSummary, dt.String()+" t-digest")
 			p := &SummaryPoint{Count: cnt, Sum: sum}
-			for _, q := range m.quantiles {
+			var est [8]float64
+			vals := est[:0]
+			if cnt > 0 {
+				// All quantiles in one read of the digest (tdigest.Quantiles:
+				// Quantile's or QuantileBounded's values).
+				lo, hi := math.NaN(), math.NaN()
+				if mm.ok {
+					lo, hi = mm.min, mm.max
+				}
+				if vals, err = tdigest.Quantiles(s.Data, dt, m.quantiles, lo, hi, vals); err != nil {
+					return out, err
+				}
+			}
+			for i, q := range m.quantiles {
 				v := math.NaN()
 				if cnt > 0 {
-					if mm.ok {
-						v, err = tdigest.QuantileBounded(s.Data, dt, q, mm.min, mm.max)
-					} else {
-						v, err = tdigest.Quantile(s.Data, dt, q)
-					}
-					if err != nil {
-						return out, err
-					}
+					v = vals[i]
 				}
 				p.Quantiles = append(p.Quantiles, QuantileValue{Q: q, Value: v})
 			}

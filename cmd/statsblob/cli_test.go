@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/hist"
+	"github.com/statsblob/statsblob/internal/abi"
 	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
@@ -242,7 +244,7 @@ func TestUsageErrors(t *testing.T) {
 		sb(t, "render", "-array", "f.blob"))
 	require.Equal(t, result{2, "", "statsblob inspect: \"-\" (standard input) given 2 times\n" + synopsis("inspect", "inspect [-templates FILE] FILE...")},
 		sb(t, "inspect", "-", "-"))
-	require.Equal(t, result{2, "", "statsblob merge: -o OUT is required\n" + synopsis("merge", "merge -o OUT FILE...")},
+	require.Equal(t, result{2, "", "statsblob merge: -o OUT is required\n" + synopsis("merge", "merge -o OUT [-templates FILE] FILE...")},
 		sb(t, "merge", "a.blob"))
 	demo := "demo [-conns N] [-seed S] [-rate PCT] [-out DIR] [-merged FILE]"
 	require.Equal(t, result{2, "", "statsblob demo: unexpected argument \"x\"\n" + synopsis("demo", demo)},
@@ -396,8 +398,53 @@ func TestMergeReportsWhatItLeavesOut(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, want.Bytes(), got)
 
-	// An overflow: merges are all or nothing, so the file whose merge
-	// overflows is left out and named, and the exit status says so.
+	// An overflow of a 32-bit field leaves no file out: the files are
+	// added up in the template's wide form, exactly.
+	var full []string
+	var fullBlobs []*blob.Blob
+	for i := 0; i < 2; i++ {
+		p := append([]byte(nil), f.blobs[i].Bytes()...)
+		st, err := f.blobs[i].Fetch(voiRTT, voi.Hist)
+		require.NoError(t, err)
+		binary.LittleEndian.PutUint32(p[st.Offset+8+8:], math.MaxUint32) // bucket 0's counter (CRHIST32)
+		b, err := blob.FromBytes(p, nil)
+		require.NoError(t, err)
+		fullBlobs = append(fullBlobs, b)
+		full = append(full, f.write(t, fmt.Sprintf("full%d.blob", i), p))
+	}
+	outW := filepath.Join(t.TempDir(), "mw.blob")
+	r = sb(t, "merge", "-o", outW, "-templates", f.tplFile, full[1], full[0])
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Empty(t, r.stderr)
+	mw, err := os.ReadFile(outW)
+	require.NoError(t, err)
+	wb, err := blob.FromBytes(mw, nil)
+	require.NoError(t, err)
+	require.Equal(t, fmt.Sprintf("merged 2 of 2 files into %s (%d bytes, widened: template hash %d)\n", outW, len(mw), wb.TplHash()), r.stdout)
+	w, err := tpl.Widen(f.tp)
+	require.NoError(t, err)
+	require.NoError(t, wb.CheckTemplate(w))
+	h, err := wb.Fetch(voiRTT, voi.Hist)
+	require.NoError(t, err)
+	require.Equal(t, voi.CRHist64, h.DType)
+	require.Equal(t, uint64(2*math.MaxUint32), hist.BucketCount(h.Data, h.DType, 0))
+	want2, err := blob.Widen(w, fullBlobs[0], nil)
+	require.NoError(t, err)
+	_, err = blob.Fold(want2, fullBlobs[1])
+	require.NoError(t, err)
+	require.Equal(t, want2.Bytes()[abi.HeaderSize:], mw[abi.HeaderSize:])
+	// Without the templates file, the wide template is named "wide".
+	r = sb(t, "merge", "-o", outW, full[0], full[1])
+	require.Equal(t, 0, r.code, r.stderr)
+	mw2, err := os.ReadFile(outW)
+	require.NoError(t, err)
+	wl, err := tpl.WidenLayout("wide", f.blobs[0].Bytes())
+	require.NoError(t, err)
+	require.Equal(t, wl.Hash(), binary.LittleEndian.Uint32(mw2[abi.OffTplHash:]))
+	require.Equal(t, mw[abi.OffTplHash+4:], mw2[abi.OffTplHash+4:])
+
+	// What passes even 64 bits saturates, is counted and reported, and
+	// the exit status says so.
 	var big []string
 	for i := 0; i < 2; i++ {
 		b := blob.New(f.tp, blob.NewEnv(func() int64 { return int64(i) }, 1))
@@ -406,15 +453,17 @@ func TestMergeReportsWhatItLeavesOut(t *testing.T) {
 	}
 	out3 := filepath.Join(t.TempDir(), "m3.blob")
 	r = sb(t, "merge", "-o", out3, big[1], big[0])
-	require.Equal(t, fmt.Sprintf("merged 1 of 2 files into %s (%d bytes)\n", out3, f.blobs[0].CurSz()), r.stdout)
 	require.Equal(t, 1, r.code)
-	require.Equal(t, "statsblob merge: "+big[1]+": not merged: VOI 0 SUM (INT_U64): value does not fit its type\n", r.stderr)
+	require.Equal(t, "statsblob merge: 1 statistics saturated even at 64 bits (counted in their errors): value does not fit its type\n", r.stderr)
 	m3, err := os.ReadFile(out3)
 	require.NoError(t, err)
-	b0, err := os.ReadFile(big[0])
+	b3, err := blob.FromBytes(m3, nil)
 	require.NoError(t, err)
-	b0[4], b0[5] = m3[4], m3[5] // maxsz: the clone's
-	require.Equal(t, b0, m3)
+	require.Equal(t, fmt.Sprintf("merged 2 of 2 files into %s (%d bytes, widened: template hash %d)\n", out3, len(m3), b3.TplHash()), r.stdout)
+	tx, err := b3.Fetch(voiTx, voi.Sum)
+	require.NoError(t, err)
+	require.Equal(t, uint64(math.MaxUint64), binary.LittleEndian.Uint64(tx.Data))
+	require.Equal(t, uint8(1), tx.Errs)
 
 	// Nothing mergeable: nothing written.
 	out2 := filepath.Join(t.TempDir(), "m2.blob")

@@ -67,7 +67,7 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 	if _, err := strconv.ParseInt(*voiArg, 10, 32); err != nil && ts == nil {
 		return fs.usageError("-voi %q: a VOI name needs -templates FILE (or give the VOI's id)", *voiArg)
 	}
-	m, used, errs := mergeFiles("plot", files)
+	m, used, _, errs := mergeFiles("plot", files, nil)
 	for _, err := range errs {
 		fs.fail(err)
 	}

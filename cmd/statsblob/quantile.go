@@ -63,7 +63,7 @@ func runQuantile(args []string, stdout, stderr io.Writer) int {
 		return fs.usageError("-voi %q: a VOI name needs -templates FILE (or give the VOI's id)", *voiArg)
 	}
 
-	m, used, errs := mergeFiles("quantile", files)
+	m, used, _, errs := mergeFiles("quantile", files, nil)
 	for _, err := range errs {
 		fs.fail(err)
 	}

@@ -4,13 +4,20 @@
 // the statsblob-collector command.
 //
 // POST /v1/blobs takes one blob's bytes as the request body (optionally
-// gzip or zstd, with Content-Encoding: gzip or zstd); the query parameters are the blob's
-// labels (?host=web1&svc=api). The blob is validated (blob.FromBytes), its
-// template found by hash among the configured templates, and merged
-// (blob.Merge) into the aggregate of its template and labels for the
-// current window; the answer is 204 No Content. Bad input is answered with
-// a 4xx status and a one-line reason that names the limit (by its flag)
-// and never the connection's addresses, and changes nothing:
+// gzip or zstd, with Content-Encoding: gzip or zstd); the query
+// parameters are the blob's labels (?host=web1&svc=api). The blob is
+// validated (blob.FromBytes), its template found by hash among the
+// configured templates, and added to the aggregate of its template and
+// labels for the current window (package export/aggregate: in the
+// template's wide form, at one MergeAll's accuracy, never refused for
+// overflow); the answer is 204 No Content. POST /v1/batch takes many
+// blobs in one body (see DecodeBatch). A post with the headers
+// Statsblob-Sender and Statsblob-Seq (aggregate.HeaderSender, HeaderSeq)
+// is added once: a retry of a post already added is answered 204 and
+// counted, not added again.
+// Bad input is answered with a 4xx status and a one-line reason that names
+// the limit (by its flag) and never the connection's addresses, and changes
+// nothing:
 //
 //	405 method    not a POST
 //	413 size      a body over MaxBody bytes (after gzip or zstd decoding)
@@ -22,9 +29,10 @@
 //	400 blob      bytes blob.FromBytes rejects (the reason names the first defect), or a body cut short
 //	422 template  a template hash none of the configured templates has
 //	422 layout    a blob whose layout or histogram bounds differ from its template's
-//	409 overflow  a merge that would overflow a counter of the aggregate
 //	429 limit     a new label set beyond MaxAggregates or MaxAggregatesPerTemplate,
 //	              with Retry-After: when the window ends or an idle label set expires
+//	400 sender    a Statsblob-Sender without a Statsblob-Seq or the other way round, or either malformed
+//	400 batch     a batch body DecodeBatch rejects
 //
 // Served with HTTPServer on Listener (as the command does), the server
 // also bounds connections (MaxConns: 503 with Retry-After, then closed),
@@ -37,10 +45,11 @@
 // then 503. Every limit that refuses or cuts something counts it in
 // statsblob_collector_limit_hits_total{limit} (Limits lists them).
 //
-// A merge works on a copy of the aggregate that replaces it only when every
-// statistic merged, so a failed merge changes nothing, and readers (the
-// /metrics handler, OTLP pushes) read published aggregates without copying
-// or waiting for merges.
+// An aggregate's fixed-width fields never make it refuse a blob: a
+// statistic that would pass even 64 bits saturates at its limit, counts
+// an error in the statistic and in statsblob_collector_saturated_total.
+// Readers (the /metrics handler, OTLP pushes) read published aggregates
+// without copying or waiting for adds.
 //
 // Windows: with Window 0 the aggregates accumulate for the life of the
 // server (Prometheus counters that only grow). With Window > 0 they start
@@ -59,6 +68,8 @@
 // statsblob_collector_accepted_bytes_total,
 // statsblob_collector_merge_seconds (a histogram),
 // statsblob_collector_aggregates, statsblob_collector_windows_total,
+// statsblob_collector_saturated_total, statsblob_collector_duplicates_total
+// statsblob_collector_untracked_senders_total,
 // statsblob_collector_limit_hits_total{limit},
 // statsblob_collector_label_sets_expired_total,
 // statsblob_collector_connections, statsblob_collector_posts_in_flight,
@@ -79,20 +90,20 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/export/aggregate"
+	"github.com/statsblob/statsblob/export/promexport"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
 
 // The reasons of a rejection, as the rejected counter labels them.
-var Reasons = []string{"method", "size", "labels", "blob", "template", "layout", "overflow", "limit", "timeout", "encoding"}
+var Reasons = []string{"method", "size", "labels", "blob", "template", "layout", "limit", "timeout", "encoding", "sender", "batch"}
 
 // Config configures a Server. Every limit's zero value means its default
 // (the Default... constants); see limits.go for what a client sees when a
@@ -143,36 +154,8 @@ type Config struct {
 	Log *slog.Logger
 }
 
-// aggregate is the merge of one template's blobs with one label set.
-type aggregate struct {
-	mu     sync.Mutex // serialises merges; readers take b without it
-	t      *tpl.Template
-	labels []export.Label
-	b      *blob.Blob // published: never modified (merges work on a copy)
-	blobs  uint64
-	last   atomic.Int64 // the last post's time, Unix nanoseconds
-	gone   bool         // expired: no longer in its window (guarded by the window's mu)
-}
-
-// window is the set of aggregates of one window.
-type window struct {
-	start      time.Time
-	mu         sync.Mutex // guards aggs, perTpl and nextExpiry
-	aggs       map[string]*aggregate
-	perTpl     map[uint32]int // aggregates by template hash
-	nextExpiry time.Time      // of the least recently posted aggregate, as of the last sweep
-}
-
-func newWindow(start time.Time) *window {
-	return &window{start: start, aggs: map[string]*aggregate{}, perTpl: map[uint32]int{}}
-}
-
 // Closed is a window that has ended: its aggregates and its span.
-type Closed struct {
-	Start, End time.Time
-	Blobs      []export.Named
-	Posts      uint64 // the blobs merged into Blobs
-}
+type Closed = aggregate.Closed
 
 // Server is the collector: an http.Handler for /v1/blobs and /metrics, and
 // an export.Source of the current window's aggregates. It is safe for
@@ -180,15 +163,13 @@ type Closed struct {
 type Server struct {
 	cfg Config
 
-	// rot is held shared by posters for the whole of a post and
-	// exclusively by Rotate, so that no merge lands in a window that has
-	// closed.
-	rot sync.RWMutex
-	cur *window
+	set *aggregate.Set // the aggregates of the current window
 
 	onClose []func(Closed)
 
-	reg      *prometheus.Registry
+	reg      *prometheus.Registry // own and the aggregates (promexport)
+	own      *prometheus.Registry // the server's own metrics
+	text     *promexport.Text     // /metrics without native histograms
 	mux      *http.ServeMux
 	accepted prometheus.Counter
 	rejected *prometheus.CounterVec
@@ -211,8 +192,11 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, reg: prometheus.NewRegistry(), limitHits: newLimitHits()}
-	s.cur = newWindow(cfg.Now())
-	mapper, err := export.NewMapper(cfg.Export)
+	if s.set, err = aggregate.New(aggregate.Config{MaxAggregates: cfg.MaxAggregates,
+		MaxPerTemplate: cfg.MaxAggregatesPerTemplate, Now: cfg.Now}, cfg.Now()); err != nil {
+		return nil, err
+	}
+	pc, err := promexport.New(s, cfg.Export)
 	if err != nil {
 		return nil, err
 	}
@@ -231,10 +215,14 @@ func New(cfg Config) (*Server, error) {
 		Help: "Windows closed."})
 	aggs := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_aggregates",
 		Help: "Aggregates (template and label set) in the current window."}, func() float64 { return float64(s.Aggregates()) })
-	s.reg.MustRegister(s.accepted, s.rejected, s.bytesIn, s.mergeDur, s.windows, aggs, s.limitHits)
+	s.own = prometheus.NewRegistry()
+	s.own.MustRegister(s.accepted, s.rejected, s.bytesIn, s.mergeDur, s.windows, aggs, s.limitHits)
+	s.own.MustRegister(s.aggregateMetrics()...)
+	s.reg.MustRegister(s.own)
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("/v1/blobs", s.post)
-	s.initOps(mapper)
+	s.mux.HandleFunc("/v1/batch", s.postBatch)
+	s.initOps(pc)
 	return s, nil
 }
 
@@ -311,12 +299,15 @@ func (s *Server) accept(r *http.Request) *rejection {
 	if err != nil {
 		return reject(http.StatusUnprocessableEntity, "template", "unknown template hash %d", b.TplHash())
 	}
-	if rej := s.merge(t, labels, b); rej != nil {
-		return rej
-	}
-	s.accepted.Inc()
-	s.bytesIn.Add(float64(len(body)))
-	return nil
+	k := key(b.TplHash(), labels)
+	return s.once(r, []string{k}, func([]bool) *rejection {
+		if rej := s.merge(k, t, labels, b); rej != nil {
+			return rej
+		}
+		s.accepted.Inc()
+		s.bytesIn.Add(float64(len(body)))
+		return nil
+	})
 }
 
 // labels parses and checks the query's labels, sorted by name.
@@ -400,159 +391,58 @@ func key(hash uint32, labels []export.Label) string {
 	return string(b)
 }
 
-// mergeInto merges src into a copy of dst and returns the copy, or the
-// rejection of a merge that failed (dst is never modified).
-func (s *Server) mergeInto(dst, src *blob.Blob) (*blob.Blob, *rejection) {
-	next := dst.Clone()
+// merge adds b, of template t, to the aggregate of t and labels, whose
+// key is k.
+func (s *Server) merge(k string, t *tpl.Template, labels []export.Label, b *blob.Blob) *rejection {
 	t0 := time.Now()
-	err := blob.Merge(next, src)
+	err := s.set.Add(k, t, labels, b)
 	s.mergeDur.Observe(time.Since(t0).Seconds())
-	switch {
-	case err == nil:
-		return next, nil
-	case errors.Is(err, voi.ErrOverflow):
-		return nil, reject(http.StatusConflict, "overflow", "merge: %v", err)
-	}
-	return nil, reject(http.StatusUnprocessableEntity, "layout", "blob does not fit its template (hash %d): %v", dst.TplHash(), err)
+	return s.addRejection(err, t)
 }
 
-func (s *Server) merge(t *tpl.Template, labels []export.Label, b *blob.Blob) *rejection {
-	s.rot.RLock()
-	defer s.rot.RUnlock()
-	win := s.cur
-	k := key(b.TplHash(), labels)
-	win.mu.Lock()
-	agg := win.aggs[k]
-	win.mu.Unlock()
-	if agg == nil {
-		// A new aggregate starts as the template's empty blob, so that
-		// only blobs of the template's layout join it.
-		next, rej := s.mergeInto(blob.New(t, blob.NewEnv(nil, 1)), b)
-		if rej != nil {
-			return rej
-		}
-		win.mu.Lock()
-		if agg = win.aggs[k]; agg == nil {
-			if rej := s.admit(win, b.TplHash()); rej != nil {
-				win.mu.Unlock()
-				return rej
-			}
-			agg = &aggregate{t: t, labels: labels, b: next, blobs: 1}
-			agg.last.Store(s.cfg.Now().UnixNano())
-			win.aggs[k] = agg
-			win.perTpl[b.TplHash()]++
-			win.mu.Unlock()
-			return nil
-		}
-		win.mu.Unlock() // another post created it first: merge into that
+// addRejection is the rejection of an aggregate.Set's error: a label-set
+// limit is a 429 with Retry-After, counted by limit.
+func (s *Server) addRejection(err error, t *tpl.Template) *rejection {
+	var rej *rejection
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, aggregate.ErrLimit):
+		s.hit("label_sets")
+		rej = reject(http.StatusTooManyRequests, "limit", "%v (-max-aggregates)", err)
+	case errors.Is(err, aggregate.ErrTemplateLimit):
+		s.hit("label_sets_per_template")
+		rej = reject(http.StatusTooManyRequests, "limit", "%v (-max-aggregates-per-template)", err)
+	default:
+		return reject(http.StatusUnprocessableEntity, "layout", "blob does not fit its template (hash %d): %v", t.Hash(), err)
 	}
-	agg.mu.Lock()
-	defer agg.mu.Unlock()
-	next, rej := s.mergeInto(agg.b, b)
-	if rej != nil {
-		return rej
-	}
-	win.mu.Lock()
-	if agg.gone { // expired while this merge ran: back it comes, if it may
-		if rej := s.admit(win, b.TplHash()); rej != nil {
-			win.mu.Unlock()
-			return rej
-		}
-		agg.gone = false
-		win.aggs[k] = agg
-		win.perTpl[b.TplHash()]++
-	}
-	agg.b = next
-	agg.blobs++
-	agg.last.Store(s.cfg.Now().UnixNano())
-	win.mu.Unlock()
-	return nil
+	rej.retryAfter = s.freeIn()
+	return rej
 }
 
 // Blobs returns the current window's aggregates, sorted by template hash
-// and labels, each starting at the window's start. The blobs are never
-// modified afterwards. Blobs makes the Server an export.Source.
-func (s *Server) Blobs() []export.Named {
-	s.rot.RLock()
-	defer s.rot.RUnlock()
-	return s.cur.named()
-}
-
-func (w *window) named() []export.Named {
-	w.mu.Lock()
-	keys := make([]string, 0, len(w.aggs))
-	for k := range w.aggs {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	out := make([]export.Named, len(keys))
-	for i, k := range keys {
-		a := w.aggs[k]
-		out[i] = export.Named{Blob: a.b, Template: a.t, Labels: a.labels, Start: w.start}
-	}
-	w.mu.Unlock()
-	return out
-}
-
-// posts returns how many blobs w's aggregates hold.
-func (w *window) posts() uint64 {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var n uint64
-	for _, a := range w.aggs {
-		n += a.blobs
-	}
-	return n
-}
+// and labels, each starting at the window's start, as blobs of their
+// template's wide form (tpl.Widen). The blobs are never modified
+// afterwards. Blobs makes the Server an export.Source.
+func (s *Server) Blobs() []export.Named { return s.set.Blobs() }
 
 // posts returns how many blobs the current window's aggregates hold.
-func (s *Server) posts() uint64 {
-	s.rot.RLock()
-	defer s.rot.RUnlock()
-	return s.cur.posts()
-}
+func (s *Server) posts() uint64 { return s.set.Posts() }
 
 // Aggregates returns the number of aggregates in the current window.
-func (s *Server) Aggregates() int {
-	s.rot.RLock()
-	defer s.rot.RUnlock()
-	s.cur.mu.Lock()
-	defer s.cur.mu.Unlock()
-	return len(s.cur.aggs)
-}
+func (s *Server) Aggregates() int { return s.set.Len() }
 
 // Merged returns how many blobs the current window's aggregates hold, by
 // aggregate key order (see Blobs).
-func (s *Server) Merged() []uint64 {
-	s.rot.RLock()
-	defer s.rot.RUnlock()
-	w := s.cur
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	keys := make([]string, 0, len(w.aggs))
-	for k := range w.aggs {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	out := make([]uint64, len(keys))
-	for i, k := range keys {
-		out[i] = w.aggs[k].blobs
-	}
-	return out
-}
+func (s *Server) Merged() []uint64 { return s.set.Merged() }
 
 // Rotate closes the current window and starts the next: the aggregates
 // start afresh. It waits for posts under way, which land in the closed
 // window. The closed window goes to the OnClose functions, if any, and is
 // returned.
 func (s *Server) Rotate() Closed {
-	s.rot.Lock()
-	old := s.cur
-	now := s.cfg.Now()
-	s.cur = newWindow(now)
-	s.rot.Unlock()
+	c := s.set.Rotate(s.cfg.Now())
 	s.windows.Inc()
-	c := Closed{Start: old.start, End: now, Blobs: old.named(), Posts: old.posts()}
 	for _, f := range s.onClose {
 		f(c)
 	}

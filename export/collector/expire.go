@@ -1,9 +1,6 @@
 package collector
 
-import (
-	"math"
-	"time"
-)
+import "time"
 
 // expiring reports whether idle label sets expire within a window: with a
 // LabelTTL, unless a delta push needs every window whole.
@@ -18,30 +15,12 @@ func (s *Server) Expire() int {
 	if !s.expiring() {
 		return 0
 	}
-	ttl := s.cfg.LabelTTL
-	s.rot.RLock()
-	defer s.rot.RUnlock()
-	win := s.cur
-	cutoff := s.cfg.Now().Add(-ttl).UnixNano()
-	oldest := int64(math.MaxInt64)
-	n := 0
-	win.mu.Lock()
-	for k, a := range win.aggs {
-		last := a.last.Load()
-		if last <= cutoff {
-			delete(win.aggs, k)
-			a.gone = true
-			win.perTpl[a.t.Hash()]--
-			n++
-			continue
-		}
-		oldest = min(oldest, last)
+	n, oldest := s.set.Expire(s.cfg.Now().Add(-s.cfg.LabelTTL))
+	var next int64
+	if !oldest.IsZero() {
+		next = oldest.Add(s.cfg.LabelTTL).UnixNano()
 	}
-	win.nextExpiry = time.Time{}
-	if oldest != math.MaxInt64 {
-		win.nextExpiry = time.Unix(0, oldest).Add(ttl)
-	}
-	win.mu.Unlock()
+	s.nextExpiry.Store(next)
 	s.expired.Add(float64(n))
 	return n
 }

@@ -10,3 +10,7 @@ func LimitHits(s *Server, limit string) float64 {
 
 // ScrapesWriting returns the scrapes rendered and being written.
 func ScrapesWriting(s *Server) int64 { return s.writing.Load() }
+
+// Omitted reads statsblob_collector_scrape_omitted_aggregates without a
+// scrape.
+func Omitted(s *Server) float64 { return testutil.ToFloat64(s.omitted) }

@@ -3,7 +3,6 @@ package collector
 import (
 	"fmt"
 	"math"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -103,38 +102,17 @@ func newLimitHits() *prometheus.CounterVec {
 // hit counts one refusal by limit.
 func (s *Server) hit(limit string) { s.limitHits.WithLabelValues(limit).Inc() }
 
-// admit reports whether win may take one more aggregate of the template of
-// hash, or the 429 refusing it. win.mu is held.
-func (s *Server) admit(win *window, hash uint32) *rejection {
-	var rej *rejection
-	switch {
-	case len(win.aggs) >= s.cfg.MaxAggregates:
-		s.hit("label_sets")
-		rej = reject(http.StatusTooManyRequests, "limit", "%d label sets in this window, at most %d (-max-aggregates)",
-			len(win.aggs), s.cfg.MaxAggregates)
-	case win.perTpl[hash] >= s.cfg.MaxAggregatesPerTemplate:
-		s.hit("label_sets_per_template")
-		rej = reject(http.StatusTooManyRequests, "limit", "%d label sets of template hash %d in this window, at most %d (-max-aggregates-per-template)",
-			win.perTpl[hash], hash, s.cfg.MaxAggregatesPerTemplate)
-	default:
-		return nil
-	}
-	rej.retryAfter = s.freeIn(win)
-	return rej
-}
-
 // freeIn is when a label set may next be freed: the window's end, or the
 // next idle label set's expiry, or, when neither can happen, a minute.
-// win.mu is held.
-func (s *Server) freeIn(win *window) time.Duration {
+func (s *Server) freeIn() time.Duration {
 	now := s.cfg.Now()
 	d := time.Duration(math.MaxInt64)
 	if s.cfg.Window > 0 {
-		d = win.start.Add(s.cfg.Window).Sub(now)
+		d = s.set.Start().Add(s.cfg.Window).Sub(now)
 	}
 	if s.expiring() {
-		if n := win.nextExpiry; !n.IsZero() {
-			d = min(d, n.Sub(now))
+		if n := s.nextExpiry.Load(); n != 0 {
+			d = min(d, time.Unix(0, n).Sub(now))
 		} else {
 			d = min(d, s.cfg.LabelTTL)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/export/promexport"
 )
 
 // ops is the Server's operational state: readiness, scrapes, expiry.
@@ -29,8 +30,10 @@ type ops struct {
 	shortTTL       bool
 	scrapeInterval prometheus.Gauge
 	windowShort    prometheus.Gauge
+	omitted        prometheus.Gauge
 
-	keepWindows atomic.Bool // a delta push needs whole windows: no expiry within one
+	keepWindows atomic.Bool  // a delta push needs whole windows: no expiry within one
+	nextExpiry  atomic.Int64 // Unix nanoseconds of the next expiry, as of the last sweep (0: none known)
 	expired     prometheus.Counter
 
 	connsOpen prometheus.Gauge
@@ -41,10 +44,13 @@ type ops struct {
 
 // initOps registers the operational endpoints and metrics: /metrics,
 // /healthz, /readyz, go_ and process_ metrics.
-func (s *Server) initOps(m *export.Mapper) {
-	sc := &scrapeCollector{s: s, m: m, omitted: prometheus.NewGauge(prometheus.GaugeOpts{
+func (s *Server) initOps(pc *promexport.Collector) {
+	m, _ := export.NewMapper(s.cfg.Export) // New checked the options
+	s.text = pc.NewText()
+	sc := &scrapeCollector{s: s, m: m}
+	s.omitted = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "statsblob_collector_scrape_omitted_aggregates",
-		Help: "Aggregates the last scrape left out to stay within -max-scrape-series and -max-scrape-bytes."})}
+		Help: "Aggregates the last scrape left out to stay within -max-scrape-series and -max-scrape-bytes."})
 	s.scrapes = make(chan struct{}, s.cfg.MaxScrapes)
 	s.lastScrape = map[string]time.Time{}
 	s.scrapeInterval = prometheus.NewGauge(prometheus.GaugeOpts{Name: "statsblob_collector_scrape_interval_seconds",
@@ -57,7 +63,8 @@ func (s *Server) initOps(m *export.Mapper) {
 		Help: "Open connections (of the Listener)."})
 	inflight := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_posts_in_flight",
 		Help: "Posts under way."}, func() float64 { return float64(s.inflight.Load()) })
-	s.reg.MustRegister(sc, sc.omitted, inflight, s.scrapeInterval, s.windowShort, s.expired, s.connsOpen,
+	s.reg.MustRegister(sc) // the aggregates, within the scrape bounds
+	s.own.MustRegister(s.omitted, inflight, s.scrapeInterval, s.windowShort, s.expired, s.connsOpen,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.promHandler = newScrapeHandler(s.reg)
 	s.mux.HandleFunc("/metrics", s.metrics)
@@ -75,7 +82,7 @@ func (s *Server) initOps(m *export.Mapper) {
 // MustRegister registers collectors of the server's own metrics (an
 // exporter's counters, say), served on /metrics beside the aggregates. It
 // panics as prometheus.Registry.MustRegister does.
-func (s *Server) MustRegister(cs ...prometheus.Collector) { s.reg.MustRegister(cs...) }
+func (s *Server) MustRegister(cs ...prometheus.Collector) { s.own.MustRegister(cs...) }
 
 // Drain marks the Server as shutting down: /readyz answers 503 from now
 // on, so that load balancers send posts elsewhere. Posts are still taken.

@@ -16,13 +16,17 @@ import (
 // gzip or zstd Content-Encoding. A body that does not arrive within the read
 // timeout is a 408; the reasons never echo the connection's addresses.
 func (s *Server) readBody(r *http.Request) ([]byte, *rejection) {
-	limit := s.cfg.MaxBody
+	return s.readBodyWithin(r, s.cfg.MaxBody, "-max-body")
+}
+
+// readBodyWithin is readBody with the limit of flag.
+func (s *Server) readBodyWithin(r *http.Request, limit int64, flag string) ([]byte, *rejection) {
 	var in io.Reader = r.Body
 	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
 	case "", "identity":
 		if r.ContentLength > limit {
 			s.hit("body_bytes")
-			return nil, reject(http.StatusRequestEntityTooLarge, "size", "body of %d bytes over the limit of %d (-max-body)", r.ContentLength, limit)
+			return nil, reject(http.StatusRequestEntityTooLarge, "size", "body of %d bytes over the limit of %d (%s)", r.ContentLength, limit, flag)
 		}
 	case "gzip":
 		// The compressed body is bounded too: gzip of a blob is never
@@ -50,9 +54,9 @@ func (s *Server) readBody(r *http.Request) ([]byte, *rejection) {
 	if int64(len(body)) > limit {
 		s.hit("body_bytes")
 		if gz {
-			return nil, reject(http.StatusRequestEntityTooLarge, "size", "decoded body over the limit of %d bytes (-max-body)", limit)
+			return nil, reject(http.StatusRequestEntityTooLarge, "size", "decoded body over the limit of %d bytes (%s)", limit, flag)
 		}
-		return nil, reject(http.StatusRequestEntityTooLarge, "size", "body over the limit of %d bytes (-max-body)", limit)
+		return nil, reject(http.StatusRequestEntityTooLarge, "size", "body over the limit of %d bytes (%s)", limit, flag)
 	}
 	return body, nil
 }

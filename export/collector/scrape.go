@@ -22,9 +22,8 @@ import (
 // scrape: aggregates past either bound (in Blobs' order) are left out of
 // that scrape, counted and logged.
 type scrapeCollector struct {
-	s       *Server
-	m       *export.Mapper
-	omitted prometheus.Gauge
+	s *Server
+	m *export.Mapper
 }
 
 func (c *scrapeCollector) Describe(chan<- *prometheus.Desc) {}
@@ -53,11 +52,11 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 		ms = ms[:k]
 		omitted++
 	}
-	c.omitted.Set(float64(omitted))
-	if omitted > 0 {
-		s.hit(limit)
-		s.warn("scrape bounded: aggregates left out", "omitted", omitted, "limit", limit,
-			"max_series", s.cfg.MaxScrapeSeries, "max_bytes", s.cfg.MaxScrapeBytes)
+	switch limit {
+	case "scrape_series":
+		s.noteOmitted(omitted, 0)
+	default:
+		s.noteOmitted(0, omitted)
 	}
 	for _, m := range ms {
 		pm, err := promexport.Const(m)
@@ -65,6 +64,21 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 			pm = prometheus.NewInvalidMetric(prometheus.NewInvalidDesc(err), err)
 		}
 		ch <- pm
+	}
+}
+
+// noteOmitted records the aggregates a scrape left out by each bound.
+func (s *Server) noteOmitted(bySeries, byBytes int) {
+	s.omitted.Set(float64(bySeries + byBytes))
+	for _, c := range []struct {
+		n     int
+		limit string
+	}{{bySeries, "scrape_series"}, {byBytes, "scrape_bytes"}} {
+		if c.n > 0 {
+			s.hit(c.limit)
+			s.warn("scrape bounded: aggregates left out", "omitted", c.n, "limit", c.limit,
+				"max_series", s.cfg.MaxScrapeSeries, "max_bytes", s.cfg.MaxScrapeBytes)
+		}
 	}
 }
 
@@ -106,7 +120,11 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	// reading is cut off then, and holds only the rendered text meanwhile,
 	// not the scrape's working memory (issue 22, defect 3).
 	buf := &bufferedResponse{header: http.Header{}, status: http.StatusOK}
-	s.promHandler.ServeHTTP(buf, r)
+	if s.cfg.Export.NativeHistogram { // the protobuf format, negotiated by promhttp
+		s.promHandler.ServeHTTP(buf, r)
+	} else {
+		s.renderText(buf, r)
+	}
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
 	maps.Copy(w.Header(), buf.header)
 	w.Header().Set("Content-Length", strconv.Itoa(buf.body.Len()))
