@@ -30,6 +30,8 @@
 //	blob                                 the blob: update, fetch, iterate, query, clone, snapshot, reset, validate, merge
 //	tostr                                freeform and JSON renderings, byte-identical to the C
 //	sample                               sample rates and the seeded dice roll
+//	family                               a family of blobs keyed by label values (the HistogramVec of statsblob)
+//	ship                                 the shipper: periodic snapshots POSTed to a collector, retried, deduplicated
 //	internal/tcpstats                    FreeBSD's TCP_DEFAULT template
 //	internal/tcpsim                      simulated TCP connections: the demo's and benchmarks' workload
 //	internal/accuracy                    rank errors of t-digests against exact samples
