@@ -77,6 +77,7 @@ type jsonTemplate struct {
 	Name    string    `json:"name"`
 	Hash    uint32    `json:"hash"`
 	VOIs    []jsonVOI `json:"vois"`
+	jsonTemplateMeta
 }
 
 // scanJSON checks, without decoding or allocating, that no array of the
@@ -146,6 +147,7 @@ type jsonVOI struct {
 	Prec      int        `json:"prec,omitempty"`
 	RelUpdate bool       `json:"relupdate,omitempty"`
 	Stats     []jsonStat `json:"stats"`
+	jsonVOIMeta
 }
 
 type jsonStat struct {
@@ -182,6 +184,7 @@ func (t *Template) MarshalJSON() ([]byte, error) {
 	t.mu.RLock()
 	jt := jsonTemplate{Format: JSONFormat, Version: JSONVersion, Name: t.name, Hash: t.hash, VOIs: make([]jsonVOI, 0, len(t.defs))}
 	defs := t.defs
+	meta := t.metaLocked()
 	t.mu.RUnlock()
 	for _, d := range defs {
 		jv := jsonVOI{ID: d.ID, Name: d.Name, DType: d.DType.String(), RelUpdate: d.Flags&voi.FlagRelUpdate != 0, Stats: make([]jsonStat, 0, len(d.Stats))}
@@ -215,6 +218,7 @@ func (t *Template) MarshalJSON() ([]byte, error) {
 		}
 		jt.VOIs = append(jt.VOIs, jv)
 	}
+	putJSONMeta(&jt, meta)
 	return json.Marshal(jt)
 }
 
@@ -298,8 +302,11 @@ func ReadJSON(r *Registry, data []byte) (*Template, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, bad("data after the template")
 	}
-	if jt.Format != JSONFormat || jt.Version != JSONVersion {
-		return nil, bad("format %q version %d, want %q version %d", jt.Format, jt.Version, JSONFormat, JSONVersion)
+	if jt.Format != JSONFormat {
+		return nil, bad("format %q, want %q", jt.Format, JSONFormat)
+	}
+	if err := checkJSONVersion(&jt); err != nil {
+		return nil, bad("%v", err)
 	}
 	defs := make([]VOIDef, 0, len(jt.VOIs))
 	for _, jv := range jt.VOIs {
@@ -322,11 +329,21 @@ func ReadJSON(r *Registry, data []byte) (*Template, error) {
 	if t.Hash() != jt.Hash {
 		return nil, bad("template %q rebuilds with hash %d, not %d", jt.Name, t.Hash(), jt.Hash)
 	}
+	meta, err := jsonMetadata(&jt)
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	if err := t.SetMetadata(meta); err != nil {
+		return nil, fmt.Errorf("tpl: template JSON: %w", err)
+	}
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if id := r.lookupLocked(jt.Name, true, 0); id >= 0 {
 		if ex := r.tpls[id]; ex.Hash() == jt.Hash {
+			if jt.Version == JSONVersionMeta {
+				_ = ex.SetMetadata(meta) // checked on t, whose VOIs are ex's
+			}
 			return ex, nil
 		}
 		return nil, fmt.Errorf("tpl: template JSON: %q is registered with another hash: %w", jt.Name, voi.ErrExists)

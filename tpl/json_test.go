@@ -83,7 +83,7 @@ func TestTemplateJSONRejects(t *testing.T) {
 	}{
 		{"not JSON", `{`, voi.ErrInvalid},
 		{"wrong format", strings.Replace(ok, "statsblob-template", "other", 1), voi.ErrInvalid},
-		{"wrong version", strings.Replace(ok, `"version":1`, `"version":2`, 1), voi.ErrInvalid},
+		{"wrong version", strings.Replace(ok, `"version":1`, `"version":3`, 1), voi.ErrInvalid},
 		{"unknown member", strings.Replace(ok, `"name":"T"`, `"name":"T","x":1`, 1), voi.ErrInvalid},
 		{"trailing data", ok + `{}`, voi.ErrInvalid},
 		{"hash mismatch", strings.Replace(ok, hash, "1", 1), voi.ErrInvalid},
