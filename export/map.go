@@ -30,7 +30,10 @@ type Options struct {
 	// Namespace, if set, prefixes every metric name.
 	Namespace string
 	// Units maps a VOI name to the unit its name carries ("microseconds"
-	// makes TCP_RTT's MAX tcp_default_tcp_rtt_microseconds_max).
+	// makes TCP_RTT's MAX tcp_default_tcp_rtt_microseconds_max). It
+	// overrides the template's metadata: it replaces the VOI's unit (and
+	// a unit suffix of its name), and the values are exported unscaled
+	// (meta.go).
 	Units map[string]string
 	// Quantiles are the quantiles of t-digest summaries, each in [0, 1];
 	// nil means DefaultQuantiles. They are reported in ascending order.
@@ -83,6 +86,7 @@ type voiStats struct {
 	base  string // the metric name base
 	stats [voi.NumSTypes]*blob.Stat
 	hv    *histView // the histogram statistic, read
+	voiMeta
 }
 
 // Append appends the metrics of n's blob to dst, VOI by VOI in id order and
@@ -125,6 +129,7 @@ func (m *Mapper) Append(dst []Metric, n Named) ([]Metric, error) {
 			vs.hv = &h
 		}
 	}
+	m.readMeta(n.Template, b, vois)
 	if err := m.name(tplName, vois); err != nil {
 		return dst, err
 	}
@@ -134,10 +139,19 @@ func (m *Mapper) Append(dst []Metric, n Named) ([]Metric, error) {
 	}
 	out := dst
 	for _, vs := range vois {
+		if vs.hidden {
+			continue
+		}
 		var err error
+		k := len(out)
 		if out, err = m.appendVOI(out, vs, tplName, n.Labels, start); err != nil {
 			return dst, fmt.Errorf("export: %s %s: %w", tplName, vs.name, err)
 		}
+		vs.scaleVOI(out[k:])
+	}
+	out, err := m.appendDerived(out, n, tplName, vois, Metric{Labels: n.Labels, Start: start})
+	if err != nil {
+		return dst, err
 	}
 	return out, nil
 }
@@ -146,8 +160,14 @@ func (m *Mapper) Append(dst []Metric, n Named) ([]Metric, error) {
 // of a histogram is decided from its data).
 func (m *Mapper) families(vs *voiStats) map[string]Kind {
 	f := map[string]Kind{}
+	if vs.hidden {
+		return f
+	}
 	if s := vs.stats[voi.Sum]; s != nil {
-		f[vs.base] = sumKind(vs.dt)
+		f[vs.base] = vs.sumKind()
+	}
+	if vs.level != nil {
+		f[vs.levelName()] = KindGauge
 	}
 	if vs.stats[voi.Max] != nil {
 		f[vs.base+"_max"] = KindGauge
@@ -179,7 +199,7 @@ func (m *Mapper) families(vs *voiStats) map[string]Kind {
 // exposition get their id appended; a collision that remains is an error.
 func (m *Mapper) name(tplName string, vois []*voiStats) error {
 	for _, vs := range vois {
-		vs.base = join(m.opts.Namespace, tplName, vs.name, m.opts.Units[vs.name])
+		vs.base = m.baseName(tplName, vs)
 		if vs.base == "" || vs.base[0] >= '0' && vs.base[0] <= '9' {
 			vs.base = "_" + vs.base
 		}
@@ -237,18 +257,10 @@ func le64(p []byte) uint64 { return uint64(le32(p)) | uint64(le32(p[4:]))<<32 }
 func clean(s *blob.Stat) bool { return s != nil && s.Errs == 0 }
 
 func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []Label, start time.Time) ([]Metric, error) {
-	help := func(what string) string {
-		return fmt.Sprintf("statsblob %s %s: %s (%s)", tplName, vs.name, what, vs.dt)
-	}
-	unit := m.opts.Units[vs.name]
 	metric := func(name string, k Kind, what string) Metric {
-		return Metric{Name: name, Help: help(what), Unit: unit, Kind: k, Labels: labels, Start: start}
+		return Metric{Name: name, Help: vs.help(tplName, what), Unit: vs.unit, Kind: k, Labels: labels, Start: start}
 	}
-	if s := vs.stats[voi.Sum]; s != nil {
-		mt := metric(vs.base, sumKind(vs.dt), "SUM")
-		mt.Value = numeric(s)
-		out = append(out, mt)
-	}
+	out = vs.appendSumAndLevel(out, metric)
 	// MAX and MIN start at the type's extremes: no value before an update.
 	var mm struct {
 		min, max float64
@@ -337,7 +349,7 @@ func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []
 		mt.Summary = p
 		out = append(out, mt)
 		if m.opts.NativeHistogram {
-			e, err := expFromDigest(s.Data, dt, m.scale, cnt, sum)
+			e, err := expFromDigest(s.Data, dt, m.scale, cnt, sum, vs.scale)
 			if err != nil {
 				return out, err
 			}

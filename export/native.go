@@ -32,14 +32,16 @@ func expIndex(v float64, scale int32) int {
 // nearest to it goes to the buckets nearest to 0, and the zero bucket
 // (threshold 0) holds the digest's point mass at 0, if any. When the means
 // span more than MaxNativeBuckets buckets, the scale is lowered (down to -4).
-func expFromDigest(data []byte, dt voi.DType, scale int32, cnt uint64, sum float64) (*ExpHistogramPoint, error) {
+// us (> 0) converts the digest's values to the exported unit; sum is not
+// converted here.
+func expFromDigest(data []byte, dt voi.DType, scale int32, cnt uint64, sum, us float64) (*ExpHistogramPoint, error) {
 	e := &ExpHistogramPoint{Scale: scale, Count: cnt, Sum: sum}
 	if cnt == 0 {
 		return e, nil
 	}
 	var posLo, posHi, negLo, negHi float64 // smallest and largest |mean| on each side
 	for c := range tdigest.Centroids(data, dt) {
-		m := c.Mean()
+		m := c.Mean() * us
 		switch a := math.Abs(m); {
 		case m > 0:
 			if posLo == 0 || a < posLo {
@@ -66,7 +68,7 @@ func expFromDigest(data []byte, dt voi.DType, scale int32, cnt uint64, sum float
 	var cdfErr error
 	n := float64(cnt)
 	cum := func(x float64) uint64 {
-		f, err := tdigest.CDF(data, dt, x)
+		f, err := tdigest.CDF(data, dt, x/us)
 		if err != nil && cdfErr == nil {
 			cdfErr = err
 		}

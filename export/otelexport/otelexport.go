@@ -103,7 +103,7 @@ func (p *Producer) Metrics(ms []export.Metric, now time.Time) []metricdata.Metri
 		if !ok {
 			i = len(out)
 			index[f] = i
-			out = append(out, metricdata.Metrics{Name: m.Name, Description: m.Help, Unit: m.Unit, Data: p.empty(m.Kind)})
+			out = append(out, metricdata.Metrics{Name: m.Name, Description: m.Help, Unit: export.UCUM(m.Unit), Data: p.empty(m.Kind)})
 		}
 		out[i].Data = p.add(out[i].Data, m, now)
 	}
