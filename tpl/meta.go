@@ -124,6 +124,16 @@ func ParseUnit(u string) (string, float64) {
 	return strings.ToLower(u), 1
 }
 
+// IsUnit reports whether ParseUnit knows u (or its lower-case form) as a
+// unit of time, size or ratio.
+func IsUnit(u string) bool {
+	_, ok := units[u]
+	if !ok {
+		_, ok = units[strings.ToLower(u)]
+	}
+	return ok
+}
+
 var units = map[string]struct {
 	base  string
 	scale float64

@@ -2,6 +2,7 @@ package promexport_test
 
 import (
 	"net/http/httptest"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -67,6 +68,13 @@ func TestMetadataExposition(t *testing.T) {
 
 	w := httptest.NewRecorder()
 	promhttp.HandlerFor(pr, promhttp.HandlerOpts{}).ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	if path, err := exec.LookPath("promtool"); err == nil { // promtool check metrics, where installed
+		cmd := exec.Command(path, "check", "metrics")
+		cmd.Stdin = strings.NewReader(w.Body.String())
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		require.Empty(t, string(out))
+	}
 	var got []string
 	for _, line := range strings.Split(w.Body.String(), "\n") {
 		if strings.HasPrefix(line, "http_") || strings.HasPrefix(line, "# HELP http_") || strings.HasPrefix(line, "# TYPE http_") {
