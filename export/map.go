@@ -129,7 +129,7 @@ func (m *Mapper) Append(dst []Metric, n Named) ([]Metric, error) {
 			vs.hv = &h
 		}
 	}
-	m.readMeta(n.Template, b, vois)
+	m.readMeta(n.Template, b, n.Levels, vois)
 	if err := m.name(tplName, vois); err != nil {
 		return dst, err
 	}

@@ -40,18 +40,22 @@ type voiMeta struct {
 	scale  float64    // multiplies the VOI's values (1: none)
 	hidden bool       // a companion count, exported in its VOI's summary
 	count  *blob.Stat // the companion's SUM
-	level  *blob.Stat // the VOI's state, for a VOI that takes relative updates
+	level  *float64   // the VOI's level (state), for a VOI that takes relative updates
 }
 
 // readMeta resolves the metadata of the VOIs of blob b.
-func (m *Mapper) readMeta(t *tpl.Template, b *blob.Blob, vois []*voiStats) {
+func (m *Mapper) readMeta(t *tpl.Template, b *blob.Blob, levels map[int32]float64, vois []*voiStats) {
 	byName := map[string]*voiStats{}
 	for _, vs := range vois {
 		vs.scale = 1
 		byName[vs.name] = vs
 		if s, err := b.Fetch(int32(vs.id), voi.StatVoiState); err == nil && s.Type == voi.StatVoiState && len(s.Data) > 0 {
 			s.DType = s.VOIDType // the state holds a value of the VOI's type
-			vs.level = &s
+			v := numeric(&s)
+			if lv, ok := levels[int32(vs.id)]; ok {
+				v = lv
+			}
+			vs.level = &v
 		}
 	}
 	for _, vs := range vois {
@@ -172,7 +176,7 @@ func (vs *voiStats) appendSumAndLevel(out []Metric, metric func(string, Kind, st
 	}
 	if vs.level != nil {
 		mt := metric(vs.levelName(), KindGauge, "level (sum of relative updates)")
-		mt.Value = numeric(vs.level)
+		mt.Value = *vs.level
 		out = append(out, mt)
 	}
 	return out

@@ -132,6 +132,7 @@ type Server struct {
 	cur *window
 
 	onClose func(Closed)
+	levels  levels // each sender's latest gauges (levels.go)
 
 	reg      *prometheus.Registry
 	mux      *http.ServeMux
@@ -266,6 +267,7 @@ func (s *Server) accept(r *http.Request) *rejection {
 	if rej := s.merge(t, labels, b); rej != nil {
 		return rej
 	}
+	s.levels.record(key(b.TplHash(), labels), r.Header.Get, s.cfg.Now(), b)
 	s.accepted.Inc()
 	s.bytesIn.Add(float64(len(body)))
 	return nil
@@ -374,7 +376,7 @@ func (s *Server) merge(t *tpl.Template, labels []export.Label, b *blob.Blob) *re
 func (s *Server) Blobs() []export.Named {
 	s.rot.RLock()
 	defer s.rot.RUnlock()
-	return s.cur.named()
+	return s.withLevels(s.cur.named())
 }
 
 func (w *window) named() []export.Named {
@@ -433,7 +435,7 @@ func (s *Server) Rotate() Closed {
 	s.cur = &window{start: now, aggs: map[string]*aggregate{}}
 	s.rot.Unlock()
 	s.windows.Inc()
-	c := Closed{Start: old.start, End: now, Blobs: old.named()}
+	c := Closed{Start: old.start, End: now, Blobs: s.withLevels(old.named())}
 	if s.onClose != nil {
 		s.onClose(c)
 	}
