@@ -8,6 +8,7 @@
 //	statsblob merge -o OUT FILE...          merge blob files of one template
 //	statsblob quantile -voi V -q Q FILE...  merge blob files and print quantiles of a VOI
 //	statsblob iostat [OLD] NEW              iostat's figures per device from devstat blobs
+//	statsblob derive -templates F [OLD] NEW the derived metrics a template declares
 //	statsblob run FILE...                   run conformance scenarios (FORMAT.md)
 //	statsblob gen [-coverage] SEED          print a generated scenario, or the generator's coverage
 //	statsblob diff -cref PATH -seeds A:B    run generated scenarios through a C build and the Go runner
@@ -50,6 +51,7 @@ func init() {
 		{"merge", "merge blob files of one template into one blob file", runMerge},
 		{"quantile", "merge blob files and print quantiles of a VOI's t-digest or histogram", runQuantile},
 		{"iostat", "print iostat's figures per device from devstat blobs (one window, or two readings)", runIostat},
+		{"derive", "print the derived metrics a blob's template declares (one reading, or two)", runDerive},
 		{"run", "run conformance scenarios and print their output", runScenarios},
 		{"gen", "print generated conformance scenarios, or the generator's coverage", runGen},
 		{"diff", "run generated scenarios through a C reference build and the Go runner, report differences", runDiff},
