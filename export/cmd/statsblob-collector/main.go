@@ -67,7 +67,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	native := fs.Bool("native", false, "also export t-digests as native (exponential) histograms")
 	maxAggs := fs.Int("max-aggregates", collector.DefaultMaxAggregates, "at most `N` label sets per window")
 	us := units{}
-	fs.Var(us, "unit", "`VOI=UNIT` suffix for a VOI's metric names (repeatable)")
+	fs.Var(us, "unit", "`VOI=UNIT` unit of a VOI's metric names, replacing the template's (and a unit suffix of the VOI's name), values unscaled (repeatable)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: statsblob-collector -templates FILE [-listen ADDR] [-window D] [-otlp URL] [flags]\n\n")
 		fs.PrintDefaults()
