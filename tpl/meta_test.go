@@ -142,3 +142,29 @@ func TestParseUnit(t *testing.T) {
 	f("Packets", "packets", 1)
 	f("req/s", "req/s", 1)
 }
+
+// FuzzReadJSONMeta: metadata that is accepted writes out to a form that
+// reads back to the same metadata and the same form.
+func FuzzReadJSONMeta(f *testing.F) {
+	tp := httpTemplate(f)
+	require.NoError(f, tp.SetVOIMeta(0, tpl.VOIMeta{Unit: "us", Scale: 3, Help: "h", Count: "requests"}))
+	require.NoError(f, tp.SetVOIMeta(2, tpl.VOIMeta{Kind: tpl.KindGauge}))
+	require.NoError(f, tp.SetDerived([]tpl.Derived{{Name: "v", Op: tpl.OpVariance, Of: "latency_us", By: "requests", SumSq: "latency_sq", Unit: "s2"}}))
+	data, err := json.Marshal(tp)
+	require.NoError(f, err)
+	f.Add(data)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tp, err := tpl.ReadJSON(tpl.NewRegistry(), data)
+		if err != nil {
+			return // FuzzReadJSON checks the errors
+		}
+		out, err := json.Marshal(tp)
+		require.NoError(t, err)
+		back, err := tpl.ReadJSON(tpl.NewRegistry(), out)
+		require.NoError(t, err)
+		require.Equal(t, tp.Metadata(), back.Metadata())
+		again, err := json.Marshal(back)
+		require.NoError(t, err)
+		require.Equal(t, string(out), string(again))
+	})
+}
