@@ -10,7 +10,8 @@
 //
 // Write prints the current settings in the same form, with started= and
 // stopped= times (RFC 3339, UTC), which Apply accepts and ignores, so a
-// definition read back can be written again.
+// definition read back can be written again. Handler serves both over
+// HTTP (GET reads, POST applies), as the definition file in debugfs.
 package statdef
 
 import (
