@@ -12,9 +12,10 @@ import (
 )
 
 // What a template's metadata (tpl.Metadata) changes in the mapping:
-//   - a VOI's unit is its base unit ("seconds"): the name carries it as a
-//     suffix, replacing a unit suffix the VOI's name has ("latency_us"
-//     becomes latency_seconds), and every value in the VOI's units (SUM,
+//   - a VOI's unit is its base unit ("seconds"): Prometheus names carry it
+//     as a suffix, replacing a unit suffix the VOI's name has ("latency_us"
+//     becomes latency_seconds), OpenTelemetry names drop that suffix and
+//     give the unit in UCUM ("s"), and every value in the VOI's units (SUM,
 //     MAX, MIN, histogram bounds, sums and quantiles, the level) is
 //     multiplied by the unit's scale. Options.Units overrides the unit:
 //     its name replaces the template's, and the values are exported
@@ -25,18 +26,17 @@ import (
 //     and sum (name_count, name_sum: Prometheus's idiom for an average);
 //     the companion VOI is not exported on its own;
 //   - derived metrics other than rates are exported as gauges named
-//     namespace_template_name, with their unit as a suffix (a rate between
+//     namespace_template_name (with their unit as a suffix in Prometheus) (a rate between
 //     readings is what Prometheus's rate() and OpenTelemetry's delta
 //     temporality already give).
 //
 // A VOI that takes relative updates exports its level (the VOI's state,
 // the running total of its relative updates) as a gauge: named after the
-// VOI, or with "_current" when its SUM takes that name.
+// VOI, or with "_current" (".current") when its SUM takes that name.
 
 // voiMeta is what the metadata says of one VOI, resolved for one blob.
 type voiMeta struct {
 	meta   tpl.VOIMeta
-	unit   string     // the unit the name carries ("" none)
 	scale  float64    // multiplies the VOI's values (1: none)
 	hidden bool       // a companion count, exported in its VOI's summary
 	count  *blob.Stat // the companion's SUM
@@ -72,21 +72,21 @@ func (m *Mapper) readMeta(t *tpl.Template, b *blob.Blob, levels map[int32]float6
 	}
 }
 
-// baseName returns the VOI's metric name base: namespace, template, VOI
-// name and unit, a unit suffix of the VOI name replaced by the unit.
-func (m *Mapper) baseName(tplName string, vs *voiStats) string {
+// nameForUnit returns the VOI's name for its metric names: without a
+// unit suffix ("latency_us", "size_bytes") when the VOI has a unit, which
+// the names carry in its place (Prometheus) or beside them
+// (OpenTelemetry).
+func (vs *voiStats) nameForUnit() string {
 	name := vs.name
-	if vs.unit != "" {
-		if i := strings.LastIndexByte(name, '_'); i > 0 {
-			if tpl.IsUnit(name[i+1:]) {
-				name = name[:i]
-			}
-		}
-		if strings.HasSuffix(name, "_"+vs.unit) {
-			name = strings.TrimSuffix(name, "_"+vs.unit)
+	if vs.unit == "" {
+		return name
+	}
+	if i := strings.LastIndexByte(name, '_'); i > 0 {
+		if sfx := name[i+1:]; tpl.IsUnit(sfx) || PromUnit(sfx) != sfx || UCUM(sfx) != sfx || sfx == vs.unit {
+			name = name[:i]
 		}
 	}
-	return join(m.opts.Namespace, tplName, name, vs.unit)
+	return name
 }
 
 // sumKind returns the kind of the VOI's SUM family.
@@ -103,11 +103,14 @@ func (vs *voiStats) sumKind() Kind {
 }
 
 // levelName returns the name of the VOI's level gauge.
-func (vs *voiStats) levelName() string {
-	if vs.stats[voi.Sum] != nil {
-		return vs.base + "_current"
+func (m *Mapper) levelName(vs *voiStats) string {
+	switch {
+	case vs.stats[voi.Sum] == nil:
+		return vs.base
+	case m.otel():
+		return vs.base + ".current"
 	}
-	return vs.base
+	return vs.base + "_current"
 }
 
 // help returns the help text of one of the VOI's families.
@@ -152,7 +155,7 @@ func (vs *voiStats) scaleVOI(ms []Metric) {
 			}
 		case mt.Exp != nil:
 			mt.Exp.Sum, mt.Exp.Min, mt.Exp.Max = sc(mt.Exp.Sum), sc(mt.Exp.Min), sc(mt.Exp.Max)
-		case mt.Name == vs.base || mt.Name == vs.base+"_max" || mt.Name == vs.base+"_min" || mt.Name == vs.base+"_current":
+		case mt.Name == vs.base || mt.Kind == KindGauge: // SUM, MAX, MIN, level
 			mt.Value = sc(mt.Value)
 		}
 	}
@@ -160,7 +163,7 @@ func (vs *voiStats) scaleVOI(ms []Metric) {
 
 // appendSumAndLevel appends the VOI's SUM family (a counter, gauge or, with
 // a count, a summary) and its level.
-func (vs *voiStats) appendSumAndLevel(out []Metric, metric func(string, Kind, string) Metric) []Metric {
+func (m *Mapper) appendSumAndLevel(out []Metric, vs *voiStats, metric func(string, Kind, string) Metric) []Metric {
 	if s := vs.stats[voi.Sum]; s != nil {
 		what := "SUM"
 		if vs.count != nil {
@@ -175,7 +178,7 @@ func (vs *voiStats) appendSumAndLevel(out []Metric, metric func(string, Kind, st
 		out = append(out, mt)
 	}
 	if vs.level != nil {
-		mt := metric(vs.levelName(), KindGauge, "level (sum of relative updates)")
+		mt := metric(m.levelName(vs), KindGauge, "level (sum of relative updates)")
 		mt.Value = *vs.level
 		out = append(out, mt)
 	}
@@ -195,6 +198,7 @@ func (m *Mapper) appendDerived(out []Metric, n Named, tplName string, vois []*vo
 	taken := map[string]bool{}
 	for _, vs := range vois {
 		for name, k := range m.families(vs) {
+			taken[name] = true
 			for _, s := range seriesNames(name, k) {
 				taken[s] = true
 			}
@@ -204,8 +208,11 @@ func (m *Mapper) appendDerived(out []Metric, n Named, tplName string, vois []*vo
 		if v.Op == tpl.OpRate || v.Op == tpl.OpAverage && strings.HasSuffix(v.Name, "_mean") && !declared(n.Template, v.Name) {
 			continue
 		}
-		name := join(m.opts.Namespace, tplName, v.Name, v.Unit)
-		if v.Op == tpl.OpPercent {
+		name, unit := join(m.opts.Namespace, tplName, v.Name, PromUnit(v.Unit)), PromUnit(v.Unit)
+		switch {
+		case m.otel():
+			name, unit = otelName(m.opts.Namespace, tplName, v.Name), UCUM(v.Unit)
+		case v.Op == tpl.OpPercent:
 			name = join(m.opts.Namespace, tplName, v.Name)
 		}
 		if taken[name] {
@@ -217,7 +224,7 @@ func (m *Mapper) appendDerived(out []Metric, n Named, tplName string, vois []*vo
 			help = fmt.Sprintf("statsblob %s: %s, derived (%s)", tplName, v.Name, v.Op)
 		}
 		mt := start
-		mt.Name, mt.Help, mt.Unit, mt.Kind, mt.Value = name, help, v.Unit, KindGauge, v.Value
+		mt.Name, mt.Help, mt.Unit, mt.Kind, mt.Value = name, help, unit, KindGauge, v.Value
 		if math.IsNaN(v.Value) {
 			continue // undefined (no count yet): no sample
 		}
@@ -233,28 +240,4 @@ func declared(t *tpl.Template, name string) bool {
 		}
 	}
 	return false
-}
-
-// UCUM returns the OpenTelemetry (UCUM) unit of a base unit name:
-// "seconds" is "s", "bytes" "By", "ratio" "1", "microseconds" "us" (and
-// milli-, nanoseconds); any other name is returned
-// in braces as an annotation ("packets" is "{packets}"), "" stays "".
-func UCUM(unit string) string {
-	switch unit {
-	case "":
-		return ""
-	case "seconds":
-		return "s"
-	case "bytes":
-		return "By"
-	case "ratio":
-		return "1"
-	case "milliseconds":
-		return "ms"
-	case "microseconds":
-		return "us"
-	case "nanoseconds":
-		return "ns"
-	}
-	return "{" + unit + "}"
 }

@@ -5,8 +5,8 @@ import (
 	"math"
 )
 
-// JSONVersionMeta is the version of the template JSON form that carries
-// metadata (Metadata): a "description" and "derived" metrics per template,
+// The template JSON form carries a template's metadata (Metadata) in
+// optional members: a "description" and "derived" metrics per template,
 // and per VOI "unit", "scale", "help", "kind" ("counter" or "gauge") and
 // "count" (the companion count VOI's name):
 //
@@ -16,10 +16,10 @@ import (
 //	           "unit": "seconds", "scale": 1e-06, "help": "request latency", "count": "requests"}, ...],
 //	 "derived": [{"name": "latency_mean", "op": "average", "of": "latency_us", "by": "requests"}]}
 //
-// MarshalJSON writes version 1 for a template without metadata, so its
-// form is what it always was; ReadJSON reads both, and refuses metadata
-// members in a version 1 document.
-const JSONVersionMeta = 2
+// A template without metadata has none of them, so its form is what it
+// was before metadata existed. They came with version 2 and are written in
+// whichever version the template's bounds take (version 1 for bounds no
+// value gives: the metadata is not lost), and read in both.
 
 type jsonTemplateMeta struct {
 	Description string        `json:"description,omitempty"`
@@ -56,12 +56,11 @@ func (t *Template) metaLocked() metadata {
 	return m
 }
 
-// putJSONMeta adds metadata m to the JSON form jt, and sets its version.
+// putJSONMeta adds metadata m to the JSON form jt.
 func putJSONMeta(jt *jsonTemplate, m metadata) {
 	if m.empty() {
 		return
 	}
-	jt.Version = JSONVersionMeta
 	jt.Description = m.desc
 	for _, d := range m.derived {
 		jt.Derived = append(jt.Derived, jsonDerived{Name: d.Name, Op: string(d.Op), Of: d.Of, By: d.By, SumSq: d.SumSq, Unit: d.Unit, Help: d.Help})
@@ -71,26 +70,6 @@ func putJSONMeta(jt *jsonTemplate, m metadata) {
 			jt.VOIs[i].jsonVOIMeta = jsonVOIMeta{Unit: v.Unit, Scale: v.Scale, Help: v.Help, Kind: v.Kind.String(), Count: v.Count}
 		}
 	}
-}
-
-// checkJSONVersion checks the document's format version and that a
-// version 1 document carries no metadata.
-func checkJSONVersion(jt *jsonTemplate) error {
-	switch jt.Version {
-	case JSONVersion:
-		if jt.Description != "" || jt.Derived != nil {
-			return fmt.Errorf("metadata (description, derived) in a version %d document", JSONVersion)
-		}
-		for _, v := range jt.VOIs {
-			if v.jsonVOIMeta != (jsonVOIMeta{}) {
-				return fmt.Errorf("VOI %d: metadata (unit, scale, help, kind, count) in a version %d document", v.ID, JSONVersion)
-			}
-		}
-	case JSONVersionMeta:
-	default:
-		return fmt.Errorf("format %q version %d, want %q version %d or %d", jt.Format, jt.Version, JSONFormat, JSONVersion, JSONVersionMeta)
-	}
-	return nil
 }
 
 // jsonMetadata returns the metadata of the document jt.

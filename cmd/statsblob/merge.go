@@ -40,7 +40,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	m, used, errs := mergeFiles(files)
+	m, used, errs := mergeFiles("merge", files)
 	for _, err := range errs {
 		fs.fail(err)
 	}
@@ -72,11 +72,13 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 // or a merge that would overflow), are left out, each with an error naming
 // it. It returns the merged blob (nil if no file could be used), the
 // number of files merged, and the errors.
-func mergeFiles(files []string) (*blob.Blob, int, []error) {
+func mergeFiles(cmd string, files []string) (*blob.Blob, int, []error) {
 	var errs []error
 	var names []string
 	var blobs []*blob.Blob
-	for _, name := range files {
+	pr := newProgress(cmd, len(files))
+	for i, name := range files {
+		pr.read(i + 1)
 		b, err := readBlob(name)
 		if err != nil {
 			errs = append(errs, err)

@@ -131,7 +131,7 @@ type Server struct {
 	rot sync.RWMutex
 	cur *window
 
-	onClose func(Closed)
+	onClose []func(Closed)
 	levels  levels // each sender's latest gauges (levels.go)
 
 	reg      *prometheus.Registry
@@ -199,10 +199,11 @@ func (s *Server) Registry() *prometheus.Registry { return s.reg }
 // ServeHTTP serves POST /v1/blobs and GET /metrics.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
-// OnClose sets the function called with every window Rotate closes (after
-// the new window has started, outside the server's locks). Set it before
-// serving.
-func (s *Server) OnClose(f func(Closed)) { s.onClose = f }
+// OnClose adds a function called with every window Rotate closes (after
+// the new window has started, outside the server's locks), in the order
+// they were added: an OTLP pusher and a remote writer each ship the closed
+// windows. Add them before serving.
+func (s *Server) OnClose(f func(Closed)) { s.onClose = append(s.onClose, f) }
 
 // rejection is a refused post: status, reason label, one-line message.
 type rejection struct {
@@ -426,7 +427,7 @@ func (s *Server) Merged() []uint64 {
 
 // Rotate closes the current window and starts the next: the aggregates
 // start afresh. It waits for posts under way, which land in the closed
-// window. The closed window goes to the OnClose function, if any, and is
+// window. The closed window goes to the OnClose functions, if any, and is
 // returned.
 func (s *Server) Rotate() Closed {
 	s.rot.Lock()
@@ -436,8 +437,8 @@ func (s *Server) Rotate() Closed {
 	s.rot.Unlock()
 	s.windows.Inc()
 	c := Closed{Start: old.start, End: now, Blobs: s.withLevels(old.named())}
-	if s.onClose != nil {
-		s.onClose(c)
+	for _, f := range s.onClose {
+		f(c)
 	}
 	return c
 }

@@ -306,7 +306,7 @@ func (f *fakeExporter) Shutdown(context.Context) error   { f.shut = true; return
 func bytesSum(t *testing.T, rm metricdata.ResourceMetrics) metricdata.Sum[float64] {
 	t.Helper()
 	for _, m := range rm.ScopeMetrics[0].Metrics {
-		if m.Name == "kitchen_bytes" {
+		if m.Name == "kitchen.bytes" {
 			return m.Data.(metricdata.Sum[float64])
 		}
 	}

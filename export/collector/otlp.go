@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -38,7 +37,7 @@ func (s *Server) NewPusher(exp sdkmetric.Exporter, temp metricdata.Temporality) 
 		temp = metricdata.CumulativeTemporality
 	}
 	p := &Pusher{s: s, exp: exp, temp: temp,
-		res: resource.NewSchemaless(attribute.String("service.name", "statsblob-collector")),
+		res: otelResource(),
 		pushes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "statsblob_collector_otlp_pushes_total",
 			Help: "OTLP exports, by result."}, []string{"result"})}
 	p.pushes.WithLabelValues("ok")
@@ -48,6 +47,13 @@ func (s *Server) NewPusher(exp sdkmetric.Exporter, temp metricdata.Temporality) 
 		s.OnClose(func(c Closed) { _ = p.push(context.Background(), export.Static(c.Blobs...), c.End) })
 	}
 	return p
+}
+
+// otelResource is the collector's resource (otelexport.Resource): the
+// service, its instance and host, and OTEL_RESOURCE_ATTRIBUTES.
+func otelResource() *resource.Resource {
+	r, _ := otelexport.Resource(context.Background()) // a detector's failure leaves its attributes out
+	return r
 }
 
 // push exports the blobs of src as of now.

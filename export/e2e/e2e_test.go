@@ -1,5 +1,11 @@
-// Package e2e_test runs the collector against a real Prometheus server
-// (make e2e; STATSBLOB_E2E=1 enables it): the demo's blobs and blobs of a
+// Package e2e_test runs the collector against real servers (make e2e;
+// STATSBLOB_E2E=1 enables it): TestE2E scrapes with Prometheus,
+// TestE2ERemoteWrite remote-writes from two collectors into Prometheus and
+// sums their series in PromQL, TestE2EOTelCollector pushes OTLP through a
+// real OpenTelemetry Collector (export/e2e/otelcol, built by make e2e into
+// $OTELCOL, or by the test) to a test receiver.
+//
+// TestE2E: the demo's blobs and blobs of a
 // latency template with known samples are posted to statsblob-collector on
 // 127.0.0.1 (with -native), Prometheus scrapes it every second (protobuf,
 // native histograms enabled), and its HTTP API must answer with exactly what

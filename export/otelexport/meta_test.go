@@ -16,7 +16,8 @@ import (
 )
 
 // A VOI of microseconds with metadata exports in seconds with OTLP unit
-// "s", its help as the description; a level as a Gauge.
+// "s" (its name without the "_us"), its help as the description; a level
+// as a Gauge.
 func TestMetadataUnits(t *testing.T) {
 	tp, err := tpl.NewRegistry().New("HTTP")
 	require.NoError(t, err)
@@ -44,8 +45,8 @@ func TestMetadataUnits(t *testing.T) {
 		gs = append(gs, got{m.Name, m.Unit, m.Description, g.DataPoints[0].Value})
 	}
 	require.Equal(t, []got{
-		{"http_latency_seconds_max", "s", "Request latency. (MAX)", 0.0025},
-		{"http_inflight", "", "statsblob HTTP inflight: level (sum of relative updates) (INT_S64)", 2},
-		{"http_inflight_max", "", "statsblob HTTP inflight: MAX (INT_S64)", 3},
+		{"http.latency.max", "s", "Request latency. (MAX)", 0.0025},
+		{"http.inflight", "", "statsblob HTTP inflight: level (sum of relative updates) (INT_S64)", 2},
+		{"http.inflight.max", "", "statsblob HTTP inflight: MAX (INT_S64)", 3},
 	}, gs)
 }

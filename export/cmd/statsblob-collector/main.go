@@ -1,11 +1,13 @@
 // Command statsblob-collector receives statsblob blobs over HTTP and serves
 // their aggregates to Prometheus and OpenTelemetry:
 //
-//	statsblob-collector -templates FILE [-listen ADDR] [-window D] [-otlp URL]
+//	statsblob-collector -templates FILE [-listen ADDR] [-window D] [-otlp URL] [-remote-write URL]
 //
 // Services POST each blob's bytes to /v1/blobs?LABEL=VALUE&...; Prometheus
 // scrapes /metrics; with -otlp the aggregates are pushed to an OTLP/HTTP
-// receiver. SIGTERM or SIGINT stops it gracefully: requests under way
+// receiver; with -remote-write they are sent with Prometheus remote write
+// (package remotewrite): each window once it closes with -window, else
+// every -remote-write-interval. SIGTERM or SIGINT stops it gracefully: requests under way
 // finish, and a last OTLP push ships what was not yet shipped. See package
 // collector for the protocol and package export for the mapping.
 package main
@@ -30,6 +32,7 @@ import (
 
 	"github.com/statsblob/statsblob/export"
 	"github.com/statsblob/statsblob/export/collector"
+	"github.com/statsblob/statsblob/export/remotewrite"
 	"github.com/statsblob/statsblob/tpl"
 )
 
@@ -53,6 +56,20 @@ func (u units) Set(s string) error {
 	return nil
 }
 
+// labelFlag is a repeatable NAME=VALUE flag.
+type labelFlag []export.Label
+
+func (l *labelFlag) String() string { return "" }
+
+func (l *labelFlag) Set(s string) error {
+	name, value, ok := strings.Cut(s, "=")
+	if !ok || name == "" || value == "" {
+		return errors.New("want NAME=VALUE")
+	}
+	*l = append(*l, export.Label{Name: name, Value: value})
+	return nil
+}
+
 func run(ctx context.Context, args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("statsblob-collector", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -65,9 +82,16 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	namespace := fs.String("namespace", "", "metric name `PREFIX`")
 	quantiles := fs.String("quantiles", "0.5,0.9,0.99,0.999", "t-digest summary quantiles, comma-separated `LIST`")
 	native := fs.Bool("native", false, "also export t-digests as native (exponential) histograms")
+	otlpSummary := fs.Bool("otlp-summary", false, "push t-digests over OTLP as Summaries instead of exponential histograms")
 	maxAggs := fs.Int("max-aggregates", collector.DefaultMaxAggregates, "at most `N` label sets per window")
+	rwURL := fs.String("remote-write", "", "Prometheus remote write `URL` to send to (e.g. http://127.0.0.1:9090/api/v1/write)")
+	rwEvery := fs.Duration("remote-write-interval", 15*time.Second, "remote write interval `D` without -window (with -window: each window once it closes)")
+	rwHist := fs.String("remote-write-histograms", "auto", "t-digests as `auto` (native histograms unless the server refuses them), native or classic buckets")
+	rwQueue := fs.Int("remote-write-queue", remotewrite.DefaultQueueSize, "at most `N` snapshots waiting for remote write (the oldest is dropped and counted)")
+	rwLabels := labelFlag{}
+	fs.Var(&rwLabels, "remote-write-label", "`NAME=VALUE` added to every remote-written series: one per collector of a fleet (repeatable)")
 	us := units{}
-	fs.Var(us, "unit", "`VOI=UNIT` unit of a VOI's metric names, replacing the template's (and a unit suffix of the VOI's name), values unscaled (repeatable)")
+	fs.Var(us, "unit", "`VOI=UNIT`: a VOI's unit, a Prometheus word or UCUM code (seconds or s), replacing the template's and a unit suffix of the VOI's name; values unscaled (repeatable)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: statsblob-collector -templates FILE [-listen ADDR] [-window D] [-otlp URL] [flags]\n\n")
 		fs.PrintDefaults()
@@ -99,6 +123,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	default:
 		return usage("-otlp-temporality %q: cumulative or delta", *temporality)
 	}
+	rwMode, ok := map[string]remotewrite.HistogramMode{"auto": remotewrite.HistogramsAuto,
+		"native": remotewrite.HistogramsNative, "classic": remotewrite.HistogramsClassic}[*rwHist]
+	if !ok {
+		return usage("-remote-write-histograms %q: auto, native or classic", *rwHist)
+	}
 	var qs []float64
 	for _, f := range strings.Split(*quantiles, ",") {
 		q, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
@@ -120,8 +149,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", *templates, err))
 	}
-	s, err := collector.New(collector.Config{Templates: reg, Window: *window, MaxAggregates: *maxAggs,
-		Export: export.Options{Namespace: *namespace, Units: us, Quantiles: qs, NativeHistogram: *native}})
+	eopts := export.Options{Namespace: *namespace, Units: us, Quantiles: qs, NativeHistogram: *native, Summary: *otlpSummary}
+	s, err := collector.New(collector.Config{Templates: reg, Window: *window, MaxAggregates: *maxAggs, Export: eopts})
 	if err != nil {
 		return fail(err)
 	}
@@ -134,6 +163,20 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		pusher = s.NewPusher(exp, temp)
 		if temp == metricdata.CumulativeTemporality {
 			go pusher.Run(ctx, *otlpEvery)
+		}
+	}
+	var rw *remotewrite.Writer
+	if *rwURL != "" {
+		rw, err = remotewrite.New(remotewrite.Config{URL: *rwURL, Options: eopts, Histograms: rwMode,
+			Labels: rwLabels, QueueSize: *rwQueue})
+		if err != nil {
+			return fail(fmt.Errorf("-remote-write: %w", err))
+		}
+		s.Registry().MustRegister(rw.Collectors()...)
+		if *window > 0 {
+			s.OnClose(func(c collector.Closed) { _ = rw.Enqueue(c.Blobs, c.End, c.Start) })
+		} else {
+			go rw.Run(ctx, s, *rwEvery, time.Now)
 		}
 	}
 	ln, err := net.Listen("tcp", *listen)
@@ -165,6 +208,20 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	if pusher != nil {
 		if err := pusher.Close(sctx); err != nil {
 			code = fail(fmt.Errorf("last OTLP push: %w", err))
+		}
+	}
+	if rw != nil {
+		// The last state: the window under way closes (unless a delta
+		// OTLP push closed it already, which the writer saw), or the
+		// current aggregates.
+		switch {
+		case *window > 0 && !(pusher != nil && temp == metricdata.DeltaTemporality):
+			s.Rotate()
+		case *window <= 0:
+			_ = rw.Enqueue(s.Blobs(), time.Now(), time.Time{})
+		}
+		if err := rw.Close(sctx); err != nil {
+			code = fail(fmt.Errorf("last remote write: %w", err))
 		}
 	}
 	fmt.Fprintln(stderr, "statsblob-collector: stopped")

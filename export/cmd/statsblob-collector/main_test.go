@@ -54,10 +54,18 @@ func TestUsage(t *testing.T) {
 	f(2, `-otlp-temporality "sideways"`, "-templates", "t.json", "-otlp-temporality", "sideways")
 	f(2, `-quantiles: "x" is not a number`, "-templates", "t.json", "-quantiles", "0.5,x")
 	f(2, "want VOI=UNIT", "-unit", "rtt")
+	f(2, `-remote-write-histograms "sparse": auto, native or classic`, "-templates", "t.json", "-remote-write-histograms", "sparse")
+	f(2, "want NAME=VALUE", "-remote-write-label", "collector")
 	f(0, "usage: statsblob-collector", "-h")
 	f(1, "no such file", "-templates", filepath.Join(t.TempDir(), "none.json"))
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte("[{}]"), 0o644))
+	good := filepath.Join(t.TempDir(), "good.json")
+	tj, err := json.Marshal(fixture.Kitchen())
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(good, tj, 0o644))
+	f(1, "-remote-write: remotewrite: URL", "-templates", good, "-remote-write", "ftp://x")
+	f(1, `-remote-write: remotewrite: export: label name "le" is reserved`, "-templates", good, "-remote-write", "http://h/w", "-remote-write-label", "le=1")
 	f(1, "bad.json: collector: template 0", "-templates", bad)
 }
 
@@ -136,7 +144,7 @@ func TestServeAndTerminate(t *testing.T) {
 	var found bool
 	for _, sm := range pushed[0].ResourceMetrics[0].ScopeMetrics {
 		for _, m := range sm.Metrics {
-			if m.Name == "kitchen_bytes" {
+			if m.Name == "kitchen.bytes" {
 				found = true
 				require.Equal(t, 1448.0, m.GetSum().DataPoints[0].GetAsDouble())
 			}
