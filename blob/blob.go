@@ -21,6 +21,7 @@ type Blob struct {
 	b    []byte // the buffer; the blob is b[:cursz] (len(b) >= cursz)
 	plan *plan  // the layout, derived from b once (see plan.go)
 	env  *Env
+	ctl  *Control // VOIs switched off at run time (control.go); nil: all on
 
 	// digests holds the mean order of each t-digest statistic (indexed by
 	// statPlan.digest), made by its first update and kept by the later

@@ -54,5 +54,8 @@ func TestREADMEGoSnippets(t *testing.T) {
 		"reg := tpl.NewRegistry()  // or tpl.Default",                                              // TestREADMETour
 		"func service(ctx context.Context, collector string, requests <-chan request) error {",     // ship: TestREADMEService
 		"src := export.SourceFunc(func() []export.Named { // called at every scrape or collection", // export: TestREADMEExport
+		"tp, _ := devstat.Template(reg) // the stock I/O template",                                 // devstat: TestREADMEDevstat
+		"var ctl blob.Control",              // statdef: TestREADMEStatdef
+		"t.SetDescription(\"HTTP server\")", // derive: TestREADMEMeta
 	}, firsts, "a new Go snippet needs a test that compiles it")
 }

@@ -213,3 +213,30 @@ func (s *Sharded) Reset() {
 		s.shards[i].b.Reset()
 	}
 }
+
+// SetControl attaches c to every shard (nil detaches): see Blob.SetControl.
+// Snapshots are not controlled.
+func (s *Sharded) SetControl(c *Control) {
+	for i := range s.shards {
+		sh := &s.shards[i].shard
+		sh.mu.Lock()
+		sh.b.SetControl(c)
+		sh.mu.Unlock()
+	}
+}
+
+// ResetVOI resets VOI id's statistics in every shard, each under its lock
+// (see Blob.ResetVOI), so that a snapshot taken after it returns holds only
+// updates accepted after the shard's reset. Errors as Blob.ResetVOI's.
+func (s *Sharded) ResetVOI(id int32) error {
+	for i := range s.shards {
+		sh := &s.shards[i].shard
+		sh.mu.Lock()
+		err := sh.b.ResetVOI(id)
+		sh.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -140,6 +140,16 @@ func updateQ(bl *Blob, id int32, dt voi.DType, x qmath.Q, rel bool) error {
 		}
 		x = sum
 	}
+	if c := bl.ctl; c != nil && c.skip(uint(id)) {
+		if vp.state != 0 { // off: the level is kept, no statistic changes
+			prev, err := loadQ(x.Kind, b[vp.state:]).CpyValQ(x)
+			if err == nil {
+				storeQ(b[vp.state:], prev)
+			}
+			return err
+		}
+		return nil
+	}
 	compound := bl.plan.stats[vp.first : int(vp.first)+int(vp.nc)]
 	for i := range compound {
 		if serr := bl.compound(&compound[i], dt, x.Raw); serr != nil {

@@ -58,6 +58,9 @@ type Options struct {
 	// ("microseconds" or "us": TCP_RTT's MAX is
 	// tcp_default_tcp_rtt_microseconds_max in Prometheus, and
 	// tcp_default.tcp_rtt.max of unit "us" in OpenTelemetry; see UCUM).
+	// It overrides the template's metadata (tpl.VOIMeta): it replaces the
+	// VOI's unit and a unit suffix of its name, and values are exported
+	// unscaled (meta.go).
 	Units map[string]string
 	// Quantiles are the quantiles of t-digest summaries, each in [0, 1];
 	// nil means DefaultQuantiles. They are reported in ascending order.
@@ -116,6 +119,7 @@ type voiStats struct {
 	unit  string // the unit: a Prometheus word or a UCUM code, by convention
 	stats [voi.NumSTypes]*blob.Stat
 	hv    *histView // the histogram statistic, read
+	voiMeta
 }
 
 // Append appends the metrics of n's blob to dst, VOI by VOI in id order and
@@ -158,6 +162,7 @@ func (m *Mapper) Append(dst []Metric, n Named) ([]Metric, error) {
 			vs.hv = &h
 		}
 	}
+	m.readMeta(n.Template, b, n.Levels, vois)
 	if err := m.name(tplName, vois); err != nil {
 		return dst, err
 	}
@@ -167,10 +172,19 @@ func (m *Mapper) Append(dst []Metric, n Named) ([]Metric, error) {
 	}
 	out := dst
 	for _, vs := range vois {
+		if vs.hidden {
+			continue
+		}
 		var err error
+		k := len(out)
 		if out, err = m.appendVOI(out, vs, tplName, n.Labels, start); err != nil {
 			return dst, fmt.Errorf("export: %s %s: %w", tplName, vs.name, err)
 		}
+		vs.scaleVOI(out[k:])
+	}
+	out, err := m.appendDerived(out, n, tplName, vois, Metric{Labels: n.Labels, Start: start})
+	if err != nil {
+		return dst, err
 	}
 	return out, nil
 }
@@ -214,8 +228,14 @@ func (m *Mapper) digestKind() Kind {
 // of a histogram is decided from its data).
 func (m *Mapper) families(vs *voiStats) map[string]Kind {
 	f := map[string]Kind{}
+	if vs.hidden {
+		return f
+	}
 	if s := vs.stats[voi.Sum]; s != nil {
-		f[vs.base] = sumKind(vs.dt)
+		f[vs.base] = vs.sumKind()
+	}
+	if vs.level != nil {
+		f[m.levelName(vs)] = KindGauge
 	}
 	if vs.stats[voi.Max] != nil {
 		f[m.fam(vs, sfxMax)] = KindGauge
@@ -248,14 +268,14 @@ func (m *Mapper) families(vs *voiStats) map[string]Kind {
 // id appended; a collision that remains is an error.
 func (m *Mapper) name(tplName string, vois []*voiStats) error {
 	for _, vs := range vois {
-		u := m.opts.Units[vs.name]
+		u := vs.unit // the metadata's base unit or Units' (readMeta)
 		if m.otel() {
 			vs.unit = UCUM(u)
-			vs.base = otelName(m.opts.Namespace, tplName, vs.name)
+			vs.base = otelName(m.opts.Namespace, tplName, vs.nameForUnit())
 			continue
 		}
 		vs.unit = PromUnit(u)
-		vs.base = join(m.opts.Namespace, tplName, vs.name, vs.unit)
+		vs.base = join(m.opts.Namespace, tplName, vs.nameForUnit(), vs.unit)
 		if vs.base == "" || vs.base[0] >= '0' && vs.base[0] <= '9' {
 			vs.base = "_" + vs.base
 		}
@@ -317,11 +337,8 @@ func le64(p []byte) uint64 { return uint64(le32(p)) | uint64(le32(p[4:]))<<32 }
 func clean(s *blob.Stat) bool { return s != nil && s.Errs == 0 }
 
 func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []Label, start time.Time) ([]Metric, error) {
-	help := func(what string) string {
-		return fmt.Sprintf("statsblob %s %s: %s (%s)", tplName, vs.name, what, vs.dt)
-	}
 	metric := func(name string, k Kind, what string) Metric {
-		return Metric{Name: name, Help: help(what), Unit: vs.unit, Kind: k, Labels: labels, Start: start}
+		return Metric{Name: name, Help: vs.help(tplName, what), Unit: vs.unit, Kind: k, Labels: labels, Start: start}
 	}
 	// counts are counts of values, whatever the VOI's unit (UCUM: an
 	// annotation of the unit 1).
@@ -332,11 +349,7 @@ func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []
 		}
 		return mt
 	}
-	if s := vs.stats[voi.Sum]; s != nil {
-		mt := metric(vs.base, sumKind(vs.dt), "SUM")
-		mt.Value = numeric(s)
-		out = append(out, mt)
-	}
+	out = m.appendSumAndLevel(out, vs, metric)
 	// MAX and MIN start at the type's extremes: no value before an update.
 	var mm struct {
 		min, max float64
@@ -433,7 +446,7 @@ func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []
 			out = append(out, mt)
 		}
 		if m.digestKind() == KindExpHistogram || m.opts.NativeHistogram && !m.otel() {
-			e, err := expFromDigest(s.Data, dt, m.scale, cnt, sum)
+			e, err := expFromDigest(s.Data, dt, m.scale, cnt, sum, vs.scale)
 			if err != nil {
 				return out, err
 			}

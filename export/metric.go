@@ -134,6 +134,10 @@ type Named struct {
 	// Start overrides the accumulation start taken from the blob's last
 	// reset (zero: use the blob's).
 	Start time.Time
+	// Levels, by VOI id, replace the levels (the states of VOIs that take
+	// relative updates, exported as gauges) read from the blob, in the
+	// VOI's own units: a collector's sum of its senders' latest levels.
+	Levels map[int32]float64
 }
 
 // Source hands out the blobs to export at collection time. Blobs may be

@@ -34,7 +34,9 @@ func expIndex(v float64, scale int32) int {
 // (threshold 0) holds the digest's point mass at 0, if any. Scale 0 chooses
 // the scale (see Options.NativeScale). When the means span more than
 // MaxNativeBuckets buckets, the scale is lowered (down to -4).
-func expFromDigest(data []byte, dt voi.DType, scale int32, cnt uint64, sum float64) (*ExpHistogramPoint, error) {
+// us (> 0) converts the digest's values to the exported unit; sum is not
+// converted here.
+func expFromDigest(data []byte, dt voi.DType, scale int32, cnt uint64, sum, us float64) (*ExpHistogramPoint, error) {
 	e := &ExpHistogramPoint{Scale: scale, Count: cnt, Sum: sum}
 	if cnt == 0 {
 		return e, nil
@@ -42,7 +44,7 @@ func expFromDigest(data []byte, dt voi.DType, scale int32, cnt uint64, sum float
 	var posLo, posHi, negLo, negHi float64 // smallest and largest |mean| on each side
 	var means []float64
 	for c := range tdigest.Centroids(data, dt) {
-		m := c.Mean()
+		m := c.Mean() * us
 		means = append(means, m)
 		switch a := math.Abs(m); {
 		case m > 0:
@@ -73,7 +75,7 @@ func expFromDigest(data []byte, dt voi.DType, scale int32, cnt uint64, sum float
 	var cdfErr error
 	n := float64(cnt)
 	cum := func(x float64) uint64 {
-		f, err := tdigest.CDF(data, dt, x)
+		f, err := tdigest.CDF(data, dt, x/us)
 		if err != nil && cdfErr == nil {
 			cdfErr = err
 		}

@@ -91,6 +91,7 @@ type jsonTemplate struct {
 	Name    string    `json:"name"`
 	Hash    *uint32   `json:"hash,omitempty"`
 	VOIs    []jsonVOI `json:"vois"`
+	jsonTemplateMeta
 }
 
 // scanJSON checks, without decoding or allocating, that no array of the
@@ -160,6 +161,7 @@ type jsonVOI struct {
 	Prec      int        `json:"prec,omitempty"`
 	RelUpdate bool       `json:"relupdate,omitempty"`
 	Stats     []jsonStat `json:"stats"`
+	jsonVOIMeta
 }
 
 type jsonStat struct {
@@ -286,11 +288,13 @@ func u64p(v uint64) *uint64 { return &v }
 func (t *Template) MarshalJSON() ([]byte, error) {
 	t.mu.RLock()
 	name, hash, defs := t.name, t.hash, t.defs
+	meta := t.metaLocked()
 	t.mu.RUnlock()
-	if jt, ok := jsonOf(name, hash, defs, JSONVersion); ok {
-		return json.Marshal(jt)
+	jt, ok := jsonOf(name, hash, defs, JSONVersion)
+	if !ok {
+		jt, _ = jsonOf(name, hash, defs, JSONVersionPatterns)
 	}
-	jt, _ := jsonOf(name, hash, defs, JSONVersionPatterns)
+	putJSONMeta(&jt, meta)
 	return json.Marshal(jt)
 }
 
@@ -399,11 +403,13 @@ func ReadJSON(r *Registry, data []byte) (*Template, error) {
 		}
 		return nil, fmt.Errorf("tpl: template JSON: template %q rebuilds with hash %d, %s: %w", jt.Name, t.Hash(), recorded, voi.ErrInvalid)
 	}
-
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if id := r.lookupLocked(jt.Name, true, 0); id >= 0 {
 		if ex := r.tpls[id]; ex.Hash() == *jt.Hash {
+			if m := t.Metadata(); !t.meta.empty() {
+				_ = ex.SetMetadata(m) // checked on t, whose VOIs are ex's
+			}
 			return ex, nil
 		}
 		return nil, fmt.Errorf("tpl: template JSON: %q is registered with another hash: %w", jt.Name, voi.ErrExists)
@@ -487,6 +493,13 @@ func compileJSON(data []byte) (jsonTemplate, *Template, error) {
 		return jt, nil, fmt.Errorf("tpl: template JSON: %w", err)
 	}
 	if err := t.addVOIs(defs); err != nil {
+		return jt, nil, fmt.Errorf("tpl: template JSON: %w", err)
+	}
+	meta, err := jsonMetadata(&jt)
+	if err != nil {
+		return jt, nil, bad("%v", err)
+	}
+	if err := t.SetMetadata(meta); err != nil {
 		return jt, nil, fmt.Errorf("tpl: template JSON: %w", err)
 	}
 	return jt, t, nil

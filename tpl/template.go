@@ -29,6 +29,7 @@ type Template struct {
 	names atomic.Pointer[nameTable] // replaced, never changed, by AddVOI: read without the lock
 	defs  []VOIDef                  // VOIs in the order they were added
 	hash  uint32
+	meta  metadata // outside the bytes and the hash (meta.go)
 
 	// derived is what AppendDerived keeps for the current bytes; adding
 	// a VOI drops it.

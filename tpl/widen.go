@@ -34,14 +34,25 @@ const WideSlots = 2
 //     WideSlots times the slots (fewer, as many times for every digest,
 //     where that would pass 65,535 bytes).
 //
-// A blob of t converts into the wide template exactly (blob.Widen): every
+// The wide template keeps t's metadata (SetMetadata). A blob of t
+// converts into the wide template exactly (blob.Widen): every
 // count, sum, extreme and bucket, and every centroid. Errors wrap
 // voi.ErrInvalid (a template without VOIs) or voi.ErrTooBig.
 func Widen(t *Template) (*Template, error) {
 	t.mu.RLock()
 	sb, name := t.sb, t.name
 	t.mu.RUnlock()
-	return widenNamed(name, sb, func(id int) string { n, _ := t.VOIName(int32(id)); return n })
+	w, err := widenNamed(name, sb, func(id int) string { n, _ := t.VOIName(int32(id)); return n })
+	if err != nil {
+		return nil, err
+	}
+	// The metadata (units, help, kinds, counts, derived metrics) is the
+	// template's: exporters read it from the wide form the collector
+	// aggregates in.
+	if err := w.SetMetadata(t.Metadata()); err != nil {
+		return nil, fmt.Errorf("tpl: widen %s: metadata: %w", name, err)
+	}
+	return w, nil
 }
 
 // WidenLayout is Widen for the layout of b, a template's bytes or a

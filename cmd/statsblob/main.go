@@ -10,6 +10,8 @@
 //	statsblob merge -o OUT FILE...          merge blob files of one template
 //	statsblob quantile -voi V -q Q FILE...  merge blob files and print quantiles of a VOI
 //	statsblob plot -voi V [-svg F] FILE...  percentile table and plot of a VOI
+//	statsblob iostat [OLD] NEW              iostat's figures per device from devstat blobs
+//	statsblob derive -templates F [OLD] NEW the derived metrics a template declares
 //	statsblob run FILE...                   run conformance scenarios (FORMAT.md)
 //	statsblob gen [-coverage] SEED          print a generated scenario, or the generator's coverage
 //	statsblob diff -cref PATH -seeds A:B    run generated scenarios through a C build and the Go runner
@@ -64,6 +66,10 @@ func init() {
 			"statsblob quantile -voi TCP_RTT -q p50,p99,p99.9 -templates demo-out/templates.json demo-out/*.blob", runQuantile},
 		{"plot", "print a VOI's percentile table and a plot of its histogram or t-digest",
 			"statsblob plot -voi TCP_RTT -templates demo-out/templates.json -svg rtt.svg all.blob", runPlot},
+		{"iostat", "print iostat's figures per device from devstat blobs (one window, or two readings)",
+			"statsblob iostat readings/0900 readings/0905", runIostat},
+		{"derive", "print the derived metrics a blob's template declares (one reading, or two)",
+			"statsblob derive -templates templates.json -elapsed 5m old.blob new.blob", runDerive},
 		{"run", "run conformance scenarios and print their output",
 			"statsblob run testdata/conformance/scenarios/*.scn", runScenarios},
 		{"gen", "print generated conformance scenarios, or the generator's coverage",

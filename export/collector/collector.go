@@ -166,6 +166,7 @@ type Server struct {
 	set *aggregate.Set // the aggregates of the current window
 
 	onClose []func(Closed)
+	levels  levels // each sender's latest gauges (levels.go)
 
 	reg      *prometheus.Registry // own and the aggregates (promexport)
 	own      *prometheus.Registry // the server's own metrics
@@ -304,6 +305,7 @@ func (s *Server) accept(r *http.Request) *rejection {
 		if rej := s.merge(k, t, labels, b); rej != nil {
 			return rej
 		}
+		s.levels.record(levelKey(t, labels), r.Header.Get, s.cfg.Now(), b)
 		s.accepted.Inc()
 		s.bytesIn.Add(float64(len(body)))
 		return nil
@@ -422,9 +424,10 @@ func (s *Server) addRejection(err error, t *tpl.Template) *rejection {
 
 // Blobs returns the current window's aggregates, sorted by template hash
 // and labels, each starting at the window's start, as blobs of their
-// template's wide form (tpl.Widen). The blobs are never modified
-// afterwards. Blobs makes the Server an export.Source.
-func (s *Server) Blobs() []export.Named { return s.set.Blobs() }
+// template's wide form (tpl.Widen), with the sum of the senders' latest
+// levels. The blobs are never modified afterwards. Blobs makes the Server
+// an export.Source.
+func (s *Server) Blobs() []export.Named { return s.withLevels(s.set.Blobs()) }
 
 // posts returns how many blobs the current window's aggregates hold.
 func (s *Server) posts() uint64 { return s.set.Posts() }
@@ -443,6 +446,7 @@ func (s *Server) Merged() []uint64 { return s.set.Merged() }
 func (s *Server) Rotate() Closed {
 	c := s.set.Rotate(s.cfg.Now())
 	s.windows.Inc()
+	c.Blobs = s.withLevels(c.Blobs)
 	for _, f := range s.onClose {
 		f(c)
 	}

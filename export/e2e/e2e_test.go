@@ -205,7 +205,8 @@ func TestE2E(t *testing.T) {
 	ts, err := collector.LoadTemplates(reg, tj)
 	require.NoError(t, err)
 	lat := latTemplate(t, reg)
-	ts = append(ts, lat)
+	meta := metaTemplate(t, reg)
+	ts = append(ts, lat, meta)
 	all, err := json.Marshal(ts)
 	require.NoError(t, err)
 	tfile := filepath.Join(dir, "templates.json")
@@ -256,6 +257,8 @@ func TestE2E(t *testing.T) {
 		}
 	}
 	postAll(demoBlobs, "src=demo")
+	metaWant := postMeta(t, meta, colAddr)
+	posted += metaWant.posts
 	for h := range hosts {
 		postAll(latBlobs[h], fmt.Sprintf("src=lat&host=h%d", h))
 	}
@@ -389,6 +392,17 @@ func TestE2E(t *testing.T) {
 			// Buckets 9% wide (scale 3) around the digest's own estimate.
 			require.InDelta(t, 0.99, at, 0.01)
 		}
+	})
+
+	// Template metadata: a latency in microseconds exported in seconds
+	// with its count (a summary of sum and count, whose ratio is the
+	// mean), and a level exported as the sum of each sender's latest.
+	t.Run("units, counts and gauges", func(t *testing.T) {
+		require.Equal(t, metaWant.sumSeconds, one(t, promURL, `e2e_meta_latency_seconds_sum{src="meta"}`))
+		require.Equal(t, metaWant.count, one(t, promURL, `e2e_meta_latency_seconds_count{src="meta"}`))
+		require.Equal(t, metaWant.maxSeconds, one(t, promURL, `e2e_meta_latency_seconds_max{src="meta"}`))
+		require.Equal(t, metaWant.sumSeconds/metaWant.count, one(t, promURL, `e2e_meta_latency_seconds_sum{src="meta"} / e2e_meta_latency_seconds_count{src="meta"}`))
+		require.Equal(t, metaWant.level, one(t, promURL, `e2e_meta_inflight{src="meta"}`))
 	})
 
 	// A graceful stop.
