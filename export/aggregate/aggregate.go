@@ -33,6 +33,7 @@ import (
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/ship"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -44,8 +45,8 @@ import (
 // arrives. (The shipper's third header, Statsblob-Settled-Below, is not
 // needed by the check Once makes.)
 const (
-	HeaderSender = "Statsblob-Sender"
-	HeaderSeq    = "Statsblob-Seq"
+	HeaderSender = ship.HeaderSender // "Statsblob-Sender"
+	HeaderSeq    = ship.HeaderSeq    // "Statsblob-Seq"
 	MaxSenderLen = 128
 )
 
