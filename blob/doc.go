@@ -23,6 +23,15 @@
 // only a self-consistent blob (see Validate) and copies it, so later use can
 // never read out of range.
 //
+// # The C-shaped layer
+//
+// Init, Wrap, CloneInto, SnapshotInto and the untyped Update take the C's
+// buffers, sizes and bit patterns (stats_blob_init, stats_blob_clone,
+// stats_blob_snapshot, stats_voi_update); they live in cshaped.go and
+// their docs start "(C-shaped layer: ...)". They serve the conformance
+// runner and readers of FreeBSD's stats(3); Go code uses New, FromBytes,
+// Clone, Snapshot and the typed updates (or typed handles, U32Of, ...).
+//
 // # Overflow
 //
 // Every field of a blob has the fixed width of its C type, and one policy

@@ -33,7 +33,7 @@ func ExampleFold() {
 	u, _ := wide.FetchU64(0, voi.Sum)
 	fmt.Println("wide:", u, "saturated:", saturated)
 	// Output:
-	// Merge: blob: merge: VOI 0 SUM (INT_U32): value too large for defined data type
+	// Merge: blob: merge: VOI 0 SUM (INT_U32): value does not fit its type
 	// narrow: 4294967295 saturated: 1 errs: 1
 	// wide: 4294967385 saturated: 0
 }

@@ -33,8 +33,10 @@ import (
 // on (shards are handed out through a sync.Pool, which is per-processor),
 // so writers on different cores rarely share a shard or a cache line.
 //
-// Relative updates are not offered: their result depends on the order of
-// updates, which concurrent writers do not have. The zero value is not
+// Sharded has every update of a Blob but the relative ones (UpdateRel*),
+// whose result depends on the order of updates, which concurrent writers
+// do not have, and the C-shaped untyped Update. Typed handles (U32Of, ...)
+// update a Sharded as they update a Blob. The zero value is not
 // usable; use NewSharded. A Sharded must not be copied.
 type Sharded struct {
 	shards []paddedShard
@@ -147,6 +149,16 @@ func (s *Sharded) UpdateQ(id int32, q qmath.Q) error {
 	s.release(sh)
 	return err
 }
+
+// UpdateFloat is Blob.UpdateFloat for concurrent use.
+func (s *Sharded) UpdateFloat(id int32, x float64) error {
+	sh := s.acquire()
+	err := sh.b.UpdateFloat(id, x)
+	s.release(sh)
+	return err
+}
+
+func (*Sharded) updater() {}
 
 // lockAll locks every shard in index order (the only order anything takes
 // more than one shard lock in, so snapshots cannot deadlock).

@@ -143,7 +143,7 @@ func (m *Mapper) Append(dst []Metric, n Named) ([]Metric, error) {
 		if len(vois) == 0 || vois[len(vois)-1].id != int(id) {
 			vs := &voiStats{id: int(id), dt: s.VOIDType, name: fmt.Sprintf("voi%d", id)}
 			if n.Template != nil {
-				if name, ok := n.Template.VOIName(int(id)); ok && name != "" {
+				if name, ok := n.Template.VOIName(id); ok && name != "" {
 					vs.name = name
 				}
 			}

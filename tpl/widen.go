@@ -43,7 +43,7 @@ func Widen(t *Template) (*Template, error) {
 	t.mu.RLock()
 	sb, name := t.sb, t.name
 	t.mu.RUnlock()
-	return widenNamed(name, sb, func(id int) string { n, _ := t.VOIName(id); return n })
+	return widenNamed(name, sb, func(id int) string { n, _ := t.VOIName(int32(id)); return n })
 }
 
 // WidenLayout is Widen for the layout of b, a template's bytes or a

@@ -70,7 +70,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		}
 		return tpl.WidenLayout("wide", b.Bytes())
 	}
-	m, used, widened, errs := mergeFiles(files, widen)
+	m, used, widened, errs := mergeFiles("merge", files, widen)
 	for _, err := range errs {
 		fs.fail(err)
 	}
@@ -112,10 +112,12 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 // wide form of a blob's template), files whose merge would overflow are not
 // left out: the compatible files are folded into the wide form of their
 // template instead (see widenMerge).
-func mergeFiles(files []string, widen func(*blob.Blob) (*tpl.Template, error)) (m *blob.Blob, used int, widened bool, errs []error) {
+func mergeFiles(cmd string, files []string, widen func(*blob.Blob) (*tpl.Template, error)) (m *blob.Blob, used int, widened bool, errs []error) {
 	var names []string
 	var blobs []*blob.Blob
-	for _, name := range files {
+	pr := newProgress(cmd, len(files))
+	for i, name := range files {
+		pr.read(i + 1)
 		b, err := readBlob(name)
 		if err != nil {
 			errs = append(errs, err)

@@ -26,6 +26,7 @@ package aggregate
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -62,6 +63,8 @@ const (
 var (
 	// ErrLimit is a new aggregate beyond Config.MaxAggregates.
 	ErrLimit = errors.New("aggregate: too many aggregates")
+	// ErrTemplateLimit is a new aggregate beyond Config.MaxPerTemplate.
+	ErrTemplateLimit = errors.New("aggregate: too many aggregates of one template")
 )
 
 // Config configures a Set. The zero value uses the defaults.
@@ -76,6 +79,12 @@ type Config struct {
 	// MaxAggregates bounds the aggregates of a window (0:
 	// DefaultMaxAggregates).
 	MaxAggregates int
+	// MaxPerTemplate bounds the aggregates of one template in a window
+	// (0: MaxAggregates).
+	MaxPerTemplate int
+	// Now is the clock of the aggregates' last-add times (Expire; nil:
+	// time.Now).
+	Now func() time.Time
 	// MaxSenders bounds the senders whose sequence numbers are kept; a
 	// post of a new sender beyond it is merged without that check, and
 	// counted (0: DefaultMaxSenders).
@@ -114,9 +123,33 @@ type wideTpl struct {
 
 // window is the aggregates of one window.
 type window struct {
-	start time.Time
-	mu    sync.RWMutex // guards aggs
-	aggs  map[string]*group
+	start  time.Time
+	mu     sync.RWMutex // guards aggs and perTpl
+	aggs   map[string]*group
+	perTpl map[*tpl.Template]int // aggregates by template
+}
+
+func newWindow(start time.Time) *window {
+	return &window{start: start, aggs: map[string]*group{}, perTpl: map[*tpl.Template]int{}}
+}
+
+// admit reports whether w may take new aggregates of the templates in
+// fresh (how many of each) beyond the n it has. w.mu is held.
+func (s *Set) admit(w *window, fresh map[*tpl.Template]int) error {
+	total := 0
+	for _, k := range fresh {
+		total += k
+	}
+	if len(w.aggs)+total > s.cfg.MaxAggregates {
+		return fmt.Errorf("%w: %d aggregates in this window and %d new, at most %d", ErrLimit, len(w.aggs), total, s.cfg.MaxAggregates)
+	}
+	for t, k := range fresh {
+		if n := w.perTpl[t]; n+k > s.cfg.MaxPerTemplate {
+			return fmt.Errorf("%w: %d aggregates of template hash %d in this window and %d new, at most %d",
+				ErrTemplateLimit, n, t.Hash(), k, s.cfg.MaxPerTemplate)
+		}
+	}
+	return nil
 }
 
 // group is the aggregate of one template's blobs with one label set.
@@ -135,12 +168,14 @@ type group struct {
 	pub    *blob.Blob // the fold of all levels: published, never modified; nil when a level changed
 	blobs  uint64     // blobs added, folded or queued
 	last   *blob.Blob // the last blob added: the next ones are compared with it
+
+	lastAdd atomic.Int64 // the last add's time, Unix nanoseconds (Expire)
 }
 
 // New returns an empty Set whose first window starts at start. Errors
 // wrap voi.ErrInvalid: a negative setting.
 func New(cfg Config, start time.Time) (*Set, error) {
-	if cfg.Batch < 0 || cfg.PendingBytes < 0 || cfg.MaxAggregates < 0 || cfg.MaxSenders < 0 {
+	if cfg.Batch < 0 || cfg.PendingBytes < 0 || cfg.MaxAggregates < 0 || cfg.MaxPerTemplate < 0 || cfg.MaxSenders < 0 {
 		return nil, fmt.Errorf("aggregate: negative setting: %w", voi.ErrInvalid)
 	}
 	if cfg.Batch == 0 {
@@ -152,12 +187,18 @@ func New(cfg Config, start time.Time) (*Set, error) {
 	if cfg.MaxAggregates == 0 {
 		cfg.MaxAggregates = DefaultMaxAggregates
 	}
+	if cfg.MaxPerTemplate == 0 {
+		cfg.MaxPerTemplate = cfg.MaxAggregates
+	}
 	if cfg.MaxSenders == 0 {
 		cfg.MaxSenders = DefaultMaxSenders
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	return &Set{
 		cfg:     cfg,
-		cur:     &window{start: start, aggs: map[string]*group{}},
+		cur:     newWindow(start),
 		wide:    map[*tpl.Template]*wideTpl{},
 		senders: map[string]*sender{},
 	}, nil
@@ -233,15 +274,16 @@ func (s *Set) AddAll(items []Item) error {
 		}
 		win.mu.Lock()
 		fresh := map[string]bool{}
+		perTpl := map[*tpl.Template]int{}
 		for i, it := range items {
-			if aggs[i] == nil && win.aggs[it.Key] == nil {
+			if aggs[i] == nil && win.aggs[it.Key] == nil && !fresh[it.Key] {
 				fresh[it.Key] = true
+				perTpl[it.T]++
 			}
 		}
-		if len(win.aggs)+len(fresh) > s.cfg.MaxAggregates {
-			n := len(win.aggs)
+		if err := s.admit(win, perTpl); err != nil {
 			win.mu.Unlock()
-			return fmt.Errorf("%w: %d aggregates in this window and %d new, at most %d", ErrLimit, n, len(fresh), s.cfg.MaxAggregates)
+			return err
 		}
 		for i, it := range items {
 			if aggs[i] != nil {
@@ -253,6 +295,7 @@ func (s *Set) AddAll(items []Item) error {
 			}
 			aggs[i] = &group{t: it.T, w: ws[i], labels: it.Labels, pub: ws[i].empty}
 			win.aggs[it.Key] = aggs[i]
+			win.perTpl[it.T]++
 		}
 		win.mu.Unlock()
 	}
@@ -282,11 +325,12 @@ func (s *Set) aggregate(key string, t *tpl.Template, labels []export.Label) (*gr
 	if a = win.aggs[key]; a != nil {
 		return a, nil
 	}
-	if len(win.aggs) >= s.cfg.MaxAggregates {
-		return nil, fmt.Errorf("%w: %d aggregates in this window, at most %d", ErrLimit, len(win.aggs), s.cfg.MaxAggregates)
+	if err := s.admit(win, map[*tpl.Template]int{t: 1}); err != nil {
+		return nil, err
 	}
 	a = &group{t: t, w: w, labels: labels, pub: w.empty}
 	win.aggs[key] = a
+	win.perTpl[t]++
 	return a, nil
 }
 
@@ -299,6 +343,7 @@ func (a *group) add(s *Set, b *blob.Blob) error {
 		return err
 	}
 	a.queue = append(a.queue, b)
+	a.lastAdd.Store(s.cfg.Now().UnixNano())
 	n := int64(b.CurSz())
 	a.qbytes += n
 	a.blobs++
@@ -463,6 +508,7 @@ func (s *Set) Merged() []uint64 {
 type Closed struct {
 	Start, End time.Time
 	Blobs      []export.Named
+	Posts      uint64 // the blobs added to Blobs
 }
 
 // Rotate closes the current window at now and starts the next: the
@@ -472,11 +518,61 @@ type Closed struct {
 func (s *Set) Rotate(now time.Time) Closed {
 	s.rot.Lock()
 	old := s.cur
-	s.cur = &window{start: now, aggs: map[string]*group{}}
+	s.cur = newWindow(now)
 	s.rot.Unlock()
 	s.pruneSenders()
-	named, _ := s.named(old)
-	return Closed{Start: old.start, End: now, Blobs: named}
+	named, counts := s.named(old)
+	c := Closed{Start: old.start, End: now, Blobs: named}
+	for _, n := range counts {
+		c.Posts += n
+	}
+	return c
+}
+
+// Start returns the current window's start.
+func (s *Set) Start() time.Time {
+	s.rot.RLock()
+	defer s.rot.RUnlock()
+	return s.cur.start
+}
+
+// Posts returns how many blobs the current window's aggregates hold.
+func (s *Set) Posts() uint64 {
+	var n uint64
+	for _, k := range s.Merged() {
+		n += k
+	}
+	return n
+}
+
+// Expire drops the current window's aggregates whose last add was at or
+// before cutoff, so that their keys stop counting against the limits, and
+// returns how many it dropped and the last-add time of the least recently
+// added aggregate left (zero if none). It waits for adds under way (which
+// it never drops).
+func (s *Set) Expire(cutoff time.Time) (int, time.Time) {
+	s.rot.Lock() // no add is under way: none lands in a dropped aggregate
+	defer s.rot.Unlock()
+	w := s.cur
+	c := cutoff.UnixNano()
+	oldest := int64(math.MaxInt64)
+	n := 0
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for k, a := range w.aggs {
+		last := a.lastAdd.Load()
+		if last <= c {
+			delete(w.aggs, k)
+			w.perTpl[a.t]--
+			n++
+			continue
+		}
+		oldest = min(oldest, last)
+	}
+	if oldest == math.MaxInt64 {
+		return n, time.Time{}
+	}
+	return n, time.Unix(0, oldest)
 }
 
 // Stats are the Set's counters since it was made.

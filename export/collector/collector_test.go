@@ -150,7 +150,7 @@ func TestRejections(t *testing.T) {
 		{"empty", http.MethodPost, "host=a", nil, 400, "blob", "blob:"},
 		{"unknown template", http.MethodPost, "host=a", unknown, 422, "template", "unknown template hash"},
 		{"forged layout", http.MethodPost, "host=a", forged, 422, "layout", "blob does not fit its template"},
-		{"new label set over the limit", http.MethodPost, "host=c", good, 429, "limit", "2 aggregates in this window, at most 2"},
+		{"new label set over the limit", http.MethodPost, "host=c", good, 429, "limit", "aggregate: too many aggregates: 2 aggregates in this window and 1 new, at most 2 (-max-aggregates)"},
 		{"reserved label", http.MethodPost, "le=1", good, 400, "labels", `"le" is reserved`},
 		{"bad label name", http.MethodPost, "1host=a", good, 400, "labels", `label name "1host"`},
 		{"repeated label", http.MethodPost, "host=a&host=b", good, 400, "labels", `label "host" given 2 times`},
@@ -390,7 +390,7 @@ func TestOversizedChunked(t *testing.T) {
 	w := httptest.NewRecorder()
 	s.ServeHTTP(w, r)
 	require.Equal(t, http.StatusRequestEntityTooLarge, w.Code)
-	require.Equal(t, "body over the limit of 1000 bytes\n", w.Body.String())
+	require.Equal(t, "body over the limit of 1000 bytes (-max-body)\n", w.Body.String())
 	require.Equal(t, 1.0, counter(t, s, "size").value())
 	require.Empty(t, s.Blobs())
 }

@@ -154,20 +154,13 @@ func (s *Server) acceptBatch(r *http.Request) *rejection {
 	if r.Method != http.MethodPost {
 		return reject(http.StatusMethodNotAllowed, "method", "method %s not allowed: POST a batch", r.Method)
 	}
-	if r.ContentLength > MaxBatchBody {
-		return reject(http.StatusRequestEntityTooLarge, "size", "body of %d bytes over the limit of %d", r.ContentLength, MaxBatchBody)
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBatchBody+1))
-	if err != nil {
-		return reject(http.StatusBadRequest, "batch", "reading the body failed")
-	}
-	if len(body) > MaxBatchBody {
-		return reject(http.StatusRequestEntityTooLarge, "size", "body over the limit of %d bytes", MaxBatchBody)
+	body, rej := s.readBodyWithin(r, MaxBatchBody, "MaxBatchBody")
+	if rej != nil {
+		return rej
 	}
 	var items []aggregate.Item
 	ref := map[*tpl.Template]*blob.Blob{} // a checked blob of each template in the batch
-	var rej *rejection
-	err = DecodeBatch(body, func(i int, query string, p []byte) error {
+	err := DecodeBatch(body, func(i int, query string, p []byte) error {
 		q := r.URL.RawQuery
 		if query != "" && q != "" {
 			q += "&" + query
@@ -220,7 +213,7 @@ func (s *Server) acceptBatch(r *http.Request) *rejection {
 			}
 		}
 		if err := s.set.AddAll(add); err != nil {
-			return addRejection(err, items[0].T)
+			return s.addRejection(err, items[0].T)
 		}
 		n := 0
 		for _, it := range add {
@@ -232,11 +225,11 @@ func (s *Server) acceptBatch(r *http.Request) *rejection {
 	})
 }
 
-// metrics serves GET /metrics in the Prometheus text format: the
+// renderText renders GET /metrics in the Prometheus text format: the
 // aggregates through promexport.Text (each aggregate rendered again only
-// when it changed), the server's own metrics from its registry; gzipped
-// when the client accepts it.
-func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
+// when it changed) within the scrape bounds, the server's own metrics from
+// its registry; gzipped when the client accepts it.
+func (s *Server) renderText(w http.ResponseWriter, r *http.Request) {
 	own, err := s.own.Gather()
 	if err != nil {
 		http.Error(w, "gathering the collector's metrics failed", http.StatusInternalServerError)
@@ -254,7 +247,8 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		}()
 		out = gz
 	}
-	_ = s.text.Write(out, own)
+	om, _ := s.text.WriteWithin(out, own, s.cfg.MaxScrapeSeries, s.cfg.MaxScrapeBytes)
+	s.noteOmitted(om.BySeries, om.ByBytes)
 }
 
 // gzipPool holds the scrapes' compressors (fastest level: a scrape of

@@ -2,6 +2,7 @@ package promexport
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"math"
 	"slices"
@@ -43,6 +44,8 @@ type rendered struct {
 	start  time.Time
 	fams   []famText
 	seen   bool // handed out by the source in the latest scrape
+	series int  // sample lines
+	size   int  // bytes of the lines
 }
 
 // famText is one family's lines of one blob.
@@ -60,6 +63,20 @@ func (c *Collector) NewText() *Text {
 // example a registry's own metrics, from Gather) to w, families in name
 // order, and returns the first write error.
 func (t *Text) Write(w io.Writer, extra []*dto.MetricFamily) error {
+	_, err := t.WriteWithin(w, extra, 0, 0)
+	return err
+}
+
+// Omitted counts the blobs a WriteWithin left out, by the bound they would
+// have passed.
+type Omitted struct{ BySeries, ByBytes int }
+
+// WriteWithin is Write with at most maxSeries sample lines and maxBytes
+// bytes of the source's blobs (0: no bound): blobs past either bound, in
+// the source's order, are left out and counted.
+func (t *Text) WriteWithin(w io.Writer, extra []*dto.MetricFamily, maxSeries, maxBytes int) (Omitted, error) {
+	var om Omitted
+	series, size := 0, 0
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	type family struct {
@@ -90,9 +107,22 @@ func (t *Text) Write(w io.Writer, extra []*dto.MetricFamily) error {
 				continue
 			}
 			r = &rendered{labels: n.Labels, start: n.Start, fams: renderBlob(ms)}
+			for _, ft := range r.fams {
+				r.series += bytes.Count(ft.lines, []byte{'\n'})
+				r.size += len(ft.lines)
+			}
 			t.cache[n.Blob] = r
 		}
 		r.seen = true
+		switch {
+		case maxSeries > 0 && series+r.series > maxSeries:
+			om.BySeries++
+			continue
+		case maxBytes > 0 && size+r.size > maxBytes:
+			om.ByBytes++
+			continue
+		}
+		series, size = series+r.series, size+r.size
 		for i := range r.fams {
 			ft := &r.fams[i]
 			f := get(ft.name)
@@ -116,7 +146,7 @@ func (t *Text) Write(w io.Writer, extra []*dto.MetricFamily) error {
 		f := fams[name]
 		if f.extra != nil {
 			if _, err := expfmt.MetricFamilyToText(bw, f.extra); err != nil {
-				return err
+				return om, err
 			}
 			if f.parts == nil {
 				continue
@@ -133,11 +163,11 @@ func (t *Text) Write(w io.Writer, extra []*dto.MetricFamily) error {
 		_ = bw.WriteByte('\n')
 		for _, p := range f.parts {
 			if _, err := bw.Write(p); err != nil {
-				return err
+				return om, err
 			}
 		}
 	}
-	return bw.Flush()
+	return om, bw.Flush()
 }
 
 var (
