@@ -94,10 +94,27 @@ func (d *digest[N]) mergeInputsRef(g geometry, ins []inputRef) error {
 		ncs += len(in.cs)
 	}
 	var items []item
-	if len(ins) > 1 && (ncs > d.maxn || heavy) {
+	// Distinct means, written out: when the inputs' means repeat and
+	// their distinct values fit, one centroid per value.
+	means := map[int64]uint64{}
+	for _, in := range ins {
+		for _, c := range in.cs {
+			means[c.v] += c.n
+		}
+	}
+	if len(ins) > 1 && (ncs > d.maxn || heavy) && len(means) <= d.maxn && len(means) < ncs {
+		for v, n := range means {
+			items = append(items, item{v, n})
+		}
+	} else if len(ins) > 1 && (ncs > d.maxn || heavy) {
 		items = make([]item, 0, 4*ncs)
+		// The range of the inputs' means, written out.
+		lo, hi := g.lim, -g.lim
 		for _, in := range ins {
-			items = splitCentroids(items, in.cs, g.lim)
+			lo, hi = min(lo, in.cs[0].v), max(hi, in.cs[len(in.cs)-1].v)
+		}
+		for _, in := range ins {
+			items = splitCentroids(items, in.cs, lo, hi)
 		}
 	} else {
 		items = make([]item, 0, ncs)
