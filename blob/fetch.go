@@ -20,6 +20,10 @@ type Stat struct {
 	Data     []byte    // the data; aliases the blob, read-only, changes with updates
 	Errs     uint8     // errors counted by updates, saturating at 255
 	Valid    bool      // updated since the last reset (VS_VSDVALID)
+
+	// blob is the blob's bytes, for a histogram or t-digest: Quantile and
+	// CDF read the VOI's MIN and MAX from it.
+	blob []byte
 }
 
 // Fetch returns statistic st of VOI id (stats_voistat_fetch_dptr). A slot
@@ -49,6 +53,9 @@ func statAt(b []byte, id int32, v abi.VOI, j int) Stat {
 		st.Data = b[s.DataOff : int(s.DataOff)+int(s.DSz)]
 		st.Errs = s.Errs
 		st.Valid = s.Flags&voi.StatValid != 0
+		if s.SType == voi.Hist || s.SType == voi.TDgst {
+			st.blob = b
+		}
 	}
 	return st
 }

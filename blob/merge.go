@@ -346,7 +346,9 @@ func mergeStat(dd, sd []byte, st voi.SType, dt voi.DType, bounds [2]float64) err
 }
 
 // sampleBounds returns the MIN and MAX of VOI id in blob bytes b, when it
-// keeps both and both were updated (NaN otherwise): the range of the
+// keeps both, both were updated and neither counted an error (an update
+// that failed for MIN may have left a sample below it; NaN otherwise):
+// the range of the
 // samples of its t-digest, which a merge of digests keeps its centroids
 // in (see tdigest.MergeAll). Merges of blobs merge MIN and MAX before the
 // digests, so b's are those of all the merged blobs.
@@ -357,7 +359,7 @@ func sampleBounds(b []byte, id int32) [2]float64 {
 		return nan
 	}
 	mn, mx := statAt(b, id, v, int(voi.Min)), statAt(b, id, v, int(voi.Max))
-	if mn.Type != voi.Min || !mn.Valid || mx.Type != voi.Max || !mx.Valid {
+	if mn.Type != voi.Min || !mn.Valid || mn.Errs != 0 || mx.Type != voi.Max || !mx.Valid || mx.Errs != 0 {
 		return nan
 	}
 	lo, err1 := mn.Value()

@@ -323,11 +323,7 @@ func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []
 		for _, q := range m.quantiles {
 			v := math.NaN()
 			if cnt > 0 {
-				if mm.ok {
-					v, err = tdigest.QuantileBounded(s.Data, dt, q, mm.min, mm.max)
-				} else {
-					v, err = tdigest.Quantile(s.Data, dt, q)
-				}
+				v, err = s.Quantile(q) // bounded by MIN and MAX as mm is
 				if err != nil {
 					return out, err
 				}

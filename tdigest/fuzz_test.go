@@ -54,7 +54,7 @@ func FuzzUpdateMerge(f *testing.F) {
 			case 15: // merge b into a
 				before, _ := tdigest.Count(a, dt)
 				add, _ := tdigest.Count(b, dt)
-				err := tdigest.Merge(a, b, dt)
+				err := tdigest.MergeAll(a, dt, b)
 				after, _ := tdigest.Count(a, dt)
 				if err == nil && after != before+add {
 					t.Fatalf("merge of %d samples into %d gave %d", add, before, after)

@@ -12,8 +12,10 @@ import (
 	"github.com/statsblob/statsblob/voi"
 )
 
-// Merge adds the samples of digest src to digest dst, both of type dt: it
-// is MergeAll(dst, dt, src).
+// Merge adds the samples of digest src to digest dst, both of type dt.
+//
+// Deprecated: Merge is MergeAll(dst, dt, src); use MergeAll (or, for
+// blobs, blob.MergeAll).
 func Merge(dst, src []byte, dt voi.DType) error {
 	return MergeAll(dst, dt, src)
 }
@@ -23,6 +25,12 @@ func Merge(dst, src []byte, dt voi.DType) error {
 // The result has dst's geometry (centroid slots, precision, 32 or 64 bits)
 // and is a digest as Build and Update leave one (Validate accepts it;
 // updates continue it as the C would).
+//
+// MergeAll is the byte-level building block of merges: blob.MergeAll,
+// which merges whole blobs (every statistic, the digests of all inputs in
+// one MergeAll each), is the merge to use for blobs, and it lets the
+// digests' centroids spread out to the VOI's MIN and MAX, which MergeAll
+// alone does not know.
 //
 // The algorithm is the merging t-digest of Dunning and Ertl ("Computing
 // extremely accurate quantiles using t-digests", 2019), adapted to the C's

@@ -131,8 +131,8 @@ func TestMergeOrderIndependent(t *testing.T) {
 	for _, dt := range []voi.DType{voi.TDgstClust32, voi.TDgstClust64} {
 		ds := randomDigests(t, dt, 20, 12, 2)
 		ab, ba := bytes.Clone(ds[0]), bytes.Clone(ds[1])
-		require.NoError(t, tdigest.Merge(ab, ds[1], dt))
-		require.NoError(t, tdigest.Merge(ba, ds[0], dt))
+		require.NoError(t, tdigest.MergeAll(ab, dt, ds[1]))
+		require.NoError(t, tdigest.MergeAll(ba, dt, ds[0]))
 		require.Equal(t, ab, ba, "%v: Merge(a, b) != Merge(b, a)", dt)
 
 		ref := mustBuild(t, dt, 20, 8)
@@ -155,7 +155,7 @@ func TestMergeIntoEmpty(t *testing.T) {
 		src := randomDigests(t, dt, 20, 1, 3)[0]
 		for _, d := range [][]byte{mustBuild(t, dt, 20, 8), digestOf(t, dt, 20, 8, 1, 5, 6, 7)} {
 			tdigest.Reset(d, dt) // an emptied digest keeps stale bytes in its free slots
-			require.NoError(t, tdigest.Merge(d, src, dt))
+			require.NoError(t, tdigest.MergeAll(d, dt, src))
 			require.Equal(t, src, d)
 		}
 		dst := bytes.Clone(src)
@@ -171,12 +171,12 @@ func TestMergeKeepsSamplesThatFit(t *testing.T) {
 	dt := voi.TDgstClust64
 	a := digestOf(t, dt, 10, 8, 1, 1, 5, 9)
 	b := digestOf(t, dt, 10, 8, 2, 2, 3, 100)
-	require.NoError(t, tdigest.Merge(a, b, dt))
+	require.NoError(t, tdigest.MergeAll(a, dt, b))
 	require.Equal(t, [][2]float64{{1, 1}, {2, 1}, {3, 1}, {5, 1}, {9, 1}, {100, 1}}, centroids(a, dt))
 
 	c := digestOf(t, dt, 3, 8, 1, 10, 10, 20, 20, 30, 30, 40, 41) // compressed: heavier centroids
 	d := digestOf(t, dt, 3, 8, 2, 1000, 1001, 1002, 1003)
-	require.NoError(t, tdigest.Merge(c, d, dt))
+	require.NoError(t, tdigest.MergeAll(c, dt, d))
 	require.NoError(t, tdigest.Validate(c, dt))
 	require.Equal(t, uint64(12), count(t, c, dt))
 	m, err := tdigest.Mean(c, dt)
@@ -192,7 +192,7 @@ func TestMergeGeometries(t *testing.T) {
 	dst := digestOf(t, dt, 8, 4, 1, 1, 2, 3)
 	fine := mustBuild(t, dt, 30, 32)
 	require.NoError(t, tdigest.MergeWeighted(fine, dt, []float64{1.03125, 7.5}, []uint64{3, 2}))
-	require.NoError(t, tdigest.Merge(dst, fine, dt))
+	require.NoError(t, tdigest.MergeAll(dst, dt, fine))
 	require.NoError(t, tdigest.Validate(dst, dt))
 	require.Equal(t, uint64(8), count(t, dst, dt))
 	require.Equal(t, uint(4), tdigest.ReadCentroid(dst, dt, 0).Mu.NFBits())
@@ -201,7 +201,7 @@ func TestMergeGeometries(t *testing.T) {
 	// bits in all): clamped to the largest mean, 2^12 - 2^-48.
 	big := digestOf(t, dt, 4, 4, 1, 1<<50)
 	small := digestOf(t, dt, 4, 48, 1, 1)
-	require.NoError(t, tdigest.Merge(small, big, dt))
+	require.NoError(t, tdigest.MergeAll(small, dt, big))
 	require.NoError(t, tdigest.Validate(small, dt))
 	require.Equal(t, [][2]float64{{1, 1}, {math.Ldexp(1<<60-1, -48), 1}}, centroids(small, dt))
 	require.Equal(t, uint64(1<<60-1)<<3|uint64(tdigest.ReadCentroid(small, dt, 0).Mu.Raw&7), tdigest.ReadCentroid(small, dt, 1).Mu.Raw)
@@ -215,11 +215,11 @@ func TestMergeOverflow(t *testing.T) {
 	require.NoError(t, tdigest.MergeWeighted(heavy, dt, []float64{1, 2, 3}, []uint64{1 << 30, 1 << 30, 1<<31 - 2}))
 	require.Equal(t, uint64(1<<32-2), count(t, heavy, dt))
 	one := digestOf(t, dt, 4, 4, 1, 5)
-	require.NoError(t, tdigest.Merge(bytes.Clone(heavy), one, dt), "2^32-1 samples fit")
+	require.NoError(t, tdigest.MergeAll(bytes.Clone(heavy), dt, one), "2^32-1 samples fit")
 
 	two := digestOf(t, dt, 4, 4, 1, 5, 6)
 	before := bytes.Clone(heavy)
-	err := tdigest.Merge(heavy, two, dt)
+	err := tdigest.MergeAll(heavy, dt, two)
 	require.ErrorIs(t, err, voi.ErrOverflow)
 	require.ErrorContains(t, err, "more than 4294967295 samples")
 	require.Equal(t, before, heavy)
@@ -229,7 +229,7 @@ func TestMergeOverflow(t *testing.T) {
 	tiny := mustBuild(t, dt, 1, 4)
 	require.NoError(t, tdigest.MergeWeighted(tiny, dt, []float64{1}, []uint64{1<<31 - 1}))
 	before = bytes.Clone(tiny)
-	err = tdigest.Merge(tiny, one, dt)
+	err = tdigest.MergeAll(tiny, dt, one)
 	require.ErrorIs(t, err, voi.ErrOverflow)
 	require.Equal(t, before, tiny)
 }
@@ -248,11 +248,11 @@ func TestMergeErrors(t *testing.T) {
 		require.ErrorIs(t, err, voi.ErrInvalid)
 		require.ErrorContains(t, err, "merge source 1")
 		require.Equal(t, before, a)
-		err = tdigest.Merge(bad, a, dt)
+		err = tdigest.MergeAll(bad, dt, a)
 		require.ErrorIs(t, err, voi.ErrInvalid)
 		require.ErrorContains(t, err, "merge destination")
 		none := mustBuild(t, dt, 0, 4)
-		require.ErrorIs(t, tdigest.Merge(none, a, dt), voi.ErrInvalid)
+		require.ErrorIs(t, tdigest.MergeAll(none, dt, a), voi.ErrInvalid)
 	}
 }
 

@@ -82,7 +82,7 @@ func ExampleIter() {
 
 // Merging two digests: every sample counted, the destination's size kept,
 // and the same bytes whichever digest is the destination.
-func ExampleMerge() {
+func ExampleMergeAll_two() {
 	a, _ := tdigest.Build(voi.TDgstClust64, 6, 4)
 	b, _ := tdigest.Build(voi.TDgstClust64, 6, 4)
 	env := &tdigest.Env{Rand: bsdrand.New(1)}
@@ -91,10 +91,10 @@ func ExampleMerge() {
 		_ = tdigest.Update(b, voi.TDgstClust64, voi.IntU64, 1000+i, env)
 	}
 	ab, ba := bytes.Clone(a), bytes.Clone(b)
-	if err := tdigest.Merge(ab, b, voi.TDgstClust64); err != nil {
+	if err := tdigest.MergeAll(ab, voi.TDgstClust64, b); err != nil {
 		fmt.Println(err)
 	}
-	_ = tdigest.Merge(ba, a, voi.TDgstClust64)
+	_ = tdigest.MergeAll(ba, voi.TDgstClust64, a)
 	n, _ := tdigest.Count(ab, voi.TDgstClust64)
 	med, _ := tdigest.Quantile(ab, voi.TDgstClust64, 0.5)
 	fmt.Println(n, "samples, valid:", tdigest.Validate(ab, voi.TDgstClust64) == nil, ", same bytes:", bytes.Equal(ab, ba))
