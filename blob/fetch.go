@@ -10,7 +10,10 @@ import (
 // Stat is a view of one statistic of a blob: which VOI and statistic it
 // is, its data and its status (what stats_voistat_fetch_dptr returns, with
 // the VOI beside it). Fetch and Stats return it; its methods read the
-// value, the count and estimates.
+// value, the count and estimates. A histogram's or t-digest's Stat from
+// Fetch or Stats also sees the blob's bytes, so that Quantile and CDF are
+// bounded by the VOI's MIN and MAX as they are when updated; a Stat built
+// by hand answers without them.
 type Stat struct {
 	VOI      int32     // the VOI's id
 	VOIDType voi.DType // the VOI's data type
