@@ -260,7 +260,11 @@ func (dst *Blob) mergeInto(d, s []byte, count, digests bool) error {
 			var err error
 			if sp.stype != voi.TDgst || digests {
 				end := int(sp.dataOff) + int(sp.dsz)
-				err = mergeStat(d[sp.dataOff:end], s[sp.dataOff:end], sp.stype, sp.dtype, sampleBounds(d, int32(id)))
+				bounds := unbounded
+				if sp.stype == voi.TDgst {
+					bounds = sampleBounds(d, int32(id))
+				}
+				err = mergeStat(d[sp.dataOff:end], s[sp.dataOff:end], sp.stype, sp.dtype, bounds)
 			}
 			if err != nil {
 				err = fmt.Errorf("VOI %d %v (%v): %w", id, sp.stype, sp.dtype, err)
@@ -345,6 +349,9 @@ func mergeStat(dd, sd []byte, st voi.SType, dt voi.DType, bounds [2]float64) err
 	return nil
 }
 
+// unbounded is the sample range of a VOI that does not keep MIN and MAX.
+var unbounded = [2]float64{math.NaN(), math.NaN()}
+
 // sampleBounds returns the MIN and MAX of VOI id in blob bytes b, when it
 // keeps both, both were updated and neither counted an error (an update
 // that failed for MIN may have left a sample below it; NaN otherwise):
@@ -353,7 +360,7 @@ func mergeStat(dd, sd []byte, st voi.SType, dt voi.DType, bounds [2]float64) err
 // in (see tdigest.MergeAll). Merges of blobs merge MIN and MAX before the
 // digests, so b's are those of all the merged blobs.
 func sampleBounds(b []byte, id int32) [2]float64 {
-	nan := [2]float64{math.NaN(), math.NaN()}
+	nan := unbounded
 	v := abi.ReadVOI(b, abi.VOIAt(int(id)))
 	if int(v.MaxID) < int(voi.Min) || int(v.MaxID) < int(voi.Max) {
 		return nan
