@@ -41,10 +41,6 @@ func Merge(dst, src []byte, dt voi.DType) error {
 //     dst becomes empty as Build makes it.
 //   - If all centroids of all inputs fit in dst's slots, the result holds
 //     them all, unchanged.
-//   - If two or more inputs hold samples, their means repeat (the same
-//     value in several inputs) and their distinct means fit in dst's
-//     slots, the result holds one centroid per distinct mean: discrete
-//     samples (a few integers) stay exact.
 //   - Otherwise the centroids of all inputs are pooled; when two or more
 //     inputs hold samples, each centroid of count n > 1 is first spread
 //     into up to four parts towards its neighbours in its own digest (see
@@ -198,7 +194,6 @@ type mergeScratch struct {
 	h     []float64 // combine: each item's scale, once computed
 	out   []item    // combine's groups
 	seg   []int32   // combine: each item's segment
-	uniq  []int64   // distinctMeans: the means seen, ascending
 	// lo and hi bound the samples of the inputs, as the caller knows them
 	// (a VOI's MIN and MAX), NaN if unknown: see dataRange.
 	lo, hi float64
@@ -307,12 +302,7 @@ func (d *digest[N]) mergeInputs(g geometry, sc *mergeScratch) error {
 		ncs += in.end - in.start
 	}
 	items := sc.cs
-	distinct := false // the inputs' means repeat, and their distinct values fit
 	if len(sc.ins) > 1 && (ncs > d.maxn || heavy) {
-		k := sc.distinctMeans(d.maxn)
-		distinct = k <= d.maxn && k < ncs
-	}
-	if len(sc.ins) > 1 && (ncs > d.maxn || heavy) && !distinct {
 		lo, hi := sc.dataRange(g)
 		items = slices.Grow(sc.parts[:0], 4*ncs)
 		for _, in := range sc.ins {
@@ -321,9 +311,6 @@ func (d *digest[N]) mergeInputs(g geometry, sc *mergeScratch) error {
 		sc.parts = items
 	}
 	sc.tmp = sortItems(items, sc.tmp)
-	if distinct {
-		items = coalesce(items)
-	}
 	if len(items) > d.maxn {
 		items = sc.combine(items, total, d.maxn)
 	}
@@ -334,41 +321,6 @@ func (d *digest[N]) mergeInputs(g geometry, sc *mergeScratch) error {
 	}
 	d.rebuild(g.ctrl, items, total, comp)
 	return nil
-}
-
-// distinctMeans returns the number of distinct means among the inputs'
-// centroids, or slots+1 if there are more than slots. Discrete samples (a
-// few integers, as counts or status codes give) make the C's digests keep
-// one centroid per value, every sample of it equal to its mean; spreading
-// them would put merged means between the values.
-func (sc *mergeScratch) distinctMeans(slots int) int {
-	u := sc.uniq[:0]
-	defer func() { sc.uniq = u }()
-	for _, c := range sc.cs {
-		i, found := slices.BinarySearch(u, c.v)
-		if found {
-			continue
-		}
-		if len(u) == slots {
-			return slots + 1
-		}
-		u = slices.Insert(u, i, c.v)
-	}
-	return len(u)
-}
-
-// coalesce returns the items (sorted by mean) with the items of equal
-// mean combined into one, in place.
-func coalesce(items []item) []item {
-	out := items[:0]
-	for _, it := range items {
-		if k := len(out) - 1; k >= 0 && out[k].v == it.v {
-			out[k].n += it.n
-			continue
-		}
-		out = append(out, it)
-	}
-	return out
 }
 
 // sortItems sorts items by mean, then count, with tmp (returned, grown)

@@ -94,19 +94,7 @@ func (d *digest[N]) mergeInputsRef(g geometry, ins []inputRef) error {
 		ncs += len(in.cs)
 	}
 	var items []item
-	// Distinct means, written out: when the inputs' means repeat and
-	// their distinct values fit, one centroid per value.
-	means := map[int64]uint64{}
-	for _, in := range ins {
-		for _, c := range in.cs {
-			means[c.v] += c.n
-		}
-	}
-	if len(ins) > 1 && (ncs > d.maxn || heavy) && len(means) <= d.maxn && len(means) < ncs {
-		for v, n := range means {
-			items = append(items, item{v, n})
-		}
-	} else if len(ins) > 1 && (ncs > d.maxn || heavy) {
+	if len(ins) > 1 && (ncs > d.maxn || heavy) {
 		items = make([]item, 0, 4*ncs)
 		// The range of the inputs' means, written out.
 		lo, hi := g.lim, -g.lim
