@@ -60,6 +60,32 @@ func ExampleQuantile() {
 	// tdigest: quantile outside [0, 1]: invalid argument
 }
 
+// The bounded queries for samples known to lie in [min, max] (a VOI's MIN
+// and MAX; blob.Stat.Quantile passes them): between min and the first
+// centroid, and between the last one and max, they interpolate instead
+// of stopping at the outermost means. Two centroids, at 10 and 30, of one
+// sample each; the samples were in [0, 40].
+func ExampleQuantileBounded() {
+	dt := voi.TDgstClust64
+	d, _ := tdigest.Build(dt, 8, 4)
+	env := &tdigest.Env{Rand: bsdrand.New(1)}
+	_ = tdigest.Update(d, dt, voi.IntU64, 10, env)
+	_ = tdigest.Update(d, dt, voi.IntU64, 30, env)
+	for _, q := range []float64{0, 0.125, 1} {
+		plain, _ := tdigest.Quantile(d, dt, q)
+		bounded, _ := tdigest.QuantileBounded(d, dt, q, 0, 40)
+		fmt.Printf("Q(%v): %v, bounded %v\n", q, plain, bounded)
+	}
+	plain, _ := tdigest.CDF(d, dt, 35)
+	bounded, _ := tdigest.CDFBounded(d, dt, 35, 0, 40)
+	fmt.Printf("CDF(35): %v, bounded %v\n", plain, bounded)
+	// Output:
+	// Q(0): 10, bounded 0
+	// Q(0.125): 10, bounded 5
+	// Q(1): 30, bounded 40
+	// CDF(35): 1, bounded 0.875
+}
+
 // Walking the centroids in mean order without allocating. (A centroid
 // holding one sample at the low end takes no other: the t-digest bound
 // there is below two samples, hence the two centroids at 3.)
