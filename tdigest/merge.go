@@ -457,7 +457,9 @@ func (sc *mergeScratch) dataRange(g geometry) (lo, hi int64) {
 // becomes min(n, 4) parts of equal counts (up to one sample).
 //
 // Its samples are modelled as spread from the midpoint to its left
-// neighbour to the midpoint to its right one, with a piecewise linear
+// neighbour to the midpoint to its right one (towards a neighbour of less
+// than a third of its count, as far as its share of the two counts: see
+// shareOf), with a piecewise linear
 // density (as in Dunning's interpolation between centroids): a
 // centroid's own density is its count over its width (half the gaps to
 // its neighbours on both sides), and the density at a midpoint is the
@@ -494,12 +496,25 @@ func splitCentroids(out, cs []item, lo, hi int64) []item {
 			continue
 		}
 		gl, gr := gapAt(cs, i), gapAt(cs, i+1)
-		dl, dr := min(gl/2, float64(2*gr)), min(gr/2, float64(2*gl))
+		sl, sr := 0.5, 0.5 // each side's share of its gap
+		if i > 0 {
+			sl = shareOf(c.n, cs[i-1].n)
+		}
+		if i+1 < len(cs) {
+			sr = shareOf(c.n, cs[i+1].n)
+		}
+		if i == 0 {
+			sl = sr
+		} else if i+1 == len(cs) {
+			sr = sl
+		}
+		nl, nr := float64(gl*sl), float64(gr*sr)
+		dl, dr := min(nl, float64(4*nr)), min(nr, float64(4*nl))
 		if gl > float64(gapCut*gr) {
-			dl = gr / 2
+			dl = nr
 		}
 		if gr > float64(gapCut*gl) {
-			dr = gl / 2
+			dr = nl
 		}
 		if !(dl+dr > 0) {
 			out = append(out, c)
@@ -516,6 +531,18 @@ func splitCentroids(out, cs []item, lo, hi int64) []item {
 		out = appendParts(out, c, lo, hi, dl, dr, fa, fc, fb)
 	}
 	return out
+}
+
+// shareOf returns how much of the gap between a centroid of count n and
+// its neighbour of count nb the centroid's samples are modelled to span:
+// half, or n's share of n+nb when the neighbour holds less than a third
+// of n (the C's clustering of sorted or drifting input collapses into a
+// heavy centroid between light ones, whose samples reach close to them).
+func shareOf(n, nb uint64) float64 {
+	if s := float64(n) / float64(float64(n)+float64(nb)); s >= 0.75 {
+		return s
+	}
+	return 0.5
 }
 
 // gapAt returns the gap between cs[i-1] and cs[i] (len(cs) >= 2), the
