@@ -539,10 +539,10 @@ func splitCentroids(out, cs []item, lo, hi int64) []item {
 // of n (the C's clustering of sorted or drifting input collapses into a
 // heavy centroid between light ones, whose samples reach close to them).
 func shareOf(n, nb uint64) float64 {
-	if s := float64(n) / float64(float64(n)+float64(nb)); s >= 0.75 {
-		return s
+	if nb > n/3 { // n < 3·nb, exactly: most centroids, without a division
+		return 0.5
 	}
-	return 0.5
+	return float64(n) / float64(float64(n)+float64(nb))
 }
 
 // gapAt returns the gap between cs[i-1] and cs[i] (len(cs) >= 2), the
