@@ -37,9 +37,9 @@ func statData(bl *blob.Blob, id int32) []blob.Stat {
 	var out []blob.Stat
 	for v, s := range bl.Stats() {
 		if v == id {
-			s.Data = append([]byte(nil), s.Data...)
-			s.Offset = 0
-			out = append(out, s)
+			// the exported fields only: a Stat also refers to its blob
+			out = append(out, blob.Stat{VOI: s.VOI, VOIDType: s.VOIDType, Type: s.Type, DType: s.DType,
+				Data: append([]byte(nil), s.Data...), Errs: s.Errs, Valid: s.Valid})
 		}
 	}
 	return out

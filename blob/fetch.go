@@ -10,7 +10,10 @@ import (
 // Stat is a view of one statistic of a blob: which VOI and statistic it
 // is, its data and its status (what stats_voistat_fetch_dptr returns, with
 // the VOI beside it). Fetch and Stats return it; its methods read the
-// value, the count and estimates.
+// value, the count and estimates. A histogram's or t-digest's Stat from
+// Fetch or Stats also sees the blob's bytes, so that Quantile and CDF are
+// bounded by the VOI's MIN and MAX as they are when updated; a Stat built
+// by hand answers without them.
 type Stat struct {
 	VOI      int32     // the VOI's id
 	VOIDType voi.DType // the VOI's data type
@@ -20,6 +23,10 @@ type Stat struct {
 	Data     []byte    // the data; aliases the blob, read-only, changes with updates
 	Errs     uint8     // errors counted by updates, saturating at 255
 	Valid    bool      // updated since the last reset (VS_VSDVALID)
+
+	// blob is the blob's bytes, for a histogram or t-digest: Quantile and
+	// CDF read the VOI's MIN and MAX from it.
+	blob []byte
 }
 
 // Fetch returns statistic st of VOI id (stats_voistat_fetch_dptr). A slot
@@ -49,6 +56,9 @@ func statAt(b []byte, id int32, v abi.VOI, j int) Stat {
 		st.Data = b[s.DataOff : int(s.DataOff)+int(s.DSz)]
 		st.Errs = s.Errs
 		st.Valid = s.Flags&voi.StatValid != 0
+		if s.SType == voi.Hist || s.SType == voi.TDgst {
+			st.blob = b
+		}
 	}
 	return st
 }

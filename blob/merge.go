@@ -269,7 +269,11 @@ func (dst *Blob) mergeInto(d, s []byte, count, digests bool) error {
 					err = fmt.Errorf("saturated: %w", voi.ErrOverflow)
 				}
 			case sp.stype != voi.TDgst || digests:
-				err = mergeStat(d[sp.dataOff:end], s[sp.dataOff:end], sp.stype, sp.dtype)
+				bounds := unbounded
+				if sp.stype == voi.TDgst {
+					bounds = sampleBounds(d, int32(id))
+				}
+				err = mergeStat(d[sp.dataOff:end], s[sp.dataOff:end], sp.stype, sp.dtype, bounds)
 			}
 			if err != nil {
 				err = fmt.Errorf("VOI %d %v (%v): %w", id, sp.stype, sp.dtype, err)
@@ -313,7 +317,8 @@ func (dst *Blob) mergeDigestsOnce(d []byte, srcs []*Blob, count bool) error {
 			sds[i] = s.b[sp.dataOff:end]
 		}
 		// The blobs' digests are valid (see package trusted).
-		err := trusted.TDigestMergeAll(dd, sp.dtype, sds...)
+		bounds := sampleBounds(d, int32(id))
+		err := trusted.TDigestMergeAllIn(dd, sp.dtype, bounds[0], bounds[1], sds...)
 		if err == nil {
 			continue
 		}
@@ -324,7 +329,7 @@ func (dst *Blob) mergeDigestsOnce(d []byte, srcs []*Blob, count bool) error {
 		first = cmp.Or(first, err)
 		se := d[sp.statOff : int(sp.statOff)+abi.StatSize]
 		for _, sd := range sds {
-			if tdigest.Merge(dd, sd, sp.dtype) != nil {
+			if trusted.TDigestMergeAllIn(dd, sp.dtype, bounds[0], bounds[1], sd) != nil {
 				se[abi.StatOffErrs] = uint8(min(int(se[abi.StatOffErrs])+1, abi.MaxErrs))
 			}
 		}
@@ -335,8 +340,9 @@ func (dst *Blob) mergeDigestsOnce(d []byte, srcs []*Blob, count bool) error {
 // mergeStat merges one statistic's data: the one place each kind of
 // statistic merges. Its callers merge blobs found compatible (same
 // layout, histogram bounds and precisions), whose digests are valid, so
-// the lower packages skip those checks (package trusted).
-func mergeStat(dd, sd []byte, st voi.SType, dt voi.DType) error {
+// the lower packages skip those checks (package trusted). A t-digest's
+// samples lie in bounds (see sampleBounds).
+func mergeStat(dd, sd []byte, st voi.SType, dt voi.DType, bounds [2]float64) error {
 	switch st {
 	case voi.Sum, voi.Max, voi.Min:
 		return mergeNumeric(dd, sd, st, dt)
@@ -347,9 +353,37 @@ func mergeStat(dd, sd []byte, st voi.SType, dt voi.DType) error {
 		}
 		return err
 	case voi.TDgst:
-		return trusted.TDigestMergeAll(dd, dt, sd)
+		return trusted.TDigestMergeAllIn(dd, dt, bounds[0], bounds[1], sd)
 	}
 	return nil
+}
+
+// unbounded is the sample range of a VOI that does not keep MIN and MAX.
+var unbounded = [2]float64{math.NaN(), math.NaN()}
+
+// sampleBounds returns the MIN and MAX of VOI id in blob bytes b, when it
+// keeps both, both were updated and neither counted an error (an update
+// that failed for MIN may have left a sample below it; NaN otherwise):
+// the range of the
+// samples of its t-digest, which a merge of digests keeps its centroids
+// in (see tdigest.MergeAll). Merges of blobs merge MIN and MAX before the
+// digests, so b's are those of all the merged blobs.
+func sampleBounds(b []byte, id int32) [2]float64 {
+	nan := unbounded
+	v := abi.ReadVOI(b, abi.VOIAt(int(id)))
+	if int(v.MaxID) < int(voi.Min) || int(v.MaxID) < int(voi.Max) {
+		return nan
+	}
+	mn, mx := statAt(b, id, v, int(voi.Min)), statAt(b, id, v, int(voi.Max))
+	if mn.Type != voi.Min || !mn.Valid || mn.Errs != 0 || mx.Type != voi.Max || !mx.Valid || mx.Errs != 0 {
+		return nan
+	}
+	lo, err1 := mn.Value()
+	hi, err2 := mx.Value()
+	if err1 != nil || err2 != nil || !(lo <= hi) {
+		return nan
+	}
+	return [2]float64{lo, hi}
 }
 
 // sameLayout checks that two blobs share a template: the same hash, sizes,

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"iter"
+	"math"
 
 	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/internal/abi"
@@ -80,26 +81,29 @@ func (s Stat) Count() (uint64, error) {
 }
 
 // Quantile estimates the q-quantile (0 <= q <= 1) of the samples of a
-// t-digest (tdigest.Quantile) or a histogram (hist.Quantile). Errors wrap
-// voi.ErrEmpty (which wraps voi.ErrNotFound) when it holds no samples,
-// voi.ErrInvalid for a q outside [0, 1], voi.ErrTypeMismatch for another
-// statistic.
-func (s Stat) Quantile(q float64) (float64, error) {
-	return s.quantile(q, nil)
-}
-
-// quantile is Quantile, with the VOI's MIN and MAX for a t-digest when
-// bounds is not nil and they hold samples.
-func (s Stat) quantile(q float64, bounds *[2]Stat) (x float64, err error) {
+// t-digest or a histogram: the answer of the library, the CLI (statsblob
+// quantile) and the exporters. When the VOI keeps MIN and MAX, both were
+// updated since the last reset and neither counted an error, they bound
+// the answer: a t-digest's estimate below its first centroid and above
+// its last reaches out to them (tdigest.QuantileBounded), so q = 0 gives
+// MIN and q = 1 MAX; a histogram's (hist.Quantile) is clamped to [MIN,
+// MAX]. Without them it is tdigest.Quantile's or hist.Quantile's.
+//
+// Errors wrap voi.ErrEmpty (which wraps voi.ErrNotFound) when it holds no
+// samples, voi.ErrInvalid for a q outside [0, 1], voi.ErrTypeMismatch for
+// another statistic.
+func (s Stat) Quantile(q float64) (x float64, err error) {
+	lo, hi, bounded := s.bounds()
 	switch {
-	case s.DType.IsTDigest() && bounds != nil:
-		lo, _ := bounds[0].Value()
-		hi, _ := bounds[1].Value()
+	case s.DType.IsTDigest() && bounded:
 		x, err = tdigest.QuantileBounded(s.Data, s.DType, q, lo, hi)
 	case s.DType.IsTDigest():
 		x, err = tdigest.Quantile(s.Data, s.DType, q)
 	case s.DType.IsHist():
 		x, err = hist.Quantile(s.Data, s.DType, s.VOIDType, q)
+		if bounded {
+			x = min(max(x, lo), hi)
+		}
 	default:
 		err = voi.ErrTypeMismatch
 	}
@@ -109,17 +113,29 @@ func (s Stat) quantile(q float64, bounds *[2]Stat) (x float64, err error) {
 	return x, nil
 }
 
-// CDF estimates the fraction of a t-digest's (tdigest.CDF) or histogram's
-// (hist.CDF) samples that are at most x. Errors as for Quantile (a NaN x is
-// voi.ErrInvalid).
-func (s Stat) CDF(x float64) (float64, error) {
-	var p float64
-	var err error
+// CDF estimates the fraction of a t-digest's or histogram's samples that
+// are at most x, the inverse of Quantile: bounded by the VOI's MIN and MAX
+// in the same way (0 below MIN, 1 at or above MAX; a t-digest's estimate
+// below its first centroid and above its last interpolates from and to
+// them, tdigest.CDFBounded), else tdigest.CDF's or hist.CDF's. Errors as
+// for Quantile (a NaN x is voi.ErrInvalid).
+func (s Stat) CDF(x float64) (p float64, err error) {
+	lo, hi, bounded := s.bounds()
 	switch {
+	case s.DType.IsTDigest() && bounded:
+		p, err = tdigest.CDFBounded(s.Data, s.DType, x, lo, hi)
 	case s.DType.IsTDigest():
 		p, err = tdigest.CDF(s.Data, s.DType, x)
 	case s.DType.IsHist():
 		p, err = hist.CDF(s.Data, s.DType, s.VOIDType, x)
+		if err == nil && bounded {
+			switch {
+			case x < lo:
+				p = 0
+			case x >= hi:
+				p = 1
+			}
+		}
 	default:
 		err = voi.ErrTypeMismatch
 	}
@@ -127,6 +143,16 @@ func (s Stat) CDF(x float64) (float64, error) {
 		return 0, s.errorf("CDF", "", err)
 	}
 	return p, nil
+}
+
+// bounds returns the MIN and MAX of the statistic's VOI, read from the
+// blob now, if they bound its samples (see sampleBounds).
+func (s Stat) bounds() (lo, hi float64, ok bool) {
+	if s.blob == nil {
+		return 0, 0, false
+	}
+	b := sampleBounds(s.blob, s.VOI)
+	return b[0], b[1], !math.IsNaN(b[0])
 }
 
 // errorf wraps err with the operation and the statistic.
@@ -138,11 +164,9 @@ func (s Stat) errorf(op, reason string, err error) error {
 }
 
 // Quantile estimates the q-quantile (0 <= q <= 1) of VOI id's samples from
-// its t-digest or, if it keeps none, its histogram. A t-digest's estimate
-// below its first and above its last centroid reaches towards the VOI's
-// MIN and MAX when the VOI keeps both and they were updated since the last
-// reset (tdigest.QuantileBounded). Use Fetch and Stat.Quantile to choose
-// the statistic.
+// its t-digest or, if it keeps none, its histogram, as Stat.Quantile does:
+// bounded by the VOI's MIN and MAX when it keeps them. Use Fetch and
+// Stat.Quantile to choose the statistic.
 //
 // Errors wrap voi.ErrNotFound for an id that names no VOI or a VOI with
 // neither statistic, voi.ErrEmpty (which wraps voi.ErrNotFound) when the
@@ -153,17 +177,12 @@ func (bl *Blob) Quantile(id int32, q float64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if s.Type == voi.TDgst {
-		if bounds, ok := bl.minMax(id); ok {
-			return s.quantile(q, &bounds)
-		}
-	}
 	return s.Quantile(q)
 }
 
 // CDF estimates the fraction of VOI id's samples that are at most x, from
-// its t-digest or, if it keeps none, its histogram. Errors as for
-// Quantile (a NaN x wraps voi.ErrInvalid).
+// its t-digest or, if it keeps none, its histogram, as Stat.CDF does.
+// Errors as for Quantile (a NaN x wraps voi.ErrInvalid).
 func (bl *Blob) CDF(id int32, x float64) (float64, error) {
 	s, err := bl.distribution(id, "CDF")
 	if err != nil {
@@ -190,15 +209,4 @@ func (bl *Blob) distribution(id int32, op string) (Stat, error) {
 		}
 	}
 	return Stat{}, fmt.Errorf("blob: %s of VOI %d: it keeps neither a t-digest nor a histogram: %w", op, id, voi.ErrNotFound)
-}
-
-// minMax returns VOI id's MIN and MAX if it keeps both and both were
-// updated since the last reset.
-func (bl *Blob) minMax(id int32) (mm [2]Stat, ok bool) {
-	v := abi.ReadVOI(bl.b, abi.VOIAt(int(id)))
-	if int(v.MaxID) < int(voi.Min) {
-		return mm, false
-	}
-	mm[0], mm[1] = statAt(bl.b, id, v, int(voi.Min)), statAt(bl.b, id, v, int(voi.Max))
-	return mm, mm[0].Type == voi.Min && mm[0].Valid && mm[1].Type == voi.Max && mm[1].Valid
 }

@@ -71,6 +71,12 @@ func ExampleBlob_Quantile() {
 	below, _ := b.CDF(1, 150)
 	fmt.Printf("p50 %.0f, CDF(150) %.2f\n", p50, below)
 
+	// The VOI keeps MIN and MAX: they bound every answer, so Q(0) and
+	// Q(1) are the true extremes.
+	q0, _ := b.Quantile(1, 0)
+	q1, _ := b.Quantile(1, 1)
+	fmt.Printf("Q(0) %.0f, Q(1) %.0f\n", q0, q1)
+
 	h, _ := b.Fetch(1, voi.Hist) // or ask the histogram
 	hp50, _ := h.Quantile(0.5)
 	fmt.Printf("histogram p50 %.0f\n", hp50)
@@ -79,6 +85,7 @@ func ExampleBlob_Quantile() {
 	fmt.Println(errors.Is(err, voi.ErrNotFound), err)
 	// Output:
 	// p50 200, CDF(150) 0.24
+	// Q(0) 100, Q(1) 299
 	// histogram p50 200
 	// true blob: quantile of VOI 0: it keeps neither a t-digest nor a histogram: not found
 }

@@ -3,6 +3,7 @@ package blob_test
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -136,9 +137,7 @@ func TestQuantileAndCDF(t *testing.T) {
 		got, err := bl.Quantile(0, q)
 		require.NoError(t, err)
 		require.Equal(t, want, got, "q %g", q)
-		// The statistic alone: without the bounds.
-		want, err = tdigest.Quantile(td.Data, td.DType, q)
-		require.NoError(t, err)
+		// The statistic gives the blob's answer.
 		got, err = td.Quantile(q)
 		require.NoError(t, err)
 		require.Equal(t, want, got, "q %g", q)
@@ -150,7 +149,7 @@ func TestQuantileAndCDF(t *testing.T) {
 		require.Equal(t, want, got, "q %g", q)
 	}
 	for _, x := range []float64{-1, 0, 250, 999, 5000} {
-		want, err := tdigest.CDF(td.Data, td.DType, x)
+		want, err := tdigest.CDFBounded(td.Data, td.DType, x, float64(mn), float64(mx))
 		require.NoError(t, err)
 		got, err := bl.CDF(0, x)
 		require.NoError(t, err)
@@ -174,6 +173,67 @@ func TestQuantileAndCDF(t *testing.T) {
 	require.InDelta(t, 500, p50, 100)
 	p50, _ = bl.Quantile(1, 0.5)
 	require.InDelta(t, 500, p50, 100)
+}
+
+// TestQuantileBoundedByMinMax merges a fleet of blobs whose VOI 0 keeps
+// MIN, MAX, a histogram and a 32-slot t-digest and checks that every
+// answer lies within the samples: Q(0) and Q(1) of the digest are MIN and
+// MAX, the histogram's are clamped to them, the CDF is 0 below MIN and 1
+// at MAX, Stat and Blob answer alike, and every merged centroid's mean
+// lies in [MIN, MAX] (the merge spreads centroids only as far as MIN and
+// MAX).
+func TestQuantileBoundedByMinMax(t *testing.T) {
+	tp := latency(t)
+	r := rand.New(rand.NewPCG(7, 7))
+	lo, hi := uint64(math.MaxUint64), uint64(0)
+	var blobs []*blob.Blob
+	for range 60 {
+		bl := blob.New(tp, fixedEnv())
+		for range 20 + r.IntN(200) {
+			v := 1000 + uint64(math.Exp(r.NormFloat64()+5))
+			lo, hi = min(lo, v), max(hi, v)
+			require.NoError(t, bl.UpdateU64(0, v))
+		}
+		blobs = append(blobs, bl)
+	}
+	all, err := blob.MergeAll(nil, blobs...)
+	require.NoError(t, err)
+	mn, _ := all.FetchU64(0, voi.Min)
+	mx, _ := all.FetchU64(0, voi.Max)
+	require.Equal(t, []uint64{lo, hi}, []uint64{mn, mx})
+	td, err := all.Fetch(0, voi.TDgst)
+	require.NoError(t, err)
+	for c := range tdigest.Centroids(td.Data, td.DType) {
+		require.True(t, c.Mean() >= float64(lo) && c.Mean() <= float64(hi), "centroid %v outside [%d, %d]", c.Mean(), lo, hi)
+	}
+	h, err := all.Fetch(0, voi.Hist)
+	require.NoError(t, err)
+	for _, c := range []struct {
+		q, want float64
+	}{{0, float64(lo)}, {1, float64(hi)}} {
+		got, err := all.Quantile(0, c.q)
+		require.NoError(t, err)
+		require.Equal(t, c.want, got, "q %g", c.q)
+		got, err = td.Quantile(c.q)
+		require.NoError(t, err)
+		require.Equal(t, c.want, got, "q %g", c.q)
+	}
+	// The histogram's buckets end at 1000: its open last bucket's samples
+	// sit at 1000 unless MIN clamps them.
+	hq, err := hist.Quantile(h.Data, h.DType, voi.IntU64, 0.5)
+	require.NoError(t, err)
+	require.Equal(t, 1000.0, hq)
+	got, err := h.Quantile(0.5)
+	require.NoError(t, err)
+	require.Equal(t, float64(lo), got)
+	for _, s := range []blob.Stat{td, h} {
+		p, err := s.CDF(float64(lo) - 0.5)
+		require.NoError(t, err)
+		require.Zero(t, p, "%v", s.Type)
+		p, err = s.CDF(float64(hi))
+		require.NoError(t, err)
+		require.Equal(t, 1.0, p, "%v", s.Type)
+	}
 }
 
 func TestQuantileErrors(t *testing.T) {

@@ -42,6 +42,9 @@ func compatible(dst, src []byte, hdt voi.DType) (geom, error) {
 // Merge reports saturated = true, so the caller can count an error as
 // updates do. Different types, sizes or bounds (see Compatible) give an
 // error wrapping voi.ErrInvalid and leave dst unchanged.
+//
+// Merge is the byte-level building block of merges; blob.Merge and
+// blob.MergeAll merge blobs (every statistic of every VOI).
 func Merge(dst, src []byte, hdt voi.DType) (saturated bool, err error) {
 	g, err := compatible(dst, src, hdt)
 	if err != nil {

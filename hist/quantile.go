@@ -111,6 +111,10 @@ func estimate(data []byte, hdt, voiDT voi.DType) (geom, uint64, error) {
 // are point masses at lb. Overlapping buckets (DRHIST, unsorted USR) add
 // up. Bounds are read as Float64 does.
 //
+// Quantile is a byte-level building block: it knows only the histogram.
+// blob.Stat.Quantile and blob.Blob.Quantile give a VOI's answer (clamped
+// to the VOI's MIN and MAX when it keeps them).
+//
 // Errors: q outside [0,1] or NaN, or arguments Update rejects, wrap
 // voi.ErrInvalid; a histogram without counts is ErrEmpty.
 func Quantile(data []byte, hdt, voiDT voi.DType, q float64) (float64, error) {
@@ -227,8 +231,9 @@ func cdfSum(data []byte, g geom, dt voi.DType, x float64, left bool) float64 {
 
 // CDF estimates the fraction of the values counted in histogram data that
 // are at most x, with the model of Quantile (oob counts excluded, uniform
-// within a bucket, point masses at finite bounds). Errors as for Quantile;
-// a NaN x wraps voi.ErrInvalid.
+// within a bucket, point masses at finite bounds). Like Quantile, it is a
+// building block (see blob.Stat.CDF). Errors as for Quantile; a NaN x
+// wraps voi.ErrInvalid.
 func CDF(data []byte, hdt, voiDT voi.DType, x float64) (float64, error) {
 	if math.IsNaN(x) {
 		return 0, errNaN

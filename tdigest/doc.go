@@ -68,11 +68,16 @@
 //
 // # Beyond the C
 //
-// Validate checks bytes from elsewhere. Quantile, CDF, Mean, Count, Iter
-// and Centroids read a digest; MergeAll, Merge and MergeWeighted merge
-// digests (and weighted samples) into a digest of the destination's
-// geometry, exactly counted and independent of the order of the inputs
-// (the C has no merge; see MergeAll); ReadInfo and ReadCentroid expose the
-// raw layout.
+// Validate checks bytes from elsewhere. Quantile, QuantileBounded, CDF,
+// CDFBounded, Mean, Count, Iter and Centroids read a digest; MergeAll and
+// MergeWeighted merge digests (and weighted samples) into a digest of the
+// destination's geometry, exactly counted, independent of the order of
+// the inputs and inside the samples' range (the C has no merge; see
+// MergeAll); ReadInfo and ReadCentroid expose the raw layout.
+//
+// These are byte-level building blocks. A program holding blobs asks
+// package blob: Blob.Quantile, Blob.CDF, Stat.Quantile and Stat.CDF (one
+// answer for the library, the CLI and the exporters, bounded by the VOI's
+// MIN and MAX when it keeps them), and blob.MergeAll for merges.
 // The caiotd subpackage converts to and from github.com/caio/go-tdigest.
 package tdigest

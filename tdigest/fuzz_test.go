@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math"
 	"slices"
 	"testing"
 
@@ -53,7 +54,7 @@ func FuzzUpdateMerge(f *testing.F) {
 			case 15: // merge b into a
 				before, _ := tdigest.Count(a, dt)
 				add, _ := tdigest.Count(b, dt)
-				err := tdigest.Merge(a, b, dt)
+				err := tdigest.MergeAll(a, dt, b)
 				after, _ := tdigest.Count(a, dt)
 				if err == nil && after != before+add {
 					t.Fatalf("merge of %d samples into %d gave %d", add, before, after)
@@ -137,8 +138,9 @@ func FuzzValidate(f *testing.F) {
 // FuzzMergeAll builds up to five digests of one geometry from the fuzzer's
 // samples and merges them in two orders, with two choices of destination,
 // asserting that the merge holds exactly their samples in a valid digest
-// of the destination's geometry and that its bytes do not depend on the
-// order.
+// of the destination's geometry, that every merged centroid's mean lies
+// between the least and the greatest sample, and that its bytes do not
+// depend on the order.
 func FuzzMergeAll(f *testing.F) {
 	f.Add([]byte{0, 8, 4, 3, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})
 	f.Add([]byte{1, 3, 16, 1, 0xff, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90})
@@ -156,6 +158,7 @@ func FuzzMergeAll(f *testing.F) {
 		k := int(in[3]%5) + 1
 		ds := make([][]byte, k)
 		var want uint64
+		lo, hi := math.Inf(1), math.Inf(-1)
 		env := &tdigest.Env{Rand: bsdrand.New(1)}
 		for i := range ds {
 			ds[i], _ = tdigest.Build(dt, nctds, prec)
@@ -167,6 +170,7 @@ func FuzzMergeAll(f *testing.F) {
 			v := uint64(b&0x1f) << (b >> 5 * 3)
 			if tdigest.Update(d, dt, voi.IntU32, v, env) == nil {
 				want++
+				lo, hi = min(lo, float64(v)), max(hi, float64(v))
 			}
 		}
 		merge := func(order []int) []byte {
@@ -183,6 +187,11 @@ func FuzzMergeAll(f *testing.F) {
 			}
 			if n, _ := tdigest.Count(dst, dt); n != want {
 				t.Fatalf("merged %d samples into %d", want, n)
+			}
+			for c := range tdigest.Centroids(dst, dt) {
+				if m := c.Mean(); m < lo || m > hi {
+					t.Fatalf("merged centroid %v (of %d samples) outside the samples' [%v, %v]", m, c.Count, lo, hi)
+				}
 			}
 			return dst
 		}

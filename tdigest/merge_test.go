@@ -131,8 +131,8 @@ func TestMergeOrderIndependent(t *testing.T) {
 	for _, dt := range []voi.DType{voi.TDgstClust32, voi.TDgstClust64} {
 		ds := randomDigests(t, dt, 20, 12, 2)
 		ab, ba := bytes.Clone(ds[0]), bytes.Clone(ds[1])
-		require.NoError(t, tdigest.Merge(ab, ds[1], dt))
-		require.NoError(t, tdigest.Merge(ba, ds[0], dt))
+		require.NoError(t, tdigest.MergeAll(ab, dt, ds[1]))
+		require.NoError(t, tdigest.MergeAll(ba, dt, ds[0]))
 		require.Equal(t, ab, ba, "%v: Merge(a, b) != Merge(b, a)", dt)
 
 		ref := mustBuild(t, dt, 20, 8)
@@ -155,7 +155,7 @@ func TestMergeIntoEmpty(t *testing.T) {
 		src := randomDigests(t, dt, 20, 1, 3)[0]
 		for _, d := range [][]byte{mustBuild(t, dt, 20, 8), digestOf(t, dt, 20, 8, 1, 5, 6, 7)} {
 			tdigest.Reset(d, dt) // an emptied digest keeps stale bytes in its free slots
-			require.NoError(t, tdigest.Merge(d, src, dt))
+			require.NoError(t, tdigest.MergeAll(d, dt, src))
 			require.Equal(t, src, d)
 		}
 		dst := bytes.Clone(src)
@@ -171,12 +171,12 @@ func TestMergeKeepsSamplesThatFit(t *testing.T) {
 	dt := voi.TDgstClust64
 	a := digestOf(t, dt, 10, 8, 1, 1, 5, 9)
 	b := digestOf(t, dt, 10, 8, 2, 2, 3, 100)
-	require.NoError(t, tdigest.Merge(a, b, dt))
+	require.NoError(t, tdigest.MergeAll(a, dt, b))
 	require.Equal(t, [][2]float64{{1, 1}, {2, 1}, {3, 1}, {5, 1}, {9, 1}, {100, 1}}, centroids(a, dt))
 
 	c := digestOf(t, dt, 3, 8, 1, 10, 10, 20, 20, 30, 30, 40, 41) // compressed: heavier centroids
 	d := digestOf(t, dt, 3, 8, 2, 1000, 1001, 1002, 1003)
-	require.NoError(t, tdigest.Merge(c, d, dt))
+	require.NoError(t, tdigest.MergeAll(c, dt, d))
 	require.NoError(t, tdigest.Validate(c, dt))
 	require.Equal(t, uint64(12), count(t, c, dt))
 	m, err := tdigest.Mean(c, dt)
@@ -192,7 +192,7 @@ func TestMergeGeometries(t *testing.T) {
 	dst := digestOf(t, dt, 8, 4, 1, 1, 2, 3)
 	fine := mustBuild(t, dt, 30, 32)
 	require.NoError(t, tdigest.MergeWeighted(fine, dt, []float64{1.03125, 7.5}, []uint64{3, 2}))
-	require.NoError(t, tdigest.Merge(dst, fine, dt))
+	require.NoError(t, tdigest.MergeAll(dst, dt, fine))
 	require.NoError(t, tdigest.Validate(dst, dt))
 	require.Equal(t, uint64(8), count(t, dst, dt))
 	require.Equal(t, uint(4), tdigest.ReadCentroid(dst, dt, 0).Mu.NFBits())
@@ -201,7 +201,7 @@ func TestMergeGeometries(t *testing.T) {
 	// bits in all): clamped to the largest mean, 2^12 - 2^-48.
 	big := digestOf(t, dt, 4, 4, 1, 1<<50)
 	small := digestOf(t, dt, 4, 48, 1, 1)
-	require.NoError(t, tdigest.Merge(small, big, dt))
+	require.NoError(t, tdigest.MergeAll(small, dt, big))
 	require.NoError(t, tdigest.Validate(small, dt))
 	require.Equal(t, [][2]float64{{1, 1}, {math.Ldexp(1<<60-1, -48), 1}}, centroids(small, dt))
 	require.Equal(t, uint64(1<<60-1)<<3|uint64(tdigest.ReadCentroid(small, dt, 0).Mu.Raw&7), tdigest.ReadCentroid(small, dt, 1).Mu.Raw)
@@ -215,11 +215,11 @@ func TestMergeOverflow(t *testing.T) {
 	require.NoError(t, tdigest.MergeWeighted(heavy, dt, []float64{1, 2, 3}, []uint64{1 << 30, 1 << 30, 1<<31 - 2}))
 	require.Equal(t, uint64(1<<32-2), count(t, heavy, dt))
 	one := digestOf(t, dt, 4, 4, 1, 5)
-	require.NoError(t, tdigest.Merge(bytes.Clone(heavy), one, dt), "2^32-1 samples fit")
+	require.NoError(t, tdigest.MergeAll(bytes.Clone(heavy), dt, one), "2^32-1 samples fit")
 
 	two := digestOf(t, dt, 4, 4, 1, 5, 6)
 	before := bytes.Clone(heavy)
-	err := tdigest.Merge(heavy, two, dt)
+	err := tdigest.MergeAll(heavy, dt, two)
 	require.ErrorIs(t, err, voi.ErrOverflow)
 	require.ErrorContains(t, err, "more than 4294967295 samples")
 	require.Equal(t, before, heavy)
@@ -229,7 +229,7 @@ func TestMergeOverflow(t *testing.T) {
 	tiny := mustBuild(t, dt, 1, 4)
 	require.NoError(t, tdigest.MergeWeighted(tiny, dt, []float64{1}, []uint64{1<<31 - 1}))
 	before = bytes.Clone(tiny)
-	err = tdigest.Merge(tiny, one, dt)
+	err = tdigest.MergeAll(tiny, dt, one)
 	require.ErrorIs(t, err, voi.ErrOverflow)
 	require.Equal(t, before, tiny)
 }
@@ -248,11 +248,11 @@ func TestMergeErrors(t *testing.T) {
 		require.ErrorIs(t, err, voi.ErrInvalid)
 		require.ErrorContains(t, err, "merge source 1")
 		require.Equal(t, before, a)
-		err = tdigest.Merge(bad, a, dt)
+		err = tdigest.MergeAll(bad, dt, a)
 		require.ErrorIs(t, err, voi.ErrInvalid)
 		require.ErrorContains(t, err, "merge destination")
 		none := mustBuild(t, dt, 0, 4)
-		require.ErrorIs(t, tdigest.Merge(none, a, dt), voi.ErrInvalid)
+		require.ErrorIs(t, tdigest.MergeAll(none, dt, a), voi.ErrInvalid)
 	}
 }
 
@@ -294,6 +294,66 @@ func TestMergeFleetAccuracy(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestMergeFleetVsCaio is issue 20's target for merged fleets of C-mode
+// digests, against caio/go-tdigest merging the same digests into as many
+// bytes as the destination's (accuracy.CaioMergedBytes): on the six
+// streams of accuracy.Streams, TDGSTCLUST64 digests of 50 and 100 slots,
+// blobs of 50 to 500 samples, one merge of all digests and a two-level
+// merge (groups of 8, then the groups), the worst rank error over p50,
+// p90, p99, p99.9 and the seeds is in no cell worse than 1.25 times
+// caio's, and the geometric mean of the ratios is at most 1. Errors below
+// 0.01% count as 0.01%. The default run uses 300 blobs per fleet on one
+// seed; STATSBLOB_LONG=1 2,000 blobs on seeds 1 to 8 (`make accuracy`
+// prints the table per seed). Seed by seed a cell can exceed the bound
+// where caio's error is small by chance: bimodal at 50 slots, seed 8,
+// 0.12% against caio's 0.08%, while its worst over the seeds is 0.19%
+// against 0.48%.
+func TestMergeFleetVsCaio(t *testing.T) {
+	if raceEnabled {
+		t.Skip("single-goroutine arithmetic, 30 s under the race detector: run without -race")
+	}
+	blobs, seeds := 300, []uint64{1}
+	if long() {
+		blobs, seeds = 2000, []uint64{1, 2, 3, 4, 5, 6, 7, 8}
+	}
+	const floor = 1e-4
+	var logSum float64
+	var cells int
+	for _, st := range accuracy.Streams {
+		for _, slots := range []uint32{50, 100} {
+			g := accuracy.Geometry{DType: voi.TDgstClust64, Slots: slots, Prec: 8}
+			var worst [2]float64 // over the quantiles and seeds: one merge, two levels
+			worstCaio := 0.0
+			for _, seed := range seeds {
+				f := accuracy.NewStreamFleet(g, st, blobs, accuracy.FleetSize, seed)
+				require.Zero(t, f.Lost)
+				one := g.Build()
+				require.NoError(t, tdigest.MergeAll(one, g.DType, f.Digests...))
+				two := mergeTwoLevels(t, g, f.Digests)
+				td, _ := accuracy.CaioMergedBytes(f.Digests, g.DType, len(one))
+				ec := accuracy.Max(accuracy.CaioErrors(f.Sorted, td))
+				worstCaio = max(worstCaio, ec)
+				for level, d := range [][]byte{one, two} {
+					e := accuracy.Errors(f.Sorted, d, g.DType)
+					worst[level] = max(worst[level], accuracy.Max(e))
+					t.Logf("%s %d slots seed %d level %d: %.3f%%, caio %.3f%% (%d bytes)",
+						st.Name, slots, seed, level+1, pcts(e), 100*ec, accuracy.Bytes(td))
+				}
+			}
+			for level, w := range worst {
+				r := max(w, floor) / max(worstCaio, floor)
+				t.Logf("%s %d slots level %d: worst %.3f%%, caio's %.3f%%: ratio %.2f", st.Name, slots, level+1, 100*w, 100*worstCaio, r)
+				require.LessOrEqual(t, r, 1.25, "%s %d slots level %d", st.Name, slots, level+1)
+				logSum += math.Log(r)
+				cells++
+			}
+		}
+	}
+	gm := math.Exp(logSum / float64(cells))
+	t.Logf("geometric mean of the ratios: %.3f", gm)
+	require.LessOrEqual(t, gm, 1.0)
 }
 
 // TestMergeKeepsModesApart merges, in groups of 8 and then the groups,

@@ -96,8 +96,13 @@ func (d *digest[N]) mergeInputsRef(g geometry, ins []inputRef) error {
 	var items []item
 	if len(ins) > 1 && (ncs > d.maxn || heavy) {
 		items = make([]item, 0, 4*ncs)
+		// The range of the inputs' means, written out.
+		lo, hi := g.lim, -g.lim
 		for _, in := range ins {
-			items = splitCentroids(items, in.cs, g.lim)
+			lo, hi = min(lo, in.cs[0].v), max(hi, in.cs[len(in.cs)-1].v)
+		}
+		for _, in := range ins {
+			items = splitCentroids(items, in.cs, lo, hi)
 		}
 	} else {
 		items = make([]item, 0, ncs)

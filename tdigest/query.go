@@ -233,7 +233,11 @@ func Mean(data []byte, dt voi.DType) (float64, error) {
 	return between(sum/n, lo, hi), nil
 }
 
-// Quantile estimates the q-quantile (0 <= q <= 1) of the samples.
+// Quantile estimates the q-quantile (0 <= q <= 1) of the samples of
+// digest bytes. It is a building block: it knows only the digest, not the
+// VOI's MIN and MAX, which bound the answer (QuantileBounded); package
+// blob's Stat.Quantile and Blob.Quantile give a VOI's answer, bounded when
+// the VOI keeps them, and the CLI and exporters answer with them.
 //
 // Each centroid stands for its count of samples spread evenly around its
 // mean: with W the total count before it and c its count, it sits at rank
@@ -255,8 +259,8 @@ func Quantile(data []byte, dt voi.DType, q float64) (float64, error) {
 // example a VOI that also keeps MIN and MAX statistics): below the first
 // centroid's rank the estimate interpolates from min at rank 0, above the
 // last one's towards max at rank N, instead of stopping at the outermost
-// means. min and max must bracket the centroid means (else the outermost
-// mean is used on that side).
+// means, so q = 0 gives min and q = 1 max. min and max must bracket the
+// centroid means (else the outermost mean is used on that side).
 func QuantileBounded(data []byte, dt voi.DType, q, min, max float64) (float64, error) {
 	return quantile(data, dt, q, min, max)
 }
@@ -323,8 +327,25 @@ func quantile(data []byte, dt voi.DType, q, lo, hi float64) (float64, error) {
 // their ranks (see Quantile) divided by the total count. It lies in
 // [0, 1] whatever the bytes hold.
 //
+// Like Quantile, it is a building block: it knows only the digest (see
+// CDFBounded, and package blob's Stat.CDF for a VOI's answer).
+//
 // Errors: x NaN (wraps voi.ErrInvalid), ErrEmpty, and those of Iter.
 func CDF(data []byte, dt voi.DType, x float64) (float64, error) {
+	return cdf(data, dt, x, math.NaN(), math.NaN())
+}
+
+// CDFBounded is CDF for samples known to lie in [min, max], the inverse of
+// QuantileBounded: 0 below min, 1 at or above max, and from min to the
+// first centroid's mean (and from the last one's to max) the linear
+// interpolation from rank 0 (to rank N) instead of a step. min and max
+// must bracket the centroid means (else that side is CDF's).
+func CDFBounded(data []byte, dt voi.DType, x, min, max float64) (float64, error) {
+	return cdf(data, dt, x, min, max)
+}
+
+// cdf implements CDF; lo and hi are the sample extremes, NaN if unknown.
+func cdf(data []byte, dt voi.DType, x, lo, hi float64) (float64, error) {
 	if math.IsNaN(x) {
 		return 0, errNaN
 	}
@@ -343,6 +364,9 @@ func CDF(data []byte, dt voi.DType, x float64) (float64, error) {
 		rank := cum + w/2
 		if x < m {
 			if !seen {
+				if lo <= m && x > lo { // lo known (not NaN) and below the mean
+					return unit((x - lo) / (m - lo) * rank / n), nil
+				}
 				return 0, nil
 			}
 			return unit((prevRank + (x-prevMean)/(m-prevMean)*(rank-prevRank)) / n), nil
@@ -350,6 +374,9 @@ func CDF(data []byte, dt voi.DType, x float64) (float64, error) {
 		seen = true
 		prevRank, prevMean = rank, m
 		cum += w
+	}
+	if hi > prevMean && x < hi { // hi known and above the last mean
+		return unit((prevRank + (x-prevMean)/(hi-prevMean)*(n-prevRank)) / n), nil
 	}
 	return 1, nil
 }

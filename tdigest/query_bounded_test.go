@@ -41,3 +41,43 @@ func TestQuantileBounded(t *testing.T) {
 	_, err = tdigest.QuantileBounded(d, voi.TDgstClust64, 1.5, 0, 40)
 	require.ErrorIs(t, err, voi.ErrInvalid)
 }
+
+// TestCDFBounded: the inverse of QuantileBounded on the digest of
+// TestQuantileBounded (means 10 and 30 at ranks 0.5 and 1.5 of 2, samples
+// in [0, 40]).
+func TestCDFBounded(t *testing.T) {
+	dt := voi.TDgstClust64
+	d, err := tdigest.Build(dt, 16, 4)
+	require.NoError(t, err)
+	env := &tdigest.Env{Rand: bsdrand.New(1)}
+	require.NoError(t, tdigest.Update(d, dt, voi.IntU64, 10, env))
+	require.NoError(t, tdigest.Update(d, dt, voi.IntU64, 30, env))
+	f := func(x, plain, bounded float64) {
+		t.Helper()
+		got, err := tdigest.CDF(d, dt, x)
+		require.NoError(t, err)
+		require.InDelta(t, plain, got, 1e-12, "x=%v", x)
+		got, err = tdigest.CDFBounded(d, dt, x, 0, 40)
+		require.NoError(t, err)
+		require.InDelta(t, bounded, got, 1e-12, "bounded x=%v", x)
+		if bounded > 0 && bounded < 1 {
+			q, err := tdigest.QuantileBounded(d, dt, bounded, 0, 40)
+			require.NoError(t, err)
+			require.InDelta(t, x, q, 1e-9, "QuantileBounded(CDFBounded(%v))", x)
+		}
+	}
+	f(-1, 0, 0)
+	f(0, 0, 0)
+	f(5, 0, 0.125) // halfway from min (rank 0) to the first mean (rank 0.5)
+	f(10, 0.25, 0.25)
+	f(20, 0.5, 0.5)
+	f(35, 1, 0.875) // halfway from the last mean (rank 1.5) to max (rank 2)
+	f(40, 1, 1)
+	// Bounds that do not bracket the means are ignored on that side.
+	got, err := tdigest.CDFBounded(d, dt, 5, 8, 25)
+	require.NoError(t, err)
+	require.Zero(t, got)
+	got, err = tdigest.CDFBounded(d, dt, 31, 8, 25)
+	require.NoError(t, err)
+	require.Equal(t, 1.0, got)
+}

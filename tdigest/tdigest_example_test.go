@@ -60,6 +60,32 @@ func ExampleQuantile() {
 	// tdigest: quantile outside [0, 1]: invalid argument
 }
 
+// The bounded queries for samples known to lie in [min, max] (a VOI's MIN
+// and MAX; blob.Stat.Quantile passes them): between min and the first
+// centroid, and between the last one and max, they interpolate instead
+// of stopping at the outermost means. Two centroids, at 10 and 30, of one
+// sample each; the samples were in [0, 40].
+func ExampleQuantileBounded() {
+	dt := voi.TDgstClust64
+	d, _ := tdigest.Build(dt, 8, 4)
+	env := &tdigest.Env{Rand: bsdrand.New(1)}
+	_ = tdigest.Update(d, dt, voi.IntU64, 10, env)
+	_ = tdigest.Update(d, dt, voi.IntU64, 30, env)
+	for _, q := range []float64{0, 0.125, 1} {
+		plain, _ := tdigest.Quantile(d, dt, q)
+		bounded, _ := tdigest.QuantileBounded(d, dt, q, 0, 40)
+		fmt.Printf("Q(%v): %v, bounded %v\n", q, plain, bounded)
+	}
+	plain, _ := tdigest.CDF(d, dt, 35)
+	bounded, _ := tdigest.CDFBounded(d, dt, 35, 0, 40)
+	fmt.Printf("CDF(35): %v, bounded %v\n", plain, bounded)
+	// Output:
+	// Q(0): 10, bounded 0
+	// Q(0.125): 10, bounded 5
+	// Q(1): 30, bounded 40
+	// CDF(35): 1, bounded 0.875
+}
+
 // Walking the centroids in mean order without allocating. (A centroid
 // holding one sample at the low end takes no other: the t-digest bound
 // there is below two samples, hence the two centroids at 3.)
@@ -82,7 +108,7 @@ func ExampleIter() {
 
 // Merging two digests: every sample counted, the destination's size kept,
 // and the same bytes whichever digest is the destination.
-func ExampleMerge() {
+func ExampleMergeAll_two() {
 	a, _ := tdigest.Build(voi.TDgstClust64, 6, 4)
 	b, _ := tdigest.Build(voi.TDgstClust64, 6, 4)
 	env := &tdigest.Env{Rand: bsdrand.New(1)}
@@ -91,10 +117,10 @@ func ExampleMerge() {
 		_ = tdigest.Update(b, voi.TDgstClust64, voi.IntU64, 1000+i, env)
 	}
 	ab, ba := bytes.Clone(a), bytes.Clone(b)
-	if err := tdigest.Merge(ab, b, voi.TDgstClust64); err != nil {
+	if err := tdigest.MergeAll(ab, voi.TDgstClust64, b); err != nil {
 		fmt.Println(err)
 	}
-	_ = tdigest.Merge(ba, a, voi.TDgstClust64)
+	_ = tdigest.MergeAll(ba, voi.TDgstClust64, a)
 	n, _ := tdigest.Count(ab, voi.TDgstClust64)
 	med, _ := tdigest.Quantile(ab, voi.TDgstClust64, 0.5)
 	fmt.Println(n, "samples, valid:", tdigest.Validate(ab, voi.TDgstClust64) == nil, ", same bytes:", bytes.Equal(ab, ba))

@@ -275,7 +275,7 @@ func TestMerge(t *testing.T) {
 			feed(t, b, dt, voi.IntU32, env, s.draw("logish")%5000)
 		}
 		// Digests of different precisions merge into a's.
-		if err := tdigest.Merge(a, b, dt); err != nil {
+		if err := tdigest.MergeAll(a, dt, b); err != nil {
 			t.Fatal(err)
 		}
 		if err := tdigest.Validate(a, dt); err != nil {
@@ -285,7 +285,7 @@ func TestMerge(t *testing.T) {
 			t.Fatalf("%v: %d samples after merge", dt, n)
 		}
 		// Merging a digest into itself doubles it.
-		if err := tdigest.Merge(a, a, dt); err != nil {
+		if err := tdigest.MergeAll(a, dt, a); err != nil {
 			t.Fatal(err)
 		}
 		if n, _ := tdigest.Count(a, dt); n != 12000 {
@@ -295,7 +295,7 @@ func TestMerge(t *testing.T) {
 		bad := bytes.Clone(b)
 		bad[len(bad)-10] ^= 0xff
 		bad[20+6] = 7 // node 0's color
-		if err := tdigest.Merge(a, bad, dt); !errors.Is(err, voi.ErrInvalid) {
+		if err := tdigest.MergeAll(a, dt, bad); !errors.Is(err, voi.ErrInvalid) {
 			t.Fatalf("%v: Merge of a corrupt digest: %v", dt, err)
 		}
 	}

@@ -58,7 +58,7 @@ func mergeFromTrusted(dst []byte, dt, sdt voi.DType, srcs ...[]byte) error {
 func mergeFromValid(dst []byte, dt, sdt voi.DType, srcs [][]byte) error {
 	switch {
 	case dt == sdt:
-		return mergeAllValid(dst, dt, srcs...)
+		return mergeAllValid(dst, dt, unbounded, srcs)
 	case dt == voi.TDgstClust64:
 		return mergeFromLayout[node64, node32](dst, srcs)
 	default:
@@ -78,6 +78,7 @@ func mergeFromLayout[N, S node](dst []byte, srcs [][]byte) error {
 	sc := mergeScratchPool.Get().(*mergeScratch)
 	defer mergeScratchPool.Put(sc)
 	sc.cs, sc.ins = sc.cs[:0], sc.ins[:0]
+	sc.lo, sc.hi = unbounded[0], unbounded[1]
 	nonEmpty, dstHolds := 0, false
 	if curNodes(dst, dtypeOf[N]()) > 0 {
 		nonEmpty, dstHolds = 1, true

@@ -23,7 +23,6 @@ import (
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/internal/abi"
-	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -538,17 +537,30 @@ func TestQuantile(t *testing.T) {
 	require.NoError(t, err)
 	h, err := merged.Fetch(voiRTT, voi.Hist)
 	require.NoError(t, err)
+	// The library's answers: the CLI prints what Blob.Quantile and
+	// Stat.Quantile give (bounded by the VOI's MIN and MAX).
 	expect := func(qs ...float64) (tdLines, histLines string) {
 		for _, q := range qs {
-			v, err := tdigest.Quantile(td.Data, td.DType, q)
+			v, err := merged.Quantile(voiRTT, q)
 			require.NoError(t, err)
+			sv, err := td.Quantile(q)
+			require.NoError(t, err)
+			require.Equal(t, v, sv)
 			tdLines += strconv.FormatFloat(q, 'g', -1, 64) + "\t" + strconv.FormatFloat(v, 'f', -1, 64) + "\n"
-			v, err = hist.Quantile(h.Data, h.DType, voi.IntU32, q)
+			v, err = h.Quantile(q)
 			require.NoError(t, err)
 			histLines += strconv.FormatFloat(q, 'g', -1, 64) + "\t" + strconv.FormatFloat(v, 'f', -1, 64) + "\n"
 		}
 		return
 	}
+	// Q(0) and Q(1) are the VOI's MIN and MAX.
+	mn, err := merged.FetchU32(voiRTT, voi.Min)
+	require.NoError(t, err)
+	mx, err := merged.FetchU32(voiRTT, voi.Max)
+	require.NoError(t, err)
+	tdWant, _ := expect(0, 1)
+	require.Equal(t, fmt.Sprintf("0\t%d\n1\t%d\n", mn, mx), tdWant)
+	require.Equal(t, result{0, tdWant, ""}, sb(t, "quantile", "-voi", "1", "-q", "0,1", f.files[0], f.files[1], f.files[2]))
 	tdWant, histWant := expect(0.5, 0.99)
 	r := sb(t, "quantile", "-voi", "rtt", "-q", "0.5,0.99", "-templates", f.tplFile, f.files[0], f.files[1], f.files[2])
 	require.Equal(t, result{0, tdWant, ""}, r)
@@ -605,13 +617,15 @@ func TestQuantile(t *testing.T) {
 
 // TestQuantileExact checks values known without the library: every sample
 // is 180, so the digest holds one centroid at 180 and the histogram's
-// count sits in the CRHIST bucket [150, 200), spread evenly.
+// count sits in the CRHIST bucket [150, 200), spread evenly (175 and 195
+// at p50 and p90, hist.Quantile's answers), clamped to the VOI's MIN and
+// MAX (both 180).
 func TestQuantileExact(t *testing.T) {
 	f := newFixture(t, 2, func(int, int) uint32 { return 180 })
 	r := sb(t, "quantile", "-voi", "1", "-q", "0,0.5,1", f.files[0], f.files[1])
 	require.Equal(t, result{0, "0\t180\n0.5\t180\n1\t180\n", ""}, r)
 	r = sb(t, "quantile", "-voi", "1", "-stat", "hist", "-q", "0.5,0.9", f.files[0], f.files[1])
-	require.Equal(t, result{0, "0.5\t175\n0.9\t195\n", ""}, r)
+	require.Equal(t, result{0, "0.5\t180\n0.9\t180\n", ""}, r)
 }
 
 // TestDemoFiles: the demo's directory holds this run's connection blobs

@@ -208,7 +208,7 @@ func printRTT(w io.Writer, merged *blob.Blob, snaps []*blob.Blob, rtts []float64
 		return fmt.Sprintf("%.0fµs (%.2f%%)", v, 100*accuracy.RankError(rtts, q, v))
 	}
 	for _, q := range accuracy.Quantiles {
-		est, err := tdigest.Quantile(st.Data, st.DType, q)
+		est, err := st.Quantile(q) // the library's answer, bounded by MIN and MAX
 		if err != nil {
 			return err
 		}

@@ -83,7 +83,7 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 		fs.fail(err)
 		return 1
 	}
-	st, _, err := queryStat(m, id, want)
+	st, err := queryStat(m, id, want)
 	if err != nil {
 		fs.fail(fmt.Errorf("VOI %s: %w", label, err))
 		return 1

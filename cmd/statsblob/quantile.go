@@ -11,8 +11,6 @@ import (
 	"strings"
 
 	"github.com/statsblob/statsblob/blob"
-	"github.com/statsblob/statsblob/hist"
-	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -22,10 +20,12 @@ func runQuantile(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("quantile", "quantile -voi NAME|ID [-q LIST] [-stat tdigest|hist] [-templates FILE] FILE...",
 		"Quantile merges the blob files as merge does (blob.MergeAll; files left out\n"+
 			"are reported on stderr and make the exit status 1) and prints, for each\n"+
-			"quantile q of -q, one line \"q<TAB>estimate\" from the VOI's t-digest\n"+
-			"(tdigest.Quantile) or histogram (hist.Quantile). A VOI with both uses its\n"+
-			"t-digest unless -stat hist is given. The VOI is given by id, or by name\n"+
-			"with -templates (the VOI names of the blobs' template).\n",
+			"quantile q of -q, one line \"q<TAB>estimate\" from the VOI's t-digest or\n"+
+			"histogram: the library's answer (blob.Stat.Quantile), bounded by the VOI's\n"+
+			"MIN and MAX when it keeps them (q 0 and 1 are then MIN and MAX for a\n"+
+			"t-digest). A VOI with both uses its t-digest unless -stat hist is given.\n"+
+			"The VOI is given by id, or by name with -templates (the VOI names of the\n"+
+			"blobs' template).\n",
 		stdout, stderr)
 	voiArg := fs.String("voi", "", "the VOI to query, by `NAME|ID` (required; a name needs -templates)")
 	qArg := fs.String("q", "0.5,0.9,0.99", "the quantiles to print, a comma-separated `LIST` of numbers in [0, 1] or percentiles (p50, p99.9)")
@@ -79,7 +79,7 @@ func runQuantile(args []string, stdout, stderr io.Writer) int {
 		fs.fail(err)
 		return 1
 	}
-	st, voiDT, err := queryStat(m, id, want)
+	st, err := queryStat(m, id, want)
 	if err != nil {
 		fs.fail(fmt.Errorf("VOI %s: %w", label, err))
 		return 1
@@ -87,12 +87,7 @@ func runQuantile(args []string, stdout, stderr io.Writer) int {
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
 	for _, q := range qs {
-		var v float64
-		if st.DType.IsTDigest() {
-			v, err = tdigest.Quantile(st.Data, st.DType, q)
-		} else {
-			v, err = hist.Quantile(st.Data, st.DType, voiDT, q)
-		}
+		v, err := st.Quantile(q)
 		if errors.Is(err, voi.ErrEmpty) {
 			w.Flush()
 			fs.fail(fmt.Errorf("VOI %s: its %v holds no samples in the %d merged files", label, st.DType, used))
@@ -191,24 +186,22 @@ func parseQuantile(f string) (float64, error) {
 }
 
 // queryStat finds the statistic of VOI id to query: a t-digest or a
-// histogram (want, or the t-digest if it has both), and the VOI's data
-// type.
-func queryStat(b *blob.Blob, id int32, want voi.SType) (blob.Stat, voi.DType, error) {
+// histogram (want, or the t-digest if it has both).
+func queryStat(b *blob.Blob, id int32, want voi.SType) (blob.Stat, error) {
 	var ids []string
 	var have []voi.SType
-	voiDT := voi.DType(0)
 	found := false
 	for vid, st := range b.Stats() {
 		if s := strconv.Itoa(int(vid)); !slices.Contains(ids, s) {
 			ids = append(ids, s)
 		}
 		if vid == id {
-			found, voiDT = true, st.VOIDType
+			found = true
 			have = append(have, st.Type)
 		}
 	}
 	if !found {
-		return blob.Stat{}, 0, fmt.Errorf("not in the blobs (their VOI ids: %s)", strings.Join(ids, ", "))
+		return blob.Stat{}, fmt.Errorf("not in the blobs (their VOI ids: %s)", strings.Join(ids, ", "))
 	}
 	order := []voi.SType{voi.TDgst, voi.Hist}
 	if want >= 0 {
@@ -218,15 +211,14 @@ func queryStat(b *blob.Blob, id int32, want voi.SType) (blob.Stat, voi.DType, er
 		if !slices.Contains(have, t) {
 			continue
 		}
-		st, err := b.Fetch(id, t)
-		return st, voiDT, err
+		return b.Fetch(id, t)
 	}
 	keeps := make([]string, len(have))
 	for i, t := range have {
 		keeps[i] = t.String()
 	}
 	if want >= 0 {
-		return blob.Stat{}, 0, fmt.Errorf("no %v statistic (it keeps %s)", want, strings.Join(keeps, ", "))
+		return blob.Stat{}, fmt.Errorf("no %v statistic (it keeps %s)", want, strings.Join(keeps, ", "))
 	}
-	return blob.Stat{}, 0, fmt.Errorf("no t-digest or histogram to query (it keeps %s)", strings.Join(keeps, ", "))
+	return blob.Stat{}, fmt.Errorf("no t-digest or histogram to query (it keeps %s)", strings.Join(keeps, ", "))
 }

@@ -104,17 +104,28 @@ func BlobSize(r *rand.Rand) int { return 20 + r.IntN(400) }
 // size(r) samples, all seeded by seed.
 func NewFleet(g Geometry, dist Dist, n int, size func(r *rand.Rand) int, seed uint64) Fleet {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
+	return newFleet(g, n, seed, func() []uint32 {
+		base := 0.0
+		if dist.Base != nil {
+			base = dist.Base(r)
+		}
+		vals := make([]uint32, size(r))
+		for i := range vals {
+			vals[i] = dist.Sample(r, base)
+		}
+		return vals
+	})
+}
+
+// newFleet returns n digests of geometry g, each fed the values of one
+// call of batch, drawing random() from a source seeded by seed.
+func newFleet(g Geometry, n int, seed uint64, batch func() []uint32) Fleet {
 	env := &tdigest.Env{Rand: bsdrand.New(uint32(seed))}
 	var f Fleet
 	for range n {
 		d := g.Build()
 		var c trusted.TDigestCache // the update cache blobs use, for speed
-		base := 0.0
-		if dist.Base != nil {
-			base = dist.Base(r)
-		}
-		for range size(r) {
-			v := dist.Sample(r, base)
+		for _, v := range batch() {
 			if err := trusted.TDigestUpdate(&c, d, g.DType, voi.IntU32, uint64(v), env.Rand); err != nil {
 				f.Lost++
 				continue

@@ -51,6 +51,12 @@ var TDigestMergeAll func(dst []byte, dt voi.DType, srcs ...[]byte) error
 // dst and srcs.
 var TDigestMergeAllFrom func(dst []byte, dt, sdt voi.DType, srcs ...[]byte) error
 
+// TDigestMergeAllIn is TDigestMergeAll for inputs whose samples are known
+// to lie in [lo, hi] (a VOI's MIN and MAX; NaN where unknown): the merge
+// may then spread centroids out to those bounds, not only to the inputs'
+// extreme centroids.
+var TDigestMergeAllIn func(dst []byte, dt voi.DType, lo, hi float64, srcs ...[]byte) error
+
 // HistMerge is hist.Merge without its comparison of the two histograms'
 // bounds.
 var HistMerge func(dst, src []byte, hdt voi.DType) (saturated bool, err error)

@@ -16,8 +16,8 @@ import (
 // equals smplcnt without error; on an empty digest the queries fail with
 // ErrEmpty; otherwise quantiles lie between the least and greatest centroid
 // mean and do not decrease with q, the CDF lies in [0, 1], does not decrease
-// with x, is 0 below the least mean and 1 at the greatest, and the mean lies
-// between the extremes.
+// with x, is 0 below the least mean and 1 at the greatest (bounded: below
+// and at the bounds), and the mean lies between the extremes.
 func CheckQueries(t testing.TB, data []byte, dt voi.DType) {
 	t.Helper()
 	info, err := tdigest.ReadInfo(data, dt)
@@ -57,6 +57,17 @@ func CheckQueries(t testing.TB, data []byte, dt voi.DType) {
 		}
 		if x < lo && p != 0 || x >= hi && p != 1 {
 			t.Fatalf("CDF(%v) = %v; means in [%v, %v]", x, p, lo, hi)
+		}
+		prev = p
+	}
+	prev = 0
+	for _, x := range []float64{lo - 2, lo - 1, lo - 0.5, lo, (lo + hi) / 2, hi, hi + 0.5, hi + 1} {
+		p, err := tdigest.CDFBounded(data, dt, x, lo-1, hi+1)
+		if err != nil || !(p >= 0 && p <= 1) || p < prev {
+			t.Fatalf("CDFBounded(%v) = %v, %v; previous %v", x, p, err, prev)
+		}
+		if x <= lo-1 && p != 0 || x >= hi+1 && p != 1 {
+			t.Fatalf("CDFBounded(%v) = %v; bounds [%v, %v]", x, p, lo-1, hi+1)
 		}
 		prev = p
 	}

@@ -1,7 +1,7 @@
 // Command accuracy prints the t-digest accuracy tables of bench/README.md
 // (`make accuracy`): rank errors against the exact samples at p50, p90,
 // p99 and p99.9 of single blobs, of merged fleets of connection blobs and
-// of Sharded snapshots, beside caio/go-tdigest at equal bytes (and, for
+// of issue 20's six streams, and of Sharded snapshots, beside caio/go-tdigest at equal bytes (and, for
 // fleets, at equal centroids), and the samples the digests lost (none
 // may be).
 //
@@ -27,7 +27,7 @@ import (
 
 func main() {
 	long := flag.Bool("long", false, "also 10^7 samples per blob")
-	only := flag.String("only", "", "print only the table whose name contains this (single, fleet, sharded, snapshots)")
+	only := flag.String("only", "", "print only the table whose name contains this (single, fleet, streams, sharded, snapshots)")
 	flag.Parse()
 	w := os.Stdout
 	sizes := []int{10_000, 100_000, 1_000_000}
@@ -39,6 +39,9 @@ func main() {
 	}
 	if strings.Contains("fleet", *only) {
 		fleets(w, []int{100, 1000, 10000})
+	}
+	if strings.Contains("streams", *only) {
+		streamFleets(w, 2000, []uint64{1, 2, 3})
 	}
 	if strings.Contains("sharded", *only) {
 		sharded(w, []int{100_000, 1_000_000})
@@ -139,6 +142,44 @@ func fleets(w io.Writer, counts []int) {
 				fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %s | %.2f | %.1f | %d | %s | %.2f |\n", dn, name(g), n, len(f.Sorted), f.Lost,
 					pct(accuracy.Errors(f.Sorted, one, g.DType)), 100*accuracy.Max(accuracy.Errors(f.Sorted, two, g.DType)),
 					cb, accuracy.Bytes(tb), pct(accuracy.CaioErrors(f.Sorted, tb)), 100*accuracy.Max(accuracy.CaioErrors(f.Sorted, tc)))
+			}
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+// streamFleets prints the merged fleets of issue 20's six streams
+// (accuracy.Streams) beside caio at equal bytes: n blobs of 50 to 500
+// samples per fleet, TDGSTCLUST64 of 50 and 100 slots, one merge and two
+// levels, one row per seed.
+func streamFleets(w io.Writer, n int, seeds []uint64) {
+	fmt.Fprintln(w, "#### Merged fleets on six streams")
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Fleets of %d blobs of 50 to 500 samples each, every blob drawing from one stream (sorted: each blob's lognormal batch fed in ascending order), merged with tdigest.MergeAll in one step (p50 | p90 | p99 | p99.9) and in two levels (groups of 8, then the groups: the largest of its four errors); caio/go-tdigest merging the same digests into at most the digest's bytes (the largest of its four errors), and the ratio of the merge's worst (one step or two levels) to caio's. Rank error in %%.\n", n)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| stream | digest | seed | samples | lost | p50 | p90 | p99 | p99.9 | two levels | caio bytes | caio | ratio |")
+	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	for _, st := range accuracy.Streams {
+		for _, slots := range []uint32{50, 100} {
+			g := accuracy.Geometry{DType: voi.TDgstClust64, Slots: slots, Prec: 8}
+			for _, seed := range seeds {
+				f := accuracy.NewStreamFleet(g, st, n, accuracy.FleetSize, seed)
+				one := g.Build()
+				must(tdigest.MergeAll(one, g.DType, f.Digests...))
+				var groups [][]byte
+				for i := 0; i < len(f.Digests); i += 8 {
+					gd := g.Build()
+					must(tdigest.MergeAll(gd, g.DType, f.Digests[i:min(i+8, len(f.Digests))]...))
+					groups = append(groups, gd)
+				}
+				two := g.Build()
+				must(tdigest.MergeAll(two, g.DType, groups...))
+				td, _ := accuracy.CaioMergedBytes(f.Digests, g.DType, len(one))
+				e1 := accuracy.Errors(f.Sorted, one, g.DType)
+				e2 := accuracy.Max(accuracy.Errors(f.Sorted, two, g.DType))
+				ec := accuracy.Max(accuracy.CaioErrors(f.Sorted, td))
+				fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %s | %.2f | %d | %.2f | %.2f |\n", st.Name, name(g), seed, len(f.Sorted), f.Lost,
+					pct(e1), 100*e2, accuracy.Bytes(td), 100*ec, max(accuracy.Max(e1), e2, 1e-4)/max(ec, 1e-4))
 			}
 		}
 	}

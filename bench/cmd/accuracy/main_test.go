@@ -41,6 +41,14 @@ func TestTables(t *testing.T) {
 		require.Equal(t, "0", r[4], "lost samples: %v", r)
 	}
 	b.Reset()
+	streamFleets(&b, 20, []uint64{1})
+	rs = rows(b.String())
+	require.Len(t, rs, 6*2)
+	for _, r := range rs {
+		require.Len(t, r, 13)
+		require.Equal(t, "0", r[4], "lost samples: %v", r)
+	}
+	b.Reset()
 	sharded(&b, []int{4000})
 	rs = rows(b.String())
 	require.Len(t, rs, 2*2)
