@@ -352,10 +352,10 @@ type worker struct {
 	o        *owned
 	part     Partition
 	cons     jetstream.Consumer
-	covered  uint64         // the highest stream sequence merged
-	stored   uint64         // the sequence the stored state covers
-	stateRev uint64         // the stored state's revision
-	last     jetstream.Msg  // the newest message taken, to acknowledge with the state
+	covered  uint64        // the highest stream sequence merged
+	stored   uint64        // the sequence the stored state covers
+	stateRev uint64        // the stored state's revision
+	last     jetstream.Msg // the newest message taken, to acknowledge with the state
 }
 
 func (w *worker) run(ctx context.Context) {
