@@ -7,8 +7,7 @@
 //	b, err := fam.With("GET", "200") // a *blob.Sharded, the same one every call
 //	err = b.UpdateU32(0, 180)
 //
-// With finds an existing label set without allocating and, concurrently
-// with other With calls, under a read lock. A family holds at most
+// With finds an existing label set without allocating or locking. A family holds at most
 // Options.MaxSets label sets; past that With returns an error wrapping
 // ErrTooManySets. Label names and values are checked once, when a set is
 // created, against what the collector and Prometheus accept.
@@ -22,6 +21,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/statsblob/statsblob/blob"
@@ -69,9 +69,18 @@ type Family[M Member] struct {
 	opts  Options
 	newM  func() M
 	snapM func(M, bool) (*blob.Blob, error)
-	mu    sync.RWMutex // guards sets and order
-	sets  map[string]*set[M]
-	order []*set[M] // creation order
+	// read is a map of the sets that With reads without a lock; it is
+	// replaced, never modified. sets holds every set (read's and newer
+	// ones) under mu; after as many lookups have missed read as sets
+	// holds, read becomes a copy of sets (sync.Map's scheme, typed), so
+	// copying costs O(1) per miss and lookups of an existing set take no
+	// lock: no shared cache line written per With, as an RWMutex's read
+	// lock would.
+	read   atomic.Pointer[map[string]*set[M]]
+	mu     sync.Mutex
+	sets   map[string]*set[M]
+	misses int
+	order  []*set[M] // creation order
 }
 
 type set[M Member] struct {
@@ -137,7 +146,9 @@ func newFamily[M Member](t *tpl.Template, names []string, opts Options) (*Family
 			}
 		}
 	}
-	return &Family[M]{t: t, names: append([]string(nil), names...), opts: opts, sets: map[string]*set[M]{}}, nil
+	f := &Family[M]{t: t, names: append([]string(nil), names...), opts: opts, sets: map[string]*set[M]{}}
+	f.read.Store(&map[string]*set[M]{})
+	return f, nil
 }
 
 // CheckName returns nil for a label name the collector and Prometheus
@@ -194,9 +205,7 @@ func (f *Family[M]) With(values ...string) (M, error) {
 		}
 		key = append(key, v...)
 	}
-	f.mu.RLock()
-	s := f.sets[string(key)] // no allocation: the compiler looks up by the bytes
-	f.mu.RUnlock()
+	s := (*f.read.Load())[string(key)] // no allocation: the compiler looks up by the bytes
 	if s != nil && len(values) == len(f.names) {
 		return s.m, nil
 	}
@@ -217,6 +226,9 @@ func (f *Family[M]) create(key string, values []string) (M, error) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.misses++; f.misses >= len(f.sets) {
+		defer f.promote()
+	}
 	if s := f.sets[key]; s != nil {
 		return s.m, nil
 	}
@@ -232,6 +244,16 @@ func (f *Family[M]) create(key string, values []string) (M, error) {
 	return s.m, nil
 }
 
+// promote publishes a copy of sets as read; f.mu is held.
+func (f *Family[M]) promote() {
+	m := make(map[string]*set[M], len(f.sets))
+	for k, s := range f.sets {
+		m[k] = s
+	}
+	f.read.Store(&m)
+	f.misses = 0
+}
+
 // Names returns the family's label names (a copy).
 func (f *Family[M]) Names() []string { return append([]string(nil), f.names...) }
 
@@ -240,8 +262,8 @@ func (f *Family[M]) Template() *tpl.Template { return f.t }
 
 // Len returns the number of label sets.
 func (f *Family[M]) Len() int {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	return len(f.sets)
 }
 
@@ -250,9 +272,9 @@ func (f *Family[M]) Len() int {
 // Sharded.Snapshot), holding Options.Locker if set. The values of a Snap
 // are the family's own: do not modify them.
 func (f *Family[M]) Snapshot(reset bool) []Snap {
-	f.mu.RLock()
+	f.mu.Lock()
 	sets := f.order[:len(f.order):len(f.order)] // append-only: this prefix never changes
-	f.mu.RUnlock()
+	f.mu.Unlock()
 	out := make([]Snap, len(sets))
 	if f.opts.Locker != nil {
 		f.opts.Locker.Lock()

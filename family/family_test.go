@@ -247,3 +247,39 @@ func BenchmarkWith(b *testing.B) {
 		}
 	})
 }
+
+// FuzzWith: two label sets get the same blob exactly when their values
+// are equal; values CheckValue refuses give an error and no set.
+func FuzzWith(f *testing.F) {
+	tp := latency(f)
+	f.Add("GET", "200", "GET", "200")
+	f.Add("ab", "c", "a", "bc")
+	f.Add("a\xffb", "c", "a", "b\xffc")
+	f.Add("", "x", "x", "")
+	f.Fuzz(func(t *testing.T, a1, a2, b1, b2 string) {
+		fam, err := family.NewBlobs(tp, []string{"x", "y"}, family.Options{})
+		require.NoError(t, err)
+		valid := func(v ...string) bool { return family.CheckValue(v[0]) == nil && family.CheckValue(v[1]) == nil }
+		ma, ea := fam.With(a1, a2)
+		mb, eb := fam.With(b1, b2)
+		require.Equal(t, valid(a1, a2), ea == nil, "%q %q: %v", a1, a2, ea)
+		require.Equal(t, valid(b1, b2), eb == nil, "%q %q: %v", b1, b2, eb)
+		n := 0
+		if ea == nil {
+			n++
+		}
+		if eb == nil {
+			same := a1 == b1 && a2 == b2
+			require.Equal(t, same, ma == mb, "%q %q / %q %q", a1, a2, b1, b2)
+			if !same || ea != nil {
+				n++
+			}
+		}
+		require.Equal(t, n, fam.Len())
+		again, err := fam.With(a1, a2) // found again, the same
+		if ea == nil {
+			require.NoError(t, err)
+			require.Same(t, ma, again)
+		}
+	})
+}

@@ -194,11 +194,21 @@ func TestFaultExact(t *testing.T) {
 	require.Zero(t, st.Dropped)
 	require.Zero(t, st.Rejected)
 	require.Zero(t, st.Pending)
+	// Per label set, first arrivals come in increasing seq and every
+	// duplicate is at or under the highest seq merged: the collector's
+	// high-water mark per sender and aggregate finds the same duplicates
+	// as the set of (sender, seq).
 	var dups int
+	high := map[string]uint64{}
 	for _, p := range srv.posts() {
 		if p.Dup {
 			dups++
+			require.LessOrEqual(t, p.Seq, high[p.Labels], "a duplicate above the high-water mark")
+			continue
 		}
+		require.Greater(t, p.Seq, high[p.Labels], "a first arrival under the high-water mark")
+		high[p.Labels] = p.Seq
+		require.LessOrEqual(t, p.Settled, p.Seq)
 	}
 	t.Logf("faults %v, %d duplicates refused, stats %+v", tr.kinds, dups, st)
 	require.NotZero(t, dups, "the test must deliver duplicates")

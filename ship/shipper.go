@@ -67,19 +67,27 @@ type Options struct {
 	// MaxBacklog bounds the bytes of the snapshots and messages held
 	// unsent (0: DefaultMaxBacklog). See Shipper.
 	MaxBacklog int
+	// SkipIdle leaves out snapshots in which no statistic was updated and
+	// no error counted since the last (Stat.Valid, Stat.Errs), counted in
+	// Stats.Idle: an idle label set costs no POST. Off, every label set
+	// is sent every interval, which keeps it present in a collector that
+	// forgets the label sets of a window that were not posted.
+	SkipIdle bool
 	// Clock is the time source (nil: the wall clock).
 	Clock Clock
 	// Jitter returns numbers in [0, 1) for the backoff's jitter (nil:
 	// math/rand/v2's Float64).
 	Jitter func() float64
-	// OnError, if set, is called with every failed send's error and every
-	// error of a snapshot, from the goroutine that ships.
+	// OnError, if set, is called with every failed send's error, every
+	// error of a snapshot and every dropped snapshot, from the goroutine
+	// that ships, inside a round: it must not call Ship or Close.
 	OnError func(error)
 }
 
 // Stats counts what a Shipper did, from its start.
 type Stats struct {
 	Snapshots uint64 // snapshots taken of the sources, one per label set per interval
+	Idle      uint64 // of those, the ones left out by Options.SkipIdle
 	Sent      uint64 // messages acknowledged by the receiver
 	SentBytes uint64 // their bodies' bytes
 	Retried   uint64 // sends that failed and whose message is kept for a retry
@@ -119,7 +127,7 @@ type message struct {
 
 // Shipper sends snapshots of blobs, Sharded blobs and families to a
 // collector every interval; see the package documentation. Its methods are
-// safe for concurrent use.
+// safe for concurrent use. The zero value is not usable; use New.
 type Shipper struct {
 	tr    Transport
 	opts  Options
@@ -127,13 +135,16 @@ type Shipper struct {
 
 	sources []source
 	queues  map[string]*queue
-	order   []*queue // creation order: the order of sends in a round
-	seq     uint64   // the last seq given
-	backlog int      // bytes held
+	order   []*queue  // creation order: the order of sends in a round
+	seq     uint64    // the last seq given
+	backlog int       // bytes held
+	down    time.Time // no sends before: the receiver was unreachable
+	downN   int       // failures in a row that were not the receiver's answer
 
 	statsMu sync.Mutex
 	stats   Stats
 	closed  bool
+	closing <-chan struct{} // Close's ctx.Done(), set before stop is closed
 
 	stop    chan struct{} // closed by Close
 	running sync.Mutex    // held by Run
@@ -327,11 +338,25 @@ func (s *Shipper) collect() {
 			if sn.Blob == nil {
 				continue
 			}
+			if s.opts.SkipIdle && idle(sn.Blob) {
+				s.count(func(st *Stats) { st.Snapshots++; st.Idle++ })
+				continue
+			}
 			s.count(func(st *Stats) { st.Snapshots++ })
 			s.enqueue(s.queueOf(src, sn), sn.Blob)
 		}
 	}
 	s.countPending()
+}
+
+// idle reports whether no statistic of b was updated or counted an error.
+func idle(b *blob.Blob) bool {
+	for _, st := range b.Stats() {
+		if st.Valid || st.Errs > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // queueOf returns the queue of a snapshot's template and labels.
@@ -468,10 +493,14 @@ func (s *Shipper) settledBelow() uint64 {
 }
 
 // send sends every queue's due messages. A send whose outcome is unknown
-// (a network error, not a refusal) ends the round: the receiver is
-// probably unreachable, and the next round tries again.
+// (a network error, not a refusal) ends the round and holds every send
+// back for a backoff of its own (down, downN): the receiver is probably
+// unreachable, and one probe per backoff is enough to find out.
 func (s *Shipper) send(ctx context.Context) error {
 	defer s.countPending()
+	if s.opts.Clock.Now().Before(s.down) {
+		return nil
+	}
 	var first error
 	for _, q := range s.order {
 		stop, err := s.drain(ctx, q)
@@ -511,6 +540,7 @@ func (s *Shipper) drain(ctx context.Context, q *queue) (stop bool, rejected erro
 		err := s.tr.Send(ctx, m)
 		n := len(m.Body)
 		if err == nil {
+			s.down, s.downN = time.Time{}, 0
 			s.count(func(st *Stats) { st.Sent++; st.SentBytes += uint64(n); st.LastError = nil })
 			s.backlog -= n
 			q.inflight = nil
@@ -540,6 +570,10 @@ func (s *Shipper) drain(ctx context.Context, q *queue) (stop bool, rejected erro
 		}
 		q.attempts++
 		q.due = now.Add(s.backoff(q.attempts, se))
+		if !refused {
+			s.downN++
+			s.down = now.Add(s.backoff(s.downN, nil))
+		}
 		return !refused, err
 	}
 }
@@ -571,6 +605,9 @@ func (s *Shipper) nextDue() (time.Time, bool) {
 			t, found = q.due, true
 		}
 	}
+	if found && t.Before(s.down) {
+		t = s.down
+	}
 	return t, found
 }
 
@@ -588,9 +625,19 @@ func (s *Shipper) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
+		// Close lets a round under way finish (a send cut off has an
+		// unknown outcome, and its retry would rely on the receiver's
+		// deduplication) unless Close's own context ends first.
 		select {
 		case <-s.stop:
-			cancel()
+			s.statsMu.Lock()
+			closing := s.closing
+			s.statsMu.Unlock()
+			select {
+			case <-closing:
+				cancel()
+			case <-ctx.Done():
+			}
 		case <-ctx.Done():
 		}
 	}()
@@ -630,7 +677,8 @@ func (s *Shipper) Run(ctx context.Context) error {
 	}
 }
 
-// Close stops Run, takes a last snapshot of every source and sends
+// Close stops Run (letting a round under way finish, unless ctx ends
+// first), takes a last snapshot of every source and sends
 // everything held, retrying as backoffs allow, until all is acknowledged
 // or rejected (nil) or ctx is done (an error wrapping ctx.Err() that says
 // how many snapshots were left unsent). Later calls return ErrClosed.
@@ -641,6 +689,7 @@ func (s *Shipper) Close(ctx context.Context) error {
 		return ErrClosed
 	}
 	s.closed = true
+	s.closing = ctx.Done()
 	s.statsMu.Unlock()
 	close(s.stop)
 	s.running.Lock() // Run has returned

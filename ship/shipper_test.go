@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -379,4 +380,177 @@ func TestRejected(t *testing.T) {
 	ps := srv.posts()
 	require.Equal(t, uint64(2), ps[len(ps)-1].Seq)
 	require.Equal(t, uint64(2), ps[len(ps)-1].Settled)
+}
+
+// TestRunSchedule: Run snapshots every Interval and wakes for a retry
+// when its backoff ends, before the next interval.
+func TestRunSchedule(t *testing.T) {
+	srv := newServer(t)
+	clk := newClock()
+	start := clk.Now()
+	var attempts []time.Duration
+	srv.setFail(func(p post) (int, string) {
+		attempts = append(attempts, clk.Now().Sub(start))
+		if len(attempts) <= 2 {
+			return http.StatusServiceUnavailable, ""
+		}
+		return 0, ""
+	})
+	sh, err := ship.New(&ship.HTTP{URL: srv.url()}, ship.Options{Clock: clk, Jitter: noJitter,
+		Interval: 10 * time.Second, MinBackoff: time.Second})
+	require.NoError(t, err)
+	b := blob.NewSharded(webTemplate(t), 2, nil)
+	require.NoError(t, sh.AddSharded(b))
+	update(t, b, 3)
+	ran := make(chan error, 1)
+	go func() { ran <- sh.Run(context.Background()) }()
+	for _, d := range []time.Duration{10 * time.Second, time.Second, 2 * time.Second, 7 * time.Second} {
+		<-clk.waiting // Run waits on the clock
+		clk.Advance(d)
+	}
+	<-clk.waiting
+	require.NoError(t, sh.Close(context.Background()))
+	require.NoError(t, <-ran)
+	sec := time.Second
+	// Interval at 10s (fails), retries at 11s (fails) and 13s; the next
+	// interval at 20s sends the empty snapshot of 10s..20s; Close one more.
+	require.Equal(t, []time.Duration{10 * sec, 11 * sec, 13 * sec, 20 * sec, 20 * sec}, attempts)
+	require.Equal(t, uint64(3), srv.totals()[""].Sum)
+	require.Equal(t, uint64(3), sh.Stats().Sent)
+}
+
+// TestSettledBelow: a message held back by refusals holds
+// Statsblob-Settled-Below at its seq while other label sets go on; once
+// it is acknowledged the value moves past it.
+func TestSettledBelow(t *testing.T) {
+	srv := newServer(t)
+	refusals := 2
+	srv.setFail(func(p post) (int, string) {
+		if p.Labels == labelsOf("route", "a") && refusals > 0 {
+			refusals--
+			return http.StatusUnprocessableEntity, ""
+		}
+		return 0, ""
+	})
+	clk := newClock()
+	sh, err := ship.New(&ship.HTTP{URL: srv.url()}, ship.Options{Clock: clk, Jitter: noJitter, MinBackoff: time.Second, MaxBackoff: time.Second})
+	require.NoError(t, err)
+	a, b := blob.New(webTemplate(t), nil), blob.New(webTemplate(t), nil)
+	require.NoError(t, sh.AddBlob(a, nil, ship.Label{"route", "a"}))
+	require.NoError(t, sh.AddBlob(b, nil, ship.Label{"route", "b"}))
+	for range 3 {
+		_ = sh.Ship(context.Background())
+		clk.Advance(10 * time.Second)
+	}
+	type sent struct {
+		Labels       string
+		Seq, Settled uint64
+		Status       int
+	}
+	var got []sent
+	for _, p := range srv.all() {
+		got = append(got, sent{p.Labels, p.Seq, p.Settled, p.Status})
+	}
+	ra, rb := labelsOf("route", "a"), labelsOf("route", "b")
+	require.Equal(t, []sent{
+		{ra, 1, 1, 422}, {rb, 2, 1, 204}, // round 1: a refused, b acknowledged
+		{ra, 1, 1, 422}, {rb, 3, 1, 204}, // round 2: a still held back
+		{ra, 1, 1, 204}, {ra, 4, 4, 204}, {rb, 5, 5, 204}, // round 3: a goes, then its next message
+	}, got)
+	st := sh.Stats()
+	require.Equal(t, uint64(2), st.Refused)
+	require.Equal(t, uint64(5), st.Sent)
+}
+
+// downTransport fails every send as an unreachable receiver does, and
+// records when.
+type downTransport struct {
+	clk   *fakeClock
+	start time.Time
+	at    []time.Duration
+}
+
+func (d *downTransport) Send(_ context.Context, m ship.Message) error {
+	d.at = append(d.at, d.clk.Now().Sub(d.start))
+	return errors.New("connect: connection refused")
+}
+
+// TestUnreachable: while the receiver cannot be reached, the shipper
+// probes it once per backoff, not once per label set.
+func TestUnreachable(t *testing.T) {
+	clk := newClock()
+	tr := &downTransport{clk: clk, start: clk.Now()}
+	sh, err := ship.New(tr, ship.Options{Clock: clk, Jitter: noJitter, MinBackoff: time.Second, MaxBackoff: 4 * time.Second})
+	require.NoError(t, err)
+	fam, err := family.New(webTemplate(t), []string{"route"}, family.Options{})
+	require.NoError(t, err)
+	require.NoError(t, sh.AddFamily(fam))
+	for i := range 10 {
+		b, err := fam.With(string(rune('a' + i)))
+		require.NoError(t, err)
+		update(t, b, 1)
+	}
+	for range 40 { // 10 s in steps of 250 ms
+		_ = sh.Ship(context.Background())
+		clk.Advance(250 * time.Millisecond)
+	}
+	sec := time.Second
+	require.Equal(t, []time.Duration{0, 1 * sec, 3 * sec, 7 * sec}, tr.at)
+	st := sh.Stats()
+	require.Equal(t, uint64(4), st.Retried)
+	require.Equal(t, uint64(0), st.Refused)
+	require.Equal(t, 10*40, int(st.Snapshots))
+	require.ErrorContains(t, st.LastError, "connection refused")
+}
+
+// TestHTTPExtraHeader: HTTP.Header goes with every POST (e.g. a bearer
+// token), beside the protocol's headers.
+func TestHTTPExtraHeader(t *testing.T) {
+	got := make(chan http.Header, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Clone()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	tr := &ship.HTTP{URL: srv.URL, Header: http.Header{"Authorization": {"Bearer x"}}}
+	require.NoError(t, tr.Send(context.Background(), ship.Message{Sender: "s", Seq: 9, SettledBelow: 4, Body: []byte{1}}))
+	h := <-got
+	require.Equal(t, "Bearer x", h.Get("Authorization"))
+	require.Equal(t, "s", h.Get(ship.HeaderSender))
+	require.Equal(t, "9", h.Get(ship.HeaderSeq))
+	require.Equal(t, "4", h.Get(ship.HeaderSettledBelow))
+	require.Equal(t, "s/9", ship.Message{Sender: "s", Seq: 9}.ID())
+}
+
+// TestSkipIdle: with SkipIdle, label sets not updated since the last
+// interval are not sent.
+func TestSkipIdle(t *testing.T) {
+	for _, skip := range []bool{false, true} {
+		srv := newServer(t)
+		sh, err := ship.New(&ship.HTTP{URL: srv.url()}, ship.Options{Clock: newClock(), SkipIdle: skip})
+		require.NoError(t, err)
+		fam, err := family.New(webTemplate(t), []string{"route"}, family.Options{})
+		require.NoError(t, err)
+		require.NoError(t, sh.AddFamily(fam))
+		for _, r := range []string{"a", "b", "c"} {
+			b, err := fam.With(r)
+			require.NoError(t, err)
+			update(t, b, 1)
+		}
+		require.NoError(t, sh.Ship(context.Background())) // all three
+		b, err := fam.With("b")
+		require.NoError(t, err)
+		update(t, b, 2)
+		require.NoError(t, sh.Ship(context.Background())) // b, or all three
+		st := sh.Stats()
+		require.Equal(t, uint64(6), st.Snapshots)
+		if skip {
+			require.Equal(t, uint64(2), st.Idle)
+			require.Equal(t, uint64(4), st.Sent)
+		} else {
+			require.Equal(t, uint64(0), st.Idle)
+			require.Equal(t, uint64(6), st.Sent)
+		}
+		require.Equal(t, uint64(3), srv.totals()[labelsOf("route", "b")].Sum)
+	}
 }
