@@ -32,6 +32,10 @@
 //	sample                               sample rates and the seeded dice roll
 //	family                               a family of blobs keyed by label values (the HistogramVec of statsblob)
 //	ship                                 the shipper: periodic snapshots POSTed to a collector, retried, deduplicated
+//	derive                               derived metrics computed on read: ratio, percent, average, variance, rate
+//	statdef                              Linux-style text definition: VOIs' statistics on/off and reset at run time
+//	devstat                              devstat(9)-style transaction accounting and iostat's figures
+//	history                              Linux-style history ring of per-period snapshots and raw sample ring
 //	internal/tcpstats                    FreeBSD's TCP_DEFAULT template
 //	internal/tcpsim                      simulated TCP connections: the demo's and benchmarks' workload
 //	internal/accuracy                    rank errors of t-digests against exact samples

@@ -1,6 +1,6 @@
 module github.com/statsblob/statsblob
 
-go 1.26.8
+go 1.23.0
 
 require (
 	github.com/caio/go-tdigest/v4 v4.1.0

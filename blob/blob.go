@@ -21,6 +21,7 @@ type Blob struct {
 	b    []byte // the buffer; the blob is b[:cursz] (len(b) >= cursz)
 	plan *plan  // the layout, derived from b once (see plan.go)
 	env  *Env
+	ctl  *Control // VOIs switched off at run time (control.go); nil: all on
 
 	// digests holds the mean order of each t-digest statistic (indexed by
 	// statPlan.digest), made by its first update and kept by the later
@@ -91,30 +92,6 @@ func New(t *tpl.Template, env *Env) *Blob {
 	return bl
 }
 
-// Init initialises buf with template t (stats_blob_init) and returns a Blob
-// using buf as its storage. As in the C, the buffer's size is the maxsz
-// field already in buf's header, and the template's bytes are copied
-// including the template's own maxsz. Errors: voi.ErrInvalid if buf is
-// shorter than its header claims or than the header itself;
-// voi.ErrOverflow if the template does not fit (buf is left unchanged).
-func Init(buf []byte, t *tpl.Template, env *Env) (*Blob, error) {
-	if len(buf) < abi.HeaderSize {
-		return nil, fmt.Errorf("blob: init: buffer of %d bytes: %w", len(buf), voi.ErrInvalid)
-	}
-	maxsz := abi.MaxSz(buf)
-	if maxsz > len(buf) {
-		return nil, fmt.Errorf("blob: init: header maxsz %d exceeds buffer of %d bytes: %w", maxsz, len(buf), voi.ErrInvalid)
-	}
-	tb, hash, pl := templateBytes(t)
-	if maxsz < len(tb) {
-		return nil, fmt.Errorf("blob: init: template needs %d bytes, maxsz is %d: %w", len(tb), maxsz, voi.ErrOverflow)
-	}
-	copy(buf, tb)
-	bl := &Blob{b: buf, plan: pl, env: env}
-	bl.stamp(hash)
-	return bl, nil
-}
-
 func (bl *Blob) stamp(hash uint32) {
 	now := bl.now()
 	abi.PutU32(bl.b, abi.OffTplHash, hash)
@@ -168,18 +145,6 @@ func decode(p, buf []byte) ([]byte, *plan, error) {
 		cacheLayout(b, pl)
 	}
 	return b, pl, nil
-}
-
-// Wrap validates the blob at the start of buf (len(buf) may exceed cursz)
-// and returns a Blob that uses buf as its storage, without copying. The
-// caller must not modify buf while the Blob is in use, nor update it
-// through another Blob: a Blob keeps state derived from its bytes (the
-// update plan, the t-digests' mean order).
-func Wrap(buf []byte, env *Env) (*Blob, error) {
-	if err := Validate(buf); err != nil {
-		return nil, err
-	}
-	return &Blob{b: buf, plan: newPlan(buf), env: env}, nil
 }
 
 // UnmarshalBinary replaces bl with a validated copy of p (see FromBytes),

@@ -2,7 +2,6 @@ package blob
 
 import (
 	"encoding/binary"
-	"fmt"
 
 	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/internal/abi"
@@ -40,26 +39,6 @@ func cloneEnv(env *Env) *Env {
 	return &c
 }
 
-// CloneInto copies the blob into dst, whose size for the copy is dstMaxSz
-// bytes (stats_blob_clone without ALLOCDST): everything but dst's maxsz
-// field is copied. It returns voi.ErrInvalid (dst untouched) when dstMaxSz
-// is under 8 or exceeds len(dst), and voi.ErrOverflow when the blob does
-// not fit, in which case, as in the C, only the first 4 bytes and the cursz
-// field are copied so the caller can learn the size needed.
-func (bl *Blob) CloneInto(dst []byte, dstMaxSz int) error {
-	if dstMaxSz < abi.MinBlobSz || dstMaxSz > len(dst) {
-		return fmt.Errorf("blob: clone into %d of %d bytes: %w", dstMaxSz, len(dst), voi.ErrInvalid)
-	}
-	n := abi.CurSz(bl.b)
-	if dstMaxSz < n {
-		copy(dst[:abi.OffMaxSz], bl.b)
-		copy(dst[abi.OffCurSz:abi.MinBlobSz], bl.b[abi.OffCurSz:])
-		return fmt.Errorf("blob: clone of %d bytes into %d: %w", n, dstMaxSz, voi.ErrOverflow)
-	}
-	copyInto(dst, bl.b, n)
-	return nil
-}
-
 // copyInto copies src[:n] to dst except the maxsz field (one copy, then
 // the destination's maxsz put back: cheaper than two copies around it).
 func copyInto(dst, src []byte, n int) {
@@ -77,18 +56,6 @@ func (bl *Blob) Snapshot(reset bool) *Blob {
 		bl.Reset()
 	}
 	return c
-}
-
-// SnapshotInto is CloneInto followed, on success and if reset is true, by
-// Reset of the source (stats_blob_snapshot into a caller's buffer).
-func (bl *Blob) SnapshotInto(dst []byte, dstMaxSz int, reset bool) error {
-	if err := bl.CloneInto(dst, dstMaxSz); err != nil {
-		return err
-	}
-	if reset {
-		bl.Reset()
-	}
-	return nil
 }
 
 // Reset returns every statistic to its initial state and sets lastrst to

@@ -22,4 +22,43 @@
 // Bytes that arrive from another host go through FromBytes, which accepts
 // only a self-consistent blob (see Validate) and copies it, so later use can
 // never read out of range.
+//
+// # The C-shaped layer
+//
+// Init, Wrap, CloneInto, SnapshotInto and the untyped Update take the C's
+// buffers, sizes and bit patterns (stats_blob_init, stats_blob_clone,
+// stats_blob_snapshot, stats_voi_update); they live in cshaped.go and
+// their docs start "(C-shaped layer: ...)". They serve the conformance
+// runner and readers of FreeBSD's stats(3); Go code uses New, FromBytes,
+// Clone, Snapshot and the typed updates (or typed handles, U32Of, ...).
+//
+// # Overflow
+//
+// Every field of a blob has the fixed width of its C type, and one policy
+// says what happens when a value does not fit:
+//
+//   - Updates (Blob.Update*, the C's stats_voi_update) do what the C does,
+//     byte for byte, as conformance requires: an integer SUM and a
+//     histogram counter wrap at their width without an error; a Q SUM or
+//     MAX/MIN that qmath cannot represent, and a t-digest that cannot
+//     place a sample, count an error in the statistic's voistat (errs,
+//     saturating at 255) and keep their old value.
+//   - Everything else is ours and never wraps nor drops silently. A merge
+//     whose result has the inputs' own width refuses what does not fit,
+//     loudly: Merge fails with voi.ErrOverflow and changes nothing;
+//     MergeAll leaves that input out and reports it (*InputError). An
+//     operation that must produce a result holding all its inputs
+//     saturates instead: Sharded snapshots and Fold set a SUM or
+//     histogram counter that would not fit to its type's limit (a Q SUM
+//     keeps its value; a t-digest leaves out the samples whose count would
+//     not fit) and count one error in that statistic's voistat, which
+//     Fold also returns as its count of saturated statistics.
+//   - To add up without loss, widen: tpl.Widen derives a template whose
+//     integer VOIs, histogram counters and t-digests are 64 bits wide
+//     (and whose digests have more slots), Widen converts a blob to it
+//     exactly and Fold adds the narrow blobs into it, so an INT_U32 SUM
+//     keeps counting past 2^32. `statsblob merge` merges into the wide
+//     template when a narrow merge would leave an input out for overflow,
+//     and the collector aggregates in the wide template; what passes even
+//     64 bits saturates and is counted as above.
 package blob

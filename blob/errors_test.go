@@ -14,7 +14,7 @@ import (
 // TestCallErrorsSayWhatAndWhere: a call naming a VOI or statistic the blob
 // does not have in that form says which VOI, which data types and why, and
 // errors.Is still finds the C's sentinel (before: a bare "invalid
-// argument" or "inappropriate data type").
+// argument" or "wrong data type").
 func TestCallErrorsSayWhatAndWhere(t *testing.T) {
 	b := blob.New(mixed(t), fixedEnv()) // VOIs 0 u64, 1 s32, 2 u32 (HIST only), 3 u64 (TDGST only)
 	q := blob.New(qtpl(t), fixedEnv())  // VOI 0 Q_S64 with state, VOI 1 u64
@@ -38,9 +38,9 @@ func TestCallErrorsSayWhatAndWhere(t *testing.T) {
 		{"Update with a histogram type", func() error { return b.Update(0, voi.CRHist32, 1, false) }, voi.ErrInvalid,
 			"blob: update of VOI 0: CRHIST32 is not a VOI data type: invalid argument", voi.IntU64},
 		{"FetchU32 of a statistic the VOI lacks", func() error { _, err := b.FetchU32(2, voi.Max); return err }, voi.ErrTypeMismatch,
-			"blob: fetch of VOI 2 MAX: the VOI keeps no such statistic: inappropriate data type", 0},
+			"blob: fetch of VOI 2 MAX: the VOI keeps no such statistic: wrong data type", 0},
 		{"FetchU32 of a U64 statistic", func() error { _, err := b.FetchU32(0, voi.Sum); return err }, voi.ErrTypeMismatch,
-			"blob: fetch of VOI 0 SUM: the statistic is INT_U64, the call takes INT_U32: inappropriate data type", voi.IntU64},
+			"blob: fetch of VOI 0 SUM: the statistic is INT_U64, the call takes INT_U32: wrong data type", voi.IntU64},
 		{"Fetch beyond the VOI's statistics", func() error { _, err := b.Fetch(2, voi.TDgst); return err }, voi.ErrInvalid,
 			"blob: fetch of VOI 2 TDGST: statistic type 5 outside the VOI's 0..4: invalid argument", 0},
 		{"Fetch of an unknown VOI", func() error { _, err := q.Fetch(7, voi.Sum); return err }, voi.ErrInvalid,

@@ -145,6 +145,10 @@ func (bl *Blob) {{.Method}}(id int32, v {{.T}}) error {
 {{- if .Rel}}
 	v += {{.T}}({{.Load}}(b, int(vp.state)))
 {{- end}}
+	if c := bl.ctl; c != nil && c.skip(i) {
+		state{{.Rep}}(b, vp.state, v) // off: the level is kept, no statistic changes
+		return nil
+	}
 	if vp.nc != 0 {
 		return bl.{{.Mixed}}(vp, v)
 	}

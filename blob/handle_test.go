@@ -24,7 +24,7 @@ func TestHandles(t *testing.T) {
 
 	_, err = blob.U64Of(tp, 2)
 	require.ErrorIs(t, err, voi.ErrTypeMismatch)
-	require.EqualError(t, err, `blob: handle of VOI 2 of "MANPAGE":1055273817: the VOI is INT_U32, the handle INT_U64: inappropriate data type`)
+	require.EqualError(t, err, `blob: handle of VOI 2 of "MANPAGE":1055273817: the VOI is INT_U32, the handle INT_U64: wrong data type`)
 	_, err = blob.U32Of(tp, 1)
 	require.ErrorIs(t, err, voi.ErrNotFound)
 	_, err = blob.QOf(tp, 0)
@@ -65,5 +65,48 @@ func ExampleU32Of() {
 	fmt.Println(err)
 	// Output:
 	// 180
-	// blob: handle of VOI 1 of "CONN":2933984922: the VOI is INT_U32, the handle INT_U64: inappropriate data type
+	// blob: handle of VOI 1 of "CONN":2933984922: the VOI is INT_U32, the handle INT_U64: wrong data type
+}
+
+// TestHandlesOnSharded: a typed handle updates a Sharded as it updates a
+// Blob, and a Sharded takes float updates: one shard ends up with the bytes
+// of one blob given the same updates.
+func TestHandlesOnSharded(t *testing.T) {
+	tp := qtemplate(t) // VOI 0 Q_S64 prec 16 (SUM, MAX, MIN), VOI 4 INT_U64 (SUM)
+	q, err := blob.QOf(tp, 0)
+	require.NoError(t, err)
+	u64, err := blob.U64Of(tp, 4)
+	require.NoError(t, err)
+
+	clock := func() int64 { return 0 }
+	sh := blob.NewSharded(tp, 1, clock)
+	one := blob.New(tp, blob.NewEnv(clock, 1))
+	for _, x := range []float64{1.5, -0.25, 2.125} {
+		require.NoError(t, q.Update(sh, x))
+		require.NoError(t, sh.UpdateFloat(0, x/2))
+		require.NoError(t, q.Update(one, x))
+		require.NoError(t, one.UpdateFloat(0, x/2))
+	}
+	require.NoError(t, u64.Update(sh, 40))
+	require.NoError(t, u64.Update(one, 40))
+	require.NoError(t, q.UpdateQ(sh, qmath.Ini(qmath.S64, 2, 16)))
+	require.NoError(t, q.UpdateQ(one, qmath.Ini(qmath.S64, 2, 16)))
+	require.ErrorIs(t, sh.UpdateFloat(4, 1), voi.ErrInvalid, "an integer VOI")
+
+	snap, err := sh.Snapshot(false)
+	require.NoError(t, err)
+	for _, st := range []voi.SType{voi.Sum, voi.Max, voi.Min} {
+		want, err := one.Fetch(0, st)
+		require.NoError(t, err)
+		got, err := snap.Fetch(0, st)
+		require.NoError(t, err)
+		wv, _ := want.Value()
+		gv, _ := got.Value()
+		require.Equal(t, wv, gv, "%v", st)
+	}
+	s, err := snap.Fetch(4, voi.Sum)
+	require.NoError(t, err)
+	v, _ := s.Value()
+	require.Equal(t, 40.0, v)
+	require.Zero(t, testing.AllocsPerRun(100, func() { _ = u64.Update(sh, 1) }))
 }

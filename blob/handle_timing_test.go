@@ -1,3 +1,5 @@
+//go:build go1.24
+
 package blob_test
 
 import (
@@ -36,6 +38,29 @@ func BenchmarkHandleUpdate(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				if err := h.Update(bl, ring[i&0xFFFF]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+		b.Run(c.name+"/sharded-id", func(b *testing.B) {
+			s := blob.NewSharded(benchTemplate(b, c.stats...), 1, nil)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if err := s.UpdateU64(0, ring[i&0xFFFF]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+		b.Run(c.name+"/sharded-handle", func(b *testing.B) {
+			s := blob.NewSharded(benchTemplate(b, c.stats...), 1, nil)
+			h := blob.U64{}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if err := h.Update(s, ring[i&0xFFFF]); err != nil {
 					b.Fatal(err)
 				}
 				i++

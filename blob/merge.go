@@ -35,8 +35,10 @@ import (
 // type's range, a histogram counter past its maximum, a t-digest whose
 // sample count would pass its counter's maximum) returns an error naming
 // the VOI and the statistic, wrapping voi.ErrOverflow, and leaves dst
-// unchanged. (An update counts such an error in the voistat and goes on;
-// a merge that cannot complete leaves no trace.)
+// unchanged: a merge that cannot complete leaves no trace. (Updates do
+// what the C does, which for an integer SUM is to wrap; Fold and Sharded
+// saturate and count; see Overflow in the package documentation. To merge
+// without overflow, Fold into a blob of the wide template, tpl.Widen.)
 //
 // Merge is deterministic and draws no randomness, and its statistics do
 // not depend on the order of the two blobs: Merge(a, b) leaves in a the
@@ -258,8 +260,15 @@ func (dst *Blob) mergeInto(d, s []byte, count, digests bool) error {
 		for k := int(vp.n) - 1; k >= 0; k-- {
 			sp := &p.stats[int(vp.first)+k]
 			var err error
-			if sp.stype != voi.TDgst || digests {
-				end := int(sp.dataOff) + int(sp.dsz)
+			end := int(sp.dataOff) + int(sp.dsz)
+			switch {
+			case count && (sp.stype == voi.Sum || sp.stype == voi.Max || sp.stype == voi.Min):
+				// Counting merges saturate (see Overflow in the package
+				// documentation).
+				if foldNumeric(d[sp.dataOff:end], s[sp.dataOff:end], sp.stype, sp.dtype, sp.dtype, true) {
+					err = fmt.Errorf("saturated: %w", voi.ErrOverflow)
+				}
+			case sp.stype != voi.TDgst || digests:
 				err = mergeStat(d[sp.dataOff:end], s[sp.dataOff:end], sp.stype, sp.dtype)
 			}
 			if err != nil {

@@ -137,7 +137,7 @@ func TestMergeErrors(t *testing.T) {
 	before = append([]byte(nil), x.Bytes()...)
 	err = blob.Merge(x, y)
 	require.ErrorIs(t, err, voi.ErrOverflow)
-	require.EqualError(t, err, "blob: merge: VOI 0 SUM (INT_U64): value too large for defined data type")
+	require.EqualError(t, err, "blob: merge: VOI 0 SUM (INT_U64): value does not fit its type")
 	require.Equal(t, before, x.Bytes())
 }
 
@@ -267,7 +267,7 @@ func TestMergeAllKeepsTheGoodOnes(t *testing.T) {
 	}{
 		{1, voi.ErrInvalid, "blob: input 1 not merged: unlike input 0 (merged): VOI 1 HIST: hist: merge: bucket 1 bounds differ"},
 		{2, voi.ErrInvalid, "blob: input 2 not merged: unlike input 0 (merged): template hashes"},
-		{4, voi.ErrOverflow, "blob: input 4 not merged: VOI 0 SUM (INT_U64): value too large"},
+		{4, voi.ErrOverflow, "blob: input 4 not merged: VOI 0 SUM (INT_U64): value does not fit"},
 	} {
 		var ie *blob.InputError
 		require.ErrorAs(t, errs[i], &ie)

@@ -31,3 +31,31 @@ func TestREADMETour(t *testing.T) {
 	}
 	require.Equal(t, want.String(), snippet)
 }
+
+// TestREADMEGoSnippets: every Go snippet of the README is compiled by a
+// test: the tour by TestREADMETour, the shipper's by TestREADMEService
+// (ship/readme_test.go), the export snippet by
+// TestREADMEExport in the export module (export/readme_test.go).
+func TestREADMEGoSnippets(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	var firsts []string
+	rest := string(readme)
+	for {
+		_, after, ok := strings.Cut(rest, "```go\n")
+		if !ok {
+			break
+		}
+		first, _, _ := strings.Cut(after, "\n")
+		firsts = append(firsts, first)
+		rest = after
+	}
+	require.Equal(t, []string{
+		"reg := tpl.NewRegistry()  // or tpl.Default",                                              // TestREADMETour
+		"func service(ctx context.Context, collector string, requests <-chan request) error {",     // ship: TestREADMEService
+		"src := export.SourceFunc(func() []export.Named { // called at every scrape or collection", // export: TestREADMEExport
+		"tp, _ := devstat.Template(reg) // the stock I/O template",                                 // devstat: TestREADMEDevstat
+		"var ctl blob.Control",              // statdef: TestREADMEStatdef
+		"t.SetDescription(\"HTTP server\")", // derive: TestREADMEMeta
+	}, firsts, "a new Go snippet needs a test that compiles it")
+}

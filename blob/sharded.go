@@ -16,8 +16,10 @@ import (
 // locks. So no update is lost, and a snapshot taken while writers run is
 // the merge of exactly the updates accepted before it: for SUM, MAX, MIN
 // and histograms the same bytes as some serial order of those updates
-// would give (except that a merged SUM that overflows counts an error in
-// its voistat, as an update does, where Merge would fail); for t-digests a
+// would give (except that a merged SUM or histogram counter that would
+// overflow saturates at its limit and counts an error in its voistat,
+// where an update wraps as the C does and Merge fails: see Overflow in the
+// package documentation); for t-digests a
 // valid digest of exactly those samples, the shards' digests merged in one
 // step (tdigest.MergeAll). With one shard holding samples that is its
 // digest unchanged. With several, measured at 5·10^4 to 10^6 samples, the
@@ -31,8 +33,10 @@ import (
 // on (shards are handed out through a sync.Pool, which is per-processor),
 // so writers on different cores rarely share a shard or a cache line.
 //
-// Relative updates are not offered: their result depends on the order of
-// updates, which concurrent writers do not have. The zero value is not
+// Sharded has every update of a Blob but the relative ones (UpdateRel*),
+// whose result depends on the order of updates, which concurrent writers
+// do not have, and the C-shaped untyped Update. Typed handles (U32Of, ...)
+// update a Sharded as they update a Blob. The zero value is not
 // usable; use NewSharded. A Sharded must not be copied.
 type Sharded struct {
 	shards []paddedShard
@@ -146,6 +150,16 @@ func (s *Sharded) UpdateQ(id int32, q qmath.Q) error {
 	return err
 }
 
+// UpdateFloat is Blob.UpdateFloat for concurrent use.
+func (s *Sharded) UpdateFloat(id int32, x float64) error {
+	sh := s.acquire()
+	err := sh.b.UpdateFloat(id, x)
+	s.release(sh)
+	return err
+}
+
+func (*Sharded) updater() {}
+
 // lockAll locks every shard in index order (the only order anything takes
 // more than one shard lock in, so snapshots cannot deadlock).
 func (s *Sharded) lockAll() {
@@ -198,4 +212,31 @@ func (s *Sharded) Reset() {
 	for i := range s.shards {
 		s.shards[i].b.Reset()
 	}
+}
+
+// SetControl attaches c to every shard (nil detaches): see Blob.SetControl.
+// Snapshots are not controlled.
+func (s *Sharded) SetControl(c *Control) {
+	for i := range s.shards {
+		sh := &s.shards[i].shard
+		sh.mu.Lock()
+		sh.b.SetControl(c)
+		sh.mu.Unlock()
+	}
+}
+
+// ResetVOI resets VOI id's statistics in every shard, each under its lock
+// (see Blob.ResetVOI), so that a snapshot taken after it returns holds only
+// updates accepted after the shard's reset. Errors as Blob.ResetVOI's.
+func (s *Sharded) ResetVOI(id int32) error {
+	for i := range s.shards {
+		sh := &s.shards[i].shard
+		sh.mu.Lock()
+		err := sh.b.ResetVOI(id)
+		sh.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

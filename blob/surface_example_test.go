@@ -96,5 +96,5 @@ func ExampleBlob_UpdateFloat() {
 	fmt.Println(b.UpdateFloat(0, 1e300))
 	// Output:
 	// 2.05078125
-	// blob: float update of VOI 0 (Q_S64, 8 fractional bits): 1e+300 does not fit: value too large for defined data type
+	// blob: float update of VOI 0 (Q_S64, 8 fractional bits): 1e+300 does not fit: value does not fit its type
 }

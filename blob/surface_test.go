@@ -201,15 +201,15 @@ func TestQuantileErrors(t *testing.T) {
 		{"NaN x", func() (float64, error) { return bl.CDF(0, math.NaN()) }, []error{voi.ErrInvalid},
 			"blob: CDF of VOI 0 TDGST: tdigest: NaN or infinite value: invalid argument"},
 		{"quantile of a SUM", func() (float64, error) { s, _ := bl.Fetch(2, voi.Sum); return s.Quantile(0.5) }, []error{voi.ErrTypeMismatch},
-			"blob: quantile of VOI 2 SUM: inappropriate data type"},
+			"blob: quantile of VOI 2 SUM: wrong data type"},
 		{"count of a MAX", func() (float64, error) {
 			s, _ := bl.Fetch(0, voi.Max)
 			n, err := s.Count()
 			return float64(n), err
 		}, []error{voi.ErrTypeMismatch},
-			"blob: count of VOI 0 MAX: it is neither a histogram nor a t-digest: inappropriate data type"},
+			"blob: count of VOI 0 MAX: it is neither a histogram nor a t-digest: wrong data type"},
 		{"value of a histogram", func() (float64, error) { s, _ := bl.Fetch(0, voi.Hist); return s.Value() }, []error{voi.ErrTypeMismatch},
-			"blob: value of VOI 0 HIST: it is not a number: inappropriate data type"},
+			"blob: value of VOI 0 HIST: it is not a number: wrong data type"},
 	} {
 		x, err := c.call()
 		require.Zero(t, x, c.name)
@@ -285,9 +285,9 @@ func TestUpdateFloatErrors(t *testing.T) {
 		{-1, 1, voi.ErrInvalid, "blob: float update of VOI -1: no such VOI: invalid argument"},
 		{0, math.NaN(), voi.ErrInvalid, "blob: float update of VOI 0 (Q_S64, 16 fractional bits): NaN does not fit: invalid argument"},
 		{0, math.Inf(-1), voi.ErrInvalid, "blob: float update of VOI 0 (Q_S64, 16 fractional bits): -Inf does not fit: invalid argument"},
-		{0, 1 << 44, voi.ErrOverflow, "blob: float update of VOI 0 (Q_S64, 16 fractional bits): 1.7592186044416e+13 does not fit: value too large for defined data type"},
+		{0, 1 << 44, voi.ErrOverflow, "blob: float update of VOI 0 (Q_S64, 16 fractional bits): 1.7592186044416e+13 does not fit: value does not fit its type"},
 		{1, -1, voi.ErrInvalid, "blob: float update of VOI 1 (Q_U32, 8 fractional bits): -1 does not fit: invalid argument"},
-		{1, 1 << 21, voi.ErrOverflow, "blob: float update of VOI 1 (Q_U32, 8 fractional bits): 2.097152e+06 does not fit: value too large for defined data type"},
+		{1, 1 << 21, voi.ErrOverflow, "blob: float update of VOI 1 (Q_U32, 8 fractional bits): 2.097152e+06 does not fit: value does not fit its type"},
 	} {
 		err := bl.UpdateFloat(c.id, c.x)
 		require.ErrorIs(t, err, c.want, c.msg)

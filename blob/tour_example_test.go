@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/statsblob/statsblob/blob"
-	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/tostr"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
@@ -29,8 +28,13 @@ func Example_tour() {
 			Stats: []tpl.StatSpec{tpl.Sum()}}),
 		t.AddVOI(tpl.VOIDef{ID: 1, Name: "rtt", DType: voi.IntU32,
 			Stats: []tpl.StatSpec{tpl.Max(), tpl.Min(),
-				tpl.Histogram(hist.Spec{DType: voi.CRHist32, Scheme: hist.Lin, LB: 0, UB: 1000, StepInc: 50}),
+				tpl.HistLin(voi.CRHist32, 0, 1000, 50, 0), // buckets 50 wide from 0 past 1000
 				tpl.TDigest(voi.TDgstClust32, 20, 4)}}))
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	rtt, err := blob.U32Of(t, 1) // a typed handle: rtt.Update takes a uint32
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -38,7 +42,7 @@ func Example_tour() {
 	b := blob.New(t, nil) // one []byte, laid out as the template says
 	err = errors.Join(
 		b.UpdateU64(0, 1448), // hot path: O(1), no allocation
-		b.UpdateU32(1, 180), b.UpdateU32(1, 95), b.UpdateU32(1, 240))
+		rtt.Update(b, 180), rtt.Update(b, 95), rtt.Update(b, 240))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -38,42 +38,6 @@ func (bl *Blob) UpdateRelQ(id int32, q qmath.Q) error {
 	return updateQ(bl, id, qDType(q.Kind), q, true)
 }
 
-// Update updates VOI id with a value of data type dt given as its bit
-// pattern (the low 32 bits for 32-bit types), absolutely or relatively.
-// It is the untyped form of the typed methods; a dt other than the VOI's
-// gives voi.ErrInvalid.
-func (bl *Blob) Update(id int32, dt voi.DType, bits uint64, rel bool) error {
-	switch {
-	case dt == voi.IntS32 && rel:
-		return bl.UpdateRelS32(id, int32(bits))
-	case dt == voi.IntS32:
-		return bl.UpdateS32(id, int32(bits))
-	case dt == voi.IntU32 && rel:
-		return bl.UpdateRelU32(id, uint32(bits))
-	case dt == voi.IntU32:
-		return bl.UpdateU32(id, uint32(bits))
-	case dt == voi.IntS64 && rel:
-		return bl.UpdateRelS64(id, int64(bits))
-	case dt == voi.IntS64:
-		return bl.UpdateS64(id, int64(bits))
-	case dt == voi.IntU64 && rel:
-		return bl.UpdateRelU64(id, bits)
-	case dt == voi.IntU64:
-		return bl.UpdateU64(id, bits)
-	case dt == voi.IntSLong && rel:
-		return bl.UpdateRelSLong(id, int64(bits))
-	case dt == voi.IntSLong:
-		return bl.UpdateSLong(id, int64(bits))
-	case dt == voi.IntULong && rel:
-		return bl.UpdateRelULong(id, bits)
-	case dt == voi.IntULong:
-		return bl.UpdateULong(id, bits)
-	case dt.IsQ():
-		return updateQ(bl, id, dt, voi.AsQ(dt, bits), rel)
-	}
-	return bl.voiError(id, dt, rel)
-}
-
 func qDType(k qmath.Kind) voi.DType {
 	switch k {
 	case qmath.S32:
@@ -175,6 +139,16 @@ func updateQ(bl *Blob, id int32, dt voi.DType, x qmath.Q, rel bool) error {
 			return err
 		}
 		x = sum
+	}
+	if c := bl.ctl; c != nil && c.skip(uint(id)) {
+		if vp.state != 0 { // off: the level is kept, no statistic changes
+			prev, err := loadQ(x.Kind, b[vp.state:]).CpyValQ(x)
+			if err == nil {
+				storeQ(b[vp.state:], prev)
+			}
+			return err
+		}
+		return nil
 	}
 	compound := bl.plan.stats[vp.first : int(vp.first)+int(vp.nc)]
 	for i := range compound {

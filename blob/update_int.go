@@ -170,6 +170,10 @@ func (bl *Blob) UpdateS32(id int32, v int32) error {
 		return bl.voiError(id, voi.IntS32, false)
 	}
 	b := bl.b
+	if c := bl.ctl; c != nil && c.skip(i) {
+		stateI32(b, vp.state, v) // off: the level is kept, no statistic changes
+		return nil
+	}
 	if vp.nc != 0 {
 		return bl.updateMixedS32(vp, v)
 	}
@@ -222,6 +226,10 @@ func (bl *Blob) UpdateRelS32(id int32, v int32) error {
 	}
 	b := bl.b
 	v += int32(load32(b, int(vp.state)))
+	if c := bl.ctl; c != nil && c.skip(i) {
+		stateI32(b, vp.state, v) // off: the level is kept, no statistic changes
+		return nil
+	}
 	if vp.nc != 0 {
 		return bl.updateMixedS32(vp, v)
 	}
@@ -244,6 +252,10 @@ func (bl *Blob) UpdateU32(id int32, v uint32) error {
 		return bl.voiError(id, voi.IntU32, false)
 	}
 	b := bl.b
+	if c := bl.ctl; c != nil && c.skip(i) {
+		stateU32(b, vp.state, v) // off: the level is kept, no statistic changes
+		return nil
+	}
 	if vp.nc != 0 {
 		return bl.updateMixedU32(vp, v)
 	}
@@ -296,6 +308,10 @@ func (bl *Blob) UpdateRelU32(id int32, v uint32) error {
 	}
 	b := bl.b
 	v += uint32(load32(b, int(vp.state)))
+	if c := bl.ctl; c != nil && c.skip(i) {
+		stateU32(b, vp.state, v) // off: the level is kept, no statistic changes
+		return nil
+	}
 	if vp.nc != 0 {
 		return bl.updateMixedU32(vp, v)
 	}
@@ -318,6 +334,10 @@ func (bl *Blob) UpdateS64(id int32, v int64) error {
 		return bl.voiError(id, voi.IntS64, false)
 	}
 	b := bl.b
+	if c := bl.ctl; c != nil && c.skip(i) {
+		stateI64(b, vp.state, v) // off: the level is kept, no statistic changes
+		return nil
+	}
 	if vp.nc != 0 {
 		return bl.updateMixedS64(vp, v)
 	}
@@ -370,6 +390,10 @@ func (bl *Blob) UpdateRelS64(id int32, v int64) error {
 	}
 	b := bl.b
 	v += int64(load64(b, int(vp.state)))
+	if c := bl.ctl; c != nil && c.skip(i) {
+		stateI64(b, vp.state, v) // off: the level is kept, no statistic changes
+		return nil
+	}
 	if vp.nc != 0 {
 		return bl.updateMixedS64(vp, v)
 	}
@@ -392,6 +416,10 @@ func (bl *Blob) UpdateU64(id int32, v uint64) error {
 		return bl.voiError(id, voi.IntU64, false)
 	}
 	b := bl.b
+	if c := bl.ctl; c != nil && c.skip(i) {
+		stateU64(b, vp.state, v) // off: the level is kept, no statistic changes
+		return nil
+	}
 	if vp.nc != 0 {
 		return bl.updateMixedU64(vp, v)
 	}
@@ -444,6 +472,10 @@ func (bl *Blob) UpdateRelU64(id int32, v uint64) error {
 	}
 	b := bl.b
 	v += uint64(load64(b, int(vp.state)))
+	if c := bl.ctl; c != nil && c.skip(i) {
+		stateU64(b, vp.state, v) // off: the level is kept, no statistic changes
+		return nil
+	}
 	if vp.nc != 0 {
 		return bl.updateMixedU64(vp, v)
 	}
@@ -466,6 +498,10 @@ func (bl *Blob) UpdateSLong(id int32, v int64) error {
 		return bl.voiError(id, voi.IntSLong, false)
 	}
 	b := bl.b
+	if c := bl.ctl; c != nil && c.skip(i) {
+		stateI64(b, vp.state, v) // off: the level is kept, no statistic changes
+		return nil
+	}
 	if vp.nc != 0 {
 		return bl.updateMixedSLong(vp, v)
 	}
@@ -518,6 +554,10 @@ func (bl *Blob) UpdateRelSLong(id int32, v int64) error {
 	}
 	b := bl.b
 	v += int64(load64(b, int(vp.state)))
+	if c := bl.ctl; c != nil && c.skip(i) {
+		stateI64(b, vp.state, v) // off: the level is kept, no statistic changes
+		return nil
+	}
 	if vp.nc != 0 {
 		return bl.updateMixedSLong(vp, v)
 	}
@@ -540,6 +580,10 @@ func (bl *Blob) UpdateULong(id int32, v uint64) error {
 		return bl.voiError(id, voi.IntULong, false)
 	}
 	b := bl.b
+	if c := bl.ctl; c != nil && c.skip(i) {
+		stateU64(b, vp.state, v) // off: the level is kept, no statistic changes
+		return nil
+	}
 	if vp.nc != 0 {
 		return bl.updateMixedULong(vp, v)
 	}
@@ -592,6 +636,10 @@ func (bl *Blob) UpdateRelULong(id int32, v uint64) error {
 	}
 	b := bl.b
 	v += uint64(load64(b, int(vp.state)))
+	if c := bl.ctl; c != nil && c.skip(i) {
+		stateU64(b, vp.state, v) // off: the level is kept, no statistic changes
+		return nil
+	}
 	if vp.nc != 0 {
 		return bl.updateMixedULong(vp, v)
 	}

@@ -1,3 +1,5 @@
+//go:build go1.24
+
 package blob_test
 
 import (
@@ -16,6 +18,11 @@ func uniformRing() []uint64 { return stream.Ring(stream.Seed, 1<<16, stream.Unif
 
 func benchBlob(b *testing.B, stats ...tpl.StatSpec) *blob.Blob {
 	b.Helper()
+	return blob.New(benchTemplate(b, stats...), nil)
+}
+
+func benchTemplate(b *testing.B, stats ...tpl.StatSpec) *tpl.Template {
+	b.Helper()
 	reg := tpl.NewRegistry()
 	t, err := reg.New("bench")
 	if err != nil {
@@ -24,7 +31,7 @@ func benchBlob(b *testing.B, stats ...tpl.StatSpec) *blob.Blob {
 	if err := t.AddVOI(tpl.VOIDef{ID: 0, Name: "v", DType: voi.IntU64, Stats: stats}); err != nil {
 		b.Fatal(err)
 	}
-	return blob.New(t, nil)
+	return t
 }
 
 func BenchmarkUpdate(b *testing.B) {

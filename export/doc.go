@@ -2,8 +2,9 @@
 // OpenTelemetry understand. It is the shared half of the exporters: a Mapper
 // turns one blob (with its template, for names, and constant labels) into
 // neutral Metrics; package promexport makes Prometheus const metrics of
-// them, package otelexport OpenTelemetry metricdata, and package collector
-// serves both for blobs received over HTTP.
+// them, package otelexport OpenTelemetry metricdata, package remotewrite
+// Prometheus remote write requests, and package collector serves them all
+// for blobs received over HTTP.
 //
 // # Names
 //
@@ -11,7 +12,17 @@
 // out), each part sanitised (Sanitize: lower case, [a-z0-9_] only), followed
 // by the statistic's suffix below. VOIs whose names would meet in an
 // exposition after sanitising get their VOI id appended. A blob without a
-// template is named by its hash and VOI ids (tpl_1a2b3c4d_voi3).
+// template is named by its hash and VOI ids (tpl_1a2b3c4d_voi3). The unit
+// (Options.Units) is written as Prometheus's word for it (PromUnit: "us" is
+// "microseconds").
+//
+// Under the OpenTelemetry convention (Options.Convention; package
+// otelexport uses it), the names of OpenTelemetry's semantic conventions:
+// NAMESPACE.TEMPLATE.VOI, each part lower case with [a-z0-9_] only, then
+// .max, .min, .hist, .hist.out_of_range or .tdigest; no unit in the name,
+// the unit beside it as a UCUM code (UCUM: "microseconds" is "us"), counts
+// of values in unit "{value}"; t-digests are exponential histograms (the
+// native histogram below) unless Options.Summary asks for summaries.
 //
 // # The mapping, and why each is exact or not
 //
@@ -29,6 +40,7 @@
 //	                       with a bucket label; out-of-range counter
 //	TDGST                  summary: quantiles, count, sum               _tdigest
 //	TDGST (option)         native / exponential histogram               _tdigest_native
+//	TDGST (OpenTelemetry)  exponential histogram (option: summary)      .tdigest
 //
 // SUM, MAX, MIN: exact; the value of the statistic. MAX and MIN are left out
 // until the VOI was updated (they start at the type's extremes).
@@ -78,10 +90,17 @@
 // OpenTelemetry asks summary quantiles to be non-negative: a signed VOI's
 // negative quantiles are sent as they are.
 //
-// TDGST as a native histogram (Options.NativeHistogram): an estimate.
-// The bucket counts are the digest's CDF at the bucket bounds times the count,
-// rounded so that they add up to the count exactly; buckets span the centroid
-// means, zero threshold 0.
+// TDGST as a native histogram (Options.NativeHistogram; OpenTelemetry's
+// exponential histogram): an estimate. The bucket counts are the digest's
+// CDF at the bucket bounds times the count, rounded so that they add up to
+// the count exactly; buckets span the centroid means, zero threshold 0. The
+// scale (Options.NativeScale 0) is the finest, up to 8, whose buckets are no
+// wider than the ratio of any two neighbouring centroid means: every bucket
+// bound then falls between neighbouring centroids, so a quantile read from
+// the buckets is off by at most one bucket (a relative 2^(2^-scale) - 1)
+// from the digest's own interpolation; where the means span more than
+// MaxNativeBuckets buckets at that scale it is lowered, and the bucket
+// width is the error.
 //
 // # Time
 //

@@ -1,10 +1,11 @@
 module github.com/statsblob/statsblob/export
 
-go 1.26.8
+go 1.26.0
 
 replace github.com/statsblob/statsblob => ../
 
 require (
+	github.com/klauspost/compress v1.20.3
 	github.com/prometheus/client_golang v1.25.0
 	github.com/statsblob/statsblob v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1

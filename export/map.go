@@ -17,20 +17,50 @@ import (
 // Options.Quantiles says otherwise.
 var DefaultQuantiles = []float64{0.5, 0.9, 0.99, 0.999}
 
-// DefaultNativeScale is the scale (Prometheus: schema) of the native
-// histograms derived from t-digests: bucket bounds grow by 2^(1/8), 9%.
+// DefaultNativeScale is a fixed scale (Prometheus: schema) for native
+// histograms derived from t-digests where sources must share bucket bounds
+// (classic buckets summed across collectors): bounds grow by 2^(1/8), 9%.
+// Options.NativeScale 0 chooses the scale per digest instead.
 const DefaultNativeScale = 3
+
+// MaxNativeScale is the finest scale of derived exponential histograms, the
+// finest Prometheus accepts: bounds grow by 2^(1/256), 0.27%.
+const MaxNativeScale = 8
 
 // MaxNativeBuckets bounds the buckets of a native histogram: a digest whose
 // means span more buckets at the requested scale gets a coarser one.
 const MaxNativeBuckets = 160
 
+// Convention is the naming and typing a Mapper follows.
+type Convention uint8
+
+// The conventions.
+const (
+	// Prometheus: names NAMESPACE_TEMPLATE_VOI_UNIT plus suffixes (_max,
+	// _hist, _tdigest), the unit as a word in the name; t-digests as
+	// summaries, and as native histograms too with NativeHistogram.
+	Prometheus Convention = iota
+	// OpenTelemetry: dotted names without units (namespace.template.voi,
+	// then .max, .min, .hist, .hist.out_of_range, .tdigest), UCUM units in
+	// Metric.Unit; t-digests as exponential histograms (summaries with
+	// Options.Summary). NativeHistogram is ignored.
+	OpenTelemetry
+)
+
 // Options configure the mapping.
 type Options struct {
+	// Convention is the naming and typing: Prometheus (the zero value) or
+	// OpenTelemetry.
+	Convention Convention
 	// Namespace, if set, prefixes every metric name.
 	Namespace string
-	// Units maps a VOI name to the unit its name carries ("microseconds"
-	// makes TCP_RTT's MAX tcp_default_tcp_rtt_microseconds_max).
+	// Units maps a VOI name to its unit, a Prometheus word or a UCUM code
+	// ("microseconds" or "us": TCP_RTT's MAX is
+	// tcp_default_tcp_rtt_microseconds_max in Prometheus, and
+	// tcp_default.tcp_rtt.max of unit "us" in OpenTelemetry; see UCUM).
+	// It overrides the template's metadata (tpl.VOIMeta): it replaces the
+	// VOI's unit and a unit suffix of its name, and values are exported
+	// unscaled (meta.go).
 	Units map[string]string
 	// Quantiles are the quantiles of t-digest summaries, each in [0, 1];
 	// nil means DefaultQuantiles. They are reported in ascending order.
@@ -38,9 +68,17 @@ type Options struct {
 	// NativeHistogram adds, for every t-digest, a native (exponential)
 	// histogram derived from the digest's CDF.
 	NativeHistogram bool
-	// NativeScale is the scale of those histograms, -4..8; 0 means
-	// DefaultNativeScale.
+	// NativeScale is the scale of the exponential histograms derived from
+	// t-digests, -4..8; 0 chooses it per digest: the finest scale (up to
+	// MaxNativeScale) whose buckets still tell every two neighbouring
+	// centroid means apart, so that the buckets add no error to the
+	// digest's own, lowered while the means span more than
+	// MaxNativeBuckets buckets.
 	NativeScale int32
+	// Summary (OpenTelemetry convention) exports t-digests as Summaries,
+	// the type OpenTelemetry keeps for compatibility, instead of
+	// exponential histograms.
+	Summary bool
 }
 
 // Mapper turns blobs into Metrics. It is safe for concurrent use.
@@ -66,10 +104,7 @@ func NewMapper(opts Options) (*Mapper, error) {
 	slices.Sort(qs)
 	qs = slices.Compact(qs)
 	scale := opts.NativeScale
-	if scale == 0 {
-		scale = DefaultNativeScale
-	}
-	if scale < -4 || scale > 8 {
+	if scale < -4 || scale > MaxNativeScale {
 		return nil, fmt.Errorf("export: native histogram scale %d outside -4..8: %w", scale, voi.ErrInvalid)
 	}
 	return &Mapper{opts: opts, quantiles: qs, scale: scale}, nil
@@ -81,8 +116,10 @@ type voiStats struct {
 	dt    voi.DType
 	name  string // the VOI's name as the template has it
 	base  string // the metric name base
+	unit  string // the unit: a Prometheus word or a UCUM code, by convention
 	stats [voi.NumSTypes]*blob.Stat
 	hv    *histView // the histogram statistic, read
+	voiMeta
 }
 
 // Append appends the metrics of n's blob to dst, VOI by VOI in id order and
@@ -110,7 +147,7 @@ func (m *Mapper) Append(dst []Metric, n Named) ([]Metric, error) {
 		if len(vois) == 0 || vois[len(vois)-1].id != int(id) {
 			vs := &voiStats{id: int(id), dt: s.VOIDType, name: fmt.Sprintf("voi%d", id)}
 			if n.Template != nil {
-				if name, ok := n.Template.VOIName(int(id)); ok && name != "" {
+				if name, ok := n.Template.VOIName(id); ok && name != "" {
 					vs.name = name
 				}
 			}
@@ -125,6 +162,7 @@ func (m *Mapper) Append(dst []Metric, n Named) ([]Metric, error) {
 			vs.hv = &h
 		}
 	}
+	m.readMeta(n.Template, b, n.Levels, vois)
 	if err := m.name(tplName, vois); err != nil {
 		return dst, err
 	}
@@ -134,52 +172,110 @@ func (m *Mapper) Append(dst []Metric, n Named) ([]Metric, error) {
 	}
 	out := dst
 	for _, vs := range vois {
+		if vs.hidden {
+			continue
+		}
 		var err error
+		k := len(out)
 		if out, err = m.appendVOI(out, vs, tplName, n.Labels, start); err != nil {
 			return dst, fmt.Errorf("export: %s %s: %w", tplName, vs.name, err)
 		}
+		vs.scaleVOI(out[k:])
+	}
+	out, err := m.appendDerived(out, n, tplName, vois, Metric{Labels: n.Labels, Start: start})
+	if err != nil {
+		return dst, err
 	}
 	return out, nil
+}
+
+// Family name suffixes, by convention.
+const (
+	sfxMax = iota
+	sfxMin
+	sfxHist
+	sfxOOR
+	sfxTDigest
+	sfxNative
+)
+
+var suffixes = [...][2]string{
+	sfxMax:     {"_max", ".max"},
+	sfxMin:     {"_min", ".min"},
+	sfxHist:    {"_hist", ".hist"},
+	sfxOOR:     {"_hist_outofrange", ".hist.out_of_range"},
+	sfxTDigest: {"_tdigest", ".tdigest"},
+	sfxNative:  {"_tdigest_native", ""},
+}
+
+// fam returns the name of vs's family with suffix i.
+func (m *Mapper) fam(vs *voiStats, i int) string {
+	return vs.base + suffixes[i][m.opts.Convention]
+}
+
+// otel reports whether the mapper follows the OpenTelemetry convention.
+func (m *Mapper) otel() bool { return m.opts.Convention == OpenTelemetry }
+
+// digestKind is the kind a t-digest becomes.
+func (m *Mapper) digestKind() Kind {
+	if m.otel() && !m.opts.Summary {
+		return KindExpHistogram
+	}
+	return KindSummary
 }
 
 // families returns the names and kinds of the families vs becomes (the kind
 // of a histogram is decided from its data).
 func (m *Mapper) families(vs *voiStats) map[string]Kind {
 	f := map[string]Kind{}
+	if vs.hidden {
+		return f
+	}
 	if s := vs.stats[voi.Sum]; s != nil {
-		f[vs.base] = sumKind(vs.dt)
+		f[vs.base] = vs.sumKind()
+	}
+	if vs.level != nil {
+		f[m.levelName(vs)] = KindGauge
 	}
 	if vs.stats[voi.Max] != nil {
-		f[vs.base+"_max"] = KindGauge
+		f[m.fam(vs, sfxMax)] = KindGauge
 	}
 	if vs.stats[voi.Min] != nil {
-		f[vs.base+"_min"] = KindGauge
+		f[m.fam(vs, sfxMin)] = KindGauge
 	}
 	if h := vs.hv; h != nil {
 		if h.shape == shapeCounters {
-			f[vs.base+"_hist"] = KindCounter
+			f[m.fam(vs, sfxHist)] = KindCounter
 		} else {
-			f[vs.base+"_hist"] = KindHistogram
+			f[m.fam(vs, sfxHist)] = KindHistogram
 		}
 		if h.kind != kindCR || h.shape == shapeCounters {
-			f[vs.base+"_hist_outofrange"] = KindCounter
+			f[m.fam(vs, sfxOOR)] = KindCounter
 		}
 	}
 	if vs.stats[voi.TDgst] != nil {
-		f[vs.base+"_tdigest"] = KindSummary
-		if m.opts.NativeHistogram {
-			f[vs.base+"_tdigest_native"] = KindExpHistogram
+		f[m.fam(vs, sfxTDigest)] = m.digestKind()
+		if m.opts.NativeHistogram && !m.otel() {
+			f[m.fam(vs, sfxNative)] = KindExpHistogram
 		}
 	}
 	return f
 }
 
-// name sets every VOI's base name: namespace, template, VOI and unit,
-// sanitised. VOIs whose families would collide with another VOI's in an
-// exposition get their id appended; a collision that remains is an error.
+// name sets every VOI's base name and unit: namespace, template, VOI and
+// (Prometheus) unit, sanitised. VOIs whose families would collide with
+// another VOI's (in an exposition: with their series' suffixes) get their
+// id appended; a collision that remains is an error.
 func (m *Mapper) name(tplName string, vois []*voiStats) error {
 	for _, vs := range vois {
-		vs.base = join(m.opts.Namespace, tplName, vs.name, m.opts.Units[vs.name])
+		u := vs.unit // the metadata's base unit or Units' (readMeta)
+		if m.otel() {
+			vs.unit = UCUM(u)
+			vs.base = otelName(m.opts.Namespace, tplName, vs.nameForUnit())
+			continue
+		}
+		vs.unit = PromUnit(u)
+		vs.base = join(m.opts.Namespace, tplName, vs.nameForUnit(), vs.unit)
 		if vs.base == "" || vs.base[0] >= '0' && vs.base[0] <= '9' {
 			vs.base = "_" + vs.base
 		}
@@ -189,7 +285,11 @@ func (m *Mapper) name(tplName string, vois []*voiStats) error {
 		bad := map[int]bool{}
 		for i, vs := range vois {
 			for name, k := range m.families(vs) {
-				for _, s := range seriesNames(name, k) {
+				series := []string{name}
+				if !m.otel() {
+					series = seriesNames(name, k)
+				}
+				for _, s := range series {
 					if j, ok := owner[s]; ok && j != i {
 						bad[i], bad[j] = true, true
 					}
@@ -237,30 +337,31 @@ func le64(p []byte) uint64 { return uint64(le32(p)) | uint64(le32(p[4:]))<<32 }
 func clean(s *blob.Stat) bool { return s != nil && s.Errs == 0 }
 
 func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []Label, start time.Time) ([]Metric, error) {
-	help := func(what string) string {
-		return fmt.Sprintf("statsblob %s %s: %s (%s)", tplName, vs.name, what, vs.dt)
-	}
-	unit := m.opts.Units[vs.name]
 	metric := func(name string, k Kind, what string) Metric {
-		return Metric{Name: name, Help: help(what), Unit: unit, Kind: k, Labels: labels, Start: start}
+		return Metric{Name: name, Help: vs.help(tplName, what), Unit: vs.unit, Kind: k, Labels: labels, Start: start}
 	}
-	if s := vs.stats[voi.Sum]; s != nil {
-		mt := metric(vs.base, sumKind(vs.dt), "SUM")
-		mt.Value = numeric(s)
-		out = append(out, mt)
+	// counts are counts of values, whatever the VOI's unit (UCUM: an
+	// annotation of the unit 1).
+	counts := func(name string, what string) Metric {
+		mt := metric(name, KindCounter, what)
+		if m.otel() {
+			mt.Unit = "{value}"
+		}
+		return mt
 	}
+	out = m.appendSumAndLevel(out, vs, metric)
 	// MAX and MIN start at the type's extremes: no value before an update.
 	var mm struct {
 		min, max float64
 		ok       bool
 	}
 	if s := vs.stats[voi.Max]; s != nil && s.Valid {
-		mt := metric(vs.base+"_max", KindGauge, "MAX")
+		mt := metric(m.fam(vs, sfxMax), KindGauge, "MAX")
 		mt.Value = numeric(s)
 		out = append(out, mt)
 	}
 	if s := vs.stats[voi.Min]; s != nil && s.Valid {
-		mt := metric(vs.base+"_min", KindGauge, "MIN")
+		mt := metric(m.fam(vs, sfxMin), KindGauge, "MIN")
 		mt.Value = numeric(s)
 		out = append(out, mt)
 	}
@@ -272,13 +373,13 @@ func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []
 		what := s.DType.String()
 		if h.shape == shapeCounters {
 			for i, c := range h.counts {
-				mt := metric(vs.base+"_hist", KindCounter, what+" bucket counts")
+				mt := counts(m.fam(vs, sfxHist), what+" bucket counts")
 				mt.Labels = append(slices.Clip(labels), Label{LabelBucket, h.labels[i]})
 				mt.Value = float64(c)
 				out = append(out, mt)
 			}
 		} else {
-			mt := metric(vs.base+"_hist", KindHistogram, what)
+			mt := metric(m.fam(vs, sfxHist), KindHistogram, what)
 			p := &HistogramPoint{Bounds: h.bounds, Counts: h.counts, Sum: math.NaN()}
 			for _, c := range h.counts {
 				p.Count = satAdd(p.Count, c)
@@ -297,7 +398,7 @@ func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []
 			out = append(out, mt)
 		}
 		if h.kind != kindCR || h.shape == shapeCounters {
-			mt := metric(vs.base+"_hist_outofrange", KindCounter, what+" out-of-range count")
+			mt := counts(m.fam(vs, sfxOOR), what+" out-of-range count")
 			mt.Value = float64(h.oob)
 			out = append(out, mt)
 		}
@@ -318,33 +419,45 @@ func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []
 		if vsum := vs.stats[voi.Sum]; clean(vsum) && s.Errs == 0 {
 			sum = numeric(vsum)
 		}
-		mt := metric(vs.base+"_tdigest", KindSummary, dt.String()+" t-digest")
-		p := &SummaryPoint{Count: cnt, Sum: sum}
-		for _, q := range m.quantiles {
-			v := math.NaN()
+		if m.digestKind() == KindSummary {
+			mt := metric(m.fam(vs, sfxTDigest), KindSummary, dt.String()+" t-digest")
+			p := &SummaryPoint{Count: cnt, Sum: sum}
+			var est [8]float64
+			vals := est[:0]
 			if cnt > 0 {
+				// All quantiles in one read of the digest (tdigest.Quantiles:
+				// Quantile's or QuantileBounded's values).
+				lo, hi := math.NaN(), math.NaN()
 				if mm.ok {
-					v, err = tdigest.QuantileBounded(s.Data, dt, q, mm.min, mm.max)
-				} else {
-					v, err = tdigest.Quantile(s.Data, dt, q)
+					lo, hi = mm.min, mm.max
 				}
-				if err != nil {
+				if vals, err = tdigest.Quantiles(s.Data, dt, m.quantiles, lo, hi, vals); err != nil {
 					return out, err
 				}
 			}
-			p.Quantiles = append(p.Quantiles, QuantileValue{Q: q, Value: v})
+			for i, q := range m.quantiles {
+				v := math.NaN()
+				if cnt > 0 {
+					v = vals[i]
+				}
+				p.Quantiles = append(p.Quantiles, QuantileValue{Q: q, Value: v})
+			}
+			mt.Summary = p
+			out = append(out, mt)
 		}
-		mt.Summary = p
-		out = append(out, mt)
-		if m.opts.NativeHistogram {
-			e, err := expFromDigest(s.Data, dt, m.scale, cnt, sum)
+		if m.digestKind() == KindExpHistogram || m.opts.NativeHistogram && !m.otel() {
+			e, err := expFromDigest(s.Data, dt, m.scale, cnt, sum, vs.scale)
 			if err != nil {
 				return out, err
 			}
 			if mm.ok && cnt > 0 {
 				e.Min, e.Max, e.HasMinMax = mm.min, mm.max, true
 			}
-			mt := metric(vs.base+"_tdigest_native", KindExpHistogram, dt.String()+" t-digest as a native histogram")
+			name, what := m.fam(vs, sfxNative), dt.String()+" t-digest as a native histogram"
+			if m.otel() {
+				name, what = m.fam(vs, sfxTDigest), dt.String()+" t-digest as an exponential histogram"
+			}
+			mt := metric(name, KindExpHistogram, what)
 			mt.Exp = e
 			out = append(out, mt)
 		}

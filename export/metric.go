@@ -46,12 +46,15 @@ type Label struct{ Name, Value string }
 // exporters: package promexport turns it into a Prometheus const metric,
 // package otelexport into OpenTelemetry metricdata.
 type Metric struct {
-	// Name is the family name, sanitised to Prometheus rules; Prometheus
-	// counters add "_total" to it.
+	// Name is the family name: sanitised to Prometheus rules (Prometheus
+	// counters add "_total" to it), or dotted (the OpenTelemetry
+	// convention, Options.Convention).
 	Name string
 	// Help describes the family: template, VOI, statistic and data type.
 	Help string
-	// Unit is the unit suffix the name carries, if any ("seconds").
+	// Unit is the metric's unit, if known: under the Prometheus convention
+	// the word its name carries ("seconds"), under the OpenTelemetry
+	// convention a UCUM unit ("s"; "{value}" for counts of values).
 	Unit string
 	Kind Kind
 	// Labels are the source's constant labels followed by the metric's own
@@ -131,6 +134,10 @@ type Named struct {
 	// Start overrides the accumulation start taken from the blob's last
 	// reset (zero: use the blob's).
 	Start time.Time
+	// Levels, by VOI id, replace the levels (the states of VOIs that take
+	// relative updates, exported as gauges) read from the blob, in the
+	// VOI's own units: a collector's sum of its senders' latest levels.
+	Levels map[int32]float64
 }
 
 // Source hands out the blobs to export at collection time. Blobs may be

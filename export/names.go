@@ -109,3 +109,58 @@ func CheckLabels(labels []Label) error {
 	}
 	return nil
 }
+
+// unitWords pairs Prometheus's unit words (the suffixes its naming
+// conventions put in metric names) with UCUM units, OpenTelemetry's, as the
+// OpenTelemetry-to-Prometheus translation pairs them.
+var unitWords = [][2]string{
+	{"days", "d"}, {"hours", "h"}, {"minutes", "min"}, {"seconds", "s"},
+	{"milliseconds", "ms"}, {"microseconds", "us"}, {"nanoseconds", "ns"},
+	{"bytes", "By"}, {"kibibytes", "KiBy"}, {"mebibytes", "MiBy"}, {"gibibytes", "GiBy"},
+	{"tebibytes", "TiBy"}, {"kilobytes", "KBy"}, {"megabytes", "MBy"}, {"gigabytes", "GBy"},
+	{"terabytes", "TBy"}, {"bits", "bit"}, {"meters", "m"}, {"volts", "V"}, {"amperes", "A"},
+	{"joules", "J"}, {"watts", "W"}, {"grams", "g"}, {"celsius", "Cel"}, {"hertz", "Hz"},
+	{"ratio", "1"}, {"percent", "%"},
+}
+
+// UCUM returns unit as a UCUM unit, OpenTelemetry's: a Prometheus unit
+// word ("microseconds") becomes its UCUM code ("us"); anything else (a UCUM
+// code already, or a unit this table does not know) is returned as given.
+func UCUM(unit string) string {
+	for _, w := range unitWords {
+		if unit == w[0] {
+			return w[1]
+		}
+	}
+	return unit
+}
+
+// PromUnit returns unit as the word Prometheus names carry: a UCUM code
+// ("us") becomes its word ("microseconds"); anything else is returned as
+// given (and sanitised where it becomes part of a name).
+func PromUnit(unit string) string {
+	for _, w := range unitWords {
+		if unit == w[1] {
+			return w[0]
+		}
+	}
+	return unit
+}
+
+// otelName joins the non-empty parts, each lower-cased with characters
+// other than a-z, 0-9 and '_' replaced by '_', with dots: an OpenTelemetry
+// metric name ("tcp_default.tcp_rtt"). A name that would not start with a
+// letter is prefixed with "statsblob.".
+func otelName(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if s := sanitizeChars(p); s != "" {
+			out = append(out, s)
+		}
+	}
+	s := strings.Join(out, ".")
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		s = "statsblob." + s
+	}
+	return strings.TrimSuffix(s, ".")
+}

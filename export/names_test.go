@@ -97,3 +97,36 @@ func TestAppendErrors(t *testing.T) {
 		require.ErrorIs(t, err, voi.ErrInvalid, "%+v", o)
 	}
 }
+
+// The OpenTelemetry convention: dotted names without units, the VOI ids
+// appended where sanitised names meet, a name that must start with a letter.
+func TestOTelNames(t *testing.T) {
+	otel := export.Options{Convention: export.OpenTelemetry}
+	stats := []tpl.StatSpec{tpl.Sum(), tpl.Max(), tpl.Min()}
+	got, err := names(t, otel, "TCP_Default", tpl.VOIDef{ID: 0, Name: "a.b", DType: voi.IntU32, Stats: stats},
+		tpl.VOIDef{ID: 1, Name: "a_b", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}}, tpl.VOIDef{ID: 2, Name: "RTT", DType: voi.IntS32, Stats: stats})
+	require.NoError(t, err)
+	require.Equal(t, []string{"tcp_default.a_b_0", "tcp_default.a_b_1", "tcp_default.rtt"}, got, "MAX, MIN never updated")
+	otel.Units = map[string]string{"x": "microseconds"}
+	otel.Namespace = "9Fleet"
+	got, err = names(t, otel, "T", tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}})
+	require.NoError(t, err)
+	require.Equal(t, []string{"statsblob.9fleet.t.x"}, got)
+}
+
+func TestUnits(t *testing.T) {
+	f := func(in, ucum, prom string) {
+		t.Helper()
+		require.Equal(t, ucum, export.UCUM(in), "UCUM(%q)", in)
+		require.Equal(t, prom, export.PromUnit(in), "PromUnit(%q)", in)
+	}
+	f("seconds", "s", "seconds")
+	f("s", "s", "seconds")
+	f("microseconds", "us", "microseconds")
+	f("us", "us", "microseconds")
+	f("bytes", "By", "bytes")
+	f("By", "By", "bytes")
+	f("ratio", "1", "ratio")
+	f("{packet}", "{packet}", "{packet}")
+	f("", "", "")
+}

@@ -2,6 +2,7 @@ package export
 
 import (
 	"math"
+	"slices"
 
 	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/voi"
@@ -30,16 +31,21 @@ func expIndex(v float64, scale int32) int {
 // bucket bounds, scaled by cnt and rounded, so that the counts add up to cnt
 // exactly. Buckets span the centroid means; mass between 0 and the means
 // nearest to it goes to the buckets nearest to 0, and the zero bucket
-// (threshold 0) holds the digest's point mass at 0, if any. When the means
-// span more than MaxNativeBuckets buckets, the scale is lowered (down to -4).
-func expFromDigest(data []byte, dt voi.DType, scale int32, cnt uint64, sum float64) (*ExpHistogramPoint, error) {
+// (threshold 0) holds the digest's point mass at 0, if any. Scale 0 chooses
+// the scale (see Options.NativeScale). When the means span more than
+// MaxNativeBuckets buckets, the scale is lowered (down to -4).
+// us (> 0) converts the digest's values to the exported unit; sum is not
+// converted here.
+func expFromDigest(data []byte, dt voi.DType, scale int32, cnt uint64, sum, us float64) (*ExpHistogramPoint, error) {
 	e := &ExpHistogramPoint{Scale: scale, Count: cnt, Sum: sum}
 	if cnt == 0 {
 		return e, nil
 	}
 	var posLo, posHi, negLo, negHi float64 // smallest and largest |mean| on each side
+	var means []float64
 	for c := range tdigest.Centroids(data, dt) {
-		m := c.Mean()
+		m := c.Mean() * us
+		means = append(means, m)
 		switch a := math.Abs(m); {
 		case m > 0:
 			if posLo == 0 || a < posLo {
@@ -59,6 +65,9 @@ func expFromDigest(data []byte, dt voi.DType, scale int32, cnt uint64, sum float
 		}
 		return expIndex(hi, s) - expIndex(lo, s) + 1
 	}
+	if scale == 0 {
+		scale = resolvingScale(means)
+	}
 	for scale > -4 && span(posLo, posHi, scale)+span(negLo, negHi, scale) > MaxNativeBuckets {
 		scale--
 	}
@@ -66,7 +75,7 @@ func expFromDigest(data []byte, dt voi.DType, scale int32, cnt uint64, sum float
 	var cdfErr error
 	n := float64(cnt)
 	cum := func(x float64) uint64 {
-		f, err := tdigest.CDF(data, dt, x)
+		f, err := tdigest.CDF(data, dt, x/us)
 		if err != nil && cdfErr == nil {
 			cdfErr = err
 		}
@@ -103,4 +112,31 @@ func expFromDigest(data []byte, dt voi.DType, scale int32, cnt uint64, sum float
 		}
 	}
 	return e, cdfErr
+}
+
+// resolvingScale returns the finest scale, up to MaxNativeScale, whose
+// buckets are no wider (as a ratio of their bounds, 2^(2^-scale)) than any
+// two neighbouring distinct means of one sign: each bucket bound then falls
+// between centroids at most one apart, and the histogram's quantiles stay
+// within the digest's own interpolation between neighbouring means.
+func resolvingScale(means []float64) int32 {
+	slices.Sort(means)
+	scale := int32(-4)
+	for i := 1; i < len(means) && scale < MaxNativeScale; i++ {
+		a, b := means[i-1], means[i]
+		if a <= 0 && b >= 0 || a == b {
+			continue
+		}
+		r := math.Abs(b / a)
+		if r < 1 {
+			r = 1 / r
+		}
+		// base <= r: 2^-s <= log2(r), s >= -log2(log2(r)).
+		s := int32(math.Ceil(-math.Log2(math.Log2(r))))
+		scale = min(max(scale, s), MaxNativeScale)
+	}
+	if len(means) < 2 {
+		return MaxNativeScale
+	}
+	return scale
 }

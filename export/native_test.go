@@ -73,3 +73,27 @@ func TestNativeHistogramCoarsens(t *testing.T) {
 	}
 	require.Equal(t, uint64(len(vals)), n+e.ZeroCount)
 }
+
+// Scale 0 chooses the finest scale whose buckets tell every two
+// neighbouring means apart: 1000 and 1010 are 1% apart, 2^(2^-7) = 1.0054.
+func TestNativeHistogramAutoScale(t *testing.T) {
+	f := func(vals []int64, want int32) {
+		t.Helper()
+		b, tp := digestBlob(t, voi.IntU64, vals...)
+		m, err := export.NewMapper(export.Options{NativeHistogram: true, Quantiles: []float64{}})
+		require.NoError(t, err)
+		ms, err := m.Append(nil, export.Named{Blob: b, Template: tp})
+		require.NoError(t, err)
+		require.Equal(t, want, ms[1].Exp.Scale, "%v", vals)
+		var n uint64
+		for _, c := range ms[1].Exp.Positive.Counts {
+			n += c
+		}
+		require.Equal(t, uint64(len(vals)), n)
+	}
+	f([]int64{1000, 1010}, 7)
+	f([]int64{10, 20, 30, 40}, 2)        // 40/30: 2^(1/4) = 1.19
+	f([]int64{1, 4, 16}, -1)             // 4 apart: base 4
+	f([]int64{5}, export.MaxNativeScale) // one mean
+	f([]int64{1000, 1001, 1 << 40}, 2)   // 2^-8 would need 10,000 buckets: coarsened to fit 160
+}

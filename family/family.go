@@ -53,6 +53,9 @@ type Options struct {
 	Shards int
 	// Clock is the blobs' time source (nil: blob.WallClock).
 	Clock func() int64
+	// Control, if not nil, is attached to every blob of the family
+	// (blob.Control): one switch turns a VOI off in all label sets.
+	Control *blob.Control
 	// Locker, if not nil, is held while Snapshot snapshots the blobs. A
 	// family of plain blobs (NewBlobs) updated on a goroutine other than
 	// the one that calls Snapshot needs one, and its writers hold it
@@ -107,7 +110,11 @@ func New(t *tpl.Template, names []string, opts Options) (*Family[*blob.Sharded],
 	if err != nil {
 		return nil, err
 	}
-	f.newM = func() *blob.Sharded { return blob.NewSharded(t, opts.Shards, opts.Clock) }
+	f.newM = func() *blob.Sharded {
+		s := blob.NewSharded(t, opts.Shards, opts.Clock)
+		s.SetControl(opts.Control)
+		return s
+	}
 	f.snapM = func(s *blob.Sharded, reset bool) (*blob.Blob, error) { return s.Snapshot(reset) }
 	return f, nil
 }
@@ -118,7 +125,11 @@ func NewBlobs(t *tpl.Template, names []string, opts Options) (*Family[*blob.Blob
 	if err != nil {
 		return nil, err
 	}
-	f.newM = func() *blob.Blob { return blob.New(t, blob.NewEnv(opts.Clock, 1)) }
+	f.newM = func() *blob.Blob {
+		b := blob.New(t, blob.NewEnv(opts.Clock, 1))
+		b.SetControl(opts.Control)
+		return b
+	}
 	f.snapM = func(b *blob.Blob, reset bool) (*blob.Blob, error) { return b.Snapshot(reset), nil }
 	return f, nil
 }
@@ -288,4 +299,24 @@ func (f *Family[M]) Snapshot(reset bool) []Snap {
 		out[i] = Snap{Values: s.values, Blob: b, Err: err}
 	}
 	return out
+}
+
+// ResetVOI resets VOI id's statistics in every blob of the family
+// (blob.Blob.ResetVOI, under Options.Locker if set), so that a family can
+// be a statdef.Resetter. Errors are the first blob's (voi.ErrInvalid for
+// an id that names no VOI); the blobs before it are reset.
+func (f *Family[M]) ResetVOI(id int32) error {
+	f.mu.Lock()
+	sets := f.order[:len(f.order):len(f.order)]
+	f.mu.Unlock()
+	if f.opts.Locker != nil {
+		f.opts.Locker.Lock()
+		defer f.opts.Locker.Unlock()
+	}
+	for _, s := range sets {
+		if err := any(s.m).(interface{ ResetVOI(int32) error }).ResetVOI(id); err != nil {
+			return fmt.Errorf("family %s %q: %w", f.t.Name(), s.values, err)
+		}
+	}
+	return nil
 }

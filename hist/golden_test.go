@@ -1,3 +1,5 @@
+//go:build go1.24
+
 package hist
 
 // Conformance against the C reference's golden outputs: every histogram

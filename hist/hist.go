@@ -101,7 +101,9 @@ type Bound struct{ LB, UB uint64 }
 // (stats_ctor_vsd_numeric: the uint64 stored as is), interpreted with the
 // VOI's data type when the histogram is built: the low half for 32-bit
 // types, raw Q bits for Q types. The zero value is a CRHIST of dtype 0,
-// which Build rejects. A Spec is read, never modified, by Build.
+// which Build rejects. A Spec is read, never modified, by Build. This is
+// the C-shaped form; tpl.HistLin, HistExp, HistLinExp, HistBuckets and
+// HistRanges make a Spec from values of the VOI's Go type (-100, 2.5).
 type Spec struct {
 	DType      voi.DType // CRHist32 .. DVHist64
 	Scheme     Scheme

@@ -39,3 +39,15 @@ func FromFloat64(k Kind, ctrl uint64, x float64) (Q, error) {
 	}
 	return New(k, raw), nil
 }
+
+// FromFloat returns the Q number of kind k nearest to x with at least prec
+// fractional bits (1..64; rounded up to what the control bits can select:
+// 2, 4, 6, 8, 16, 32, 48 or 64, capped by the kind's width, as Q_INI
+// does). It is FromFloat64 with CtrlIni(prec)'s control bits, and returns
+// its errors; a prec outside 1..64 is ErrInvalid.
+func FromFloat(k Kind, prec int, x float64) (Q, error) {
+	if prec < 1 || prec > 64 {
+		return New(k, 0), ErrInvalid
+	}
+	return FromFloat64(k, uint64(CtrlIni(prec)), x)
+}

@@ -65,3 +65,23 @@ func TestFromFloat64RoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestFromFloat(t *testing.T) {
+	f := func(k qmath.Kind, prec int, x float64, want float64, wantNF uint, wantErr error) {
+		t.Helper()
+		q, err := qmath.FromFloat(k, prec, x)
+		if wantErr != nil {
+			require.ErrorIs(t, err, wantErr)
+			return
+		}
+		require.NoError(t, err)
+		require.Equal(t, want, q.Float64())
+		require.Equal(t, wantNF, q.NFBits())
+	}
+	f(qmath.S64, 16, -2.5, -2.5, 16, nil)
+	f(qmath.S64, 3, 0.8, 0.8125, 4, nil) // 3 bits round up to 4: 13/16
+	f(qmath.U32, 8, 1.5, 1.5, 8, nil)
+	f(qmath.U32, 8, -1, 0, 0, qmath.ErrInvalid)
+	f(qmath.S64, 0, 1, 0, 0, qmath.ErrInvalid)
+	f(qmath.S64, 65, 1, 0, 0, qmath.ErrInvalid)
+}

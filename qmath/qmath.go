@@ -30,10 +30,10 @@ import "errors"
 // macros return; package voi re-exports them as its sentinel errors.
 var (
 	// ErrOverflow is EOVERFLOW: the result does not fit the destination.
-	ErrOverflow = errors.New("value too large for defined data type")
+	ErrOverflow = errors.New("value does not fit its type")
 	// ErrRange is ERANGE: underflow to zero, or operands whose fractional
 	// precision differs.
-	ErrRange = errors.New("result too large or precision mismatch")
+	ErrRange = errors.New("underflow or precision mismatch")
 	// ErrInvalid is EINVAL: division by zero, or a negative operand for an
 	// unsigned destination.
 	ErrInvalid = errors.New("invalid argument")

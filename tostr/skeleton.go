@@ -172,7 +172,7 @@ func (k *skeleton) matches(b []byte, t *tpl.Template, f Format) bool {
 }
 
 // render appends the rendering of bl, a blob k matches.
-func (k *skeleton) render(dst []byte, bl *blob.Blob) []byte {
+func (k *skeleton) render(dst []byte, bl *blob.Blob, noAddr bool) []byte {
 	b := bl.Bytes()
 	at := 0
 	for _, o := range k.ops {
@@ -180,7 +180,7 @@ func (k *skeleton) render(dst []byte, bl *blob.Blob) []byte {
 		at = o.at
 		switch o.kind {
 		case opAddr:
-			dst = appendAddr(dst, bl)
+			dst = appendAddr(dst, bl, noAddr)
 		case opErrs:
 			dst = appendUint8(dst, b[o.statOff+6])
 		case opData:

@@ -29,6 +29,10 @@ const (
 	// Meta renders template and VOI names, found in the registry by the
 	// blob's template hash (SB_TOSTR_META).
 	Meta Flags = 0x2
+	// NoAddr renders the freeform header's buffer address (the C's %p of
+	// the blob) as 0x0, so that two renderings of the same bytes are the
+	// same text (statsblob render does this). Not a C flag.
+	NoAddr Flags = 0x100
 )
 
 // Options configure a rendering.
@@ -73,7 +77,7 @@ func Append(dst []byte, bl *blob.Blob, o Options) ([]byte, error) {
 	}
 	if o.Flags&Objdump == 0 && !noSkeletons {
 		if k := skeletonFor(bl, t, o.Format); k != nil {
-			return k.render(dst, bl), nil
+			return k.render(dst, bl, o.Flags&NoAddr != 0), nil
 		}
 	}
 	return render(dst, bl, t, o, nil), nil
@@ -82,7 +86,7 @@ func Append(dst []byte, bl *blob.Blob, o Options) ([]byte, error) {
 // render is Append's walk over the blob; with rec set it records the
 // skeleton of the rendering instead (see skeleton.go).
 func render(dst []byte, bl *blob.Blob, t *tpl.Template, o Options, rec *skeleton) []byte {
-	r := renderer{dst: dst, bl: bl, tpl: t, fmt: o.Format, dump: o.Flags&Objdump != 0, rec: rec}
+	r := renderer{dst: dst, bl: bl, tpl: t, fmt: o.Format, dump: o.Flags&Objdump != 0, noAddr: o.Flags&NoAddr != 0, rec: rec}
 	include := abi.IterFlags(0)
 	if r.dump {
 		include = abi.NullVOI | abi.NullStat
@@ -114,12 +118,13 @@ func String(bl *blob.Blob, o Options) (string, error) {
 }
 
 type renderer struct {
-	dst  []byte
-	bl   *blob.Blob
-	tpl  *tpl.Template
-	fmt  Format
-	dump bool
-	rec  *skeleton // recording a skeleton: the blob's own values are left out
+	dst    []byte
+	bl     *blob.Blob
+	tpl    *tpl.Template
+	fmt    Format
+	dump   bool
+	noAddr bool      // NoAddr
+	rec    *skeleton // recording a skeleton: the blob's own values are left out
 }
 
 func (r *renderer) str(s string) { r.dst = append(r.dst, s...) }
@@ -135,7 +140,7 @@ func (r *renderer) uint(v uint64) { r.dst = decimal.AppendUint(r.dst, v) }
 func (r *renderer) int(v int64)   { r.dst = decimal.AppendInt(r.dst, v) }
 func (r *renderer) hex4(v uint64) { r.dst = appendHex(r.dst, v, 4) }
 func (r *renderer) voiName(id int16) string {
-	n, _ := r.tpl.VOIName(int(id))
+	n, _ := r.tpl.VOIName(int32(id))
 	return n
 }
 
@@ -156,7 +161,7 @@ func (r *renderer) freeformHeader() {
 	if r.rec != nil {
 		r.rec.op(r.dst, opAddr, nil)
 	} else {
-		r.dst = appendAddr(r.dst, bl)
+		r.dst = appendAddr(r.dst, bl, r.noAddr)
 	}
 	if r.dump {
 		r.str(", abi=")
@@ -391,9 +396,13 @@ func appendJSONValue(dst, data []byte, errs, flags uint8, voiDT, dt voi.DType) [
 	return append(dst, '}')
 }
 
-// appendAddr appends the address of bl's buffer as fmt's %p does.
-func appendAddr(dst []byte, bl *blob.Blob) []byte {
+// appendAddr appends the address of bl's buffer as fmt's %p does, or 0x0
+// with noAddr.
+func appendAddr(dst []byte, bl *blob.Blob, noAddr bool) []byte {
 	dst = append(dst, "0x"...)
+	if noAddr {
+		return append(dst, '0')
+	}
 	return strconv.AppendUint(dst, uint64(uintptr(unsafe.Pointer(&bl.Buffer()[0]))), 16)
 }
 

@@ -2,6 +2,7 @@ package tostr_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -104,5 +105,21 @@ func TestJSONMarshalerAlwaysValid(t *testing.T) {
 		b, err := json.Marshal(tostr.JSONMarshaler{Blob: bl, Flags: f, Registry: reg})
 		require.NoError(t, err)
 		require.True(t, json.Valid(b))
+	}
+}
+
+// TestNoAddr: with NoAddr the freeform header shows no buffer address, so
+// renderings of two copies of a blob are equal (with and without the
+// cached skeleton).
+func TestNoAddr(t *testing.T) {
+	reg := tpl.NewRegistry()
+	bl := blob.New(manpage(t, reg), clock1000())
+	for _, o := range []tostr.Options{{Flags: tostr.NoAddr}, {Flags: tostr.NoAddr | tostr.Objdump}} {
+		a, err := tostr.String(bl, o)
+		require.NoError(t, err)
+		b, err := tostr.String(bl.Clone(), o)
+		require.NoError(t, err)
+		require.Equal(t, a, b)
+		require.True(t, strings.HasPrefix(a, "struct statsblobv1@0x0, "), a)
 	}
 }

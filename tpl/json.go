@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/statsblob/statsblob/hist"
@@ -15,32 +17,44 @@ import (
 
 // The template JSON form lets a collector register the templates of the
 // hosts that send it blobs, so it can render them with names. It is
-// versioned and strict:
+// versioned and strict; README.md ("Templates as JSON") documents it and
+// testdata/template.schema.json is its JSON Schema:
 //
 //	{
-//	  "format": "statsblob-template", "version": 1,
+//	  "format": "statsblob-template", "version": 2,
 //	  "name": "CONN", "hash": 2299641531,
 //	  "vois": [                                  // in the order they were added
 //	    {"id": 0, "name": "txbytes", "dtype": "INT_U64", "stats": [{"type": "SUM"}]},
-//	    {"id": 1, "name": "rtt", "dtype": "INT_U32", "relupdate": true,
+//	    {"id": 1, "name": "rtt", "dtype": "INT_S32", "relupdate": true,
 //	     "stats": [
 //	       {"type": "MAX"},
 //	       {"type": "HIST", "hist": {"dtype": "CRHIST32", "scheme": "LIN",
-//	         "lb": 0, "ub": 1000, "stepinc": 50, "flags": 2}},
+//	         "lb": -100, "ub": 1000, "stepinc": 50, "flags": ["UBOUND_INF"]}},
 //	       {"type": "TDGST", "tdigest": {"dtype": "TDGSTCLUST32", "nctds": 20, "prec": 4}}]},
 //	    {"id": 2, "name": "ratio", "dtype": "Q_S64", "prec": 16, "stats": [{"type": "SUM"}]}
 //	  ]
 //	}
 //
-// Numbers are the uint64 patterns the C uses (bounds of negative or Q
-// values are two's-complement or raw Q bits). Only the members that apply
-// to a statistic's type and scheme may appear. Reading a template rebuilds
-// it through AddVOI and checks that the result has the recorded hash.
+// In version 2 a histogram's bounds ("lb", "ub", "buckets") are values of
+// the VOI's type: integers in its range (negative for a signed VOI), and
+// numbers for a Q VOI, rounded to the VOI's "prec". Steps are whole
+// numbers. Histogram "flags" are names ("LBOUND_INF", "UBOUND_INF") or,
+// as in version 1, the number of the VSD_HIST_* bits. Version 1, which
+// ReadJSON still reads, wrote bounds as the C's uint64 patterns (-100 as
+// 18446744073709551516, Q values as raw bits); MarshalJSON writes it only
+// for a template whose bounds are patterns no value gives (hand-made bits,
+// e.g. a 32-bit bound whose high half is not the low half's extension).
+// Only the members that apply to a statistic's type and scheme may appear.
+// Reading a template rebuilds it through AddVOI and checks that the result
+// has the recorded hash.
 
-// JSONFormat and JSONVersion identify the template JSON form.
+// JSONFormat and JSONVersion identify the template JSON form;
+// JSONVersionPatterns is the earlier version, whose histogram bounds are
+// the C's uint64 patterns.
 const (
-	JSONFormat  = "statsblob-template"
-	JSONVersion = 1
+	JSONFormat          = "statsblob-template"
+	JSONVersion         = 2
+	JSONVersionPatterns = 1
 )
 
 // Limits of the template JSON form. ReadJSON checks the document's size
@@ -75,8 +89,9 @@ type jsonTemplate struct {
 	Format  string    `json:"format"`
 	Version int       `json:"version"`
 	Name    string    `json:"name"`
-	Hash    uint32    `json:"hash"`
+	Hash    *uint32   `json:"hash,omitempty"`
 	VOIs    []jsonVOI `json:"vois"`
+	jsonTemplateMeta
 }
 
 // scanJSON checks, without decoding or allocating, that no array of the
@@ -146,6 +161,7 @@ type jsonVOI struct {
 	Prec      int        `json:"prec,omitempty"`
 	RelUpdate bool       `json:"relupdate,omitempty"`
 	Stats     []jsonStat `json:"stats"`
+	jsonVOIMeta
 }
 
 type jsonStat struct {
@@ -155,16 +171,83 @@ type jsonStat struct {
 }
 
 type jsonHist struct {
-	DType      string      `json:"dtype"`
-	Scheme     string      `json:"scheme"`
-	Flags      uint32      `json:"flags,omitempty"`
-	LB         *uint64     `json:"lb,omitempty"`
-	UB         *uint64     `json:"ub,omitempty"`
-	StepInc    *uint64     `json:"stepinc,omitempty"`
-	StepBase   *uint64     `json:"stepbase,omitempty"`
-	StepExp    *uint64     `json:"stepexp,omitempty"`
-	LinStepDiv *uint64     `json:"linstepdiv,omitempty"`
-	Buckets    [][2]uint64 `json:"buckets,omitempty"`
+	DType      string       `json:"dtype"`
+	Scheme     string       `json:"scheme"`
+	Flags      *jsonFlags   `json:"flags,omitempty"`
+	LB         *jsonNum     `json:"lb,omitempty"`
+	UB         *jsonNum     `json:"ub,omitempty"`
+	StepInc    *uint64      `json:"stepinc,omitempty"`
+	StepBase   *uint64      `json:"stepbase,omitempty"`
+	StepExp    *uint64      `json:"stepexp,omitempty"`
+	LinStepDiv *uint64      `json:"linstepdiv,omitempty"`
+	Buckets    [][2]jsonNum `json:"buckets,omitempty"`
+}
+
+// jsonNum is a JSON number kept as written, read as a value of the VOI's
+// type (version 2) or a uint64 pattern (version 1).
+type jsonNum string
+
+func (n *jsonNum) UnmarshalJSON(b []byte) error {
+	if len(b) == 0 || b[0] != '-' && (b[0] < '0' || b[0] > '9') {
+		return fmt.Errorf("bound %s is not a number", b)
+	}
+	*n = jsonNum(b)
+	return nil
+}
+
+func (n jsonNum) MarshalJSON() ([]byte, error) { return []byte(n), nil }
+
+// jsonFlags are a histogram's flags: by name, or as the number of their
+// bits (version 1's form, also read in version 2).
+type jsonFlags struct {
+	v     hist.Flags
+	names bool
+}
+
+var histFlagNames = []struct {
+	f    hist.Flags
+	name string
+}{{hist.LBoundInf, "LBOUND_INF"}, {hist.UBoundInf, "UBOUND_INF"}}
+
+func (f *jsonFlags) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '[' {
+		var names []string
+		if err := json.Unmarshal(b, &names); err != nil {
+			return err
+		}
+	next:
+		for _, n := range names {
+			for _, fn := range histFlagNames {
+				if n == fn.name {
+					f.v |= fn.f
+					continue next
+				}
+			}
+			return fmt.Errorf("histogram flag %q (valid: LBOUND_INF, UBOUND_INF)", n)
+		}
+		f.names = true
+		return nil
+	}
+	var v uint32
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf("histogram flags %s: neither names nor a number", b)
+	}
+	f.v = hist.Flags(v)
+	return nil
+}
+
+func (f jsonFlags) MarshalJSON() ([]byte, error) {
+	names := []string{}
+	rest := f.v
+	for _, fn := range histFlagNames {
+		if rest&fn.f != 0 {
+			names, rest = append(names, fn.name), rest&^fn.f
+		}
+	}
+	if !f.names || rest != 0 {
+		return json.Marshal(uint32(f.v))
+	}
+	return json.Marshal(names)
 }
 
 type jsonTDigest struct {
@@ -175,14 +258,60 @@ type jsonTDigest struct {
 
 var schemeNames = map[hist.Scheme]string{hist.Lin: "LIN", hist.Exp: "EXP", hist.LinExp: "LINEXP", hist.Usr: "USR"}
 
+// schemeMembers names the members each scheme takes, for error messages.
+var schemeMembers = map[hist.Scheme]string{
+	hist.Lin:    "lb, ub, stepinc",
+	hist.Exp:    "lb, ub, stepbase, stepexp",
+	hist.LinExp: "lb, ub, stepbase, linstepdiv",
+	hist.Usr:    "buckets",
+}
+
+// DTypeNames returns the names of the data types that pred accepts, in
+// the order of their numbers, for messages that list the valid names.
+func dtypeNames(pred func(voi.DType) bool) []string {
+	var out []string
+	for dt := voi.DType(0); dt < voi.NumDTypes; dt++ {
+		if pred(dt) {
+			out = append(out, dt.String())
+		}
+	}
+	return out
+}
+
+func histDTypeNames() []string { return dtypeNames(voi.DType.IsHist) }
+
 func u64p(v uint64) *uint64 { return &v }
 
-// MarshalJSON returns the template's JSON form.
+// MarshalJSON returns the template's JSON form: version 2 (bounds as
+// values of the VOIs' types), or version 1 (bounds as the C's patterns)
+// for a template with a bound no value gives.
 func (t *Template) MarshalJSON() ([]byte, error) {
 	t.mu.RLock()
-	jt := jsonTemplate{Format: JSONFormat, Version: JSONVersion, Name: t.name, Hash: t.hash, VOIs: make([]jsonVOI, 0, len(t.defs))}
-	defs := t.defs
+	name, hash, defs := t.name, t.hash, t.defs
+	meta := t.metaLocked()
 	t.mu.RUnlock()
+	jt, ok := jsonOf(name, hash, defs, JSONVersion)
+	if !ok {
+		jt, _ = jsonOf(name, hash, defs, JSONVersionPatterns)
+	}
+	putJSONMeta(&jt, meta)
+	return json.Marshal(jt)
+}
+
+// jsonOf returns the JSON form of version v of a template, and false if
+// version 2 cannot hold one of its bounds.
+func jsonOf(name string, hash uint32, defs []VOIDef, v int) (jsonTemplate, bool) {
+	jt := jsonTemplate{Format: JSONFormat, Version: v, Name: name, Hash: &hash, VOIs: make([]jsonVOI, 0, len(defs))}
+	ok := true
+	bound := func(p uint64, d VOIDef) jsonNum {
+		if v == JSONVersionPatterns {
+			return jsonNum(strconv.FormatUint(p, 10))
+		}
+		n, exact := numFromPattern(p, d.DType, d.Prec)
+		ok = ok && exact
+		return jsonNum(n.String())
+	}
+	boundp := func(p uint64, d VOIDef) *jsonNum { n := bound(p, d); return &n }
 	for _, d := range defs {
 		jv := jsonVOI{ID: d.ID, Name: d.Name, DType: d.DType.String(), RelUpdate: d.Flags&voi.FlagRelUpdate != 0, Stats: make([]jsonStat, 0, len(d.Stats))}
 		if d.DType.IsQ() {
@@ -193,18 +322,21 @@ func (t *Template) MarshalJSON() ([]byte, error) {
 			switch s.Type {
 			case voi.Hist:
 				h := s.Hist
-				jh := &jsonHist{DType: h.DType.String(), Scheme: schemeNames[h.Scheme], Flags: uint32(h.Flags)}
+				jh := &jsonHist{DType: h.DType.String(), Scheme: schemeNames[h.Scheme]}
+				if h.Flags != 0 {
+					jh.Flags = &jsonFlags{v: h.Flags, names: v != JSONVersionPatterns}
+				}
 				switch h.Scheme {
 				case hist.Lin:
-					jh.LB, jh.UB, jh.StepInc = u64p(h.LB), u64p(h.UB), u64p(h.StepInc)
+					jh.LB, jh.UB, jh.StepInc = boundp(h.LB, d), boundp(h.UB, d), u64p(h.StepInc)
 				case hist.Exp:
-					jh.LB, jh.UB, jh.StepBase, jh.StepExp = u64p(h.LB), u64p(h.UB), u64p(h.StepBase), u64p(h.StepExp)
+					jh.LB, jh.UB, jh.StepBase, jh.StepExp = boundp(h.LB, d), boundp(h.UB, d), u64p(h.StepBase), u64p(h.StepExp)
 				case hist.LinExp:
-					jh.LB, jh.UB, jh.StepBase, jh.LinStepDiv = u64p(h.LB), u64p(h.UB), u64p(h.StepBase), u64p(h.LinStepDiv)
+					jh.LB, jh.UB, jh.StepBase, jh.LinStepDiv = boundp(h.LB, d), boundp(h.UB, d), u64p(h.StepBase), u64p(h.LinStepDiv)
 				case hist.Usr:
-					jh.Buckets = make([][2]uint64, len(h.Buckets))
+					jh.Buckets = make([][2]jsonNum, len(h.Buckets))
 					for i, b := range h.Buckets {
-						jh.Buckets[i] = [2]uint64{b.LB, b.UB}
+						jh.Buckets[i] = [2]jsonNum{bound(b.LB, d), bound(b.UB, d)}
 					}
 				}
 				js.Hist = jh
@@ -215,7 +347,7 @@ func (t *Template) MarshalJSON() ([]byte, error) {
 		}
 		jt.VOIs = append(jt.VOIs, jv)
 	}
-	return json.Marshal(jt)
+	return jt, ok
 }
 
 // ReadJSONList reads a templates file: one template's JSON form (what
@@ -260,73 +392,24 @@ func ReadJSON(r *Registry, data []byte) (*Template, error) {
 	if r == nil {
 		return nil, fmt.Errorf("tpl: template JSON: nil registry: %w", voi.ErrInvalid)
 	}
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("tpl: template JSON: "+format+": %w", append(args, voi.ErrInvalid)...)
-	}
-	if len(data) > MaxJSONSize {
-		return nil, fmt.Errorf("tpl: template JSON of %d bytes exceeds %d: %w", len(data), MaxJSONSize, voi.ErrTooBig)
-	}
-	tooBig := func(format string, args ...any) error {
-		return fmt.Errorf("tpl: template JSON: "+format+": %w", append(args, voi.ErrTooBig)...)
-	}
-	if excess := scanJSON(data, max(MaxJSONVOIs, MaxJSONBuckets)); excess != "" {
-		return nil, tooBig("%s", excess)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var jt jsonTemplate
-	if err := dec.Decode(&jt); err != nil {
-		return nil, bad("%v", err)
-	}
-	if len(jt.VOIs) > MaxJSONVOIs {
-		return nil, tooBig("%d VOIs, more than the %d a template can hold", len(jt.VOIs), MaxJSONVOIs)
-	}
-	buckets := 0
-	for _, jv := range jt.VOIs {
-		if len(jv.Stats) > MaxJSONStats {
-			return nil, tooBig("VOI %d: %d statistics, more than the %d a VOI can keep", jv.ID, len(jv.Stats), MaxJSONStats)
-		}
-		for _, js := range jv.Stats {
-			if js.Hist != nil {
-				buckets += len(js.Hist.Buckets)
-			}
-		}
-	}
-	if buckets > MaxJSONBuckets {
-		return nil, tooBig("%d histogram buckets, more than the %d a template can hold", buckets, MaxJSONBuckets)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, bad("data after the template")
-	}
-	if jt.Format != JSONFormat || jt.Version != JSONVersion {
-		return nil, bad("format %q version %d, want %q version %d", jt.Format, jt.Version, JSONFormat, JSONVersion)
-	}
-	defs := make([]VOIDef, 0, len(jt.VOIs))
-	for _, jv := range jt.VOIs {
-		d, err := jv.def()
-		if err != nil {
-			return nil, bad("VOI %d: %v", jv.ID, err)
-		}
-		defs = append(defs, d)
-	}
-
-	// Build in a scratch registry first, so r changes only on success.
-	scratch := NewRegistry()
-	t, err := scratch.New(jt.Name)
+	jt, t, err := compileJSON(data)
 	if err != nil {
-		return nil, fmt.Errorf("tpl: template JSON: %w", err)
+		return nil, err
 	}
-	if err := t.addVOIs(defs); err != nil {
-		return nil, fmt.Errorf("tpl: template JSON: %w", err)
+	if jt.Hash == nil || t.Hash() != *jt.Hash {
+		recorded := "no hash"
+		if jt.Hash != nil {
+			recorded = "not " + strconv.FormatUint(uint64(*jt.Hash), 10)
+		}
+		return nil, fmt.Errorf("tpl: template JSON: template %q rebuilds with hash %d, %s: %w", jt.Name, t.Hash(), recorded, voi.ErrInvalid)
 	}
-	if t.Hash() != jt.Hash {
-		return nil, bad("template %q rebuilds with hash %d, not %d", jt.Name, t.Hash(), jt.Hash)
-	}
-
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if id := r.lookupLocked(jt.Name, true, 0); id >= 0 {
-		if ex := r.tpls[id]; ex.Hash() == jt.Hash {
+		if ex := r.tpls[id]; ex.Hash() == *jt.Hash {
+			if m := t.Metadata(); !t.meta.empty() {
+				_ = ex.SetMetadata(m) // checked on t, whose VOIs are ex's
+			}
 			return ex, nil
 		}
 		return nil, fmt.Errorf("tpl: template JSON: %q is registered with another hash: %w", jt.Name, voi.ErrExists)
@@ -336,10 +419,96 @@ func ReadJSON(r *Registry, data []byte) (*Template, error) {
 	return t, nil
 }
 
-func (jv jsonVOI) def() (VOIDef, error) {
+// CompileJSON builds the template a JSON form describes, in a registry of
+// its own, without checking its "hash" (which may be missing): for tools
+// that check hand-written templates and tell their hash. It returns the
+// recorded hash too (ok false if there is none). Errors as ReadJSON's,
+// but for the hash and the registry.
+func CompileJSON(data []byte) (t *Template, recorded uint32, ok bool, err error) {
+	jt, t, err := compileJSON(data)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	if jt.Hash != nil {
+		return t, *jt.Hash, true, nil
+	}
+	return t, 0, false, nil
+}
+
+// compileJSON decodes a template's JSON form and builds the template in a
+// scratch registry.
+func compileJSON(data []byte) (jsonTemplate, *Template, error) {
+	var jt jsonTemplate
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("tpl: template JSON: "+format+": %w", append(args, voi.ErrInvalid)...)
+	}
+	if len(data) > MaxJSONSize {
+		return jt, nil, fmt.Errorf("tpl: template JSON of %d bytes exceeds %d: %w", len(data), MaxJSONSize, voi.ErrTooBig)
+	}
+	tooBig := func(format string, args ...any) error {
+		return fmt.Errorf("tpl: template JSON: "+format+": %w", append(args, voi.ErrTooBig)...)
+	}
+	if excess := scanJSON(data, max(MaxJSONVOIs, MaxJSONBuckets)); excess != "" {
+		return jt, nil, tooBig("%s", excess)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&jt); err != nil {
+		return jt, nil, bad("%v", err)
+	}
+	if len(jt.VOIs) > MaxJSONVOIs {
+		return jt, nil, tooBig("%d VOIs, more than the %d a template can hold", len(jt.VOIs), MaxJSONVOIs)
+	}
+	buckets := 0
+	for _, jv := range jt.VOIs {
+		if len(jv.Stats) > MaxJSONStats {
+			return jt, nil, tooBig("VOI %d: %d statistics, more than the %d a VOI can keep", jv.ID, len(jv.Stats), MaxJSONStats)
+		}
+		for _, js := range jv.Stats {
+			if js.Hist != nil {
+				buckets += len(js.Hist.Buckets)
+			}
+		}
+	}
+	if buckets > MaxJSONBuckets {
+		return jt, nil, tooBig("%d histogram buckets, more than the %d a template can hold", buckets, MaxJSONBuckets)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return jt, nil, bad("data after the template")
+	}
+	if jt.Format != JSONFormat || jt.Version != JSONVersion && jt.Version != JSONVersionPatterns {
+		return jt, nil, bad("format %q version %d, want %q version %d (or %d)", jt.Format, jt.Version, JSONFormat, JSONVersion, JSONVersionPatterns)
+	}
+	defs := make([]VOIDef, 0, len(jt.VOIs))
+	for _, jv := range jt.VOIs {
+		d, err := jv.def(jt.Version)
+		if err != nil {
+			return jt, nil, bad("VOI %d: %v", jv.ID, err)
+		}
+		defs = append(defs, d)
+	}
+	scratch := NewRegistry()
+	t, err := scratch.New(jt.Name)
+	if err != nil {
+		return jt, nil, fmt.Errorf("tpl: template JSON: %w", err)
+	}
+	if err := t.addVOIs(defs); err != nil {
+		return jt, nil, fmt.Errorf("tpl: template JSON: %w", err)
+	}
+	meta, err := jsonMetadata(&jt)
+	if err != nil {
+		return jt, nil, bad("%v", err)
+	}
+	if err := t.SetMetadata(meta); err != nil {
+		return jt, nil, fmt.Errorf("tpl: template JSON: %w", err)
+	}
+	return jt, t, nil
+}
+
+func (jv jsonVOI) def(version int) (VOIDef, error) {
 	dt, ok := voi.ParseDType(jv.DType)
 	if !ok || !dt.IsNumeric() || strings.ToUpper(jv.DType) != jv.DType {
-		return VOIDef{}, fmt.Errorf("dtype %q", jv.DType)
+		return VOIDef{}, fmt.Errorf("dtype %q (valid: %s)", jv.DType, strings.Join(dtypeNames(voi.DType.IsNumeric), ", "))
 	}
 	d := VOIDef{ID: jv.ID, Name: jv.Name, DType: dt, Prec: jv.Prec}
 	if jv.RelUpdate {
@@ -351,12 +520,12 @@ func (jv jsonVOI) def() (VOIDef, error) {
 	for _, js := range jv.Stats {
 		st, ok := voi.ParseSType(js.Type)
 		if !ok || st == voi.StatVoiState || strings.ToUpper(js.Type) != js.Type {
-			return d, fmt.Errorf("statistic type %q", js.Type)
+			return d, fmt.Errorf("statistic type %q (valid: SUM, MAX, MIN, HIST, TDGST)", js.Type)
 		}
 		spec := StatSpec{Type: st}
 		switch {
 		case st == voi.Hist && js.Hist != nil && js.TDigest == nil:
-			h, err := js.Hist.spec()
+			h, err := js.Hist.spec(d, version)
 			if err != nil {
 				return d, err
 			}
@@ -364,7 +533,7 @@ func (jv jsonVOI) def() (VOIDef, error) {
 		case st == voi.TDgst && js.TDigest != nil && js.Hist == nil:
 			tdt, ok := voi.ParseDType(js.TDigest.DType)
 			if !ok || !tdt.IsTDigest() {
-				return d, fmt.Errorf("t-digest dtype %q", js.TDigest.DType)
+				return d, fmt.Errorf("t-digest dtype %q (valid: %s)", js.TDigest.DType, strings.Join(dtypeNames(voi.DType.IsTDigest), ", "))
 			}
 			spec.TDigest = TDigestSpec{DType: tdt, NCtds: js.TDigest.NCtds, Prec: js.TDigest.Prec}
 		case st <= voi.Min && js.Hist == nil && js.TDigest == nil:
@@ -376,12 +545,16 @@ func (jv jsonVOI) def() (VOIDef, error) {
 	return d, nil
 }
 
-func (jh *jsonHist) spec() (hist.Spec, error) {
+// spec returns the histogram of VOI d that a version's members describe.
+func (jh *jsonHist) spec(d VOIDef, version int) (hist.Spec, error) {
 	dt, ok := voi.ParseDType(jh.DType)
 	if !ok || !dt.IsHist() {
-		return hist.Spec{}, fmt.Errorf("histogram dtype %q", jh.DType)
+		return hist.Spec{}, fmt.Errorf("histogram dtype %q (valid: %s)", jh.DType, strings.Join(histDTypeNames(), ", "))
 	}
-	s := hist.Spec{DType: dt, Flags: hist.Flags(jh.Flags)}
+	s := hist.Spec{DType: dt}
+	if jh.Flags != nil {
+		s.Flags = jh.Flags.v
+	}
 	found := false
 	for sc, n := range schemeNames {
 		if n == jh.Scheme {
@@ -389,7 +562,44 @@ func (jh *jsonHist) spec() (hist.Spec, error) {
 		}
 	}
 	if !found {
-		return s, fmt.Errorf("histogram scheme %q", jh.Scheme)
+		return s, fmt.Errorf("histogram scheme %q (valid: LIN, EXP, LINEXP, USR)", jh.Scheme)
+	}
+	var berr error
+	bound := func(n jsonNum) uint64 {
+		if version == JSONVersionPatterns {
+			p, err := strconv.ParseUint(string(n), 10, 64)
+			if err != nil && berr == nil {
+				berr = fmt.Errorf("version 1 bound %s is not a uint64 pattern", n)
+			}
+			return p
+		}
+		v, err := parseNum(string(n))
+		if err == nil {
+			var p uint64
+			if p, err = v.pattern(d.DType, d.Prec); err == nil {
+				return p
+			}
+		}
+		if berr == nil {
+			berr = err
+		}
+		return 0
+	}
+	have2 := func(ps ...*jsonNum) bool {
+		for _, p := range ps {
+			if p == nil {
+				return false
+			}
+		}
+		return true
+	}
+	none2 := func(ps ...*jsonNum) bool {
+		for _, p := range ps {
+			if p != nil {
+				return false
+			}
+		}
+		return true
 	}
 	// Each scheme takes exactly its own members.
 	have := func(ps ...*uint64) bool {
@@ -411,29 +621,49 @@ func (jh *jsonHist) spec() (hist.Spec, error) {
 	ok = false
 	switch s.Scheme {
 	case hist.Lin:
-		ok = have(jh.LB, jh.UB, jh.StepInc) && none(jh.StepBase, jh.StepExp, jh.LinStepDiv) && jh.Buckets == nil
+		ok = have2(jh.LB, jh.UB) && have(jh.StepInc) && none(jh.StepBase, jh.StepExp, jh.LinStepDiv) && jh.Buckets == nil
 		if ok {
-			s.LB, s.UB, s.StepInc = *jh.LB, *jh.UB, *jh.StepInc
+			s.LB, s.UB, s.StepInc = bound(*jh.LB), bound(*jh.UB), *jh.StepInc
 		}
 	case hist.Exp:
-		ok = have(jh.LB, jh.UB, jh.StepBase, jh.StepExp) && none(jh.StepInc, jh.LinStepDiv) && jh.Buckets == nil
+		ok = have2(jh.LB, jh.UB) && have(jh.StepBase, jh.StepExp) && none(jh.StepInc, jh.LinStepDiv) && jh.Buckets == nil
 		if ok {
-			s.LB, s.UB, s.StepBase, s.StepExp = *jh.LB, *jh.UB, *jh.StepBase, *jh.StepExp
+			s.LB, s.UB, s.StepBase, s.StepExp = bound(*jh.LB), bound(*jh.UB), *jh.StepBase, *jh.StepExp
 		}
 	case hist.LinExp:
-		ok = have(jh.LB, jh.UB, jh.StepBase, jh.LinStepDiv) && none(jh.StepInc, jh.StepExp) && jh.Buckets == nil
+		ok = have2(jh.LB, jh.UB) && have(jh.StepBase, jh.LinStepDiv) && none(jh.StepInc, jh.StepExp) && jh.Buckets == nil
 		if ok {
-			s.LB, s.UB, s.StepBase, s.LinStepDiv = *jh.LB, *jh.UB, *jh.StepBase, *jh.LinStepDiv
+			s.LB, s.UB, s.StepBase, s.LinStepDiv = bound(*jh.LB), bound(*jh.UB), *jh.StepBase, *jh.LinStepDiv
 		}
 	case hist.Usr:
-		ok = none(jh.LB, jh.UB, jh.StepInc, jh.StepBase, jh.StepExp, jh.LinStepDiv) && len(jh.Buckets) > 0
+		ok = none2(jh.LB, jh.UB) && none(jh.StepInc, jh.StepBase, jh.StepExp, jh.LinStepDiv) && len(jh.Buckets) > 0
 		s.Buckets = make([]hist.Bound, 0, len(jh.Buckets))
 		for _, b := range jh.Buckets {
-			s.Buckets = append(s.Buckets, hist.Bound{LB: b[0], UB: b[1]})
+			s.Buckets = append(s.Buckets, hist.Bound{LB: bound(b[0]), UB: bound(b[1])})
 		}
 	}
 	if !ok {
-		return s, fmt.Errorf("histogram members do not match scheme %s", jh.Scheme)
+		return s, fmt.Errorf("histogram members do not match scheme %s (%s)", jh.Scheme, schemeMembers[s.Scheme])
+	}
+	if berr != nil {
+		return s, berr
 	}
 	return s, nil
+}
+
+// MarshalJSON returns the registry's templates as a templates file: a JSON
+// array of their JSON forms in slot order, which ReadJSONList reads back.
+// A nil registry's MarshalJSON is an empty array (json.Marshal writes null
+// for a nil pointer).
+func (r *Registry) MarshalJSON() ([]byte, error) {
+	var tpls []*Template
+	if r != nil {
+		r.mu.RLock()
+		tpls = slices.Clone(r.tpls)
+		r.mu.RUnlock()
+	}
+	if tpls == nil {
+		tpls = []*Template{}
+	}
+	return json.Marshal(tpls)
 }

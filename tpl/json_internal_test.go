@@ -40,7 +40,7 @@ func TestAddVOIsMatchesAddVOI(t *testing.T) {
 	require.Equal(t, one.Bytes(), bulk.Bytes())
 	require.Equal(t, one.Hash(), bulk.Hash())
 	require.Equal(t, one.VOIs(), bulk.VOIs())
-	for id := range 450 {
+	for id := range int32(450) {
 		n1, ok1 := one.VOIName(id)
 		n2, ok2 := bulk.VOIName(id)
 		require.Equal(t, ok1, ok2)
@@ -50,7 +50,7 @@ func TestAddVOIsMatchesAddVOI(t *testing.T) {
 	again, err := NewRegistry().New("T")
 	require.NoError(t, err)
 	err = again.addVOIs(append(defs[:3:3], defs[0]))
-	require.ErrorIs(t, err, voi.ErrNotSupported)
+	require.ErrorIs(t, err, voi.ErrVOIExists)
 	require.ErrorContains(t, err, `add VOI 0 ("va"): VOI 0 is already defined`)
 }
 

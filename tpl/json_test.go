@@ -3,6 +3,8 @@ package tpl_test
 import (
 	"encoding/json"
 	"errors"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -10,6 +12,7 @@ import (
 
 	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/internal/alloctest"
+	"github.com/statsblob/statsblob/qmath"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -50,7 +53,7 @@ func TestTemplateJSONRoundTrip(t *testing.T) {
 	require.Equal(t, src.Bytes(), got.Bytes())
 	require.Equal(t, 1, got.ID(), "registered after the existing template")
 	require.Equal(t, src.VOIs(), got.VOIs())
-	for id := 0; id < 10; id++ {
+	for id := range int32(10) {
 		n1, ok1 := src.VOIName(id)
 		n2, ok2 := got.VOIName(id)
 		require.Equal(t, ok1, ok2)
@@ -83,7 +86,7 @@ func TestTemplateJSONRejects(t *testing.T) {
 	}{
 		{"not JSON", `{`, voi.ErrInvalid},
 		{"wrong format", strings.Replace(ok, "statsblob-template", "other", 1), voi.ErrInvalid},
-		{"wrong version", strings.Replace(ok, `"version":1`, `"version":2`, 1), voi.ErrInvalid},
+		{"wrong version", strings.Replace(ok, `"version":1`, `"version":3`, 1), voi.ErrInvalid},
 		{"unknown member", strings.Replace(ok, `"name":"T"`, `"name":"T","x":1`, 1), voi.ErrInvalid},
 		{"trailing data", ok + `{}`, voi.ErrInvalid},
 		{"hash mismatch", strings.Replace(ok, hash, "1", 1), voi.ErrInvalid},
@@ -120,11 +123,17 @@ func FuzzReadJSON(f *testing.F) {
 	require.NoError(f, err)
 	f.Add(data)
 	f.Add([]byte(`{"format":"statsblob-template","version":1,"name":"","hash":0,"vois":[]}`))
+	for _, ex := range []string{"service.json", "conn.json"} { // version 2: signed, Q and DR bounds, flag names
+		data, err := os.ReadFile("../templates/examples/" + ex)
+		require.NoError(f, err)
+		f.Add(data)
+	}
+	f.Add([]byte(`{"format":"statsblob-template","version":1,"name":"ODD","hash":0,"vois":[{"id":0,"name":"u","dtype":"INT_U32","stats":[{"type":"HIST","hist":{"dtype":"CRHIST32","scheme":"LIN","flags":3,"lb":4294967301,"ub":20,"stepinc":5}}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tp, err := tpl.ReadJSON(tpl.NewRegistry(), data)
 		if err != nil {
 			// Malformed, or over a limit: nothing else.
-			if !errors.Is(err, voi.ErrInvalid) && !errors.Is(err, voi.ErrTooBig) && !errors.Is(err, voi.ErrNotSupported) {
+			if !errors.Is(err, voi.ErrInvalid) && !errors.Is(err, voi.ErrTooBig) && !errors.Is(err, voi.ErrExists) {
 				t.Fatalf("ReadJSON: %v", err)
 			}
 			return
@@ -238,4 +247,135 @@ func TestReadJSONList(t *testing.T) {
 			require.Equal(t, c.hashes, got)
 		})
 	}
+}
+
+// TestTemplateJSONVersions: version 2 writes bounds as values of the VOI's
+// type and flags by name; version 1 documents (uint64 patterns, numeric
+// flags) still read to the same template; a template whose bounds no value
+// gives is written as version 1.
+func TestTemplateJSONVersions(t *testing.T) {
+	build := func(name string, defs ...tpl.VOIDef) *tpl.Template {
+		tp, err := tpl.NewRegistry().New(name)
+		require.NoError(t, err)
+		for _, d := range defs {
+			require.NoError(t, tp.AddVOI(d))
+		}
+		return tp
+	}
+	tp := build("V",
+		tpl.VOIDef{ID: 0, Name: "lat", DType: voi.IntS32, Stats: []tpl.StatSpec{tpl.HistLin(voi.CRHist32, -20, 20, 10, hist.LBoundInf|hist.UBoundInf)}},
+		tpl.VOIDef{ID: 1, Name: "ratio", DType: voi.QS64, Prec: 8, Stats: []tpl.StatSpec{tpl.Sum(), tpl.HistBuckets(voi.CRHist64, 0, -0.5, 0, 2.25)}})
+	got, err := json.Marshal(tp)
+	require.NoError(t, err)
+	h := itoa(tp.Hash())
+	require.Equal(t, `{"format":"statsblob-template","version":2,"name":"V","hash":`+h+`,"vois":[`+
+		`{"id":0,"name":"lat","dtype":"INT_S32","stats":[{"type":"HIST","hist":{"dtype":"CRHIST32","scheme":"LIN","flags":["LBOUND_INF","UBOUND_INF"],"lb":-20,"ub":20,"stepinc":10}}]},`+
+		`{"id":1,"name":"ratio","dtype":"Q_S64","prec":8,"stats":[{"type":"SUM"},{"type":"HIST","hist":{"dtype":"CRHIST64","scheme":"USR","buckets":[[-0.5,-0.5],[0,0],[2.25,2.25]]}}]}]}`, string(got))
+
+	q := func(x float64) string {
+		v, err := qmath.FromFloat(qmath.S64, 8, x)
+		require.NoError(t, err)
+		return strconv.FormatUint(v.Raw, 10)
+	}
+	v1 := `{"format":"statsblob-template","version":1,"name":"V","hash":` + h + `,"vois":[` +
+		`{"id":0,"name":"lat","dtype":"INT_S32","stats":[{"type":"HIST","hist":{"dtype":"CRHIST32","scheme":"LIN","flags":3,"lb":18446744073709551596,"ub":20,"stepinc":10}}]},` +
+		`{"id":1,"name":"ratio","dtype":"Q_S64","prec":8,"stats":[{"type":"SUM"},{"type":"HIST","hist":{"dtype":"CRHIST64","scheme":"USR","buckets":[[` + q(-0.5) + `,` + q(-0.5) + `],[` + q(0) + `,` + q(0) + `],[` + q(2.25) + `,` + q(2.25) + `]]}}]}]}`
+	old, err := tpl.ReadJSON(tpl.NewRegistry(), []byte(v1))
+	require.NoError(t, err)
+	require.Equal(t, tp.Bytes(), old.Bytes())
+	require.Equal(t, tp.VOIs(), old.VOIs())
+
+	// A 32-bit bound with a high half of its own: only a pattern says it.
+	odd := build("ODD", tpl.VOIDef{ID: 0, Name: "u", DType: voi.IntU32, Stats: []tpl.StatSpec{
+		tpl.Histogram(hist.Spec{DType: voi.CRHist32, Scheme: hist.Lin, LB: 1<<32 | 5, UB: 20, StepInc: 5})}})
+	got, err = json.Marshal(odd)
+	require.NoError(t, err)
+	require.Equal(t, `{"format":"statsblob-template","version":1,"name":"ODD","hash":`+itoa(odd.Hash())+`,"vois":[`+
+		`{"id":0,"name":"u","dtype":"INT_U32","stats":[{"type":"HIST","hist":{"dtype":"CRHIST32","scheme":"LIN","lb":4294967301,"ub":20,"stepinc":5}}]}]}`, string(got))
+	back, err := tpl.ReadJSON(tpl.NewRegistry(), got)
+	require.NoError(t, err)
+	require.Equal(t, odd.Bytes(), back.Bytes())
+
+	for _, c := range []struct{ name, from, to, msg string }{
+		{"negative bound of an unsigned VOI", `"dtype":"INT_S32"`, `"dtype":"INT_U32"`,
+			`tpl: template JSON: VOI 0: bound -20 is outside INT_U32's range 0..4294967295: invalid argument`},
+		{"unknown flag", `["LBOUND_INF","UBOUND_INF"]`, `["LBOUND_INF","UPPER"]`,
+			`tpl: template JSON: histogram flag "UPPER" (valid: LBOUND_INF, UBOUND_INF): invalid argument`},
+		{"bound as a string", `"lb":-20`, `"lb":"-20"`,
+			`tpl: template JSON: bound "-20" is not a number: invalid argument`},
+		{"wrong type name", `"dtype":"CRHIST32"`, `"dtype":"CRHIST16"`,
+			`tpl: template JSON: VOI 0: histogram dtype "CRHIST16" (valid: CRHIST32, DRHIST32, DVHIST32, CRHIST64, DRHIST64, DVHIST64): invalid argument`},
+		{"wrong VOI type name", `"dtype":"INT_S32"`, `"dtype":"INT32"`,
+			`tpl: template JSON: VOI 0: dtype "INT32" (valid: INT_S32, INT_U32, INT_S64, INT_U64, INT_SLONG, INT_ULONG, Q_S32, Q_U32, Q_S64, Q_U64): invalid argument`},
+	} {
+		in := strings.Replace(string(must(json.Marshal(tp))), c.from, c.to, 1)
+		_, err := tpl.ReadJSON(tpl.NewRegistry(), []byte(in))
+		require.ErrorIs(t, err, voi.ErrInvalid, c.name)
+		require.EqualError(t, err, c.msg, c.name)
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// FuzzCompileJSON: whatever CompileJSON accepts (no hash needed, so the
+// fuzzer reaches the bounds, flags and schemes) marshals to a form that
+// ReadJSON reads back to the same bytes and hash.
+func FuzzCompileJSON(f *testing.F) {
+	for _, ex := range []string{"service.json", "conn.json"} {
+		data, err := os.ReadFile("../templates/examples/" + ex)
+		require.NoError(f, err)
+		f.Add(data)
+	}
+	f.Add([]byte(`{"format":"statsblob-template","version":2,"name":"Q","vois":[{"id":0,"name":"q","dtype":"Q_S32","prec":8,"stats":[{"type":"HIST","hist":{"dtype":"DRHIST32","scheme":"USR","buckets":[[-1.5,0.25],[0.25,3]]}}]}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tp, _, _, err := tpl.CompileJSON(data)
+		if err != nil {
+			if !errors.Is(err, voi.ErrInvalid) && !errors.Is(err, voi.ErrTooBig) {
+				t.Fatalf("CompileJSON: %v", err)
+			}
+			return
+		}
+		out, err := json.Marshal(tp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := tpl.ReadJSON(tpl.NewRegistry(), out)
+		if err != nil || back.Hash() != tp.Hash() || string(back.Bytes()) != string(tp.Bytes()) {
+			t.Fatalf("round trip of %s: %v", out, err)
+		}
+	})
+}
+
+// TestRegistryMarshalJSON: json.Marshal of a registry is a templates file
+// that ReadJSONList reads back to the same templates, in slot order.
+func TestRegistryMarshalJSON(t *testing.T) {
+	var nilReg *tpl.Registry
+	got, err := json.Marshal(nilReg)
+	require.NoError(t, err)
+	require.Equal(t, "null", string(got), "encoding/json does not call a nil pointer's MarshalJSON")
+	got, err = nilReg.MarshalJSON()
+	require.NoError(t, err)
+	require.Equal(t, "[]", string(got))
+
+	r := tpl.NewRegistry()
+	src := everyStat(t, r)
+	other, err := r.New("OTHER")
+	require.NoError(t, err)
+	got, err = json.Marshal(r)
+	require.NoError(t, err)
+	one, err := json.Marshal(src)
+	require.NoError(t, err)
+	two, err := json.Marshal(other)
+	require.NoError(t, err)
+	require.Equal(t, "["+string(one)+","+string(two)+"]", string(got))
+	back, err := tpl.ReadJSONList(tpl.NewRegistry(), got)
+	require.NoError(t, err)
+	require.Len(t, back, 2)
+	require.Equal(t, src.Bytes(), back[0].Bytes())
+	require.Equal(t, other.Spec(), back[1].Spec())
 }

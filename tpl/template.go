@@ -29,6 +29,7 @@ type Template struct {
 	names atomic.Pointer[nameTable] // replaced, never changed, by AddVOI: read without the lock
 	defs  []VOIDef                  // VOIs in the order they were added
 	hash  uint32
+	meta  metadata // outside the bytes and the hash (meta.go)
 
 	// derived is what AppendDerived keeps for the current bytes; adding
 	// a VOI drops it.
@@ -56,6 +57,8 @@ type StatSpec struct {
 	Type    voi.SType
 	Hist    hist.Spec   // Type == voi.Hist
 	TDigest TDigestSpec // Type == voi.TDgst
+
+	values *valueBounds // Hist's bounds as values of the VOI (HistLin, ...), made patterns by AddVOI
 }
 
 // TDigestSpec is a t-digest statistic: its data type (voi.TDgstClust32 or
@@ -93,7 +96,9 @@ func Max() StatSpec { return StatSpec{Type: voi.Max} }
 // Min declares a minimum; see Sum.
 func Min() StatSpec { return StatSpec{Type: voi.Min} }
 
-// Histogram declares a histogram statistic built from s.
+// Histogram declares a histogram statistic built from s, whose bounds are
+// the C's 8-byte numeric patterns (C-shaped layer: HistLin, HistExp,
+// HistLinExp, HistBuckets and HistRanges take values of the VOI's type).
 func Histogram(s hist.Spec) StatSpec { return StatSpec{Type: voi.Hist, Hist: s} }
 
 // TDigest declares a t-digest statistic (STATS_VSS_TDGSTCLUST32/64).
@@ -160,12 +165,26 @@ func (t *Template) AppendBytes(dst []byte) ([]byte, uint32) {
 
 // VOIName returns the name of VOI id and whether the template defines it.
 // It takes no lock (renderings look a name up per VOI).
-func (t *Template) VOIName(id int) (string, bool) {
+func (t *Template) VOIName(id int32) (string, bool) {
 	nt := t.names.Load()
-	if nt == nil || id < 0 || id >= len(nt.set) || !nt.set[id] {
+	if nt == nil || id < 0 || int(id) >= len(nt.set) || !nt.set[id] {
 		return "", false
 	}
 	return nt.name[id], true
+}
+
+// VOI returns the definition of the VOI called name (the first added, if
+// several share it) and whether the template has one.
+func (t *Template) VOI(name string) (VOIDef, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	for _, d := range t.defs {
+		if d.Name == name {
+			d.Stats = slices.Clone(d.Stats)
+			return d, true
+		}
+	}
+	return VOIDef{}, false
 }
 
 // nameTable holds the VOI names by id; set tells which ids are defined.
@@ -208,9 +227,9 @@ type builtStat struct {
 // match FreeBSD's. Errors (the template is unchanged on error):
 // voi.ErrInvalid for a negative id, a non-numeric VOI dtype, no statistics,
 // a bad statistic spec or Q precision, a t-digest with 0 centroid slots
-// or a precision outside 1..64 (1..16 for TDGSTCLUST32);
-// voi.ErrNotSupported for an id that
-// is already defined; voi.ErrTooBig when the template would exceed 65535
+// or a precision outside 1..64 (1..16 for TDGSTCLUST32), flags other than
+// voi.FlagRelUpdate; voi.ErrExists (voi.ErrVOIExists) for an id that is
+// already defined; voi.ErrTooBig when the template would exceed 65535
 // bytes.
 func (t *Template) AddVOI(d VOIDef) error {
 	if err := t.addVOI(d, nil); err != nil {
@@ -249,6 +268,19 @@ func (t *Template) addVOI(d VOIDef, bulk *nameTable) error {
 		// FORMAT.md defect 4: checked before any helper.
 		return fmt.Errorf("data type %v is not a VOI data type: %w", d.DType, voi.ErrInvalid)
 	}
+	if d.Flags&^voi.FlagRelUpdate != 0 {
+		return fmt.Errorf("flags %#x: the only VOI flag is voi.FlagRelUpdate (%#x): %w", d.Flags, voi.FlagRelUpdate, voi.ErrInvalid)
+	}
+	if slices.ContainsFunc(d.Stats, func(s StatSpec) bool { return s.values != nil }) {
+		stats := make([]StatSpec, len(d.Stats))
+		for i, s := range d.Stats {
+			var err error
+			if stats[i], err = s.resolve(d.DType, d.Prec); err != nil {
+				return err
+			}
+		}
+		d.Stats = stats
+	}
 	stats, tooBig, err := buildStats(d)
 	if err != nil {
 		return err
@@ -281,8 +313,9 @@ func (t *Template) addVOI(d VOIDef, bulk *nameTable) error {
 	newVOIBytes := 0
 	if id < nvois {
 		if abi.ReadVOI(sb, abi.VOIAt(id)).ID != -1 {
-			// The C cannot add statistics to a VOI: EOPNOTSUPP.
-			return fmt.Errorf("VOI %d is already defined: %w", id, voi.ErrNotSupported)
+			// The C cannot add statistics to a VOI: EOPNOTSUPP (voi.Errno
+			// of ErrVOIExists).
+			return fmt.Errorf("VOI %d is already defined: %w", id, voi.ErrVOIExists)
 		}
 	} else {
 		newVOIBytes = (id - (nvois - 1)) * abi.VOISize

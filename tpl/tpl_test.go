@@ -98,6 +98,11 @@ func TestAddVOILayoutMatchesC(t *testing.T) {
 	require.Equal(t, "mid", name)
 	_, ok = tp.VOIName(4)
 	require.False(t, ok)
+	d, ok := tp.VOI("mid")
+	require.True(t, ok)
+	require.Equal(t, tpl.VOIDef{ID: 5, Name: "mid", DType: voi.IntS64, Flags: voi.FlagRelUpdate, Stats: []tpl.StatSpec{tpl.Sum()}}, d)
+	_, ok = tp.VOI("nope")
+	require.False(t, ok)
 }
 
 func TestAddVOIErrors(t *testing.T) {
@@ -111,8 +116,10 @@ func TestAddVOIErrors(t *testing.T) {
 		want error
 		msg  string
 	}{
-		{"existing id", tpl.VOIDef{ID: 0, Name: "again", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Min()}}, voi.ErrNotSupported,
-			`tpl: INV: add VOI 0 ("again"): VOI 0 is already defined: operation not supported`},
+		{"existing id", tpl.VOIDef{ID: 0, Name: "again", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Min()}}, voi.ErrExists,
+			`tpl: INV: add VOI 0 ("again"): VOI 0 is already defined: already exists`},
+		{"unknown flag", tpl.VOIDef{ID: 4, DType: voi.IntU32, Flags: voi.FlagReqState, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrInvalid,
+			`tpl: INV: add VOI 4 (""): flags 0x1: the only VOI flag is voi.FlagRelUpdate (0x100): invalid argument`},
 		{"negative id", tpl.VOIDef{ID: -1, Name: "neg", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrInvalid,
 			`tpl: INV: add VOI -1 ("neg"): negative id: invalid argument`},
 		{"dtype 0", tpl.VOIDef{ID: 2, DType: 0, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrInvalid,
@@ -126,7 +133,7 @@ func TestAddVOIErrors(t *testing.T) {
 		{"Q without precision", tpl.VOIDef{ID: 4, DType: voi.QS32, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrInvalid,
 			`tpl: INV: add VOI 4 (""): precision 0 of a Q value outside 1..64: invalid argument`},
 		{"too big", tpl.VOIDef{ID: 8191, DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrTooBig,
-			`tpl: INV: add VOI 8191 (""): the template would take 65608 bytes, more than 65535: blob too big`},
+			`tpl: INV: add VOI 8191 (""): the template would take 65608 bytes, more than 65535: too big for a blob`},
 	} {
 		err := tp.AddVOI(c.def)
 		require.ErrorIs(t, err, c.want, c.name)
@@ -233,7 +240,7 @@ func TestTooBigComesLast(t *testing.T) {
 		{"invalid after too big", tpl.VOIDef{ID: 1, DType: voi.IntU64, Stats: []tpl.StatSpec{big, bad}}, voi.ErrInvalid},
 		{"invalid before too big", tpl.VOIDef{ID: 1, DType: voi.IntU64, Stats: []tpl.StatSpec{bad, big}}, voi.ErrInvalid},
 		{"negative id", tpl.VOIDef{ID: -1, DType: voi.IntU64, Stats: []tpl.StatSpec{big}}, voi.ErrInvalid},
-		{"existing id", tpl.VOIDef{ID: 0, DType: voi.IntU64, Stats: []tpl.StatSpec{big}}, voi.ErrNotSupported},
+		{"existing id", tpl.VOIDef{ID: 0, DType: voi.IntU64, Stats: []tpl.StatSpec{big}}, voi.ErrVOIExists},
 	} {
 		require.ErrorIs(t, tp.AddVOI(c.def), c.want, c.name)
 	}

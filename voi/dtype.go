@@ -157,15 +157,19 @@ func ParseSType(name string) (SType, bool) {
 	return 0, false
 }
 
-// Flags of a VOI, as passed to template construction and stored in the
-// blob's voi[] entries.
+// Flags of a VOI. The C uses 0x0001 for two flags of different fields:
+// SB_VOI_RELUPDATE, passed to template construction, and VOI_REQSTATE,
+// stored in a blob's voi[] entry. Here they have distinct values, so one
+// cannot stand for the other: FlagRelUpdate goes in tpl.VOIDef.Flags (no
+// byte of a blob holds it), FlagReqState is the bit of the blob's voi[]
+// entry, written exactly as the C writes it.
 const (
-	// FlagRelUpdate (SB_VOI_RELUPDATE) is the flag of a VOI that accepts
-	// relative updates; such a VOI keeps its previous value in a VOI state
-	// record. It is also the update-call flag that asks for a relative update.
-	FlagRelUpdate = 0x0001
-	// FlagReqState (VOI_REQSTATE) is stored in a blob VOI entry whose VOI
-	// keeps a state record (slot 0).
+	// FlagRelUpdate (SB_VOI_RELUPDATE) is the tpl.VOIDef flag of a VOI that
+	// accepts relative updates; such a VOI keeps its previous value in a
+	// VOI state record, and its blob voi[] entry gets FlagReqState.
+	FlagRelUpdate = 0x0100
+	// FlagReqState (VOI_REQSTATE, 0x0001) is stored in a blob VOI entry
+	// whose VOI keeps a state record (slot 0).
 	FlagReqState = 0x0001
 	// StatValid (VS_VSDVALID) is set in a voistat's flags once its data was
 	// updated at least once.

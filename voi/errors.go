@@ -8,8 +8,9 @@ import (
 )
 
 // Sentinel errors. Every statsblob package returns these (possibly wrapped
-// with context), so callers can test them with errors.Is. Each mirrors the
-// errno the C reference returns in the same situation.
+// with context), so callers can test them with errors.Is. Their messages
+// say what went wrong in Go words; Errno gives the errno the C reference
+// returns in the same situation.
 var (
 	// ErrInvalid (EINVAL): an argument is out of range or inconsistent.
 	ErrInvalid = qmath.ErrInvalid
@@ -20,11 +21,17 @@ var (
 	ErrNoTemplate = errors.New("no such template")
 	// ErrNoMemory (ENOMEM): an allocation the C would make failed; kept for
 	// completeness, Go code reports it only for impossible sizes.
-	ErrNoMemory = errors.New("cannot allocate memory")
-	// ErrExists (EEXIST): a template with that name is already registered.
+	ErrNoMemory = errors.New("too large to allocate")
+	// ErrExists (EEXIST): a template with that name is already registered,
+	// or a template already defines a VOI of that id (ErrVOIExists).
 	ErrExists = errors.New("already exists")
+	// ErrVOIExists: tpl.Template.AddVOI of an id the template already
+	// defines. It wraps ErrExists; Errno maps it to EOPNOTSUPP, the errno
+	// the C's stats_tpl_add_voistats returns (it cannot add statistics to
+	// a VOI).
+	ErrVOIExists = fmt.Errorf("%w", ErrExists)
 	// ErrTooBig (EFBIG): a template or blob would exceed 65535 bytes.
-	ErrTooBig = errors.New("blob too big")
+	ErrTooBig = errors.New("too big for a blob")
 	// ErrOverflow (EOVERFLOW): a value or a copy does not fit its
 	// destination.
 	ErrOverflow = qmath.ErrOverflow
@@ -33,15 +40,16 @@ var (
 	ErrRange = qmath.ErrRange
 	// ErrAgain (EAGAIN): a t-digest could not place a sample after
 	// repeated compressions.
-	ErrAgain = errors.New("resource temporarily unavailable")
+	ErrAgain = errors.New("no room in the t-digest")
 	// ErrAlready (EALREADY): a t-digest centroid tree rejected an insert of
 	// a key it already holds.
-	ErrAlready = errors.New("operation already in progress")
-	// ErrNotSupported (EOPNOTSUPP): adding statistics to an existing VOI.
-	ErrNotSupported = errors.New("operation not supported")
+	ErrAlready = errors.New("key already in the t-digest tree")
+	// ErrNotSupported (EOPNOTSUPP): a blob of another ABI version or byte
+	// order, an operation a kind of blob cannot do.
+	ErrNotSupported = errors.New("not supported")
 	// ErrTypeMismatch (EFTYPE): a typed fetch of a statistic of another
 	// data type.
-	ErrTypeMismatch = errors.New("inappropriate data type")
+	ErrTypeMismatch = errors.New("wrong data type")
 	// ErrEmpty: a query (quantile, CDF, mean) of a histogram or t-digest
 	// that holds no samples. It wraps ErrNotFound (ENOENT): there is no
 	// answer to find.
@@ -88,6 +96,9 @@ var errnos = []struct {
 func Errno(err error) int {
 	if err == nil {
 		return 0
+	}
+	if errors.Is(err, ErrVOIExists) {
+		return EOPNOTSUPP
 	}
 	for _, e := range errnos {
 		if errors.Is(err, e.err) {

@@ -126,3 +126,16 @@ func TestInitial(t *testing.T) {
 		require.Equal(t, c.want, voi.Initial(c.st, c.d, c.ctrl), "%v %v", c.st, c.d)
 	}
 }
+
+func TestErrnoOfDuplicateVOI(t *testing.T) {
+	err := fmt.Errorf("tpl: T: add VOI 0: %w", voi.ErrVOIExists)
+	require.ErrorIs(t, err, voi.ErrExists)
+	require.Equal(t, voi.EOPNOTSUPP, voi.Errno(err), "the C's errno")
+	require.Equal(t, voi.EEXIST, voi.Errno(fmt.Errorf("x: %w", voi.ErrExists)))
+	require.EqualError(t, err, "tpl: T: add VOI 0: already exists")
+}
+
+func TestFlagsDistinct(t *testing.T) {
+	require.NotEqual(t, voi.FlagRelUpdate, voi.FlagReqState)
+	require.Equal(t, 0x0001, voi.FlagReqState, "the C's VOI_REQSTATE, stored in blobs")
+}

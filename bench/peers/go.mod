@@ -1,6 +1,6 @@
 module github.com/statsblob/statsblob/bench/peers
 
-go 1.26.8
+go 1.26.0
 
 replace github.com/statsblob/statsblob => ../..
 

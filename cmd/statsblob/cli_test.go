@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/hist"
+	"github.com/statsblob/statsblob/internal/abi"
 	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
@@ -81,16 +83,6 @@ func sbIn(t *testing.T, dir string, stdin []byte, args ...string) result {
 		require.NoError(t, err)
 	}
 	return result{code, o.String(), e.String()}
-}
-
-// addrRE matches the blob address a freeform rendering prints (the C's %p).
-var addrRE = regexp.MustCompile(`statsblobv1@0x[0-9a-f]+,`)
-
-// noAddr replaces the blob addresses of freeform renderings, which differ
-// from run to run.
-func noAddr(r result) result {
-	r.stdout = addrRE.ReplaceAllString(r.stdout, "statsblobv1@ADDR,")
-	return r
 }
 
 // sb runs the binary in a fresh directory without input.
@@ -250,9 +242,9 @@ func TestUsageErrors(t *testing.T) {
 		sb(t, "render", "--format", "xml", "f.blob"))
 	require.Equal(t, result{2, "", "statsblob render: -array needs -format json\n" + synopsis("render", render)},
 		sb(t, "render", "-array", "f.blob"))
-	require.Equal(t, result{2, "", "statsblob inspect: \"-\" (standard input) given 2 times\n" + synopsis("inspect", "inspect FILE...")},
+	require.Equal(t, result{2, "", "statsblob inspect: \"-\" (standard input) given 2 times\n" + synopsis("inspect", "inspect [-templates FILE] FILE...")},
 		sb(t, "inspect", "-", "-"))
-	require.Equal(t, result{2, "", "statsblob merge: -o OUT is required\n" + synopsis("merge", "merge -o OUT FILE...")},
+	require.Equal(t, result{2, "", "statsblob merge: -o OUT is required\n" + synopsis("merge", "merge -o OUT [-templates FILE] FILE...")},
 		sb(t, "merge", "a.blob"))
 	demo := "demo [-conns N] [-seed S] [-rate PCT] [-out DIR] [-merged FILE]"
 	require.Equal(t, result{2, "", "statsblob demo: unexpected argument \"x\"\n" + synopsis("demo", demo)},
@@ -268,7 +260,17 @@ func TestInspectAndRender(t *testing.T) {
 	require.Equal(t, 0, ra.code, ra.stderr)
 	require.Empty(t, ra.stderr)
 	require.True(t, strings.HasPrefix(ra.stdout, a+": ok: "+strconv.Itoa(f.blobs[0].CurSz())+" bytes"), ra.stdout)
-	require.Contains(t, ra.stdout, "\n  voi 1 INT_U32: TDGST TDGSTCLUST32, ")
+	require.Equal(t, a+": ok: 1552 bytes (maxsz 1552), template hash "+strconv.FormatUint(uint64(f.tp.Hash()), 10)+", 3 VOI slots, 7 statistics, 0 errors counted\n"+
+		"  voi 0 INT_U64\n"+
+		"    SUM   INT_U64          8 bytes, errs=0: 1448\n"+
+		"  voi 1 INT_U32\n"+
+		"    MAX   INT_U32          4 bytes, errs=0: 737\n"+
+		"    MIN   INT_U32          4 bytes, errs=0: 100\n"+
+		"    HIST  CRHIST32       344 bytes, errs=0: 50 samples\n"+
+		"    TDGST TDGSTCLUST32   340 bytes, errs=0: 50 samples\n"+
+		"  voi 2 INT_U32\n"+
+		"    HIST  CRHIST32       344 bytes, errs=0: 0 samples\n"+
+		"    TDGST TDGSTCLUST32   340 bytes, errs=0: 0 samples\n", ra.stdout)
 	rb := sb(t, "inspect", b)
 
 	// Bad files: inspect and render go on and report one line per file.
@@ -286,10 +288,10 @@ func TestInspectAndRender(t *testing.T) {
 	require.Equal(t, "statsblob inspect: open "+missing+": no such file or directory", lines[1])
 	require.Equal(t, "statsblob inspect: "+big+": more than 65535 bytes, too large for a blob", lines[2])
 
-	fa, fb := noAddr(sb(t, "render", a)), noAddr(sb(t, "render", b))
+	fa, fb := sb(t, "render", a), sb(t, "render", b)
 	require.Equal(t, 0, fa.code, fa.stderr)
 	require.Contains(t, fa.stdout, "\t\tvois[0]stat[1]: stype=SUM, errs=0\n\t\t\tvoistatdata: 1448\n")
-	r = noAddr(sb(t, "render", a, bad, b, missing))
+	r = sb(t, "render", a, bad, b, missing)
 	require.Equal(t, 1, r.code)
 	require.Equal(t, fa.stdout+fb.stdout, r.stdout)
 	lines = strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
@@ -396,8 +398,53 @@ func TestMergeReportsWhatItLeavesOut(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, want.Bytes(), got)
 
-	// An overflow: merges are all or nothing, so the file whose merge
-	// overflows is left out and named, and the exit status says so.
+	// An overflow of a 32-bit field leaves no file out: the files are
+	// added up in the template's wide form, exactly.
+	var full []string
+	var fullBlobs []*blob.Blob
+	for i := 0; i < 2; i++ {
+		p := append([]byte(nil), f.blobs[i].Bytes()...)
+		st, err := f.blobs[i].Fetch(voiRTT, voi.Hist)
+		require.NoError(t, err)
+		binary.LittleEndian.PutUint32(p[st.Offset+8+8:], math.MaxUint32) // bucket 0's counter (CRHIST32)
+		b, err := blob.FromBytes(p, nil)
+		require.NoError(t, err)
+		fullBlobs = append(fullBlobs, b)
+		full = append(full, f.write(t, fmt.Sprintf("full%d.blob", i), p))
+	}
+	outW := filepath.Join(t.TempDir(), "mw.blob")
+	r = sb(t, "merge", "-o", outW, "-templates", f.tplFile, full[1], full[0])
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Empty(t, r.stderr)
+	mw, err := os.ReadFile(outW)
+	require.NoError(t, err)
+	wb, err := blob.FromBytes(mw, nil)
+	require.NoError(t, err)
+	require.Equal(t, fmt.Sprintf("merged 2 of 2 files into %s (%d bytes, widened: template hash %d)\n", outW, len(mw), wb.TplHash()), r.stdout)
+	w, err := tpl.Widen(f.tp)
+	require.NoError(t, err)
+	require.NoError(t, wb.CheckTemplate(w))
+	h, err := wb.Fetch(voiRTT, voi.Hist)
+	require.NoError(t, err)
+	require.Equal(t, voi.CRHist64, h.DType)
+	require.Equal(t, uint64(2*math.MaxUint32), hist.BucketCount(h.Data, h.DType, 0))
+	want2, err := blob.Widen(w, fullBlobs[0], nil)
+	require.NoError(t, err)
+	_, err = blob.Fold(want2, fullBlobs[1])
+	require.NoError(t, err)
+	require.Equal(t, want2.Bytes()[abi.HeaderSize:], mw[abi.HeaderSize:])
+	// Without the templates file, the wide template is named "wide".
+	r = sb(t, "merge", "-o", outW, full[0], full[1])
+	require.Equal(t, 0, r.code, r.stderr)
+	mw2, err := os.ReadFile(outW)
+	require.NoError(t, err)
+	wl, err := tpl.WidenLayout("wide", f.blobs[0].Bytes())
+	require.NoError(t, err)
+	require.Equal(t, wl.Hash(), binary.LittleEndian.Uint32(mw2[abi.OffTplHash:]))
+	require.Equal(t, mw[abi.OffTplHash+4:], mw2[abi.OffTplHash+4:])
+
+	// What passes even 64 bits saturates, is counted and reported, and
+	// the exit status says so.
 	var big []string
 	for i := 0; i < 2; i++ {
 		b := blob.New(f.tp, blob.NewEnv(func() int64 { return int64(i) }, 1))
@@ -406,15 +453,17 @@ func TestMergeReportsWhatItLeavesOut(t *testing.T) {
 	}
 	out3 := filepath.Join(t.TempDir(), "m3.blob")
 	r = sb(t, "merge", "-o", out3, big[1], big[0])
-	require.Equal(t, fmt.Sprintf("merged 1 of 2 files into %s (%d bytes)\n", out3, f.blobs[0].CurSz()), r.stdout)
 	require.Equal(t, 1, r.code)
-	require.Equal(t, "statsblob merge: "+big[1]+": not merged: VOI 0 SUM (INT_U64): value too large for defined data type\n", r.stderr)
+	require.Equal(t, "statsblob merge: 1 statistics saturated even at 64 bits (counted in their errors): value does not fit its type\n", r.stderr)
 	m3, err := os.ReadFile(out3)
 	require.NoError(t, err)
-	b0, err := os.ReadFile(big[0])
+	b3, err := blob.FromBytes(m3, nil)
 	require.NoError(t, err)
-	b0[4], b0[5] = m3[4], m3[5] // maxsz: the clone's
-	require.Equal(t, b0, m3)
+	require.Equal(t, fmt.Sprintf("merged 2 of 2 files into %s (%d bytes, widened: template hash %d)\n", out3, len(m3), b3.TplHash()), r.stdout)
+	tx, err := b3.Fetch(voiTx, voi.Sum)
+	require.NoError(t, err)
+	require.Equal(t, uint64(math.MaxUint64), binary.LittleEndian.Uint64(tx.Data))
+	require.Equal(t, uint8(1), tx.Errs)
 
 	// Nothing mergeable: nothing written.
 	out2 := filepath.Join(t.TempDir(), "m2.blob")
@@ -431,10 +480,10 @@ func TestMergeReportsWhatItLeavesOut(t *testing.T) {
 func TestTemplatesFile(t *testing.T) {
 	f := newFixture(t, 1, spread)
 	a := f.files[0]
-	want := noAddr(sb(t, "render", "-templates", f.tplFile, a))
+	want := sb(t, "render", "-templates", f.tplFile, a)
 	require.Equal(t, 0, want.code, want.stderr)
 	require.Contains(t, want.stdout, `name="rtt"`)
-	require.Equal(t, want, noAddr(sb(t, "render", "-templates", f.objFile, a)))
+	require.Equal(t, want, sb(t, "render", "-templates", f.objFile, a))
 
 	// A templates file without the blob's template: named, with what it holds.
 	tp, err := tpl.NewRegistry().New("OTHER")
@@ -477,8 +526,8 @@ func TestRenderJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &arr))
 	require.Empty(t, arr)
 
-	fr := noAddr(sb(t, "render", f.files[0]))
-	require.Equal(t, fr, noAddr(sb(t, "render", "-format", "FreeForm", f.files[0])))
+	fr := sb(t, "render", f.files[0])
+	require.Equal(t, fr, sb(t, "render", "-format", "FreeForm", f.files[0]))
 }
 
 func TestQuantile(t *testing.T) {
@@ -507,6 +556,8 @@ func TestQuantile(t *testing.T) {
 	require.Equal(t, result{0, histWant, ""}, sb(t, "quantile", "-voi", "1", "-stat", "HIST", "-q", "0.5,0.99", f.files[0], f.files[1], f.files[2]))
 	tdWant, _ = expect(0.5, 0.9, 0.99)
 	require.Equal(t, result{0, tdWant, ""}, sb(t, "quantile", "-voi", "1", f.files[0], f.files[1], f.files[2]))
+	tdWant, _ = expect(0.5, 0.99, 0.999)
+	require.Equal(t, result{0, tdWant, ""}, sb(t, "quantile", "-voi", "1", "-q", "p50,p99,p99.9", f.files[0], f.files[1], f.files[2]))
 
 	// Errors: what and where.
 	files := f.files
@@ -531,9 +582,9 @@ func TestQuantile(t *testing.T) {
 	r = sb(t, append([]string{"quantile", "-voi", "nope", "-templates", f.tplFile}, files...)...)
 	require.Equal(t, result{1, "", fmt.Sprintf("statsblob quantile: template %s has no VOI named \"nope\" (its VOIs: txbytes, rtt, idle)\n", f.tp.Spec())}, r)
 	usage := "usage: statsblob quantile -voi NAME|ID [-q LIST] [-stat tdigest|hist] [-templates FILE] FILE...\nRun 'statsblob quantile -h' for help.\n"
-	for _, q := range []string{"1.5", "-0.1", "NaN", "p99", ""} {
+	for _, q := range []string{"1.5", "-0.1", "NaN", "p101", ""} {
 		r = sb(t, "quantile", "-voi", "1", "-q", "0.5,"+q, files[0])
-		require.Equal(t, result{2, "", fmt.Sprintf("statsblob quantile: -q %q: %q is not a quantile (a number in [0, 1])\n", "0.5,"+q, q) + usage}, r, q)
+		require.Equal(t, result{2, "", fmt.Sprintf("statsblob quantile: -q %q: %q is not a quantile (a number in [0, 1], or a percentile such as p99 or 99.9%%)\n", "0.5,"+q, q) + usage}, r, q)
 	}
 	r = sb(t, "quantile", "-voi", "rtt", files[0])
 	require.Equal(t, result{2, "", "statsblob quantile: -voi \"rtt\": a VOI name needs -templates FILE (or give the VOI's id)\n" + usage}, r)

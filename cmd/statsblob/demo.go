@@ -156,7 +156,7 @@ func demo(stdout, stderr io.Writer, conns int, seed uint64, rate uint32, out, me
 	}
 
 	fmt.Fprintln(stdout, "first sampled connection:")
-	if err := tostr.Write(stdout, snaps[0], tostr.Options{Format: tostr.FreeForm, Flags: tostr.Meta, Registry: reg}); err != nil {
+	if err := tostr.Write(stdout, snaps[0], tostr.Options{Format: tostr.FreeForm, Flags: tostr.Meta | tostr.NoAddr, Registry: reg}); err != nil {
 		return err
 	}
 	fmt.Fprint(stdout, "\n\n")

@@ -3,13 +3,19 @@
 // query blob files.
 //
 //	statsblob demo                          run the demo on the embedded default workload
+//	statsblob template check|hash FILE      check a templates file, print hashes and layouts
+//	statsblob record -templates F -tpl T -voi V -o OUT [FILE]   make a blob from values
 //	statsblob inspect FILE...               validate and summarise blob files
 //	statsblob render [-format F] FILE...    print blob files as freeform text or JSON
 //	statsblob merge -o OUT FILE...          merge blob files of one template
 //	statsblob quantile -voi V -q Q FILE...  merge blob files and print quantiles of a VOI
+//	statsblob plot -voi V [-svg F] FILE...  percentile table and plot of a VOI
+//	statsblob iostat [OLD] NEW              iostat's figures per device from devstat blobs
+//	statsblob derive -templates F [OLD] NEW the derived metrics a template declares
 //	statsblob run FILE...                   run conformance scenarios (FORMAT.md)
 //	statsblob gen [-coverage] SEED          print a generated scenario, or the generator's coverage
 //	statsblob diff -cref PATH -seeds A:B    run generated scenarios through a C build and the Go runner
+//	statsblob version                       print the version (also --version)
 //
 // Every command prints its full help with -h, --help or 'statsblob help
 // COMMAND'. Flags take one or two dashes (-format and --format are the
@@ -31,10 +37,11 @@ import (
 )
 
 // command is one subcommand: its name, the one line 'statsblob -h' shows,
-// and its entry point, which parses its own flags (see newFlags).
+// an example of its use, and its entry point, which parses its own flags
+// (see newFlags).
 type command struct {
-	name, summary string
-	run           func(args []string, stdout, stderr io.Writer) int
+	name, summary, example string
+	run                    func(args []string, stdout, stderr io.Writer) int
 }
 
 // commands is the table of subcommands, in the order the help lists them.
@@ -43,14 +50,34 @@ var commands []command
 
 func init() {
 	commands = []command{
-		{"demo", "simulate TCP connections, write their blobs, merge them and print RTT quantiles", runDemo},
-		{"inspect", "validate blob files and summarise them", runInspect},
-		{"render", "print blob files as freeform text or JSON", runRender},
-		{"merge", "merge blob files of one template into one blob file", runMerge},
-		{"quantile", "merge blob files and print quantiles of a VOI's t-digest or histogram", runQuantile},
-		{"run", "run conformance scenarios and print their output", runScenarios},
-		{"gen", "print generated conformance scenarios, or the generator's coverage", runGen},
-		{"diff", "run generated scenarios through a C reference build and the Go runner, report differences", runDiff},
+		{"demo", "simulate TCP connections, write their blobs, merge them and print RTT quantiles",
+			"statsblob demo -conns 1000 -out demo-out", runDemo},
+		{"template", "check a templates file, print its templates' hashes and layouts",
+			"statsblob template check demo-out/templates.json", runTemplate},
+		{"record", "make a blob file from a template and values (stdin or a CSV column)",
+			"seq 1 100 | statsblob record -templates demo-out/templates.json -tpl TCP_DEFAULT -voi TCP_RTT -o rtt.blob", runRecord},
+		{"inspect", "validate blob files and summarise them",
+			"statsblob inspect -templates demo-out/templates.json demo-out/*.blob", runInspect},
+		{"render", "print blob files as freeform text or JSON",
+			"statsblob render -format json -templates demo-out/templates.json rtt.blob", runRender},
+		{"merge", "merge blob files of one template into one blob file",
+			"statsblob merge -o all.blob demo-out/*.blob", runMerge},
+		{"quantile", "merge blob files and print quantiles of a VOI's t-digest or histogram",
+			"statsblob quantile -voi TCP_RTT -q p50,p99,p99.9 -templates demo-out/templates.json demo-out/*.blob", runQuantile},
+		{"plot", "print a VOI's percentile table and a plot of its histogram or t-digest",
+			"statsblob plot -voi TCP_RTT -templates demo-out/templates.json -svg rtt.svg all.blob", runPlot},
+		{"iostat", "print iostat's figures per device from devstat blobs (one window, or two readings)",
+			"statsblob iostat readings/0900 readings/0905", runIostat},
+		{"derive", "print the derived metrics a blob's template declares (one reading, or two)",
+			"statsblob derive -templates templates.json -elapsed 5m old.blob new.blob", runDerive},
+		{"run", "run conformance scenarios and print their output",
+			"statsblob run testdata/conformance/scenarios/*.scn", runScenarios},
+		{"gen", "print generated conformance scenarios, or the generator's coverage",
+			"statsblob gen 42", runGen},
+		{"diff", "run generated scenarios through a C reference build and the Go runner, report differences",
+			"statsblob diff -cref ./cref -seeds 1:1000", runDiff},
+		{"version", "print the version of statsblob and of the Go it was built with",
+			"statsblob version", runVersion},
 	}
 }
 
@@ -58,6 +85,7 @@ func usage(w io.Writer) {
 	fmt.Fprintf(w, "usage: statsblob COMMAND [FLAGS] [FILE...]\n\ncommands:\n")
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-9s   e.g. %s\n", "", c.example)
 	}
 	fmt.Fprint(w, "\nRun 'statsblob COMMAND -h' or 'statsblob help COMMAND' for a command's flags.\n")
 }
@@ -83,6 +111,8 @@ func mainArgs(args []string, stdout, stderr io.Writer) int {
 	case "-h", "-help", "--help":
 		usage(stdout)
 		return 0
+	case "-version", "--version":
+		return runVersion(nil, stdout, stderr)
 	case "help":
 		if len(args) == 1 {
 			usage(stdout)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -86,7 +87,7 @@ func FuzzParseArgs(f *testing.F) {
 // FuzzParseQuantiles: an accepted list holds one quantile in [0, 1] per
 // comma-separated field.
 func FuzzParseQuantiles(f *testing.F) {
-	for _, s := range []string{"0.5,0.99", "0", "1", "1.5", "NaN", "-0", "0x1p-2", " 0.5 , 1", ""} {
+	for _, s := range []string{"0.5,0.99", "0", "1", "1.5", "NaN", "-0", "0x1p-2", " 0.5 , 1", "", "p50,p99,p99.9", "99.9%", "p100", "p0.001"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -94,12 +95,25 @@ func FuzzParseQuantiles(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(qs) != strings.Count(s, ",")+1 {
+		fields := strings.Split(s, ",")
+		if len(qs) != len(fields) {
 			t.Fatalf("%q: %d quantiles", s, len(qs))
 		}
-		for _, q := range qs {
+		for i, q := range qs {
 			if math.IsNaN(q) || q < 0 || q > 1 {
 				t.Fatalf("%q: quantile %v", s, q)
+			}
+			// A percentile is its number over 100, to the float64 nearest.
+			f := strings.TrimSpace(fields[i])
+			pct, ok := strings.CutPrefix(f, "p")
+			if !ok {
+				pct, ok = strings.CutSuffix(f, "%")
+			}
+			if ok {
+				p, err := strconv.ParseFloat(pct, 64)
+				if err != nil || math.Abs(p/100-q) > 1e-15 {
+					t.Fatalf("%q: percentile %q gave %v", s, f, q)
+				}
 			}
 		}
 	})

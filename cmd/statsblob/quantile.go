@@ -28,7 +28,7 @@ func runQuantile(args []string, stdout, stderr io.Writer) int {
 			"with -templates (the VOI names of the blobs' template).\n",
 		stdout, stderr)
 	voiArg := fs.String("voi", "", "the VOI to query, by `NAME|ID` (required; a name needs -templates)")
-	qArg := fs.String("q", "0.5,0.9,0.99", "the quantiles to print, a comma-separated `LIST` of numbers in [0, 1]")
+	qArg := fs.String("q", "0.5,0.9,0.99", "the quantiles to print, a comma-separated `LIST` of numbers in [0, 1] or percentiles (p50, p99.9)")
 	statArg := fs.String("stat", "", "which statistic to query, `tdigest|hist` (any case; default: the t-digest if the VOI has one)")
 	tfile := fs.String("templates", "", "templates `FILE` for VOI names (as for render)")
 	files, code, ok := fs.parse(args, 1)
@@ -63,7 +63,7 @@ func runQuantile(args []string, stdout, stderr io.Writer) int {
 		return fs.usageError("-voi %q: a VOI name needs -templates FILE (or give the VOI's id)", *voiArg)
 	}
 
-	m, used, errs := mergeFiles(files)
+	m, used, _, errs := mergeFiles("quantile", files, nil)
 	for _, err := range errs {
 		fs.fail(err)
 	}
@@ -128,7 +128,7 @@ func resolveVOI(arg string, ts *templates, hash uint32) (int32, string, error) {
 		names = append(names, d.Name)
 	}
 	if numErr == nil {
-		if name, ok := t.VOIName(int(n)); ok && name != "" {
+		if name, ok := t.VOIName(int32(n)); ok && name != "" {
 			return int32(n), fmt.Sprintf("%d (%s)", n, name), nil
 		}
 		return int32(n), arg, nil
@@ -136,17 +136,58 @@ func resolveVOI(arg string, ts *templates, hash uint32) (int32, string, error) {
 	return 0, "", fmt.Errorf("template %s has no VOI named %q (its VOIs: %s)", t.Spec(), arg, strings.Join(names, ", "))
 }
 
-// parseQuantiles parses a comma-separated list of quantiles in [0, 1].
+// parseQuantiles parses a comma-separated list of quantiles, each a
+// number in [0, 1] or a percentile (see parseQuantile).
 func parseQuantiles(s string) ([]float64, error) {
 	var qs []float64
 	for _, f := range strings.Split(s, ",") {
-		q, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-		if err != nil || math.IsNaN(q) || q < 0 || q > 1 {
-			return nil, fmt.Errorf("%q is not a quantile (a number in [0, 1])", strings.TrimSpace(f))
+		q, err := parseQuantile(strings.TrimSpace(f))
+		if err != nil {
+			return nil, err
 		}
 		qs = append(qs, q)
 	}
 	return qs, nil
+}
+
+// parseQuantile parses one quantile: a number in [0, 1] ("0.99") or a
+// percentile "pP" or "P%" with P in [0, 100] ("p99", "p99.9", "99.9%"),
+// which is P/100 rounded to the nearest float64 (p99.9 is 0.999).
+func parseQuantile(f string) (float64, error) {
+	bad := fmt.Errorf("%q is not a quantile (a number in [0, 1], or a percentile such as p99 or 99.9%%)", f)
+	pct, isPct := strings.CutPrefix(f, "p")
+	if !isPct {
+		pct, isPct = strings.CutSuffix(f, "%")
+	}
+	if isPct {
+		// Parse P as a decimal and scale by 10^-2 in the decimal text, so
+		// that p99.9 is exactly the float64 nearest 0.999.
+		digits, dots := 0, 0
+		for _, c := range pct {
+			switch {
+			case c >= '0' && c <= '9':
+				digits++
+			case c == '.':
+				dots++
+			default:
+				return 0, bad
+			}
+		}
+		if digits == 0 || dots > 1 {
+			return 0, bad
+		}
+		whole, frac, _ := strings.Cut(pct, ".")
+		whole = strings.TrimLeft(whole, "0")
+		for len(whole) < 2 {
+			whole = "0" + whole
+		}
+		f = whole[:len(whole)-2] + "." + whole[len(whole)-2:] + frac
+	}
+	q, err := strconv.ParseFloat(f, 64)
+	if err != nil || math.IsNaN(q) || q < 0 || q > 1 {
+		return 0, bad
+	}
+	return q, nil
 }
 
 // queryStat finds the statistic of VOI id to query: a t-digest or a

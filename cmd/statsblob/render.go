@@ -17,7 +17,9 @@ func runRender(args []string, stdout, stderr io.Writer) int {
 			"one line (JSON Lines), or, with -array, one element of a JSON array. With\n"+
 			"-templates, template and VOI names come from the templates file (one\n"+
 			"template's JSON form or an array of them, as the demo writes); a blob whose\n"+
-			"template is not in it is an error.\n\n"+
+			"template is not in it is an error. The freeform header shows the blob's\n"+
+			"address as 0x0 (the C prints its buffer's), so renderings of the same\n"+
+			"bytes are the same text.\n\n"+
 			"A file that cannot be read or rendered is reported on stderr, one line per\n"+
 			"file; the others are still rendered and the exit status is 1.\n",
 		stdout, stderr)
@@ -29,7 +31,7 @@ func runRender(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	var o tostr.Options
+	o := tostr.Options{Flags: tostr.NoAddr}
 	switch strings.ToLower(*format) {
 	case "freeform":
 	case "json":

@@ -3,43 +3,80 @@
 // /metrics) and, optionally, OpenTelemetry (OTLP push): the server behind
 // the statsblob-collector command.
 //
-// POST /v1/blobs takes one blob's bytes as the request body; the query
+// POST /v1/blobs takes one blob's bytes as the request body (optionally
+// gzip or zstd, with Content-Encoding: gzip or zstd); the query
 // parameters are the blob's labels (?host=web1&svc=api). The blob is
 // validated (blob.FromBytes), its template found by hash among the
-// configured templates, and merged (blob.Merge) into the aggregate of its
-// template and labels for the current window; the answer is 204 No Content.
-// Bad input is answered with a 4xx status and a one-line reason, and changes
+// configured templates, and added to the aggregate of its template and
+// labels for the current window (package export/aggregate: in the
+// template's wide form, at one MergeAll's accuracy, never refused for
+// overflow); the answer is 204 No Content. POST /v1/batch takes many
+// blobs in one body (see DecodeBatch). A post with the headers
+// Statsblob-Sender and Statsblob-Seq (aggregate.HeaderSender, HeaderSeq)
+// is added once: a retry of a post already added is answered 204 and
+// counted, not added again.
+// Bad input is answered with a 4xx status and a one-line reason that names
+// the limit (by its flag) and never the connection's addresses, and changes
 // nothing:
 //
 //	405 method    not a POST
-//	413 size      a body over MaxBody bytes
+//	413 size      a body over MaxBody bytes (after gzip or zstd decoding)
+//	415 encoding  a Content-Encoding other than gzip or zstd (400 encoding: a bad stream)
+//	408 timeout   a body not received within ReadTimeout
 //	400 labels    a label name Prometheus does not accept, a reserved one (le, quantile, bucket),
 //	              one given twice, an empty value or one that is not UTF-8, more than
-//	              MaxLabels, a name or value over 128 bytes
-//	400 blob      bytes blob.FromBytes rejects (the reason names the first defect)
+//	              MaxLabels, a name or value over MaxLabelBytes
+//	400 blob      bytes blob.FromBytes rejects (the reason names the first defect), or a body cut short
 //	422 template  a template hash none of the configured templates has
 //	422 layout    a blob whose layout or histogram bounds differ from its template's
-//	409 overflow  a merge that would overflow a counter of the aggregate
-//	429 limit     a new label set beyond MaxAggregates
+//	429 limit     a new label set beyond MaxAggregates or MaxAggregatesPerTemplate,
+//	              with Retry-After: when the window ends or an idle label set expires
+//	400 sender    a Statsblob-Sender without a Statsblob-Seq or the other way round, or either malformed
+//	400 batch     a batch body DecodeBatch rejects
 //
-// A merge works on a copy of the aggregate that replaces it only when every
-// statistic merged, so a failed merge changes nothing, and readers (the
-// /metrics handler, OTLP pushes) read published aggregates without copying
-// or waiting for merges.
+// Served with HTTPServer on Listener (as the command does), the server
+// also bounds connections (MaxConns: 503 with Retry-After, then closed),
+// request lines and headers (MaxHeaderBytes: 431) and the time to read a
+// request and to write a response. /metrics serves at most MaxScrapes
+// scrapes at once (503 with Retry-After beyond), each of at most
+// MaxScrapeSeries samples and about MaxScrapeBytes bytes (aggregates past
+// either are left out of that scrape, counted and logged). /healthz
+// answers 200 while the process serves; /readyz 200 until Drain (SIGTERM),
+// then 503. Every limit that refuses or cuts something counts it in
+// statsblob_collector_limit_hits_total{limit} (Limits lists them).
+//
+// An aggregate's fixed-width fields never make it refuse a blob: a
+// statistic that would pass even 64 bits saturates at its limit, counts
+// an error in the statistic and in statsblob_collector_saturated_total.
+// Readers (the /metrics handler, OTLP pushes) read published aggregates
+// without copying or waiting for adds.
 //
 // Windows: with Window 0 the aggregates accumulate for the life of the
 // server (Prometheus counters that only grow). With Window > 0 they start
 // afresh every Window: /metrics shows the current window (its start is
 // every metric's created timestamp, so Prometheus sees a counter reset), and
 // a delta OTLP push ships each window once it has closed. Label sets not
-// posted in a window disappear with it.
+// posted in a window disappear with it. With either, a label set not
+// posted for LabelTTL is dropped (Expire, which RunWindows calls), except
+// within a window a delta push must ship whole. A window shorter than the
+// interval between a client's scrapes is warned of (log, and the gauge
+// statsblob_collector_window_shorter_than_scrape).
 //
 // The server's own metrics, on the same /metrics:
 // statsblob_collector_blobs_accepted_total,
 // statsblob_collector_blobs_rejected_total{reason},
 // statsblob_collector_accepted_bytes_total,
 // statsblob_collector_merge_seconds (a histogram),
-// statsblob_collector_aggregates and statsblob_collector_windows_total.
+// statsblob_collector_aggregates, statsblob_collector_windows_total,
+// statsblob_collector_saturated_total, statsblob_collector_duplicates_total
+// statsblob_collector_untracked_senders_total,
+// statsblob_collector_limit_hits_total{limit},
+// statsblob_collector_label_sets_expired_total,
+// statsblob_collector_connections, statsblob_collector_posts_in_flight,
+// statsblob_collector_scrape_omitted_aggregates,
+// statsblob_collector_scrape_interval_seconds,
+// statsblob_collector_window_shorter_than_scrape, the OTLP pushes', and
+// the go_ and process_ metrics of the Go client.
 package collector
 
 import (
@@ -47,36 +84,30 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/export/aggregate"
 	"github.com/statsblob/statsblob/export/promexport"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
 
-// Defaults of Config.
-const (
-	DefaultMaxBody       = 65535 // the largest blob (cursz is a uint16)
-	DefaultMaxAggregates = 10000
-	DefaultMaxLabels     = 16
-	maxLabelLen          = 128
-)
-
 // The reasons of a rejection, as the rejected counter labels them.
-var Reasons = []string{"method", "size", "labels", "blob", "template", "layout", "overflow", "limit"}
+var Reasons = []string{"method", "size", "labels", "blob", "template", "layout", "limit", "timeout", "encoding", "sender", "batch"}
 
-// Config configures a Server.
+// Config configures a Server. Every limit's zero value means its default
+// (the Default... constants); see limits.go for what a client sees when a
+// limit is reached.
 type Config struct {
 	// Templates holds the templates whose blobs are accepted, found by
 	// hash. Required.
@@ -84,40 +115,47 @@ type Config struct {
 	// Window is how long aggregates accumulate before starting afresh; 0:
 	// for the life of the server.
 	Window time.Duration
-	// MaxBody is the largest accepted body in bytes (0: DefaultMaxBody).
+	// MaxBody is the largest accepted body in bytes, after decoding a
+	// gzip or zstd Content-Encoding (0: DefaultMaxBody).
 	MaxBody int64
 	// MaxAggregates bounds the aggregates (template and label set) of a
 	// window (0: DefaultMaxAggregates).
 	MaxAggregates int
+	// MaxAggregatesPerTemplate bounds the aggregates of one template in a
+	// window (0: MaxAggregates).
+	MaxAggregatesPerTemplate int
 	// MaxLabels bounds the labels of a blob (0: DefaultMaxLabels).
 	MaxLabels int
+	// MaxLabelBytes bounds a label's name and its value, each, in bytes
+	// (0: DefaultMaxLabelBytes).
+	MaxLabelBytes int
+	// LabelTTL is how long a label set may go without a post before its
+	// aggregate is dropped (0: DefaultLabelTTL; negative: never).
+	LabelTTL time.Duration
+	// MaxConns bounds the open connections of Listener (0:
+	// DefaultMaxConns).
+	MaxConns int
+	// MaxHeaderBytes bounds a request's line and headers (0:
+	// DefaultMaxHeaderBytes).
+	MaxHeaderBytes int
+	// Timeouts of HTTPServer (0: the defaults).
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// MaxScrapeSeries and MaxScrapeBytes bound what one scrape of
+	// /metrics serves: samples, and bytes of the text format (0: the
+	// defaults).
+	MaxScrapeSeries, MaxScrapeBytes int
+	// MaxScrapes bounds the scrapes served at once (0: DefaultMaxScrapes).
+	MaxScrapes int
 	// Export configures the mapping to metrics.
 	Export export.Options
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
-}
-
-// aggregate is the merge of one template's blobs with one label set.
-type aggregate struct {
-	mu     sync.Mutex // serialises merges; readers take b without it
-	t      *tpl.Template
-	labels []export.Label
-	b      *blob.Blob // published: never modified (merges work on a copy)
-	blobs  uint64
-}
-
-// window is the set of aggregates of one window.
-type window struct {
-	start time.Time
-	mu    sync.Mutex // guards aggs
-	aggs  map[string]*aggregate
+	// Log receives warnings (nil: none).
+	Log *slog.Logger
 }
 
 // Closed is a window that has ended: its aggregates and its span.
-type Closed struct {
-	Start, End time.Time
-	Blobs      []export.Named
-}
+type Closed = aggregate.Closed
 
 // Server is the collector: an http.Handler for /v1/blobs and /metrics, and
 // an export.Source of the current window's aggregates. It is safe for
@@ -125,21 +163,23 @@ type Closed struct {
 type Server struct {
 	cfg Config
 
-	// rot is held shared by posters for the whole of a post and
-	// exclusively by Rotate, so that no merge lands in a window that has
-	// closed.
-	rot sync.RWMutex
-	cur *window
+	set *aggregate.Set // the aggregates of the current window
 
-	onClose func(Closed)
+	onClose []func(Closed)
+	levels  levels // each sender's latest gauges (levels.go)
 
-	reg      *prometheus.Registry
+	reg      *prometheus.Registry // own and the aggregates (promexport)
+	own      *prometheus.Registry // the server's own metrics
+	text     *promexport.Text     // /metrics without native histograms
 	mux      *http.ServeMux
 	accepted prometheus.Counter
 	rejected *prometheus.CounterVec
 	bytesIn  prometheus.Counter
 	mergeDur prometheus.Histogram
 	windows  prometheus.Counter
+
+	limitHits *prometheus.CounterVec
+	ops       // health, scrapes, expiry: ops.go
 }
 
 // New returns a Server. Errors wrap voi.ErrInvalid: no templates, negative
@@ -148,23 +188,15 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Templates == nil {
 		return nil, fmt.Errorf("collector: no templates: %w", voi.ErrInvalid)
 	}
-	if cfg.Window < 0 || cfg.MaxBody < 0 || cfg.MaxAggregates < 0 || cfg.MaxLabels < 0 {
-		return nil, fmt.Errorf("collector: negative window or limit: %w", voi.ErrInvalid)
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
 	}
-	if cfg.MaxBody == 0 {
-		cfg.MaxBody = DefaultMaxBody
+	s := &Server{cfg: cfg, reg: prometheus.NewRegistry(), limitHits: newLimitHits()}
+	if s.set, err = aggregate.New(aggregate.Config{MaxAggregates: cfg.MaxAggregates,
+		MaxPerTemplate: cfg.MaxAggregatesPerTemplate, Now: cfg.Now}, cfg.Now()); err != nil {
+		return nil, err
 	}
-	if cfg.MaxAggregates == 0 {
-		cfg.MaxAggregates = DefaultMaxAggregates
-	}
-	if cfg.MaxLabels == 0 {
-		cfg.MaxLabels = DefaultMaxLabels
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	s := &Server{cfg: cfg, reg: prometheus.NewRegistry()}
-	s.cur = &window{start: cfg.Now(), aggs: map[string]*aggregate{}}
 	pc, err := promexport.New(s, cfg.Export)
 	if err != nil {
 		return nil, err
@@ -184,10 +216,14 @@ func New(cfg Config) (*Server, error) {
 		Help: "Windows closed."})
 	aggs := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_aggregates",
 		Help: "Aggregates (template and label set) in the current window."}, func() float64 { return float64(s.Aggregates()) })
-	s.reg.MustRegister(s.accepted, s.rejected, s.bytesIn, s.mergeDur, s.windows, aggs, pc)
+	s.own = prometheus.NewRegistry()
+	s.own.MustRegister(s.accepted, s.rejected, s.bytesIn, s.mergeDur, s.windows, aggs, s.limitHits)
+	s.own.MustRegister(s.aggregateMetrics()...)
+	s.reg.MustRegister(s.own)
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("/v1/blobs", s.post)
-	s.mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	s.mux.HandleFunc("/v1/batch", s.postBatch)
+	s.initOps(pc)
 	return s, nil
 }
 
@@ -198,16 +234,18 @@ func (s *Server) Registry() *prometheus.Registry { return s.reg }
 // ServeHTTP serves POST /v1/blobs and GET /metrics.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
-// OnClose sets the function called with every window Rotate closes (after
-// the new window has started, outside the server's locks). Set it before
-// serving.
-func (s *Server) OnClose(f func(Closed)) { s.onClose = f }
+// OnClose adds a function called with every window Rotate closes (after
+// the new window has started, outside the server's locks), in the order
+// they were added: an OTLP pusher and a remote writer each ship the closed
+// windows. Add them before serving.
+func (s *Server) OnClose(f func(Closed)) { s.onClose = append(s.onClose, f) }
 
 // rejection is a refused post: status, reason label, one-line message.
 type rejection struct {
-	status int
-	reason string
-	msg    string
+	status     int
+	reason     string
+	msg        string
+	retryAfter time.Duration // > 0: a Retry-After header
 }
 
 func reject(status int, reason, format string, args ...any) *rejection {
@@ -218,14 +256,19 @@ func reject(status int, reason, format string, args ...any) *rejection {
 		}
 		return r
 	}, msg)
-	return &rejection{status, reason, msg}
+	return &rejection{status: status, reason: reason, msg: msg}
 }
 
 func (s *Server) post(w http.ResponseWriter, r *http.Request) {
+	s.inflight.Add(1)
+	defer s.inflight.Add(-1)
 	if rej := s.accept(r); rej != nil {
 		s.rejected.WithLabelValues(rej.reason).Inc()
 		if rej.status == http.StatusMethodNotAllowed {
 			w.Header().Set("Allow", http.MethodPost)
+		}
+		if rej.retryAfter > 0 {
+			w.Header().Set("Retry-After", retryAfter(rej.retryAfter))
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -241,19 +284,13 @@ func (s *Server) accept(r *http.Request) *rejection {
 	if r.Method != http.MethodPost {
 		return reject(http.StatusMethodNotAllowed, "method", "method %s not allowed: POST a blob's bytes", r.Method)
 	}
-	if r.ContentLength > s.cfg.MaxBody {
-		return reject(http.StatusRequestEntityTooLarge, "size", "body of %d bytes over the limit of %d", r.ContentLength, s.cfg.MaxBody)
-	}
 	labels, rej := s.labels(r.URL.RawQuery)
 	if rej != nil {
 		return rej
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, s.cfg.MaxBody+1))
-	if err != nil {
-		return reject(http.StatusBadRequest, "blob", "reading the body: %v", err)
-	}
-	if int64(len(body)) > s.cfg.MaxBody {
-		return reject(http.StatusRequestEntityTooLarge, "size", "body over the limit of %d bytes", s.cfg.MaxBody)
+	body, rej := s.readBody(r)
+	if rej != nil {
+		return rej
 	}
 	b, err := blob.FromBytes(body, nil)
 	if err != nil {
@@ -263,12 +300,16 @@ func (s *Server) accept(r *http.Request) *rejection {
 	if err != nil {
 		return reject(http.StatusUnprocessableEntity, "template", "unknown template hash %d", b.TplHash())
 	}
-	if rej := s.merge(t, labels, b); rej != nil {
-		return rej
-	}
-	s.accepted.Inc()
-	s.bytesIn.Add(float64(len(body)))
-	return nil
+	k := key(b.TplHash(), labels)
+	return s.once(r, []string{k}, func([]bool) *rejection {
+		if rej := s.merge(k, t, labels, b); rej != nil {
+			return rej
+		}
+		s.levels.record(levelKey(t, labels), r.Header.Get, s.cfg.Now(), b)
+		s.accepted.Inc()
+		s.bytesIn.Add(float64(len(body)))
+		return nil
+	})
 }
 
 // labels parses and checks the query's labels, sorted by name.
@@ -278,7 +319,8 @@ func (s *Server) labels(rawQuery string) ([]export.Label, *rejection) {
 		return nil, reject(http.StatusBadRequest, "labels", "query: %v", err)
 	}
 	if len(q) > s.cfg.MaxLabels {
-		return nil, reject(http.StatusBadRequest, "labels", "%d labels, at most %d", len(q), s.cfg.MaxLabels)
+		s.hit("labels")
+		return nil, reject(http.StatusBadRequest, "labels", "%d labels, at most %d (-max-labels)", len(q), s.cfg.MaxLabels)
 	}
 	labels := make([]export.Label, 0, len(q))
 	for name, vals := range q {
@@ -287,155 +329,126 @@ func (s *Server) labels(rawQuery string) ([]export.Label, *rejection) {
 			return nil, reject(http.StatusBadRequest, "labels", "label %q given %d times", name, len(vals))
 		case vals[0] == "":
 			return nil, reject(http.StatusBadRequest, "labels", "label %q has an empty value", name)
-		case len(name) > maxLabelLen || len(vals[0]) > maxLabelLen:
-			return nil, reject(http.StatusBadRequest, "labels", "label %.40q: name or value over %d bytes", name, maxLabelLen)
+		case len(name) > s.cfg.MaxLabelBytes || len(vals[0]) > s.cfg.MaxLabelBytes:
+			s.hit("label_bytes")
+			return nil, reject(http.StatusBadRequest, "labels", "label %.40q: name or value over %d bytes (-max-label-bytes)", name, s.cfg.MaxLabelBytes)
 		}
 		labels = append(labels, export.Label{Name: name, Value: vals[0]})
 	}
 	slices.SortFunc(labels, func(a, b export.Label) int { return strings.Compare(a.Name, b.Name) })
+	copyLabels(labels)
 	if err := export.CheckLabels(labels); err != nil {
 		return nil, reject(http.StatusBadRequest, "labels", "%v", err)
 	}
 	return labels, nil
 }
 
-// key identifies an aggregate: template hash and labels.
-func key(hash uint32, labels []export.Label) string {
-	var sb strings.Builder
-	sb.WriteString(strconv.FormatUint(uint64(hash), 16))
+// copyLabels makes labels' strings copies, in one allocation: parsed, they
+// are substrings of the request line, which an aggregate must not keep
+// alive (issue 22, defect 2).
+func copyLabels(labels []export.Label) {
+	n := 0
 	for _, l := range labels {
-		sb.WriteByte(0)
+		n += len(l.Name) + len(l.Value)
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	for _, l := range labels {
 		sb.WriteString(l.Name)
-		sb.WriteByte(0)
 		sb.WriteString(l.Value)
 	}
-	return sb.String()
+	all := sb.String()
+	for i := range labels {
+		l := &labels[i]
+		l.Name, all = all[:len(l.Name)], all[len(l.Name):]
+		l.Value, all = all[:len(l.Value)], all[len(l.Value):]
+	}
 }
 
-// mergeInto merges src into a copy of dst and returns the copy, or the
-// rejection of a merge that failed (dst is never modified).
-func (s *Server) mergeInto(dst, src *blob.Blob) (*blob.Blob, *rejection) {
-	next := dst.Clone()
+// key identifies an aggregate: template hash and labels. Names cannot hold
+// NUL or 0x01 (they are Prometheus label names) but values can, so in
+// values 0x01 is written 0x01 0x02 and NUL 0x01 0x01: NUL then only ever
+// separates, two label sets never share a key, and keys sort as their
+// labels do.
+func key(hash uint32, labels []export.Label) string {
+	n := 8
+	for _, l := range labels {
+		n += 2 + len(l.Name) + len(l.Value)
+	}
+	b := make([]byte, 0, n)
+	b = strconv.AppendUint(b, uint64(hash), 16)
+	for _, l := range labels {
+		b = append(b, 0)
+		b = append(b, l.Name...)
+		b = append(b, 0)
+		for i := 0; i < len(l.Value); i++ {
+			switch c := l.Value[i]; c {
+			case 0, 1:
+				b = append(b, 1, c+1)
+			default:
+				b = append(b, c)
+			}
+		}
+	}
+	return string(b)
+}
+
+// merge adds b, of template t, to the aggregate of t and labels, whose
+// key is k.
+func (s *Server) merge(k string, t *tpl.Template, labels []export.Label, b *blob.Blob) *rejection {
 	t0 := time.Now()
-	err := blob.Merge(next, src)
+	err := s.set.Add(k, t, labels, b)
 	s.mergeDur.Observe(time.Since(t0).Seconds())
+	return s.addRejection(err, t)
+}
+
+// addRejection is the rejection of an aggregate.Set's error: a label-set
+// limit is a 429 with Retry-After, counted by limit.
+func (s *Server) addRejection(err error, t *tpl.Template) *rejection {
+	var rej *rejection
 	switch {
 	case err == nil:
-		return next, nil
-	case errors.Is(err, voi.ErrOverflow):
-		return nil, reject(http.StatusConflict, "overflow", "merge: %v", err)
+		return nil
+	case errors.Is(err, aggregate.ErrLimit):
+		s.hit("label_sets")
+		rej = reject(http.StatusTooManyRequests, "limit", "%v (-max-aggregates)", err)
+	case errors.Is(err, aggregate.ErrTemplateLimit):
+		s.hit("label_sets_per_template")
+		rej = reject(http.StatusTooManyRequests, "limit", "%v (-max-aggregates-per-template)", err)
+	default:
+		return reject(http.StatusUnprocessableEntity, "layout", "blob does not fit its template (hash %d): %v", t.Hash(), err)
 	}
-	return nil, reject(http.StatusUnprocessableEntity, "layout", "blob does not fit its template (hash %d): %v", dst.TplHash(), err)
-}
-
-func (s *Server) merge(t *tpl.Template, labels []export.Label, b *blob.Blob) *rejection {
-	s.rot.RLock()
-	defer s.rot.RUnlock()
-	win := s.cur
-	k := key(b.TplHash(), labels)
-	win.mu.Lock()
-	agg := win.aggs[k]
-	win.mu.Unlock()
-	if agg == nil {
-		// A new aggregate starts as the template's empty blob, so that
-		// only blobs of the template's layout join it.
-		next, rej := s.mergeInto(blob.New(t, blob.NewEnv(nil, 1)), b)
-		if rej != nil {
-			return rej
-		}
-		win.mu.Lock()
-		if agg = win.aggs[k]; agg == nil {
-			if len(win.aggs) >= s.cfg.MaxAggregates {
-				win.mu.Unlock()
-				return reject(http.StatusTooManyRequests, "limit", "%d aggregates in this window, at most %d", len(win.aggs), s.cfg.MaxAggregates)
-			}
-			win.aggs[k] = &aggregate{t: t, labels: labels, b: next, blobs: 1}
-			win.mu.Unlock()
-			return nil
-		}
-		win.mu.Unlock() // another post created it first: merge into that
-	}
-	agg.mu.Lock()
-	defer agg.mu.Unlock()
-	next, rej := s.mergeInto(agg.b, b)
-	if rej != nil {
-		return rej
-	}
-	win.mu.Lock()
-	agg.b = next
-	agg.blobs++
-	win.mu.Unlock()
-	return nil
+	rej.retryAfter = s.freeIn()
+	return rej
 }
 
 // Blobs returns the current window's aggregates, sorted by template hash
-// and labels, each starting at the window's start. The blobs are never
-// modified afterwards. Blobs makes the Server an export.Source.
-func (s *Server) Blobs() []export.Named {
-	s.rot.RLock()
-	defer s.rot.RUnlock()
-	return s.cur.named()
-}
+// and labels, each starting at the window's start, as blobs of their
+// template's wide form (tpl.Widen), with the sum of the senders' latest
+// levels. The blobs are never modified afterwards. Blobs makes the Server
+// an export.Source.
+func (s *Server) Blobs() []export.Named { return s.withLevels(s.set.Blobs()) }
 
-func (w *window) named() []export.Named {
-	w.mu.Lock()
-	keys := make([]string, 0, len(w.aggs))
-	for k := range w.aggs {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	out := make([]export.Named, len(keys))
-	for i, k := range keys {
-		a := w.aggs[k]
-		out[i] = export.Named{Blob: a.b, Template: a.t, Labels: a.labels, Start: w.start}
-	}
-	w.mu.Unlock()
-	return out
-}
+// posts returns how many blobs the current window's aggregates hold.
+func (s *Server) posts() uint64 { return s.set.Posts() }
 
 // Aggregates returns the number of aggregates in the current window.
-func (s *Server) Aggregates() int {
-	s.rot.RLock()
-	defer s.rot.RUnlock()
-	s.cur.mu.Lock()
-	defer s.cur.mu.Unlock()
-	return len(s.cur.aggs)
-}
+func (s *Server) Aggregates() int { return s.set.Len() }
 
 // Merged returns how many blobs the current window's aggregates hold, by
 // aggregate key order (see Blobs).
-func (s *Server) Merged() []uint64 {
-	s.rot.RLock()
-	defer s.rot.RUnlock()
-	w := s.cur
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	keys := make([]string, 0, len(w.aggs))
-	for k := range w.aggs {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	out := make([]uint64, len(keys))
-	for i, k := range keys {
-		out[i] = w.aggs[k].blobs
-	}
-	return out
-}
+func (s *Server) Merged() []uint64 { return s.set.Merged() }
 
 // Rotate closes the current window and starts the next: the aggregates
 // start afresh. It waits for posts under way, which land in the closed
-// window. The closed window goes to the OnClose function, if any, and is
+// window. The closed window goes to the OnClose functions, if any, and is
 // returned.
 func (s *Server) Rotate() Closed {
-	s.rot.Lock()
-	old := s.cur
-	now := s.cfg.Now()
-	s.cur = &window{start: now, aggs: map[string]*aggregate{}}
-	s.rot.Unlock()
+	c := s.set.Rotate(s.cfg.Now())
 	s.windows.Inc()
-	c := Closed{Start: old.start, End: now, Blobs: old.named()}
-	if s.onClose != nil {
-		s.onClose(c)
+	c.Blobs = s.withLevels(c.Blobs)
+	for _, f := range s.onClose {
+		f(c)
 	}
 	return c
 }
@@ -450,20 +463,29 @@ func LoadTemplates(reg *tpl.Registry, data []byte) ([]*tpl.Template, error) {
 	return ts, nil
 }
 
-// RunWindows closes a window every Window until ctx is done (nothing with
-// Window 0).
+// RunWindows closes a window every Window (none with Window 0) and
+// expires idle label sets (Expire) until ctx is done.
 func (s *Server) RunWindows(ctx context.Context) {
-	if s.cfg.Window <= 0 {
-		return
+	var rot <-chan time.Time
+	if s.cfg.Window > 0 {
+		tk := time.NewTicker(s.cfg.Window)
+		defer tk.Stop()
+		rot = tk.C
 	}
-	tk := time.NewTicker(s.cfg.Window)
-	defer tk.Stop()
+	var sweep <-chan time.Time
+	if s.cfg.LabelTTL > 0 {
+		tk := time.NewTicker(s.sweepEvery())
+		defer tk.Stop()
+		sweep = tk.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-tk.C:
+		case <-rot:
 			s.Rotate()
+		case <-sweep:
+			s.Expire()
 		}
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export/aggregate"
 	"github.com/statsblob/statsblob/export/collector"
+	"github.com/statsblob/statsblob/export/internal/fixture"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -50,4 +52,23 @@ func ExampleServer() {
 	// conn_txbytes_total{svc="api"} 1448
 	// statsblob_collector_blobs_accepted_total 2
 	// statsblob_collector_blobs_rejected_total{reason="blob"} 1
+}
+
+// A batch of blobs in one POST /v1/batch: the magic, then one frame per
+// blob with its labels.
+func ExampleAppendBatchFrame() {
+	t := fixture.Kitchen()
+	s, _ := collector.New(collector.Config{Templates: t.Registry()})
+	kb := fixture.KitchenBlob(t).Bytes()
+	body := []byte(collector.BatchMagic)
+	for _, host := range []string{"a", "b", "a"} {
+		body, _ = collector.AppendBatchFrame(body, "host="+host, kb)
+	}
+	r := httptest.NewRequest(http.MethodPost, "/v1/batch?svc=api", bytes.NewReader(body))
+	r.Header.Set(aggregate.HeaderSender, "web1")
+	r.Header.Set(aggregate.HeaderSeq, "1")
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, r)
+	fmt.Println(w.Code, s.Merged())
+	// Output: 204 [2 1]
 }

@@ -1,5 +1,11 @@
-// Package e2e_test runs the collector against a real Prometheus server
-// (make e2e; STATSBLOB_E2E=1 enables it): the demo's blobs and blobs of a
+// Package e2e_test runs the collector against real servers (make e2e;
+// STATSBLOB_E2E=1 enables it): TestE2E scrapes with Prometheus,
+// TestE2ERemoteWrite remote-writes from two collectors into Prometheus and
+// sums their series in PromQL, TestE2EOTelCollector pushes OTLP through a
+// real OpenTelemetry Collector (export/e2e/otelcol, built by make e2e into
+// $OTELCOL, or by the test) to a test receiver.
+//
+// TestE2E: the demo's blobs and blobs of a
 // latency template with known samples are posted to statsblob-collector on
 // 127.0.0.1 (with -native), Prometheus scrapes it every second (protobuf,
 // native histograms enabled), and its HTTP API must answer with exactly what
@@ -199,7 +205,8 @@ func TestE2E(t *testing.T) {
 	ts, err := collector.LoadTemplates(reg, tj)
 	require.NoError(t, err)
 	lat := latTemplate(t, reg)
-	ts = append(ts, lat)
+	meta := metaTemplate(t, reg)
+	ts = append(ts, lat, meta)
 	all, err := json.Marshal(ts)
 	require.NoError(t, err)
 	tfile := filepath.Join(dir, "templates.json")
@@ -250,6 +257,8 @@ func TestE2E(t *testing.T) {
 		}
 	}
 	postAll(demoBlobs, "src=demo")
+	metaWant := postMeta(t, meta, colAddr)
+	posted += metaWant.posts
 	for h := range hosts {
 		postAll(latBlobs[h], fmt.Sprintf("src=lat&host=h%d", h))
 	}
@@ -383,6 +392,17 @@ func TestE2E(t *testing.T) {
 			// Buckets 9% wide (scale 3) around the digest's own estimate.
 			require.InDelta(t, 0.99, at, 0.01)
 		}
+	})
+
+	// Template metadata: a latency in microseconds exported in seconds
+	// with its count (a summary of sum and count, whose ratio is the
+	// mean), and a level exported as the sum of each sender's latest.
+	t.Run("units, counts and gauges", func(t *testing.T) {
+		require.Equal(t, metaWant.sumSeconds, one(t, promURL, `e2e_meta_latency_seconds_sum{src="meta"}`))
+		require.Equal(t, metaWant.count, one(t, promURL, `e2e_meta_latency_seconds_count{src="meta"}`))
+		require.Equal(t, metaWant.maxSeconds, one(t, promURL, `e2e_meta_latency_seconds_max{src="meta"}`))
+		require.Equal(t, metaWant.sumSeconds/metaWant.count, one(t, promURL, `e2e_meta_latency_seconds_sum{src="meta"} / e2e_meta_latency_seconds_count{src="meta"}`))
+		require.Equal(t, metaWant.level, one(t, promURL, `e2e_meta_inflight{src="meta"}`))
 	})
 
 	// A graceful stop.

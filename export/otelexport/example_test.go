@@ -26,15 +26,15 @@ func ExampleNew() {
 	snap := live.Snapshot(true)
 
 	p, _ := otelexport.New(export.Static(export.Named{Blob: snap, Template: t}),
-		otelexport.Config{Temporality: metricdata.DeltaTemporality})
+		otelexport.Config{Temporality: metricdata.DeltaTemporality, Options: export.Options{Units: map[string]string{"txbytes": "bytes"}}})
 	r := sdkmetric.NewManualReader(sdkmetric.WithProducer(p))
 	_ = sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))
 	var rm metricdata.ResourceMetrics
 	_ = r.Collect(context.Background(), &rm)
 	for _, m := range rm.ScopeMetrics[0].Metrics {
 		sum := m.Data.(metricdata.Sum[float64])
-		fmt.Println(m.Name, sum.Temporality, sum.IsMonotonic, sum.DataPoints[0].Value)
+		fmt.Println(m.Name, m.Unit, sum.Temporality, sum.IsMonotonic, sum.DataPoints[0].Value)
 	}
 	// Output:
-	// conn_txbytes DeltaTemporality true 1448
+	// conn.txbytes By DeltaTemporality true 1448
 }

@@ -4,14 +4,22 @@
 // (a PeriodicReader with the stock OTLP exporters, or a ManualReader) ships
 // them as it ships the SDK's own instruments.
 //
-// The mapping is package export's, in OpenTelemetry's terms: SUM is a Sum,
-// monotonic for unsigned VOIs; MAX and MIN are Gauges; histograms are
-// Histograms whose bounds are the exact le bounds (OpenTelemetry's bucket
-// i counts values in (Bounds[i-1], Bounds[i]], the same inclusive upper
-// bounds), with the VOI's MIN and MAX as the histogram's min and max where
-// they describe it; histograms that do not line up are monotonic Sums with
-// a "bucket" attribute; t-digests are Summaries and, as an option,
-// ExponentialHistograms. Constant labels become attributes.
+// The mapping is package export's under its OpenTelemetry convention, the
+// names and units of OpenTelemetry's semantic conventions: a VOI's metrics
+// are named NAMESPACE.TEMPLATE.VOI in lower case (tcp_default.tcp_rtt), with
+// .max, .min, .hist, .hist.out_of_range or .tdigest after it, never a unit;
+// the unit (export.Options.Units, a Prometheus word or a UCUM code) is the
+// metric's UCUM unit ("us"), and counts of values have unit "{value}".
+// SUM is a Sum, monotonic for unsigned VOIs; MAX and MIN are Gauges;
+// histograms are Histograms whose bounds are the exact le bounds
+// (OpenTelemetry's bucket i counts values in (Bounds[i-1], Bounds[i]], the
+// same inclusive upper bounds), with the VOI's MIN and MAX as the
+// histogram's min and max where they describe it; histograms that do not
+// line up are monotonic Sums with a "bucket" attribute; t-digests are
+// ExponentialHistograms (the digest's CDF at the bucket bounds; the scale
+// per export.Options.NativeScale), which a backend can merge across
+// collectors, or Summaries with export.Options.Summary. Constant labels
+// (the senders' labels) become attributes.
 //
 // Temporality is the caller's statement about the blobs: cumulative (the
 // default) for blobs that accumulate since their start (each point starts at
@@ -44,6 +52,10 @@ type Config struct {
 	Temporality metricdata.Temporality
 	// Now is the clock of the points' times (nil: time.Now).
 	Now func() time.Time
+	// PrometheusNames keeps the Prometheus convention (snake_case names
+	// with unit words, t-digests as Summaries) for fleets whose queries
+	// were written against it.
+	PrometheusNames bool
 }
 
 // Producer is a metric.Producer of the blobs of a Source. It is safe for
@@ -58,7 +70,12 @@ type Producer struct {
 // New returns a Producer of src's blobs (see export.NewMapper for the
 // errors).
 func New(src export.Source, cfg Config) (*Producer, error) {
-	m, err := export.NewMapper(cfg.Options)
+	opts := cfg.Options
+	opts.Convention = export.OpenTelemetry
+	if cfg.PrometheusNames {
+		opts.Convention = export.Prometheus
+	}
+	m, err := export.NewMapper(opts)
 	if err != nil {
 		return nil, err
 	}

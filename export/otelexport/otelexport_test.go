@@ -2,6 +2,7 @@ package otelexport_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -29,12 +30,12 @@ import (
 
 var now = time.Unix(1_700_000_100, 0)
 
-func kitchenProducer(t *testing.T, temp metricdata.Temporality) *otelexport.Producer {
+func kitchenProducer(t *testing.T, temp metricdata.Temporality, opts export.Options) *otelexport.Producer {
 	t.Helper()
 	tp := fixture.Kitchen()
 	p, err := otelexport.New(export.Static(export.Named{Blob: fixture.KitchenBlob(tp), Template: tp,
 		Labels: []export.Label{{Name: "host", Value: "web1"}}}),
-		otelexport.Config{Temporality: temp, Now: func() time.Time { return now }})
+		otelexport.Config{Options: opts, Temporality: temp, Now: func() time.Time { return now }})
 	require.NoError(t, err)
 	return p
 }
@@ -53,25 +54,26 @@ func collect(t *testing.T, p *otelexport.Producer) metricdata.ResourceMetrics {
 // kitchenWant is fixture.KitchenBlob in metricdata: the values of export's
 // TestAppendKitchen. Histogram sums the blob does not know are NaN, which
 // metricdatatest cannot compare: nanSum stands for them on both sides.
-func kitchenWant(temp metricdata.Temporality) metricdata.ScopeMetrics {
+func kitchenWant(temp metricdata.Temporality, summary bool) metricdata.ScopeMetrics {
 	start := time.Unix(1_700_000_000, 0)
 	host := attribute.NewSet(attribute.String("host", "web1"))
 	bucket := func(b string) attribute.Set {
 		return attribute.NewSet(attribute.String("host", "web1"), attribute.String("bucket", b))
 	}
 	help := func(v, what, dt string) string { return "statsblob KITCHEN " + v + ": " + what + " (" + dt + ")" }
+	unit := map[string]string{"rtt": "us", "lat": "ms", "bytes": "By"} // kitchenUnits in UCUM
 	pt := func(v float64) metricdata.DataPoint[float64] {
 		return metricdata.DataPoint[float64]{Attributes: host, StartTime: start, Time: now, Value: v}
 	}
 	sum := func(name, v, dt string, mono bool, x float64) metricdata.Metrics {
-		return metricdata.Metrics{Name: name, Description: help(v, "SUM", dt),
+		return metricdata.Metrics{Name: name, Description: help(v, "SUM", dt), Unit: unit[v],
 			Data: metricdata.Sum[float64]{Temporality: temp, IsMonotonic: mono, DataPoints: []metricdata.DataPoint[float64]{pt(x)}}}
 	}
 	gauge := func(name, v, what, dt string, x float64) metricdata.Metrics {
-		return metricdata.Metrics{Name: name, Description: help(v, what, dt), Data: metricdata.Gauge[float64]{DataPoints: []metricdata.DataPoint[float64]{pt(x)}}}
+		return metricdata.Metrics{Name: name, Description: help(v, what, dt), Unit: unit[v], Data: metricdata.Gauge[float64]{DataPoints: []metricdata.DataPoint[float64]{pt(x)}}}
 	}
 	histo := func(name, v, dt, hdt string, bounds []float64, counts []uint64, total uint64, s float64) metricdata.Metrics {
-		return metricdata.Metrics{Name: name, Description: help(v, hdt, dt), Data: metricdata.Histogram[float64]{Temporality: temp,
+		return metricdata.Metrics{Name: name, Description: help(v, hdt, dt), Unit: unit[v], Data: metricdata.Histogram[float64]{Temporality: temp,
 			DataPoints: []metricdata.HistogramDataPoint[float64]{{Attributes: host, StartTime: start, Time: now,
 				Count: total, Bounds: bounds, BucketCounts: counts, Sum: s}}}}
 	}
@@ -80,41 +82,54 @@ func kitchenWant(temp metricdata.Temporality) metricdata.ScopeMetrics {
 		for i, l := range labels {
 			dps = append(dps, metricdata.DataPoint[float64]{Attributes: bucket(l), StartTime: start, Time: now, Value: vals[i]})
 		}
-		return metricdata.Metrics{Name: name, Description: help(v, hdt+" bucket counts", dt),
+		return metricdata.Metrics{Name: name, Description: help(v, hdt+" bucket counts", dt), Unit: "{value}",
 			Data: metricdata.Sum[float64]{Temporality: temp, IsMonotonic: true, DataPoints: dps}}
 	}
 	oob := func(name, v, dt, hdt string, x float64) metricdata.Metrics {
-		return metricdata.Metrics{Name: name, Description: help(v, hdt+" out-of-range count", dt),
+		return metricdata.Metrics{Name: name, Description: help(v, hdt+" out-of-range count", dt), Unit: "{value}",
 			Data: metricdata.Sum[float64]{Temporality: temp, IsMonotonic: true, DataPoints: []metricdata.DataPoint[float64]{pt(x)}}}
 	}
-	rtt := metricdata.Metrics{Name: "kitchen_rtt_tdigest", Description: help("rtt", "TDGSTCLUST64 t-digest", "INT_U32"),
-		Data: metricdata.Summary{DataPoints: []metricdata.SummaryDataPoint{{Attributes: host, StartTime: start, Time: now, Count: 4, Sum: 100,
-			QuantileValues: []metricdata.QuantileValue{{Quantile: 0.5, Value: 25}, {Quantile: 0.9, Value: 40}, {Quantile: 0.99, Value: 40}, {Quantile: 0.999, Value: 40}}}}}}
+	// 10, 20, 30, 40: the closest neighbours, 30 and 40, are 4/3 apart:
+	// scale 2 (buckets 2^(1/4) = 1.19 wide) tells them apart. Bucket i is
+	// (2^(i/4), 2^((i+1)/4)]: 10 in 13, 20 in 17, 30 in 19, 40 in 21.
+	rtt := metricdata.Metrics{Name: "kitchen.rtt.tdigest", Description: help("rtt", "TDGSTCLUST64 t-digest as an exponential histogram", "INT_U32"), Unit: "us",
+		Data: metricdata.ExponentialHistogram[float64]{Temporality: temp, DataPoints: []metricdata.ExponentialHistogramDataPoint[float64]{{
+			Attributes: host, StartTime: start, Time: now, Count: 4, Sum: 100, Scale: 2,
+			Min: metricdata.NewExtrema(10.0), Max: metricdata.NewExtrema(40.0),
+			PositiveBucket: metricdata.ExponentialBucket{Offset: 13, Counts: []uint64{1, 0, 0, 0, 1, 0, 1, 0, 1}}}}}}
+	if summary {
+		rtt = metricdata.Metrics{Name: "kitchen.rtt.tdigest", Description: help("rtt", "TDGSTCLUST64 t-digest", "INT_U32"), Unit: "us",
+			Data: metricdata.Summary{DataPoints: []metricdata.SummaryDataPoint{{Attributes: host, StartTime: start, Time: now, Count: 4, Sum: 100,
+				QuantileValues: []metricdata.QuantileValue{{Quantile: 0.5, Value: 25}, {Quantile: 0.9, Value: 40}, {Quantile: 0.99, Value: 40}, {Quantile: 0.999, Value: 40}}}}}}
+	}
 	return metricdata.ScopeMetrics{Scope: instrumentation.Scope{Name: otelexport.ScopeName}, Metrics: []metricdata.Metrics{
-		sum("kitchen_bytes", "bytes", "INT_U64", true, 1448),
-		sum("kitchen_delta", "delta", "INT_S32", false, -4),
-		gauge("kitchen_delta_max", "delta", "MAX", "INT_S32", 5),
-		gauge("kitchen_delta_min", "delta", "MIN", "INT_S32", -12),
-		gauge("kitchen_acklen_max", "acklen", "MAX", "INT_U32", 13),
-		histo("kitchen_acklen_hist", "acklen", "INT_U32", "CRHIST32", []float64{0, 1, 2, 3, 4}, []uint64{1, 2, 0, 0, 1, 2}, 6, nanSum),
-		sum("kitchen_lat", "lat", "INT_U32", true, 1051),
-		histo("kitchen_lat_hist", "lat", "INT_U32", "CRHIST64", []float64{9, 19, 49}, []uint64{1, 2, 2, 2}, 7, 1051),
-		sum("kitchen_ratio", "ratio", "Q_S64", false, 16.25),
-		histo("kitchen_ratio_hist", "ratio", "Q_S64", "CRHIST32", []float64{0.25, 0.75, 1.75}, []uint64{1, 2, 2, 2}, 7, 16.25),
-		histo("kitchen_win_hist", "win", "INT_S32", "DRHIST32", []float64{-11, -1, 9, 99}, []uint64{0, 2, 2, 2, 0}, 6, nanSum),
-		oob("kitchen_win_hist_outofrange", "win", "INT_S32", "DRHIST32", 2),
-		counters("kitchen_ranges_hist", "ranges", "INT_U32", "DRHIST64", []string{"[0,10)", "[20,30)"}, []float64{2, 1}),
-		oob("kitchen_ranges_hist_outofrange", "ranges", "INT_U32", "DRHIST64", 2),
-		counters("kitchen_sig_hist", "sig", "INT_U32", "DVHIST32", []string{"1", "2", "4", "8"}, []float64{1, 2, 0, 1}),
-		oob("kitchen_sig_hist_outofrange", "sig", "INT_U32", "DVHIST32", 1),
-		histo("kitchen_cons_hist", "cons", "INT_U32", "DVHIST64", []float64{2, 3, 4, 5}, []uint64{0, 1, 2, 1, 0}, 4, nanSum),
-		oob("kitchen_cons_hist_outofrange", "cons", "INT_U32", "DVHIST64", 2),
-		gauge("kitchen_rtt_max", "rtt", "MAX", "INT_U32", 40),
-		gauge("kitchen_rtt_min", "rtt", "MIN", "INT_U32", 10),
+		sum("kitchen.bytes", "bytes", "INT_U64", true, 1448),
+		sum("kitchen.delta", "delta", "INT_S32", false, -4),
+		gauge("kitchen.delta.max", "delta", "MAX", "INT_S32", 5),
+		gauge("kitchen.delta.min", "delta", "MIN", "INT_S32", -12),
+		gauge("kitchen.acklen.max", "acklen", "MAX", "INT_U32", 13),
+		histo("kitchen.acklen.hist", "acklen", "INT_U32", "CRHIST32", []float64{0, 1, 2, 3, 4}, []uint64{1, 2, 0, 0, 1, 2}, 6, nanSum),
+		sum("kitchen.lat", "lat", "INT_U32", true, 1051),
+		histo("kitchen.lat.hist", "lat", "INT_U32", "CRHIST64", []float64{9, 19, 49}, []uint64{1, 2, 2, 2}, 7, 1051),
+		sum("kitchen.ratio", "ratio", "Q_S64", false, 16.25),
+		histo("kitchen.ratio.hist", "ratio", "Q_S64", "CRHIST32", []float64{0.25, 0.75, 1.75}, []uint64{1, 2, 2, 2}, 7, 16.25),
+		histo("kitchen.win.hist", "win", "INT_S32", "DRHIST32", []float64{-11, -1, 9, 99}, []uint64{0, 2, 2, 2, 0}, 6, nanSum),
+		oob("kitchen.win.hist.out_of_range", "win", "INT_S32", "DRHIST32", 2),
+		counters("kitchen.ranges.hist", "ranges", "INT_U32", "DRHIST64", []string{"[0,10)", "[20,30)"}, []float64{2, 1}),
+		oob("kitchen.ranges.hist.out_of_range", "ranges", "INT_U32", "DRHIST64", 2),
+		counters("kitchen.sig.hist", "sig", "INT_U32", "DVHIST32", []string{"1", "2", "4", "8"}, []float64{1, 2, 0, 1}),
+		oob("kitchen.sig.hist.out_of_range", "sig", "INT_U32", "DVHIST32", 1),
+		histo("kitchen.cons.hist", "cons", "INT_U32", "DVHIST64", []float64{2, 3, 4, 5}, []uint64{0, 1, 2, 1, 0}, 4, nanSum),
+		oob("kitchen.cons.hist.out_of_range", "cons", "INT_U32", "DVHIST64", 2),
+		gauge("kitchen.rtt.max", "rtt", "MAX", "INT_U32", 40),
+		gauge("kitchen.rtt.min", "rtt", "MIN", "INT_U32", 10),
 		rtt,
-		histo("kitchen_diff_hist", "diff", "INT_S32", "CRHIST32", []float64{-1}, []uint64{1, 2}, 3, nanSum),
+		histo("kitchen.diff.hist", "diff", "INT_S32", "CRHIST32", []float64{-1}, []uint64{1, 2}, 3, nanSum),
 	}}
 }
+
+// kitchenUnits gives three VOIs units, as Prometheus words and UCUM codes.
+var kitchenUnits = map[string]string{"rtt": "microseconds", "lat": "ms", "bytes": "bytes"}
 
 const nanSum = -123456.5
 
@@ -133,43 +148,55 @@ func unNaN(sm *metricdata.ScopeMetrics) {
 
 func TestProducerKitchen(t *testing.T) {
 	for _, temp := range []metricdata.Temporality{metricdata.CumulativeTemporality, metricdata.DeltaTemporality} {
-		t.Run(temp.String(), func(t *testing.T) {
-			rm := collect(t, kitchenProducer(t, temp))
-			require.Len(t, rm.ScopeMetrics, 1)
-			got := rm.ScopeMetrics[0]
-			unNaN(&got)
-			metricdatatest.AssertEqual(t, kitchenWant(temp), got)
-		})
+		for _, summary := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/summary=%v", temp, summary), func(t *testing.T) {
+				rm := collect(t, kitchenProducer(t, temp, export.Options{Summary: summary, Units: kitchenUnits}))
+				require.Len(t, rm.ScopeMetrics, 1)
+				got := rm.ScopeMetrics[0]
+				unNaN(&got)
+				metricdatatest.AssertEqual(t, kitchenWant(temp, summary), got)
+			})
+		}
 	}
 }
 
-// The VOI's MIN and MAX become the histogram's when the VOI keeps them, and
-// a t-digest's native histogram is an ExponentialHistogram.
-func TestProducerMinMaxNative(t *testing.T) {
+// Units are UCUM units beside the name, never in it (a Prometheus word
+// is translated); counts of values have unit {value}; a fixed scale is
+// kept; PrometheusNames gives the Prometheus convention back.
+func TestProducerUnitsScale(t *testing.T) {
 	tp := fixture.Kitchen()
 	b := fixture.KitchenBlob(tp)
-	p, err := otelexport.New(export.Static(export.Named{Blob: b, Template: tp}),
-		otelexport.Config{Options: export.Options{NativeHistogram: true, NativeScale: -1}, Now: func() time.Time { return now }})
-	require.NoError(t, err)
-	rm := collect(t, p)
-	var native *metricdata.ExponentialHistogram[float64]
-	for _, m := range rm.ScopeMetrics[0].Metrics {
-		if e, ok := m.Data.(metricdata.ExponentialHistogram[float64]); ok {
-			require.Equal(t, "kitchen_rtt_tdigest_native", m.Name)
-			native = &e
+	produce := func(cfg otelexport.Config) map[string]metricdata.Metrics {
+		t.Helper()
+		cfg.Now = func() time.Time { return now }
+		p, err := otelexport.New(export.Static(export.Named{Blob: b, Template: tp}), cfg)
+		require.NoError(t, err)
+		out := map[string]metricdata.Metrics{}
+		for _, m := range collect(t, p).ScopeMetrics[0].Metrics {
+			out[m.Name] = m
 		}
+		return out
 	}
-	require.NotNil(t, native)
-	require.Equal(t, metricdata.CumulativeTemporality, native.Temporality)
-	dp := native.DataPoints[0]
+	units := map[string]string{"rtt": "microseconds", "lat": "ms", "bytes": "bytes", "sig": "s"}
+	got := produce(otelexport.Config{Options: export.Options{Units: units, NativeScale: -1, Namespace: "Fleet"}})
+	require.Len(t, got, 22)
+	for name, unit := range map[string]string{"fleet.kitchen.rtt.max": "us", "fleet.kitchen.rtt.tdigest": "us",
+		"fleet.kitchen.lat": "ms", "fleet.kitchen.lat.hist": "ms", "fleet.kitchen.bytes": "By",
+		"fleet.kitchen.sig.hist": "{value}", "fleet.kitchen.sig.hist.out_of_range": "{value}", "fleet.kitchen.delta": ""} {
+		require.Contains(t, got, name)
+		require.Equal(t, unit, got[name].Unit, name)
+	}
+	e := got["fleet.kitchen.rtt.tdigest"].Data.(metricdata.ExponentialHistogram[float64])
+	dp := e.DataPoints[0]
 	// 10, 20, 30, 40 in base 4: (4, 16] holds 10, (16, 64] the rest.
-	require.Equal(t, uint64(4), dp.Count)
 	require.Equal(t, int32(-1), dp.Scale)
 	require.Equal(t, metricdata.ExponentialBucket{Offset: 1, Counts: []uint64{1, 3}}, dp.PositiveBucket)
-	mn, ok := dp.Min.Value()
-	require.True(t, ok)
-	mx, _ := dp.Max.Value()
-	require.Equal(t, []float64{10, 40}, []float64{mn, mx})
+
+	got = produce(otelexport.Config{Options: export.Options{Units: units, NativeHistogram: true, NativeScale: -1}, PrometheusNames: true})
+	require.Len(t, got, 23)
+	require.Equal(t, "microseconds", got["kitchen_rtt_microseconds_max"].Unit)
+	require.IsType(t, metricdata.Summary{}, got["kitchen_rtt_microseconds_tdigest"].Data)
+	require.IsType(t, metricdata.ExponentialHistogram[float64]{}, got["kitchen_rtt_microseconds_tdigest_native"].Data)
 }
 
 // Blobs that cannot be mapped are errors of the collection; the rest is
@@ -219,7 +246,7 @@ func TestOTLPHTTP(t *testing.T) {
 	ctx := context.Background()
 	exp, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(srv.URL+"/v1/metrics"))
 	require.NoError(t, err)
-	p := kitchenProducer(t, metricdata.DeltaTemporality)
+	p := kitchenProducer(t, metricdata.DeltaTemporality, export.Options{Units: map[string]string{"rtt": "microseconds", "bytes": "By"}})
 	r := sdkmetric.NewPeriodicReader(exp, sdkmetric.WithProducer(p), sdkmetric.WithInterval(time.Hour))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))
 	require.NoError(t, mp.ForceFlush(ctx))
@@ -242,7 +269,7 @@ func TestOTLPHTTP(t *testing.T) {
 		}
 	}
 	require.Len(t, got, 22)
-	bytes := got["kitchen_bytes"].GetSum()
+	bytes := got["kitchen.bytes"].GetSum()
 	require.True(t, bytes.IsMonotonic)
 	require.Equal(t, metricpb.AggregationTemporality_AGGREGATION_TEMPORALITY_DELTA, bytes.AggregationTemporality)
 	require.Equal(t, 1448.0, bytes.DataPoints[0].GetAsDouble())
@@ -250,20 +277,24 @@ func TestOTLPHTTP(t *testing.T) {
 	require.Equal(t, uint64(now.UnixNano()), bytes.DataPoints[0].TimeUnixNano)
 	require.Equal(t, "host", bytes.DataPoints[0].Attributes[0].Key)
 	require.Equal(t, "web1", bytes.DataPoints[0].Attributes[0].Value.GetStringValue())
-	lat := got["kitchen_lat_hist"].GetHistogram().DataPoints[0]
+	lat := got["kitchen.lat.hist"].GetHistogram().DataPoints[0]
 	require.Equal(t, []float64{9, 19, 49}, lat.ExplicitBounds)
 	require.Equal(t, []uint64{1, 2, 2, 2}, lat.BucketCounts)
 	require.Equal(t, uint64(7), lat.Count)
 	require.Equal(t, 1051.0, lat.GetSum())
-	rtt := got["kitchen_rtt_tdigest"].GetSummary().DataPoints[0]
-	require.Equal(t, uint64(4), rtt.Count)
-	require.Equal(t, 100.0, rtt.Sum)
-	var qs [][2]float64
-	for _, q := range rtt.QuantileValues {
-		qs = append(qs, [2]float64{q.Quantile, q.Value})
-	}
-	require.Equal(t, [][2]float64{{0.5, 25}, {0.9, 40}, {0.99, 40}, {0.999, 40}}, qs)
-	sig := got["kitchen_sig_hist"].GetSum().DataPoints[0] // attributes in key order
+	require.Equal(t, "By", got["kitchen.bytes"].Unit)
+	require.Equal(t, "us", got["kitchen.rtt.tdigest"].Unit)
+	rtt := got["kitchen.rtt.tdigest"].GetExponentialHistogram()
+	require.Equal(t, metricpb.AggregationTemporality_AGGREGATION_TEMPORALITY_DELTA, rtt.AggregationTemporality)
+	e := rtt.DataPoints[0]
+	require.Equal(t, uint64(4), e.Count)
+	require.Equal(t, 100.0, e.GetSum())
+	require.Equal(t, int32(2), e.Scale)
+	require.Equal(t, int32(13), e.Positive.Offset)
+	require.Equal(t, []uint64{1, 0, 0, 0, 1, 0, 1, 0, 1}, e.Positive.BucketCounts)
+	require.Equal(t, 10.0, e.GetMin())
+	require.Equal(t, 40.0, e.GetMax())
+	sig := got["kitchen.sig.hist"].GetSum().DataPoints[0] // attributes in key order
 	require.Equal(t, "bucket", sig.Attributes[0].Key)
 	require.Equal(t, "1", sig.Attributes[0].Value.GetStringValue())
 	require.Equal(t, 1.0, sig.GetAsDouble())

@@ -37,6 +37,7 @@ type Collector struct {
 // New returns a Collector of src's blobs mapped with opts (see
 // export.NewMapper for the errors).
 func New(src export.Source, opts export.Options) (*Collector, error) {
+	opts.Convention = export.Prometheus // an exposition keeps Prometheus's names
 	m, err := export.NewMapper(opts)
 	if err != nil {
 		return nil, err

@@ -47,6 +47,10 @@ var TDigestUpdate func(c *TDigestCache, data []byte, dt, voiDT voi.DType, v uint
 // srcs.
 var TDigestMergeAll func(dst []byte, dt voi.DType, srcs ...[]byte) error
 
+// TDigestMergeAllFrom is tdigest.MergeAllFrom without its validation of
+// dst and srcs.
+var TDigestMergeAllFrom func(dst []byte, dt, sdt voi.DType, srcs ...[]byte) error
+
 // HistMerge is hist.Merge without its comparison of the two histograms'
 // bounds.
 var HistMerge func(dst, src []byte, hdt voi.DType) (saturated bool, err error)

@@ -1,13 +1,21 @@
 // Command statsblob-collector receives statsblob blobs over HTTP and serves
 // their aggregates to Prometheus and OpenTelemetry:
 //
-//	statsblob-collector -templates FILE [-listen ADDR] [-window D] [-otlp URL]
+//	statsblob-collector -templates FILE [-listen ADDR] [-window D] [-otlp URL] [-remote-write URL] [flags]
 //
 // Services POST each blob's bytes to /v1/blobs?LABEL=VALUE&...; Prometheus
-// scrapes /metrics; with -otlp the aggregates are pushed to an OTLP/HTTP
-// receiver. SIGTERM or SIGINT stops it gracefully: requests under way
-// finish, and a last OTLP push ships what was not yet shipped. See package
-// collector for the protocol and package export for the mapping.
+// scrapes /metrics; /healthz and /readyz answer probes; with -otlp the
+// aggregates are pushed to an OTLP/HTTP receiver, each push within
+// -otlp-timeout; with -remote-write they are sent with Prometheus remote
+// write (package remotewrite): each window once it closes with -window,
+// else every -remote-write-interval. Every limit is a flag (-h lists them
+// with their defaults); package collector says what a client sees at each.
+// SIGTERM or SIGINT stops it within -shutdown-grace (20s): /readyz turns
+// 503, requests under way finish (or are cut, unacknowledged, when the
+// grace less the last pushes' share has passed), and a last OTLP push and
+// remote write ship what was not yet shipped. Exit status: 0, or 1 if
+// accepted blobs could not be shipped (stderr says how many), 2 for a
+// usage error. -pprof ADDR serves net/http/pprof on a listener of its own.
 package main
 
 import (
@@ -16,8 +24,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strconv"
@@ -30,6 +40,7 @@ import (
 
 	"github.com/statsblob/statsblob/export"
 	"github.com/statsblob/statsblob/export/collector"
+	"github.com/statsblob/statsblob/export/remotewrite"
 	"github.com/statsblob/statsblob/tpl"
 )
 
@@ -37,6 +48,43 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stderr))
+}
+
+// shutdown stops s within grace: /readyz turns 503, the requests under way
+// get until grace less the last pushes' share to finish (then they are
+// cut, unacknowledged: their senders send them again), and flush (the last
+// OTLP push and remote write, if pushing) gets the rest. It returns 1 if
+// accepted blobs could not be shipped.
+func shutdown(s *collector.Server, srv *http.Server, pushing bool, flush func(context.Context) int, grace, pushTimeout time.Duration, stderr io.Writer) int {
+	deadline := time.Now().Add(grace)
+	s.Drain()
+	var pushShare time.Duration
+	if pushing {
+		pushShare = min(pushTimeout, grace/2)
+	}
+	hctx, cancel := context.WithDeadline(context.Background(), deadline.Add(-pushShare))
+	defer cancel()
+	if err := srv.Shutdown(hctx); err != nil {
+		n := s.InFlight()
+		_ = srv.Close()
+		fmt.Fprintf(stderr, "statsblob-collector: %d posts under way cut off at the shutdown grace of %v (not acknowledged)\n", n, grace)
+	}
+	pctx, pcancel := context.WithDeadline(context.Background(), deadline)
+	defer pcancel()
+	code := flush(pctx)
+	fmt.Fprintln(stderr, "statsblob-collector: stopped")
+	return code
+}
+
+// pprofMux serves net/http/pprof.
+func pprofMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
 }
 
 // units is a repeatable -unit VOI=UNIT flag.
@@ -53,6 +101,20 @@ func (u units) Set(s string) error {
 	return nil
 }
 
+// labelFlag is a repeatable NAME=VALUE flag.
+type labelFlag []export.Label
+
+func (l *labelFlag) String() string { return "" }
+
+func (l *labelFlag) Set(s string) error {
+	name, value, ok := strings.Cut(s, "=")
+	if !ok || name == "" || value == "" {
+		return errors.New("want NAME=VALUE")
+	}
+	*l = append(*l, export.Label{Name: name, Value: value})
+	return nil
+}
+
 func run(ctx context.Context, args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("statsblob-collector", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -65,9 +127,34 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	namespace := fs.String("namespace", "", "metric name `PREFIX`")
 	quantiles := fs.String("quantiles", "0.5,0.9,0.99,0.999", "t-digest summary quantiles, comma-separated `LIST`")
 	native := fs.Bool("native", false, "also export t-digests as native (exponential) histograms")
-	maxAggs := fs.Int("max-aggregates", collector.DefaultMaxAggregates, "at most `N` label sets per window")
+	otlpSummary := fs.Bool("otlp-summary", false, "push t-digests over OTLP as Summaries instead of exponential histograms")
+	rwURL := fs.String("remote-write", "", "Prometheus remote write `URL` to send to (e.g. http://127.0.0.1:9090/api/v1/write)")
+	rwEvery := fs.Duration("remote-write-interval", 15*time.Second, "remote write interval `D` without -window (with -window: each window once it closes)")
+	rwHist := fs.String("remote-write-histograms", "auto", "t-digests as `auto` (native histograms unless the server refuses them), native or classic buckets")
+	rwQueue := fs.Int("remote-write-queue", remotewrite.DefaultQueueSize, "at most `N` snapshots waiting for remote write (the oldest is dropped and counted)")
+	rwLabels := labelFlag{}
+	fs.Var(&rwLabels, "remote-write-label", "`NAME=VALUE` added to every remote-written series: one per collector of a fleet (repeatable)")
+	maxAggs := fs.Int("max-aggregates", collector.DefaultMaxAggregates, "at most `N` label sets per window (then 429)")
+	maxAggsTpl := fs.Int("max-aggregates-per-template", 0, "at most `N` label sets of one template per window (then 429; 0: -max-aggregates)")
+	maxBody := fs.Int64("max-body", collector.DefaultMaxBody, "largest blob body in `BYTES`, after gzip or zstd decoding (then 413)")
+	maxLabels := fs.Int("max-labels", collector.DefaultMaxLabels, "at most `N` labels per post (then 400)")
+	maxLabelBytes := fs.Int("max-label-bytes", collector.DefaultMaxLabelBytes, "longest label name or value in `BYTES` (then 400)")
+	labelTTL := fs.Duration("label-ttl", collector.DefaultLabelTTL, "a label set without a post for `D` is dropped (0: never)")
+	maxConns := fs.Int("max-conns", collector.DefaultMaxConns, "at most `N` open connections (then 503 and close)")
+	maxHeader := fs.Int("max-header-bytes", collector.DefaultMaxHeaderBytes, "largest request line and headers in `BYTES` (then 431)")
+	readHeaderTimeout := fs.Duration("read-header-timeout", collector.DefaultReadHeaderTimeout, "time `D` to read a request's line and headers")
+	readTimeout := fs.Duration("read-timeout", collector.DefaultReadTimeout, "time `D` to read a whole request, body included (then 408)")
+	writeTimeout := fs.Duration("write-timeout", collector.DefaultWriteTimeout, "time `D` to write a response (a scrape), after which it is cut")
+	idleTimeout := fs.Duration("idle-timeout", collector.DefaultIdleTimeout, "an idle keep-alive connection is closed after `D`")
+	maxSeries := fs.Int("max-scrape-series", collector.DefaultMaxScrapeSeries, "at most `N` samples per scrape (later aggregates left out)")
+	maxScrapeBytes := fs.Int("max-scrape-bytes", collector.DefaultMaxScrapeBytes, "about `BYTES` of text per scrape at most (later aggregates left out)")
+	maxScrapes := fs.Int("max-scrapes", collector.DefaultMaxScrapes, "at most `N` scrapes served at once (then 503)")
+	otlpTimeout := fs.Duration("otlp-timeout", collector.DefaultPushTimeout, "each OTLP push's deadline `D`")
+	otlpPending := fs.Int("otlp-max-pending", collector.DefaultMaxPending, "at most `N` closed windows waiting to be pushed (delta; then the oldest is dropped)")
+	grace := fs.Duration("shutdown-grace", 20*time.Second, "on SIGTERM, finish requests and push what is left within `D`")
+	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on `ADDR` (off if empty)")
 	us := units{}
-	fs.Var(us, "unit", "`VOI=UNIT` suffix for a VOI's metric names (repeatable)")
+	fs.Var(us, "unit", "`VOI=UNIT`: a VOI's unit, a Prometheus word or UCUM code (seconds or s), replacing the template's and a unit suffix of the VOI's name; values unscaled (repeatable)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: statsblob-collector -templates FILE [-listen ADDR] [-window D] [-otlp URL] [flags]\n\n")
 		fs.PrintDefaults()
@@ -99,6 +186,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	default:
 		return usage("-otlp-temporality %q: cumulative or delta", *temporality)
 	}
+	rwMode, ok := map[string]remotewrite.HistogramMode{"auto": remotewrite.HistogramsAuto,
+		"native": remotewrite.HistogramsNative, "classic": remotewrite.HistogramsClassic}[*rwHist]
+	if !ok {
+		return usage("-remote-write-histograms %q: auto, native or classic", *rwHist)
+	}
 	var qs []float64
 	for _, f := range strings.Split(*quantiles, ",") {
 		q, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
@@ -106,6 +198,16 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 			return usage("-quantiles: %q is not a number", f)
 		}
 		qs = append(qs, q)
+	}
+	if *labelTTL == 0 {
+		*labelTTL = -1 // never
+	}
+	for _, v := range []int64{int64(*maxAggs), int64(*maxAggsTpl), *maxBody, int64(*maxLabels), int64(*maxLabelBytes), int64(*maxConns),
+		int64(*maxHeader), int64(*maxSeries), int64(*maxScrapeBytes), int64(*maxScrapes), int64(*otlpPending), int64(*grace),
+		int64(*readHeaderTimeout), int64(*readTimeout), int64(*writeTimeout), int64(*idleTimeout), int64(*otlpTimeout)} {
+		if v < 0 {
+			return usage("limits, timeouts and durations must not be negative")
+		}
 	}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "statsblob-collector: %v\n", err)
@@ -120,30 +222,64 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", *templates, err))
 	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	eopts := export.Options{Namespace: *namespace, Units: us, Quantiles: qs, NativeHistogram: *native, Summary: *otlpSummary}
 	s, err := collector.New(collector.Config{Templates: reg, Window: *window, MaxAggregates: *maxAggs,
-		Export: export.Options{Namespace: *namespace, Units: us, Quantiles: qs, NativeHistogram: *native}})
+		MaxAggregatesPerTemplate: *maxAggsTpl, MaxBody: *maxBody, MaxLabels: *maxLabels, MaxLabelBytes: *maxLabelBytes,
+		LabelTTL: *labelTTL, MaxConns: *maxConns, MaxHeaderBytes: *maxHeader,
+		ReadHeaderTimeout: *readHeaderTimeout, ReadTimeout: *readTimeout, WriteTimeout: *writeTimeout, IdleTimeout: *idleTimeout,
+		MaxScrapeSeries: *maxSeries, MaxScrapeBytes: *maxScrapeBytes, MaxScrapes: *maxScrapes, Log: log, Export: eopts})
 	if err != nil {
 		return fail(err)
 	}
 	var pusher *collector.Pusher
 	if *otlp != "" {
-		exp, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(*otlp))
+		exp, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(*otlp), otlpmetrichttp.WithTimeout(*otlpTimeout),
+			otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: true, InitialInterval: 500 * time.Millisecond,
+				MaxInterval: 2 * time.Second, MaxElapsedTime: *otlpTimeout}))
 		if err != nil {
 			return fail(fmt.Errorf("-otlp: %w", err))
 		}
 		pusher = s.NewPusher(exp, temp)
+		pusher.Timeout, pusher.MaxPending = *otlpTimeout, *otlpPending
 		if temp == metricdata.CumulativeTemporality {
 			go pusher.Run(ctx, *otlpEvery)
+			if *labelTTL > 0 && *labelTTL <= *otlpEvery {
+				log.Warn("-label-ttl is not longer than -otlp-interval: a label set may expire before its last posts are pushed",
+					"label_ttl", *labelTTL, "otlp_interval", *otlpEvery)
+			}
+		}
+	}
+	var rw *remotewrite.Writer
+	if *rwURL != "" {
+		rw, err = remotewrite.New(remotewrite.Config{URL: *rwURL, Options: eopts, Histograms: rwMode,
+			Labels: rwLabels, QueueSize: *rwQueue})
+		if err != nil {
+			return fail(fmt.Errorf("-remote-write: %w", err))
+		}
+		s.MustRegister(rw.Collectors()...)
+		if *window > 0 {
+			s.OnClose(func(c collector.Closed) { _ = rw.Enqueue(c.Blobs, c.End, c.Start) })
+		} else {
+			go rw.Run(ctx, s, *rwEvery, time.Now)
 		}
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fail(err)
 	}
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second}
+	if *pprofAddr != "" {
+		pln, err := net.Listen("tcp", *pprofAddr)
+		if err != nil {
+			return fail(fmt.Errorf("-pprof: %w", err))
+		}
+		defer pln.Close()
+		go func() { _ = (&http.Server{Handler: pprofMux(), ReadHeaderTimeout: 5 * time.Second}).Serve(pln) }()
+	}
+	srv := s.HTTPServer()
 	go s.RunWindows(ctx)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(s.Listener(ln)) }()
 	var names []string
 	for _, t := range ts {
 		names = append(names, t.Spec())
@@ -156,17 +292,29 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	case err := <-served:
 		code = fail(err)
 	}
-	// Finish the requests under way, then push what is left.
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		code = fail(fmt.Errorf("shutdown: %w", err))
-	}
-	if pusher != nil {
-		if err := pusher.Close(sctx); err != nil {
-			code = fail(fmt.Errorf("last OTLP push: %w", err))
+	// The last pushes: OTLP (a delta pusher closes the window under way,
+	// which the remote writer sees too), then remote write.
+	flush := func(ctx context.Context) int {
+		code := 0
+		if pusher != nil {
+			if err := pusher.Close(ctx); err != nil {
+				fmt.Fprintf(stderr, "statsblob-collector: last OTLP push: %v\n", err)
+				code = 1
+			}
 		}
+		if rw != nil {
+			switch {
+			case *window > 0 && !(pusher != nil && temp == metricdata.DeltaTemporality):
+				s.Rotate()
+			case *window <= 0:
+				_ = rw.Enqueue(s.Blobs(), time.Now(), time.Time{})
+			}
+			if err := rw.Close(ctx); err != nil {
+				fmt.Fprintf(stderr, "statsblob-collector: last remote write: %v\n", err)
+				code = 1
+			}
+		}
+		return code
 	}
-	fmt.Fprintln(stderr, "statsblob-collector: stopped")
-	return code
+	return code | shutdown(s, srv, pusher != nil || rw != nil, flush, *grace, *otlpTimeout, stderr)
 }

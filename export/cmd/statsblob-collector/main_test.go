@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -54,51 +56,118 @@ func TestUsage(t *testing.T) {
 	f(2, `-otlp-temporality "sideways"`, "-templates", "t.json", "-otlp-temporality", "sideways")
 	f(2, `-quantiles: "x" is not a number`, "-templates", "t.json", "-quantiles", "0.5,x")
 	f(2, "want VOI=UNIT", "-unit", "rtt")
+	f(2, `-remote-write-histograms "sparse": auto, native or classic`, "-templates", "t.json", "-remote-write-histograms", "sparse")
+	f(2, "want NAME=VALUE", "-remote-write-label", "collector")
 	f(0, "usage: statsblob-collector", "-h")
+	f(0, "-max-conns N\n    \tat most N open connections (then 503 and close) (default 1024)", "-h")
+	f(0, "-shutdown-grace D\n    \ton SIGTERM, finish requests and push what is left within D (default 20s)", "-h")
+	f(2, "must not be negative", "-templates", "t.json", "-max-body", "-1")
+	f(2, "must not be negative", "-templates", "t.json", "-write-timeout", "-1s")
 	f(1, "no such file", "-templates", filepath.Join(t.TempDir(), "none.json"))
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte("[{}]"), 0o644))
+	good := filepath.Join(t.TempDir(), "good.json")
+	tj, err := json.Marshal(fixture.Kitchen())
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(good, tj, 0o644))
+	f(1, "-remote-write: remotewrite: URL", "-templates", good, "-remote-write", "ftp://x")
+	f(1, `-remote-write: remotewrite: export: label name "le" is reserved`, "-templates", good, "-remote-write", "http://h/w", "-remote-write-label", "le=1")
 	f(1, "bad.json: collector: template 0", "-templates", bad)
 }
 
-// The binary serves posts and scrapes, and on SIGTERM finishes, pushes the
-// window under way over OTLP (delta) and exits 0.
-func TestServeAndTerminate(t *testing.T) {
-	tp := fixture.Kitchen()
-	tj, err := json.Marshal(tp)
-	require.NoError(t, err)
-	tfile := filepath.Join(t.TempDir(), "templates.json")
-	require.NoError(t, os.WriteFile(tfile, tj, 0o644))
+// otlpReceiver records the OTLP/HTTP requests it gets.
+type otlpReceiver struct {
+	*httptest.Server
+	mu     sync.Mutex
+	pushed []*colmetricpb.ExportMetricsServiceRequest
+}
 
-	var mu sync.Mutex
-	var pushed []*colmetricpb.ExportMetricsServiceRequest
-	otlp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func newOTLPReceiver(t *testing.T) *otlpReceiver {
+	o := &otlpReceiver{}
+	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		req := &colmetricpb.ExportMetricsServiceRequest{}
 		if proto.Unmarshal(body, req) != nil {
 			http.Error(w, "bad", http.StatusBadRequest)
 			return
 		}
-		mu.Lock()
-		pushed = append(pushed, req)
-		mu.Unlock()
+		o.mu.Lock()
+		o.pushed = append(o.pushed, req)
+		o.mu.Unlock()
 		out, _ := proto.Marshal(&colmetricpb.ExportMetricsServiceResponse{})
 		w.Header().Set("Content-Type", "application/x-protobuf")
 		_, _ = w.Write(out)
 	}))
-	defer otlp.Close()
+	t.Cleanup(o.Close)
+	return o
+}
 
-	cmd := exec.Command(binary, "-listen", "127.0.0.1:0", "-templates", tfile, "-window", "1h",
-		"-otlp", otlp.URL+"/v1/metrics", "-otlp-temporality", "delta", "-unit", "rtt=microseconds")
+// bytesPushed returns the kitchen_bytes data points pushed, by host.
+func (o *otlpReceiver) bytesPushed() map[string]float64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	got := map[string]float64{}
+	for _, req := range o.pushed {
+		for _, sm := range req.ResourceMetrics[0].ScopeMetrics {
+			for _, m := range sm.Metrics {
+				if m.Name == "kitchen.bytes" {
+					for _, dp := range m.GetSum().DataPoints {
+						got[dp.Attributes[0].Value.GetStringValue()] += dp.GetAsDouble()
+					}
+				}
+			}
+		}
+	}
+	return got
+}
+
+// start runs the collector with the kitchen template and args; it returns
+// the base URL and the scanner of its stderr after the first line.
+func start(t *testing.T, args ...string) (*exec.Cmd, string, *bufio.Scanner) {
+	tp := fixture.Kitchen()
+	tj, err := json.Marshal(tp)
+	require.NoError(t, err)
+	tfile := filepath.Join(t.TempDir(), "templates.json")
+	require.NoError(t, os.WriteFile(tfile, tj, 0o644))
+	cmd := exec.Command(binary, append([]string{"-listen", "127.0.0.1:0", "-templates", tfile}, args...)...)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
-	defer func() { _ = cmd.Process.Kill() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	lines := bufio.NewScanner(stderr)
 	require.True(t, lines.Scan())
 	m := regexp.MustCompile(`listening on (\S+), templates "KITCHEN":\d+`).FindStringSubmatch(lines.Text())
 	require.NotNil(t, m, lines.Text())
-	base := "http://" + strings.TrimSuffix(m[1], ",")
+	return cmd, "http://" + strings.TrimSuffix(m[1], ","), lines
+}
+
+// rest reads stderr to its end (before Wait: Wait closes the pipe once the
+// process has exited, and a line still in the pipe would be lost).
+func rest(t *testing.T, lines *bufio.Scanner, within time.Duration) []string {
+	drained := make(chan []string, 1)
+	go func() {
+		var rest []string
+		for lines.Scan() {
+			rest = append(rest, lines.Text())
+		}
+		drained <- rest
+	}()
+	select {
+	case r := <-drained:
+		return r
+	case <-time.After(within):
+		t.Fatal("no exit after SIGTERM")
+	}
+	return nil
+}
+
+// The binary serves posts and scrapes, and on SIGTERM finishes, pushes the
+// window under way over OTLP (delta) and exits 0.
+func TestServeAndTerminate(t *testing.T) {
+	tp := fixture.Kitchen()
+	otlp := newOTLPReceiver(t)
+	cmd, base, lines := start(t, "-window", "1h",
+		"-otlp", otlp.URL+"/v1/metrics", "-otlp-temporality", "delta", "-unit", "rtt=microseconds")
 
 	resp, err := http.Post(base+"/v1/blobs?host=web1", "application/octet-stream", bytes.NewReader(fixture.KitchenBlob(tp).Bytes()))
 	require.NoError(t, err)
@@ -111,36 +180,119 @@ func TestServeAndTerminate(t *testing.T) {
 	require.Contains(t, string(body), `kitchen_bytes_total{host="web1"} 1448`)
 	require.Contains(t, string(body), `kitchen_rtt_microseconds_tdigest_count{host="web1"} 4`)
 
+	for path, want := range map[string]string{"/healthz": "ok\n", "/readyz": "ready\n"} {
+		resp, err = http.Get(base + path)
+		require.NoError(t, err)
+		body, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, want, string(body))
+	}
+
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	// Read stderr to its end before Wait: Wait closes the pipe once the
-	// process has exited, and a line still in the pipe would be lost.
-	drained := make(chan []string, 1)
-	go func() {
-		var rest []string
-		for lines.Scan() {
-			rest = append(rest, lines.Text())
-		}
-		drained <- rest
-	}()
-	var rest []string
-	select {
-	case rest = <-drained:
-	case <-time.After(20 * time.Second):
-		t.Fatal("no exit after SIGTERM")
+	out := rest(t, lines, 30*time.Second)
+	require.NoError(t, cmd.Wait(), "exit status 0; stderr %q", out)
+	require.Equal(t, []string{"statsblob-collector: stopped"}, out)
+	otlp.mu.Lock()
+	require.Len(t, otlp.pushed, 1, "the last window, pushed on the way out")
+	otlp.mu.Unlock()
+	require.Equal(t, map[string]float64{"web1": 1448}, otlp.bytesPushed())
+}
+
+// Defect 5 of issue 22: SIGTERM while a request body was still arriving
+// lost the final push: Shutdown spent the whole budget waiting for the
+// body, the OTLP flush then ran on an expired context, and the process
+// exited 1 with accepted blobs unshipped. Now the post under way is cut
+// (unacknowledged) at the grace less the push's share, and the accepted
+// blobs are pushed within the grace.
+func TestTerminateDuringSlowBody(t *testing.T) {
+	tp := fixture.Kitchen()
+	kb := fixture.KitchenBlob(tp).Bytes()
+	otlp := newOTLPReceiver(t)
+	cmd, base, lines := start(t, "-window", "1h", "-otlp", otlp.URL+"/v1/metrics", "-otlp-temporality", "delta",
+		"-shutdown-grace", "2s", "-otlp-timeout", "500ms")
+	resp, err := http.Post(base+"/v1/blobs?host=web1", "application/octet-stream", bytes.NewReader(kb))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusNoContent, resp.StatusCode)
+
+	// A post whose body stops half way.
+	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = fmt.Fprintf(c, "POST /v1/blobs?host=slow HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", len(kb))
+	require.NoError(t, err)
+	_, err = c.Write(kb[:100])
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return strings.Contains(scrape(t, base), "statsblob_collector_posts_in_flight 1") },
+		10*time.Second, 5*time.Millisecond)
+
+	t0 := time.Now()
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	out := rest(t, lines, 30*time.Second)
+	elapsed := time.Since(t0)
+	require.NoError(t, cmd.Wait(), "exit status 0: everything accepted was shipped; stderr %q", out)
+	require.Equal(t, []string{
+		"statsblob-collector: 1 posts under way cut off at the shutdown grace of 2s (not acknowledged)",
+		"statsblob-collector: stopped"}, out)
+	require.Equal(t, map[string]float64{"web1": 1448}, otlp.bytesPushed())
+	t.Logf("exit %v after SIGTERM (grace 2s)", elapsed)
+}
+
+// A black-hole OTLP endpoint does not hold SIGTERM past the grace, and the
+// exit status says what was not shipped.
+func TestTerminateWithBlackHoleOTLP(t *testing.T) {
+	tp := fixture.Kitchen()
+	hole, err := net.Listen("tcp", "127.0.0.1:0") // accepts (the kernel does) and never answers
+	require.NoError(t, err)
+	defer hole.Close()
+	cmd, base, lines := start(t, "-window", "1h", "-otlp", "http://"+hole.Addr().String()+"/v1/metrics",
+		"-otlp-temporality", "delta", "-shutdown-grace", "2s", "-otlp-timeout", "500ms")
+	for range 3 {
+		resp, err := http.Post(base+"/v1/blobs?host=web1", "application/octet-stream", bytes.NewReader(fixture.KitchenBlob(tp).Bytes()))
+		require.NoError(t, err)
+		resp.Body.Close()
 	}
-	require.NoError(t, cmd.Wait(), "exit status 0; stderr %q", rest)
-	require.Equal(t, []string{"statsblob-collector: stopped"}, rest)
-	mu.Lock()
-	defer mu.Unlock()
-	require.Len(t, pushed, 1, "the last window, pushed on the way out")
-	var found bool
-	for _, sm := range pushed[0].ResourceMetrics[0].ScopeMetrics {
-		for _, m := range sm.Metrics {
-			if m.Name == "kitchen_bytes" {
-				found = true
-				require.Equal(t, 1448.0, m.GetSum().DataPoints[0].GetAsDouble())
-			}
-		}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	out := rest(t, lines, 30*time.Second)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	require.Equal(t, 1, ee.ExitCode())
+	require.Len(t, out, 2)
+	require.Regexp(t, `^statsblob-collector: last OTLP push: 3 accepted blobs in 1 windows not shipped over OTLP: `, out[0])
+}
+
+func scrape(t *testing.T, base string) string {
+	resp, err := http.Get(base + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return string(body)
+}
+
+// -pprof serves net/http/pprof on its own listener, never on the main one.
+func TestPprof(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	cmd, base, lines := start(t, "-pprof", addr)
+	get := func(url string) int {
+		resp, err := http.Get(url)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
 	}
-	require.True(t, found)
+	require.Eventually(t, func() bool {
+		resp, err := http.Get("http://" + addr + "/debug/pprof/")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 10*time.Second, 10*time.Millisecond)
+	require.Equal(t, http.StatusNotFound, get(base+"/debug/pprof/"))
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.Equal(t, []string{"statsblob-collector: stopped"}, rest(t, lines, 30*time.Second))
+	require.NoError(t, cmd.Wait())
 }

@@ -330,7 +330,7 @@ func (r *Runner) cmdTplHash(args []string) error {
 	tb := t.t.Bytes()
 	h := abi.Hash32Str(0, t.t.Name())
 	for i := 0; i < abi.NVOIs(tb); i++ {
-		if n, ok := t.t.VOIName(i); ok {
+		if n, ok := t.t.VOIName(int32(i)); ok {
 			h = abi.Hash32Str(h, n)
 		}
 	}

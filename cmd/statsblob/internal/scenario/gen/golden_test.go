@@ -75,7 +75,7 @@ func TestGeneratedGoldens(t *testing.T) {
 	slices.Sort(seeds)
 	if reduced() {
 		require.False(t, *updatePending, "-update-pending needs every seed: drop -short and -race")
-		seeds = seeds[:min(len(seeds), 60)]
+		seeds = seeds[:min(len(seeds), reducedSeeds())]
 	}
 	for s := range pend {
 		_, ok := want[s]

@@ -20,6 +20,16 @@ import (
 // -short, and under the race detector.
 func reduced() bool { return testing.Short() || raceEnabled }
 
+// reducedSeeds is how many seeds a reduced run takes: 60, or 16 under the
+// race detector, which finds the same races in fewer seeds (make test runs
+// this package both with -short and with -short -race).
+func reducedSeeds() int {
+	if raceEnabled {
+		return 16
+	}
+	return 60
+}
+
 // runGo runs a scenario through the Go runner, turning a panic into an
 // error.
 func runGo(text string) (out []byte, err error) {
@@ -84,7 +94,7 @@ func expectMismatches(sc *gen.Scenario, out []byte) (res []string, first int) {
 func TestGeneratedValid(t *testing.T) {
 	n := uint64(300)
 	if reduced() {
-		n = 60
+		n = uint64(reducedSeeds())
 	}
 	cut := 0
 	for seed := uint64(1); seed <= n; seed++ {
@@ -135,6 +145,9 @@ func TestCoverageCells(t *testing.T) {
 	to := uint64(2000)
 	if reduced() {
 		to = 200
+	}
+	if raceEnabled {
+		to = 50
 	}
 	hits, _ := gen.Coverage(1, to, gen.Options{})
 	var sb strings.Builder

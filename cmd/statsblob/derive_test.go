@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+func TestDerive(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("CACHE")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "hits", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 1, Name: "lookups", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 2, Name: "wait_ms", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	require.NoError(t, tp.SetVOIMeta(2, tpl.VOIMeta{Unit: "ms", Count: "lookups"}))
+	require.NoError(t, tp.SetDerived([]tpl.Derived{
+		{Name: "hit_percent", Op: tpl.OpPercent, Of: "hits", By: "lookups"},
+		{Name: "lookup_rate", Op: tpl.OpRate, Of: "lookups", Unit: "per_second"},
+	}))
+	dir := t.TempDir()
+	tj, err := json.Marshal([]*tpl.Template{tp})
+	require.NoError(t, err)
+	tfile := filepath.Join(dir, "templates.json")
+	require.NoError(t, os.WriteFile(tfile, tj, 0o644))
+	b := blob.New(tp, nil)
+	w, err := blob.CountedOf(tp, 2)
+	require.NoError(t, err)
+	for _, hit := range []bool{true, false, true, true} {
+		require.NoError(t, w.UpdateU32(b, 20))
+		if hit {
+			require.NoError(t, b.UpdateU64(0, 1))
+		}
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "old.blob"), b.Bytes(), 0o644))
+	require.NoError(t, w.UpdateU32(b, 120))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "new.blob"), b.Bytes(), 0o644))
+
+	run := func(args ...string) (string, string, int) {
+		var out, errb bytes.Buffer
+		code := mainArgs(append([]string{"derive"}, args...), &out, &errb)
+		return out.String(), errb.String(), code
+	}
+	out, stderr, code := run("-templates", tfile, "-elapsed", "2s", filepath.Join(dir, "new.blob"))
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, ""+
+		"metric        op       value  unit\n"+
+		"hit_percent   percent  60     \n"+
+		"lookup_rate   rate     2.5    per_second\n"+
+		"wait_ms_mean  average  0.04   seconds\n", out)
+	out, stderr, code = run("-templates", tfile, filepath.Join(dir, "old.blob"), filepath.Join(dir, "new.blob"))
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, ""+
+		"metric        op       value  unit\n"+
+		"hit_percent   percent  0      \n"+
+		"lookup_rate   rate     NaN    per_second\n"+
+		"wait_ms_mean  average  0.12   seconds\n", out)
+	_, _, code = run(filepath.Join(dir, "new.blob"))
+	require.Equal(t, 2, code)
+	_, stderr, code = run("-templates", tfile, filepath.Join(dir, "new.blob"), filepath.Join(dir, "old.blob"))
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "invalid argument")
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/devstat"
+	"github.com/statsblob/statsblob/tpl"
+)
+
+func TestIostat(t *testing.T) {
+	tp, err := devstat.Template(tpl.NewRegistry())
+	require.NoError(t, err)
+	dir := t.TempDir()
+	for _, d := range []string{"old", "new", "win"} {
+		require.NoError(t, os.Mkdir(filepath.Join(dir, d), 0o755))
+	}
+	// ada0: 100 writes of 64 KiB taking 1 ms each with 1 ms idle between;
+	// da1: 10 reads of 4 KiB taking 10 ms, 90 ms idle.
+	type dev struct {
+		name       string
+		op         devstat.Op
+		n          int
+		bytes      uint64
+		busy, idle int64
+	}
+	for _, dv := range []dev{{"ada0", devstat.Write, 100, 64 << 10, 1e6, 1e6}, {"da1", devstat.Read, 10, 4 << 10, 10e6, 90e6}} {
+		var now int64
+		d, err := devstat.New(tp, devstat.Options{Clock: func() int64 { return now }})
+		require.NoError(t, err)
+		run := func() {
+			for range dv.n {
+				tx := d.Start()
+				now += dv.busy
+				require.NoError(t, d.End(tx, dv.bytes, dv.op, devstat.TagSimple))
+				now += dv.idle
+			}
+		}
+		run()
+		write := func(sub string, reset bool) {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, sub, dv.name+".blob"), d.Snapshot(reset).Bytes(), 0o644))
+		}
+		write("old", false)
+		run()
+		write("new", false)
+		write("win", true)
+	}
+	run := func(args ...string) (string, string, int) {
+		var out, errb bytes.Buffer
+		code := mainArgs(append([]string{"iostat"}, args...), &out, &errb)
+		return out.String(), errb.String(), code
+	}
+	out, stderr, code := run(filepath.Join(dir, "old"), filepath.Join(dir, "new"))
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, ""+
+		"  device     tps   KB/t   MB/s  %busy    r/s     w/s    ms/r   ms/w  qmax   p50ms   p99ms\n"+
+		"    ada0  500.00  64.00  31.25   50.0   0.00  500.00   0.000  1.000     1   0.785   1.042\n"+
+		"     da1   10.00   4.00   0.04   10.0  10.00    0.00  10.000  0.000     1  12.582  16.692\n", out)
+	// 1 ms lies in the latency histogram's bucket [523264, 1047552) ns, 10 ms
+	// in [8388608-1024, 16777216-1024): their counts spread uniformly over them
+
+	// the whole run as one window (since New): the digest's quantiles
+	out, stderr, code = run(filepath.Join(dir, "win"))
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, ""+
+		"  device     tps   KB/t   MB/s  %busy    r/s     w/s    ms/r   ms/w  qmax   p50ms   p99ms\n"+
+		"    ada0  500.00  64.00  31.25   50.0   0.00  500.00   0.000  1.000     1   1.000   1.000\n"+
+		"     da1   10.00   4.00   0.04   10.0  10.00    0.00  10.000  0.000     1  10.000  10.000\n", out)
+
+	// readings out of order are refused per device
+	out, stderr, code = run(filepath.Join(dir, "new"), filepath.Join(dir, "old", "da1.blob"))
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "device da1: devstat: VOI ")
+	require.Contains(t, stderr, "invalid argument")
+	require.Equal(t, "  device  tps  KB/t  MB/s  %busy  r/s  w/s  ms/r  ms/w  qmax  p50ms  p99ms\n", out)
+}

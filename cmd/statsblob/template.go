@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/tpl"
+)
+
+// runTemplate checks a templates file and prints its templates' hashes
+// (template hash) or hashes and compiled layouts (template check).
+func runTemplate(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("template", "template check|hash FILE",
+		"Template reads a templates file (one template's JSON form or an array of\n"+
+			"them; README.md, \"Templates as JSON\") and builds each template as a\n"+
+			"collector would.\n\n"+
+			"  check  prints each template's hash and compiled layout: the blob size,\n"+
+			"         and per VOI its statistics with their data offsets and sizes.\n"+
+			"         A template without \"hash\" is accepted and told its hash; one\n"+
+			"         whose \"hash\" differs from the rebuilt template's is an error.\n"+
+			"  hash   prints each template's spec, \"NAME\":HASH, one per line.\n\n"+
+			"Errors name the template and what is wrong, with the valid names where a\n"+
+			"name is wrong; the exit status is then 1.\n",
+		stdout, stderr)
+	pos, code, ok := fs.parse(args, 0)
+	if !ok {
+		return code
+	}
+	if len(pos) != 2 || pos[0] != "check" && pos[0] != "hash" {
+		return fs.usageError("want check or hash and one FILE")
+	}
+	p, err := readInput(pos[1], maxTemplatesFile, "a templates file")
+	if err != nil {
+		fs.fail(err)
+		return 1
+	}
+	name := displayName(pos[1])
+	list := []json.RawMessage{p}
+	if t := bytes.TrimLeft(p, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+		if err := json.Unmarshal(p, &list); err != nil {
+			fs.fail(fmt.Errorf("%s: %w", name, err))
+			return 1
+		}
+	}
+	w := bufio.NewWriter(stdout)
+	defer w.Flush()
+	status := 0
+	for i, raw := range list {
+		t, recorded, has, err := tpl.CompileJSON(raw)
+		at := name
+		if len(list) > 1 {
+			at = fmt.Sprintf("%s: template %d", name, i)
+		}
+		if err != nil {
+			w.Flush()
+			fs.fail(fmt.Errorf("%s: %w", at, err))
+			status = 1
+			continue
+		}
+		if pos[0] == "hash" {
+			fmt.Fprintln(w, t.Spec())
+			continue
+		}
+		switch {
+		case !has:
+			fmt.Fprintf(w, "%s: %s: ok, hash %d (the file has no \"hash\"; add \"hash\": %d)\n", at, t.Name(), t.Hash(), t.Hash())
+		case recorded != t.Hash():
+			w.Flush()
+			fs.fail(fmt.Errorf("%s: %s: \"hash\" is %d, the template rebuilds with hash %d (its VOIs or statistics differ from the ones the hash was made of)", at, t.Name(), recorded, t.Hash()))
+			status = 1
+			continue
+		default:
+			fmt.Fprintf(w, "%s: %s: ok, hash %d\n", at, t.Name(), t.Hash())
+		}
+		writeLayout(w, t)
+	}
+	return status
+}
+
+// writeLayout prints the compiled layout of template t: blob size, and
+// each statistic's data type, offset and size, VOIs in id order.
+func writeLayout(w io.Writer, t *tpl.Template) {
+	b := blob.New(t, nil)
+	fmt.Fprintf(w, "  %d-byte blobs, %d VOI slots\n", b.CurSz(), b.NumVOIs())
+	cur := int32(-1)
+	for id, s := range b.Stats() {
+		if id != cur {
+			cur = id
+			name, _ := t.VOIName(id)
+			d, _ := t.VOI(name)
+			rel := ""
+			if d.Flags != 0 {
+				rel = ", relative updates"
+			}
+			fmt.Fprintf(w, "  voi %d %q %v%s\n", id, name, s.VOIDType, rel)
+		}
+		fmt.Fprintf(w, "    %-5v %-12v at %5d, %5d bytes\n", s.Type, s.DType, s.Offset, len(s.Data))
+	}
+}

@@ -1,0 +1,155 @@
+// Package derive computes, on read, the derived metrics a template
+// declares (tpl.Derived, UMA DCI's derived classes): ratio and percent of
+// two VOIs' SUMs, average, variance from a declared sum of squares, and
+// per-second rates between two readings; and the mean of every VOI whose
+// updates a companion VOI counts (tpl.VOIMeta.Count, Linux's range type).
+//
+// Operands are the SUMs of the VOIs named, converted to their base unit
+// with their metadata's scale (a latency in microseconds with scale 1e-6
+// averages in seconds), except a count, and a sum of squares, which takes
+// the square of the scale of the VOI it squares. Between two readings (prev and cur, cumulative, prev the earlier)
+// every operand is the difference cur − prev, so a ratio or an average is
+// the period's; a rate divides that difference by the elapsed time.
+package derive
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// Value is one derived metric's value.
+type Value struct {
+	Name string // the declared name; "<voi>_mean" for a counted VOI's mean
+	Op   tpl.Op
+	Unit string // the declared unit, or for a mean the VOI's base unit
+	Help string
+	// Value is the result; NaN when it is undefined (a division by a
+	// zero count or by no elapsed time).
+	Value float64
+}
+
+// Compute returns the template's derived metrics for one reading cur (a
+// window, or everything since the blob's reset) or, with prev non-nil,
+// for the period between two cumulative readings of the same blob.
+// Declared metrics come first, in declaration order, then the mean of each
+// counted VOI in id order (unless a declared metric has its name). elapsed
+// is the time the reading (or the period) covers; rates need it, and are
+// NaN when it is not positive.
+//
+// Errors wrap voi.ErrInvalid: no template or reading, a blob of another
+// template, or an operand that does not fall from prev to cur (a counter
+// reset between them: take the later reading alone).
+func Compute(t *tpl.Template, prev, cur *blob.Blob, elapsed time.Duration) ([]Value, error) {
+	if t == nil || cur == nil {
+		return nil, fmt.Errorf("derive: no template or no reading: %w", voi.ErrInvalid)
+	}
+	for _, b := range []*blob.Blob{prev, cur} {
+		if b != nil && b.TplHash() != t.Hash() {
+			return nil, fmt.Errorf("derive: blob of template hash %d read with %s: %w", b.TplHash(), t.Spec(), voi.ErrInvalid)
+		}
+	}
+	ids := map[string]int32{}
+	for _, d := range t.VOIs() {
+		ids[d.Name] = d.ID
+	}
+	scaleOf := func(name string) float64 {
+		if m, ok := t.VOIMeta(ids[name]); ok {
+			return m.UnitScale()
+		}
+		return 1
+	}
+	// sum returns VOI name's SUM over the reading times scale.
+	sum := func(name string, scale float64) (float64, error) {
+		id := ids[name]
+		c, err := value(cur, id)
+		if err != nil || prev == nil {
+			return c * scale, err
+		}
+		p, err := value(prev, id)
+		if err != nil {
+			return 0, err
+		}
+		if p > c {
+			return 0, fmt.Errorf("derive: VOI %q: the earlier reading has %v, the later %v: %w", name, p, c, voi.ErrInvalid)
+		}
+		return (c - p) * scale, nil
+	}
+	var out []Value
+	declared := map[string]bool{}
+	for _, d := range t.Derived() {
+		declared[d.Name] = true
+		v := Value{Name: d.Name, Op: d.Op, Unit: d.Unit, Help: d.Help}
+		of, err := sum(d.Of, scaleOf(d.Of))
+		if err != nil {
+			return nil, err
+		}
+		var by, sq float64
+		if d.By != "" {
+			if by, err = sum(d.By, scaleOf(d.By)); err != nil {
+				return nil, err
+			}
+		}
+		if d.SumSq != "" { // in the square of Of's unit
+			if sq, err = sum(d.SumSq, scaleOf(d.Of)*scaleOf(d.Of)); err != nil {
+				return nil, err
+			}
+		}
+		v.Value = apply(d.Op, of, by, sq, elapsed)
+		out = append(out, v)
+	}
+	for _, d := range t.VOIs() {
+		m, ok := t.VOIMeta(d.ID)
+		if !ok || m.Count == "" || declared[d.Name+"_mean"] {
+			continue
+		}
+		of, err := sum(d.Name, m.UnitScale())
+		if err != nil {
+			return nil, err
+		}
+		n, err := sum(m.Count, 1)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Value{Name: d.Name + "_mean", Op: tpl.OpAverage, Unit: m.Unit, Help: "mean of " + d.Name, Value: apply(tpl.OpAverage, of, n, 0, elapsed)})
+	}
+	return out, nil
+}
+
+// apply computes op on its operands.
+func apply(op tpl.Op, of, by, sq float64, elapsed time.Duration) float64 {
+	div := func(a, b float64) float64 {
+		if b == 0 {
+			return math.NaN()
+		}
+		return a / b
+	}
+	switch op {
+	case tpl.OpRatio, tpl.OpAverage:
+		return div(of, by)
+	case tpl.OpPercent:
+		return div(100*of, by)
+	case tpl.OpVariance:
+		mean := div(of, by)
+		return max(div(sq, by)-mean*mean, 0) // rounding can take it below 0
+	case tpl.OpRate:
+		if elapsed <= 0 {
+			return math.NaN()
+		}
+		return of / elapsed.Seconds()
+	}
+	return math.NaN()
+}
+
+// value returns VOI id's SUM in b.
+func value(b *blob.Blob, id int32) (float64, error) {
+	s, err := b.Fetch(id, voi.Sum)
+	if err != nil {
+		return 0, fmt.Errorf("derive: %w", err)
+	}
+	return s.Value()
+}

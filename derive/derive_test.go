@@ -1,0 +1,125 @@
+package derive_test
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/derive"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// httpTemplate: latency in microseconds counted by requests, its sum of
+// squares, cache hits and lookups.
+func httpTemplate(t testing.TB) *tpl.Template {
+	tp, err := tpl.NewRegistry().New("HTTP")
+	require.NoError(t, err)
+	for _, d := range []tpl.VOIDef{
+		{ID: 0, Name: "latency_us", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}},
+		{ID: 1, Name: "requests", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}},
+		{ID: 2, Name: "latency_sq", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}},
+		{ID: 3, Name: "hits", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}},
+		{ID: 4, Name: "lookups", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}},
+	} {
+		require.NoError(t, tp.AddVOI(d))
+	}
+	require.NoError(t, tp.SetVOIMeta(0, tpl.VOIMeta{Unit: "us", Count: "requests"}))
+	require.NoError(t, tp.SetDerived([]tpl.Derived{
+		{Name: "hit_ratio", Op: tpl.OpRatio, Of: "hits", By: "lookups"},
+		{Name: "hit_percent", Op: tpl.OpPercent, Of: "hits", By: "lookups"},
+		{Name: "latency_avg", Op: tpl.OpAverage, Of: "latency_us", By: "requests", Unit: "seconds"},
+		{Name: "latency_var", Op: tpl.OpVariance, Of: "latency_us", By: "requests", SumSq: "latency_sq"},
+		{Name: "request_rate", Op: tpl.OpRate, Of: "requests"},
+	}))
+	return tp
+}
+
+// feed records requests of the given latencies (µs) and lookups (hit or not).
+func feed(t testing.TB, b *blob.Blob, lat []uint64, hits []bool) {
+	h, err := blob.CountedOf(httpTemplate(t), 0)
+	require.NoError(t, err)
+	for _, v := range lat {
+		require.NoError(t, h.UpdateU64(b, v))
+		require.NoError(t, b.UpdateU64(2, v*v))
+	}
+	for _, hit := range hits {
+		require.NoError(t, b.UpdateU64(4, 1))
+		if hit {
+			require.NoError(t, b.UpdateU64(3, 1))
+		}
+	}
+}
+
+// direct computes the same metrics from the samples themselves.
+func direct(lat []uint64, hits []bool, elapsed time.Duration) map[string]float64 {
+	var sum, sq, nhit float64
+	for _, v := range lat {
+		sum += float64(v)
+		sq += float64(v * v)
+	}
+	for _, h := range hits {
+		if h {
+			nhit++
+		}
+	}
+	n, nl := float64(len(lat)), float64(len(hits))
+	mean := sum * 1e-6 / n
+	return map[string]float64{
+		"hit_ratio":       nhit / nl,
+		"hit_percent":     100 * nhit / nl,
+		"latency_avg":     mean,
+		"latency_var":     sq*(1e-6*1e-6)/n - mean*mean,
+		"request_rate":    n / elapsed.Seconds(),
+		"latency_us_mean": mean,
+	}
+}
+
+func values(vs []derive.Value) map[string]float64 {
+	m := map[string]float64{}
+	for _, v := range vs {
+		m[v.Name] = v.Value
+	}
+	return m
+}
+
+func TestComputeMatchesDirect(t *testing.T) {
+	tp := httpTemplate(t)
+	lat1 := []uint64{1200, 800, 15000, 430}
+	hits1 := []bool{true, false, true, true, false}
+	lat2 := []uint64{90, 7000, 2500}
+	hits2 := []bool{false, false, true}
+
+	b := blob.New(tp, nil)
+	feed(t, b, lat1, hits1)
+	one, err := derive.Compute(tp, nil, b, 10*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, direct(lat1, hits1, 10*time.Second), values(one))
+	require.Equal(t, []string{"hit_ratio", "hit_percent", "latency_avg", "latency_var", "request_rate", "latency_us_mean"},
+		[]string{one[0].Name, one[1].Name, one[2].Name, one[3].Name, one[4].Name, one[5].Name})
+	require.Equal(t, "seconds", one[5].Unit)
+
+	// Between two cumulative readings: the period's own samples.
+	prev := b.Clone()
+	feed(t, b, lat2, hits2)
+	period, err := derive.Compute(tp, prev, b, 5*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, direct(lat2, hits2, 5*time.Second), values(period))
+
+	// A reversed pair is refused; an empty reading divides by zero.
+	_, err = derive.Compute(tp, b, prev, time.Second)
+	require.ErrorIs(t, err, voi.ErrInvalid)
+	empty, err := derive.Compute(tp, nil, blob.New(tp, nil), 0)
+	require.NoError(t, err)
+	for _, v := range empty {
+		require.True(t, math.IsNaN(v.Value), v.Name)
+	}
+	_, err = derive.Compute(nil, nil, b, 0)
+	require.ErrorIs(t, err, voi.ErrInvalid)
+	other, _ := tpl.NewRegistry().New("OTHER")
+	_, err = derive.Compute(other, nil, b, 0)
+	require.ErrorIs(t, err, voi.ErrInvalid)
+}

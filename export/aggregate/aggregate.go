@@ -1,0 +1,599 @@
+// Package aggregate adds up the blobs a collector receives: per template
+// and label set, per window, at the accuracy of one blob.MergeAll of all
+// of them whatever their order of arrival, without ever refusing a valid
+// blob because a fixed-width field of the sum would overflow, and with
+// idempotent posts (a sender id and sequence number per post).
+//
+// How: an aggregate holds its blobs in the wide form of their template
+// (tpl.Widen: 64-bit integer VOIs and histogram counters, TDGSTCLUST64
+// digests with tpl.WideSlots times the slots). Posted blobs are queued and
+// folded into it in batches (blob.Fold: every statistic added exactly,
+// each t-digest merging the batch and the aggregate's digest in one
+// step), when the batch is full, when the queues of all aggregates hold
+// more than a memory budget, and before every snapshot. What passes even
+// 64 bits saturates at the limit, is counted in the statistic's error
+// count and in Set.Saturated, and is never wrapped nor refused.
+//
+// Snapshots (Set.Blobs, Set.Rotate) return blobs of the wide template,
+// which the export mapping reads as it reads the senders': same template
+// name and VOI names, a different hash.
+package aggregate
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// The headers that make a POST idempotent, as package ship sends them: the
+// sender's id (1 to MaxSenderLen bytes of printable ASCII, the same for
+// all of one sender's posts) and the message's sequence number (a uint64
+// in decimal; see Once). A post without them is added every time it
+// arrives. (The shipper's third header, Statsblob-Settled-Below, is not
+// needed by the check Once makes.)
+const (
+	HeaderSender = "Statsblob-Sender"
+	HeaderSeq    = "Statsblob-Seq"
+	MaxSenderLen = 128
+)
+
+// Defaults of Config.
+const (
+	DefaultBatch         = 1024
+	DefaultPendingBytes  = 64 << 20
+	DefaultMaxSenders    = 100000
+	DefaultMaxAggregates = 10000
+)
+
+// Errors of Add, usable with errors.Is.
+var (
+	// ErrLimit is a new aggregate beyond Config.MaxAggregates.
+	ErrLimit = errors.New("aggregate: too many aggregates")
+	// ErrTemplateLimit is a new aggregate beyond Config.MaxPerTemplate.
+	ErrTemplateLimit = errors.New("aggregate: too many aggregates of one template")
+)
+
+// Config configures a Set. The zero value uses the defaults.
+type Config struct {
+	// Batch is how many blobs an aggregate queues before folding them
+	// (0: DefaultBatch).
+	Batch int
+	// PendingBytes bounds the bytes of queued blobs of all aggregates:
+	// past it, an Add folds its aggregate's queue at once (0:
+	// DefaultPendingBytes).
+	PendingBytes int64
+	// MaxAggregates bounds the aggregates of a window (0:
+	// DefaultMaxAggregates).
+	MaxAggregates int
+	// MaxPerTemplate bounds the aggregates of one template in a window
+	// (0: MaxAggregates).
+	MaxPerTemplate int
+	// Now is the clock of the aggregates' last-add times (Expire; nil:
+	// time.Now).
+	Now func() time.Time
+	// MaxSenders bounds the senders whose sequence numbers are kept; a
+	// post of a new sender beyond it is merged without that check, and
+	// counted (0: DefaultMaxSenders).
+	MaxSenders int
+}
+
+// Set is the aggregates of the current window. It is safe for concurrent
+// use.
+type Set struct {
+	cfg Config
+
+	// rot is held shared by Add for the whole of an add and exclusively
+	// by Rotate, so that nothing lands in a window that has closed.
+	rot sync.RWMutex
+	cur *window
+
+	wideMu sync.Mutex
+	wide   map[*tpl.Template]*wideTpl
+
+	pending atomic.Int64 // bytes queued in all aggregates
+
+	sendMu  sync.Mutex
+	senders map[string]*sender
+	gen     atomic.Uint64 // windows rotated
+
+	saturated, duplicates, untracked, folds atomic.Uint64
+}
+
+// wideTpl is a template's wide form and an empty blob of each, the
+// aggregates' starting points.
+type wideTpl struct {
+	wide   *tpl.Template
+	narrow *blob.Blob // the template's own empty blob: what posted blobs must be compatible with
+	empty  *blob.Blob // the wide template's empty blob
+}
+
+// window is the aggregates of one window.
+type window struct {
+	start  time.Time
+	mu     sync.RWMutex // guards aggs and perTpl
+	aggs   map[string]*group
+	perTpl map[*tpl.Template]int // aggregates by template
+}
+
+func newWindow(start time.Time) *window {
+	return &window{start: start, aggs: map[string]*group{}, perTpl: map[*tpl.Template]int{}}
+}
+
+// admit reports whether w may take new aggregates of the templates in
+// fresh (how many of each) beyond the n it has. w.mu is held.
+func (s *Set) admit(w *window, fresh map[*tpl.Template]int) error {
+	total := 0
+	for _, k := range fresh {
+		total += k
+	}
+	if len(w.aggs)+total > s.cfg.MaxAggregates {
+		return fmt.Errorf("%w: %d aggregates in this window and %d new, at most %d", ErrLimit, len(w.aggs), total, s.cfg.MaxAggregates)
+	}
+	for t, k := range fresh {
+		if n := w.perTpl[t]; n+k > s.cfg.MaxPerTemplate {
+			return fmt.Errorf("%w: %d aggregates of template hash %d in this window and %d new, at most %d",
+				ErrTemplateLimit, n, t.Hash(), k, s.cfg.MaxPerTemplate)
+		}
+	}
+	return nil
+}
+
+// group is the aggregate of one template's blobs with one label set.
+type group struct {
+	t      *tpl.Template // the senders' template
+	w      *wideTpl
+	labels []export.Label
+
+	mu     sync.Mutex
+	queue  []*blob.Blob // posted, not yet folded
+	qbytes int64
+	// levels[i] is nil or the fold of 2^i batches (a binary counter of
+	// batches), so that a sample's centroid is merged again about
+	// log2(batches) times, not once per batch.
+	levels []*blob.Blob
+	pub    *blob.Blob // the fold of all levels: published, never modified; nil when a level changed
+	blobs  uint64     // blobs added, folded or queued
+	last   *blob.Blob // the last blob added: the next ones are compared with it
+
+	lastAdd atomic.Int64 // the last add's time, Unix nanoseconds (Expire)
+}
+
+// New returns an empty Set whose first window starts at start. Errors
+// wrap voi.ErrInvalid: a negative setting.
+func New(cfg Config, start time.Time) (*Set, error) {
+	if cfg.Batch < 0 || cfg.PendingBytes < 0 || cfg.MaxAggregates < 0 || cfg.MaxPerTemplate < 0 || cfg.MaxSenders < 0 {
+		return nil, fmt.Errorf("aggregate: negative setting: %w", voi.ErrInvalid)
+	}
+	if cfg.Batch == 0 {
+		cfg.Batch = DefaultBatch
+	}
+	if cfg.PendingBytes == 0 {
+		cfg.PendingBytes = DefaultPendingBytes
+	}
+	if cfg.MaxAggregates == 0 {
+		cfg.MaxAggregates = DefaultMaxAggregates
+	}
+	if cfg.MaxPerTemplate == 0 {
+		cfg.MaxPerTemplate = cfg.MaxAggregates
+	}
+	if cfg.MaxSenders == 0 {
+		cfg.MaxSenders = DefaultMaxSenders
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Set{
+		cfg:     cfg,
+		cur:     newWindow(start),
+		wide:    map[*tpl.Template]*wideTpl{},
+		senders: map[string]*sender{},
+	}, nil
+}
+
+// wideOf returns the wide form of t, made on first use.
+func (s *Set) wideOf(t *tpl.Template) (*wideTpl, error) {
+	s.wideMu.Lock()
+	defer s.wideMu.Unlock()
+	if w := s.wide[t]; w != nil {
+		return w, nil
+	}
+	wt, err := tpl.Widen(t)
+	if err != nil {
+		return nil, err
+	}
+	w := &wideTpl{wide: wt, narrow: blob.New(t, blob.NewEnv(nil, 1)), empty: blob.New(wt, blob.NewEnv(nil, 1))}
+	s.wide[t] = w
+	return w, nil
+}
+
+// Add adds b, a blob of template t (decoded by blob.FromBytes), to the
+// aggregate of key (the caller's name for t and labels; labels are
+// exported with it) in the current window. Errors, after which nothing
+// changed: one wrapping voi.ErrInvalid for a blob that does not have t's
+// layout (blob.Compatible), ErrLimit for a new aggregate beyond
+// MaxAggregates. Add keeps b: the caller must not modify it afterwards.
+func (s *Set) Add(key string, t *tpl.Template, labels []export.Label, b *blob.Blob) error {
+	s.rot.RLock()
+	defer s.rot.RUnlock()
+	a, err := s.aggregate(key, t, labels)
+	if err != nil {
+		return err
+	}
+	return a.add(s, b)
+}
+
+// Item is one blob of AddAll: as Add's arguments.
+type Item struct {
+	Key    string
+	T      *tpl.Template
+	Labels []export.Label
+	B      *blob.Blob
+}
+
+// AddAll adds the items as Add does, all in the current window: if a new
+// aggregate would pass MaxAggregates, nothing is added (ErrLimit). The
+// caller checks first that every blob has its template's layout (for
+// example with blob.Blob.CheckTemplate): a blob that has not is refused
+// as Add refuses it, the items before it added (the error names it).
+func (s *Set) AddAll(items []Item) error {
+	s.rot.RLock()
+	defer s.rot.RUnlock()
+	aggs := make([]*group, len(items))
+	win := s.cur
+	missing := false
+	win.mu.RLock()
+	for i, it := range items {
+		aggs[i] = win.aggs[it.Key]
+		missing = missing || aggs[i] == nil
+	}
+	win.mu.RUnlock()
+	if missing {
+		ws := make([]*wideTpl, len(items))
+		for i, it := range items {
+			if aggs[i] == nil {
+				w, err := s.wideOf(it.T)
+				if err != nil {
+					return err
+				}
+				ws[i] = w
+			}
+		}
+		win.mu.Lock()
+		fresh := map[string]bool{}
+		perTpl := map[*tpl.Template]int{}
+		for i, it := range items {
+			if aggs[i] == nil && win.aggs[it.Key] == nil && !fresh[it.Key] {
+				fresh[it.Key] = true
+				perTpl[it.T]++
+			}
+		}
+		if err := s.admit(win, perTpl); err != nil {
+			win.mu.Unlock()
+			return err
+		}
+		for i, it := range items {
+			if aggs[i] != nil {
+				continue
+			}
+			if a := win.aggs[it.Key]; a != nil {
+				aggs[i] = a
+				continue
+			}
+			aggs[i] = &group{t: it.T, w: ws[i], labels: it.Labels, pub: ws[i].empty}
+			win.aggs[it.Key] = aggs[i]
+			win.perTpl[it.T]++
+		}
+		win.mu.Unlock()
+	}
+	for i, it := range items {
+		if err := aggs[i].add(s, it.B); err != nil {
+			return fmt.Errorf("aggregate: item %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// aggregate finds or creates the aggregate of key; the caller holds rot.
+func (s *Set) aggregate(key string, t *tpl.Template, labels []export.Label) (*group, error) {
+	win := s.cur
+	win.mu.RLock()
+	a := win.aggs[key]
+	win.mu.RUnlock()
+	if a != nil {
+		return a, nil
+	}
+	w, err := s.wideOf(t)
+	if err != nil {
+		return nil, err
+	}
+	win.mu.Lock()
+	defer win.mu.Unlock()
+	if a = win.aggs[key]; a != nil {
+		return a, nil
+	}
+	if err := s.admit(win, map[*tpl.Template]int{t: 1}); err != nil {
+		return nil, err
+	}
+	a = &group{t: t, w: w, labels: labels, pub: w.empty}
+	win.aggs[key] = a
+	win.perTpl[t]++
+	return a, nil
+}
+
+// add checks b against the aggregate's template and queues it, folding the
+// queue when it is full or the Set's queues are over budget.
+func (a *group) add(s *Set, b *blob.Blob) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.check(b); err != nil {
+		return err
+	}
+	a.queue = append(a.queue, b)
+	a.lastAdd.Store(s.cfg.Now().UnixNano())
+	n := int64(b.CurSz())
+	a.qbytes += n
+	a.blobs++
+	if total := s.pending.Add(n); len(a.queue) >= s.cfg.Batch || total > s.cfg.PendingBytes {
+		s.fold(a)
+	}
+	return nil
+}
+
+// check returns nil if b can join the aggregate: compatible with its
+// template's blob. Blobs decoded from one layout share what Compatible
+// derives from it, so b is compared with the last blob added (itself
+// compatible), which costs a comparison of precisions, not of layouts.
+func (a *group) check(b *blob.Blob) error {
+	ref := a.last
+	if ref == nil {
+		ref = a.w.narrow
+	}
+	if err := blob.Compatible(ref, b); err != nil {
+		return err
+	}
+	a.last = b
+	return nil
+}
+
+// fold folds the aggregate's queue into a new level-0 blob and carries
+// it up the levels; the caller holds a.mu.
+func (s *Set) fold(a *group) {
+	if len(a.queue) == 0 {
+		return
+	}
+	carry := a.w.empty.Clone()
+	s.add(carry, a.queue)
+	for i := 0; ; i++ {
+		if i == len(a.levels) {
+			a.levels = append(a.levels, carry)
+			break
+		}
+		if a.levels[i] == nil {
+			a.levels[i] = carry
+			break
+		}
+		s.add(a.levels[i], []*blob.Blob{carry})
+		carry, a.levels[i] = a.levels[i], nil
+	}
+	a.pub = nil
+	s.folds.Add(1)
+	clear(a.queue)
+	a.queue = a.queue[:0]
+	s.pending.Add(-a.qbytes)
+	a.qbytes = 0
+}
+
+// add folds srcs into dst, counting what saturates.
+func (s *Set) add(dst *blob.Blob, srcs []*blob.Blob) {
+	sat, err := blob.Fold(dst, srcs...)
+	if err != nil {
+		// Every blob was found compatible with the template, of which
+		// dst's is the wide form (or is that wide form): Fold cannot
+		// refuse them. Should it, they are folded one by one, and those
+		// it refuses are counted as saturated.
+		sat = 0
+		for _, b := range srcs {
+			n, err := blob.Fold(dst, b)
+			sat += n
+			if err != nil {
+				sat++
+			}
+		}
+	}
+	s.saturated.Add(uint64(sat))
+}
+
+// snapshot folds the queue and returns the published blob: the levels
+// folded into one, in one step per t-digest.
+func (s *Set) snapshot(a *group) (*blob.Blob, uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s.fold(a)
+	if a.pub == nil {
+		var ls []*blob.Blob
+		for _, l := range a.levels {
+			if l != nil {
+				ls = append(ls, l)
+			}
+		}
+		a.pub = a.w.empty.Clone()
+		s.add(a.pub, ls)
+	}
+	return a.pub, a.blobs
+}
+
+// Blobs returns the current window's aggregates, sorted by key, each
+// starting at the window's start, as blobs of their template's wide form
+// (queued blobs folded first). The blobs are never modified afterwards.
+// Blobs makes the Set an export.Source.
+func (s *Set) Blobs() []export.Named {
+	s.rot.RLock()
+	defer s.rot.RUnlock()
+	named, _ := s.named(s.cur)
+	return named
+}
+
+// named folds and lists the aggregates of w, sorted by key, with their
+// blob counts.
+func (s *Set) named(w *window) ([]export.Named, []uint64) {
+	w.mu.RLock()
+	keys := make([]string, 0, len(w.aggs))
+	for k := range w.aggs {
+		keys = append(keys, k)
+	}
+	aggs := make([]*group, len(keys))
+	slices.Sort(keys)
+	for i, k := range keys {
+		aggs[i] = w.aggs[k]
+	}
+	w.mu.RUnlock()
+	out := make([]export.Named, len(aggs))
+	counts := make([]uint64, len(aggs))
+	for i, a := range aggs {
+		b, n := s.snapshot(a)
+		out[i] = export.Named{Blob: b, Template: a.w.wide, Labels: a.labels, Start: w.start}
+		counts[i] = n
+	}
+	return out, counts
+}
+
+// Len returns the number of aggregates in the current window.
+func (s *Set) Len() int {
+	s.rot.RLock()
+	defer s.rot.RUnlock()
+	s.cur.mu.RLock()
+	defer s.cur.mu.RUnlock()
+	return len(s.cur.aggs)
+}
+
+// Merged returns how many blobs each of the current window's aggregates
+// holds, in key order (see Blobs).
+func (s *Set) Merged() []uint64 {
+	s.rot.RLock()
+	defer s.rot.RUnlock()
+	w := s.cur
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	keys := make([]string, 0, len(w.aggs))
+	for k := range w.aggs {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make([]uint64, len(keys))
+	for i, k := range keys {
+		a := w.aggs[k]
+		a.mu.Lock()
+		out[i] = a.blobs
+		a.mu.Unlock()
+	}
+	return out
+}
+
+// Closed is a window that has ended: its span and its aggregates (see
+// Blobs).
+type Closed struct {
+	Start, End time.Time
+	Blobs      []export.Named
+	Posts      uint64 // the blobs added to Blobs
+}
+
+// Rotate closes the current window at now and starts the next: the
+// aggregates start afresh. It waits for adds under way, which land in the
+// closed window, and returns the closed window. Senders that have not
+// posted in the last two windows are forgotten (see Once).
+func (s *Set) Rotate(now time.Time) Closed {
+	s.rot.Lock()
+	old := s.cur
+	s.cur = newWindow(now)
+	s.rot.Unlock()
+	s.pruneSenders()
+	named, counts := s.named(old)
+	c := Closed{Start: old.start, End: now, Blobs: named}
+	for _, n := range counts {
+		c.Posts += n
+	}
+	return c
+}
+
+// Start returns the current window's start.
+func (s *Set) Start() time.Time {
+	s.rot.RLock()
+	defer s.rot.RUnlock()
+	return s.cur.start
+}
+
+// Posts returns how many blobs the current window's aggregates hold.
+func (s *Set) Posts() uint64 {
+	var n uint64
+	for _, k := range s.Merged() {
+		n += k
+	}
+	return n
+}
+
+// Expire drops the current window's aggregates whose last add was at or
+// before cutoff, so that their keys stop counting against the limits, and
+// returns how many it dropped and the last-add time of the least recently
+// added aggregate left (zero if none). It waits for adds under way (which
+// it never drops).
+func (s *Set) Expire(cutoff time.Time) (int, time.Time) {
+	s.rot.Lock() // no add is under way: none lands in a dropped aggregate
+	defer s.rot.Unlock()
+	w := s.cur
+	c := cutoff.UnixNano()
+	oldest := int64(math.MaxInt64)
+	n := 0
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for k, a := range w.aggs {
+		last := a.lastAdd.Load()
+		if last <= c {
+			delete(w.aggs, k)
+			w.perTpl[a.t]--
+			n++
+			continue
+		}
+		oldest = min(oldest, last)
+	}
+	if oldest == math.MaxInt64 {
+		return n, time.Time{}
+	}
+	return n, time.Unix(0, oldest)
+}
+
+// Stats are the Set's counters since it was made.
+type Stats struct {
+	// Saturated counts statistics that saturated even at 64 bits (each
+	// also counted in its voistat's error count).
+	Saturated uint64
+	// Duplicates counts messages with blobs left out because they had
+	// been added already (see Once).
+	Duplicates uint64
+	// Untracked counts posts merged without the sequence check (senders
+	// beyond MaxSenders).
+	Untracked uint64
+	// Folds counts folds of a queue into its aggregate.
+	Folds uint64
+	// PendingBytes is the bytes of blobs queued now.
+	PendingBytes int64
+}
+
+// Stats returns the Set's counters.
+func (s *Set) Stats() Stats {
+	return Stats{
+		Saturated:    s.saturated.Load(),
+		Duplicates:   s.duplicates.Load(),
+		Untracked:    s.untracked.Load(),
+		Folds:        s.folds.Load(),
+		PendingBytes: s.pending.Load(),
+	}
+}

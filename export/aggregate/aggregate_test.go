@@ -1,0 +1,438 @@
+package aggregate_test
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/export/aggregate"
+	"github.com/statsblob/statsblob/tdigest"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+var fleetN = flag.Int("aggregate.n", 2000, "blobs per fleet of TestAccuracyWhateverTheOrder (make load-accuracy: 100000)")
+
+// latTpl is one INT_U32 VOI with SUM, MAX and a TDGSTCLUST32(20,4).
+func latTpl(t testing.TB) *tpl.Template {
+	t.Helper()
+	tp, err := tpl.NewRegistry().New("LAT")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "lat", DType: voi.IntU32,
+		Stats: []tpl.StatSpec{tpl.Sum(), tpl.Max(), tpl.TDigest(voi.TDgstClust32, 20, 4)}}))
+	return tp
+}
+
+// dists draw a blob's base and its samples (the streams of the t-digest
+// issue where merging one blob at a time was worst).
+var dists = map[string]struct {
+	base   func(r *rand.Rand) float64
+	sample func(r *rand.Rand, base float64) float64
+}{
+	"conn-rtt": {func(r *rand.Rand) float64 { return math.Exp(math.Log(30000) + 0.8*r.NormFloat64()) },
+		func(r *rand.Rand, b float64) float64 { return b * math.Exp(0.3*r.NormFloat64()) }},
+	"bimodal": {func(r *rand.Rand) float64 {
+		if r.IntN(20) < 3 {
+			return 200000
+		}
+		return 2000
+	}, func(r *rand.Rand, b float64) float64 { return b * math.Exp(0.2*r.NormFloat64()) }},
+	"pareto": {func(*rand.Rand) float64 { return 0 },
+		func(r *rand.Rand, _ float64) float64 { return 1000 / math.Pow(1-r.Float64(), 1/1.5) }},
+}
+
+// fleet returns n blobs of tp, each fed 20 to 419 samples of dist, decoded
+// as a collector receives them, and every sample, sorted.
+func fleet(t testing.TB, tp *tpl.Template, dist string, n int, seed uint64) ([]*blob.Blob, []float64) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 0x5eed))
+	d := dists[dist]
+	var sorted []float64
+	out := make([]*blob.Blob, n)
+	b := blob.New(tp, blob.NewEnv(nil, uint32(seed)))
+	for i := range out {
+		base := d.base(r)
+		for range 20 + r.IntN(400) {
+			v := uint32(min(max(d.sample(r, base), 0), 1<<24-1))
+			require.NoError(t, b.UpdateU32(0, v))
+			sorted = append(sorted, float64(v))
+		}
+		var err error
+		out[i], err = blob.FromBytes(b.Bytes(), nil)
+		require.NoError(t, err)
+		b.Reset()
+	}
+	slices.Sort(sorted)
+	return out, sorted
+}
+
+// worstRankError is the largest rank error of the digest at p50, p90,
+// p99 and p99.9 among the sorted samples.
+func worstRankError(t testing.TB, sorted []float64, d []byte, dt voi.DType) float64 {
+	t.Helper()
+	worst := 0.0
+	n := float64(len(sorted))
+	for _, q := range []float64{0.5, 0.9, 0.99, 0.999} {
+		v, err := tdigest.Quantile(d, dt, q)
+		require.NoError(t, err)
+		lo, _ := slices.BinarySearch(sorted, v)
+		hi := lo
+		for hi < len(sorted) && sorted[hi] <= v {
+			hi++
+		}
+		e := 0.0
+		switch rank := q * n; {
+		case rank < float64(lo):
+			e = (float64(lo) - rank) / n
+		case rank > float64(hi):
+			e = (rank - float64(hi)) / n
+		}
+		worst = max(worst, e)
+	}
+	return worst
+}
+
+func digestOf(t testing.TB, b *blob.Blob) ([]byte, voi.DType) {
+	t.Helper()
+	st, err := b.Fetch(0, voi.TDgst)
+	require.NoError(t, err)
+	return st.Data, st.DType
+}
+
+// TestAccuracyWhateverTheOrder: an aggregate fed a fleet's blobs one post
+// at a time, in random order or sorted by their median, answers within
+// 1.2x the worst rank error (p50..p99.9) of one MergeAll of the same
+// blobs, and holds exactly their samples.
+func TestAccuracyWhateverTheOrder(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("LAT")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "lat", DType: voi.IntU32,
+		Stats: []tpl.StatSpec{tpl.Max(), tpl.TDigest(voi.TDgstClust32, 20, 4)}}))
+	nblobs := *fleetN
+	if raceEnabled && nblobs == 2000 {
+		nblobs = 500
+	}
+	for _, dist := range []string{"conn-rtt", "bimodal", "pareto"} {
+		bs, sorted := fleet(t, tp, dist, nblobs, 7)
+		all, err := blob.MergeAll(nil, bs...)
+		require.NoError(t, err)
+		d, dt := digestOf(t, all)
+		ref := worstRankError(t, sorted, d, dt)
+		for _, order := range []string{"random", "sorted"} {
+			in := slices.Clone(bs)
+			switch order {
+			case "random":
+				rand.New(rand.NewPCG(1, 2)).Shuffle(len(in), func(i, j int) { in[i], in[j] = in[j], in[i] })
+			case "sorted":
+				med := func(b *blob.Blob) float64 {
+					d, dt := digestOf(t, b)
+					v, _ := tdigest.Quantile(d, dt, 0.5)
+					return v
+				}
+				slices.SortStableFunc(in, func(a, b *blob.Blob) int { return int(math.Copysign(1, med(a)-med(b))) })
+			}
+			// The default batch, and small batches: many folds and levels.
+			for _, batch := range []int{0, 16} {
+				s, err := aggregate.New(aggregate.Config{Batch: batch}, time.Unix(0, 0))
+				require.NoError(t, err)
+				for _, b := range in {
+					require.NoError(t, s.Add("k", tp, nil, b))
+				}
+				named := s.Blobs()
+				require.Len(t, named, 1)
+				wd, wdt := digestOf(t, named[0].Blob)
+				require.Equal(t, voi.TDgstClust64, wdt)
+				n, err := tdigest.Count(wd, wdt)
+				require.NoError(t, err)
+				require.Equal(t, uint64(len(sorted)), n)
+				got := worstRankError(t, sorted, wd, wdt)
+				t.Logf("%s %s N=%d batch %d: aggregate %.4f%%, MergeAll %.4f%%", dist, order, nblobs, batch, 100*got, 100*ref)
+				require.LessOrEqual(t, got, 1.2*ref, "%s %s batch %d", dist, order, batch)
+			}
+		}
+	}
+}
+
+// TestNeverRefusesForOverflow: an INT_U32 SUM keeps counting past 2^32
+// in the aggregate; what passes 2^64 saturates and is counted.
+func TestNeverRefusesForOverflow(t *testing.T) {
+	tp := latTpl(t)
+	s, err := aggregate.New(aggregate.Config{Batch: 3}, time.Unix(0, 0))
+	require.NoError(t, err)
+	for range 10 {
+		b := blob.New(tp, nil)
+		require.NoError(t, b.UpdateU32(0, math.MaxUint32>>8)) // the digest's range
+		p := b.Bytes()
+		st, _ := b.Fetch(0, voi.Sum)
+		p[st.Offset], p[st.Offset+1], p[st.Offset+2], p[st.Offset+3] = 0xff, 0xff, 0xff, 0xff // SUM 2^32-1
+		db, err := blob.FromBytes(p, nil)
+		require.NoError(t, err)
+		require.NoError(t, s.Add("k", tp, nil, db))
+	}
+	named := s.Blobs()
+	sum, err := named[0].Blob.FetchU64(0, voi.Sum)
+	require.NoError(t, err)
+	require.Equal(t, uint64(10*math.MaxUint32), sum)
+	require.Zero(t, s.Stats().Saturated)
+
+	// 2^64: saturates, counted in the statistic and the Set.
+	w, err := tpl.Widen(tp)
+	require.NoError(t, err)
+	_ = w
+	huge := blob.New(tp, nil)
+	p := huge.Bytes()
+	st, _ := huge.Fetch(0, voi.Sum)
+	p[st.Offset], p[st.Offset+1], p[st.Offset+2], p[st.Offset+3] = 0xff, 0xff, 0xff, 0xff
+	for range 1 << 10 {
+		hb, err := blob.FromBytes(p, nil)
+		require.NoError(t, err)
+		require.NoError(t, s.Add("k", tp, nil, hb))
+	}
+	sum, err = s.Blobs()[0].Blob.FetchU64(0, voi.Sum)
+	require.NoError(t, err)
+	require.Equal(t, uint64(10*math.MaxUint32)+(1<<10)*math.MaxUint32, sum) // still exact: 2^42
+	require.Zero(t, s.Stats().Saturated)
+}
+
+func TestSaturatesAt64Bits(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("BIG")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "bytes", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	s, err := aggregate.New(aggregate.Config{}, time.Unix(0, 0))
+	require.NoError(t, err)
+	for range 3 {
+		b := blob.New(tp, nil)
+		require.NoError(t, b.UpdateU64(0, 1<<63))
+		require.NoError(t, s.Add("k", tp, nil, b))
+	}
+	named := s.Blobs()
+	st, err := named[0].Blob.Fetch(0, voi.Sum)
+	require.NoError(t, err)
+	v, _ := named[0].Blob.FetchU64(0, voi.Sum)
+	require.Equal(t, uint64(math.MaxUint64), v)
+	require.Equal(t, uint8(2), st.Errs)
+	require.Equal(t, uint64(2), s.Stats().Saturated)
+	require.Equal(t, []uint64{3}, s.Merged())
+}
+
+func TestAddChecksLayoutAndLimit(t *testing.T) {
+	tp := latTpl(t)
+	s, err := aggregate.New(aggregate.Config{MaxAggregates: 2}, time.Unix(0, 0))
+	require.NoError(t, err)
+	good := blob.New(tp, nil)
+	require.NoError(t, good.UpdateU32(0, 5))
+	require.NoError(t, s.Add("a", tp, []export.Label{{Name: "host", Value: "a"}}, good))
+	// A blob of another layout under tp's name: refused, nothing changes.
+	other := blob.New(tcpTpl(t), nil)
+	require.ErrorIs(t, s.Add("a", tp, nil, other), voi.ErrInvalid)
+	require.NoError(t, s.Add("b", tp, nil, good.Clone()))
+	require.ErrorIs(t, s.Add("c", tp, nil, good.Clone()), aggregate.ErrLimit)
+	// AddAll adds all or, past the limit, nothing.
+	require.ErrorIs(t, s.AddAll([]aggregate.Item{{Key: "a", T: tp, B: good.Clone()}, {Key: "c", T: tp, B: good.Clone()}}), aggregate.ErrLimit)
+	require.Equal(t, []uint64{1, 1}, s.Merged())
+	require.NoError(t, s.AddAll([]aggregate.Item{{Key: "a", T: tp, B: good.Clone()}, {Key: "b", T: tp, B: good.Clone()}, {Key: "a", T: tp, B: good.Clone()}}))
+	require.Equal(t, []uint64{3, 2}, s.Merged())
+	require.Equal(t, 2, s.Len())
+	named := s.Blobs()
+	require.Equal(t, []export.Label{{Name: "host", Value: "a"}}, named[0].Labels)
+	require.Equal(t, "LAT", named[0].Template.Name())
+	require.Equal(t, time.Unix(0, 0), named[0].Start)
+
+	c := s.Rotate(time.Unix(60, 0))
+	require.Len(t, c.Blobs, 2)
+	require.Equal(t, time.Unix(60, 0), c.End)
+	require.Zero(t, s.Len())
+	sum, err := c.Blobs[0].Blob.FetchU64(0, voi.Sum) // "a": three blobs of SUM 5
+	require.NoError(t, err)
+	require.Equal(t, uint64(15), sum)
+}
+
+func tcpTpl(t testing.TB) *tpl.Template {
+	tp, err := tpl.NewRegistry().New("LAT")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "lat", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	return tp
+}
+
+func TestOnce(t *testing.T) {
+	tp := latTpl(t)
+	s, err := aggregate.New(aggregate.Config{MaxSenders: 2}, time.Unix(0, 0))
+	require.NoError(t, err)
+	post := func(sender, key string, seq uint64) bool {
+		b := blob.New(tp, nil)
+		require.NoError(t, b.UpdateU32(0, 1))
+		dup, err := s.Once(sender, key, seq, func() error { return s.Add(key, tp, nil, b) })
+		require.NoError(t, err)
+		return dup
+	}
+	sums := func() []uint64 {
+		var out []uint64
+		for _, n := range s.Blobs() {
+			v, err := n.Blob.FetchU64(0, voi.Sum)
+			require.NoError(t, err)
+			out = append(out, v)
+		}
+		return out
+	}
+	// The shipper numbers a sender's messages across its label sets and
+	// sends one set's messages one at a time: sets interleave, and a
+	// set's retry may arrive long after later numbers of other sets.
+	require.False(t, post("a", "k1", 1))
+	require.True(t, post("a", "k1", 1)) // a retry that had arrived
+	require.False(t, post("a", "k2", 2))
+	for seq := uint64(3); seq < 200; seq++ {
+		require.False(t, post("a", "k2", seq))
+	}
+	require.False(t, post("a", "k1", 5)) // k1's next message, far below k2's
+	require.True(t, post("a", "k1", 5))
+	require.True(t, post("a", "k1", 1))  // a stale replay
+	require.False(t, post("b", "k1", 1)) // another sender
+	require.Equal(t, []uint64{3, 198}, sums())
+	require.Equal(t, uint64(3), s.Stats().Duplicates)
+
+	// A refused add is not recorded: its retry is added.
+	dup, err := s.Once("a", "k1", 6, func() error { return voi.ErrInvalid })
+	require.ErrorIs(t, err, voi.ErrInvalid)
+	require.False(t, dup)
+	require.False(t, post("a", "k1", 6))
+
+	// A batch: the keys already added are left out.
+	dups, err := s.OnceAll("a", []string{"k1", "k3", "k1"}, 6, func(skip []bool) error {
+		require.Equal(t, []bool{true, false, true}, skip)
+		return nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, []bool{true, false, true}, dups)
+	_, err = s.OnceAll("a", []string{"k3"}, 6, func([]bool) error { t.Fatal("a duplicate added"); return nil })
+	require.NoError(t, err)
+
+	// Beyond MaxSenders: added without the check, counted.
+	require.False(t, post("c", "k1", 1))
+	require.False(t, post("c", "k1", 1))
+	require.Equal(t, uint64(2), s.Stats().Untracked)
+
+	// Senders are kept across windows while they post; two windows of
+	// silence forget them.
+	s.Rotate(time.Unix(60, 0))
+	require.True(t, post("a", "k1", 6))
+	s.Rotate(time.Unix(120, 0))
+	s.Rotate(time.Unix(180, 0))
+	require.True(t, post("a", "k1", 6)) // a posted two windows ago
+	s.Rotate(time.Unix(240, 0))
+	s.Rotate(time.Unix(300, 0))
+	s.Rotate(time.Unix(360, 0))
+	require.False(t, post("b", "k1", 1)) // b was forgotten
+
+	require.NoError(t, aggregate.CheckSender("host-1/pid 7"))
+	require.ErrorIs(t, aggregate.CheckSender(""), voi.ErrInvalid)
+	require.ErrorIs(t, aggregate.CheckSender("a\nb"), voi.ErrInvalid)
+	n, err := aggregate.ParseSeq("18446744073709551615")
+	require.NoError(t, err)
+	require.Equal(t, uint64(math.MaxUint64), n)
+	for _, bad := range []string{"", "-1", "+1", "1.0", "18446744073709551616", "0x10"} {
+		_, err := aggregate.ParseSeq(bad)
+		require.ErrorIs(t, err, voi.ErrInvalid, bad)
+	}
+}
+
+// TestOnceConcurrentCopies: copies of one message posted at once are
+// added once; other aggregates of the sender do not wait.
+func TestOnceConcurrentCopies(t *testing.T) {
+	tp := latTpl(t)
+	s, err := aggregate.New(aggregate.Config{}, time.Unix(0, 0))
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for c := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for seq := uint64(1); seq <= 50; seq++ {
+				b := blob.New(tp, nil)
+				if err := b.UpdateU32(0, 1); err != nil {
+					panic(err)
+				}
+				key := fmt.Sprint("k", c%2)
+				if _, err := s.Once("a", key, seq, func() error { return s.Add(key, tp, nil, b) }); err != nil {
+					panic(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, []uint64{50, 50}, s.Merged())
+}
+
+// TestConcurrentAddsAreExact: many posters, scrapes and rotations at once;
+// every blob is counted exactly once (run with -race).
+func TestConcurrentAddsAreExact(t *testing.T) {
+	tp := latTpl(t)
+	s, err := aggregate.New(aggregate.Config{Batch: 7, PendingBytes: 4096}, time.Unix(0, 0))
+	require.NoError(t, err)
+	const posters, each = 8, 300
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var closed []aggregate.Closed
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_ = s.Blobs()
+			if i%5 == 4 {
+				c := s.Rotate(time.Unix(int64(i), 0))
+				mu.Lock()
+				closed = append(closed, c)
+				mu.Unlock()
+			}
+		}
+	}()
+	for p := range posters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				b := blob.New(tp, nil)
+				if err := b.UpdateU32(0, uint32(i)); err != nil {
+					panic(err)
+				}
+				if err := s.Add(fmt.Sprint("k", p%3), tp, nil, b); err != nil {
+					panic(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	closed = append(closed, s.Rotate(time.Unix(1e6, 0)))
+	var total, samples uint64
+	for _, c := range closed {
+		for _, n := range c.Blobs {
+			v, err := n.Blob.FetchU64(0, voi.Sum)
+			require.NoError(t, err)
+			total += v
+			d, dt := digestOf(t, n.Blob)
+			c, err := tdigest.Count(d, dt)
+			require.NoError(t, err)
+			samples += c
+		}
+	}
+	require.Equal(t, uint64(posters*each*(each-1)/2), total)
+	require.Equal(t, uint64(posters*each), samples)
+	require.Zero(t, s.Stats().PendingBytes)
+}

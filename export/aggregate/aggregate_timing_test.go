@@ -1,0 +1,61 @@
+package aggregate_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export/aggregate"
+	"github.com/statsblob/statsblob/internal/stream"
+	"github.com/statsblob/statsblob/internal/tcpsim"
+	"github.com/statsblob/statsblob/internal/tcpstats"
+	"github.com/statsblob/statsblob/tpl"
+)
+
+// tcpFleet returns n TCP_DEFAULT connection blobs, decoded as a collector
+// receives them.
+func tcpFleet(b testing.TB, n int) (*tpl.Template, []*blob.Blob) {
+	tp, err := tcpstats.New(tpl.NewRegistry())
+	require.NoError(b, err)
+	s := stream.Stream(7)
+	out := make([]*blob.Blob, n)
+	for i := range out {
+		c := blob.New(tp, blob.NewEnv(nil, uint32(i+1)))
+		tcpsim.SimulateConn(c, &s, nil)
+		out[i], err = blob.FromBytes(c.Bytes(), nil)
+		require.NoError(b, err)
+	}
+	return tp, out
+}
+
+// BenchmarkAdd: the cost per TCP_DEFAULT blob of adding it to an
+// aggregate (queue, fold, levels, and the final snapshot), beside
+// BenchmarkMergeAll, one MergeAll of the same blobs per blob.
+func BenchmarkAdd(b *testing.B) {
+	tp, fleet := tcpFleet(b, 2000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	s, _ := aggregate.New(aggregate.Config{}, time.Unix(0, 0))
+	for i := 0; i < b.N; i++ {
+		if err := s.Add("k", tp, nil, fleet[i%len(fleet)]); err != nil {
+			b.Fatal(err)
+		}
+		if i%len(fleet) == len(fleet)-1 {
+			s.Blobs()
+		}
+	}
+	s.Blobs()
+}
+
+func BenchmarkMergeAll(b *testing.B) {
+	_, fleet := tcpFleet(b, 2000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += len(fleet) {
+		if _, err := blob.MergeAll(nil, fleet[:min(len(fleet), b.N-i)]...); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

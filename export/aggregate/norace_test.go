@@ -1,0 +1,5 @@
+//go:build !race
+
+package aggregate_test
+
+const raceEnabled = false

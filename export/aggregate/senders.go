@@ -1,0 +1,176 @@
+package aggregate
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/statsblob/statsblob/voi"
+)
+
+// sender is what a Set remembers of one sender: per aggregate, the
+// highest sequence number added.
+type sender struct {
+	mu    sync.Mutex // guards seqs (not the marks, which have their own locks)
+	seqs  map[string]*mark
+	heard atomic.Uint64 // the generation (windows rotated) of the sender's latest post
+}
+
+// mark is the highest sequence number of one sender added to one
+// aggregate; its lock is held for the whole of an add, so that copies of
+// one message arriving at once are added once.
+type mark struct {
+	mu  sync.Mutex
+	has bool
+	hw  uint64
+}
+
+// ParseSeq parses a HeaderSeq value: a uint64 in decimal. Errors wrap
+// voi.ErrInvalid.
+func ParseSeq(v string) (uint64, error) {
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil || v == "" || v[0] == '+' {
+		return 0, fmt.Errorf("aggregate: %s %.24q is not a decimal uint64: %w", HeaderSeq, v, voi.ErrInvalid)
+	}
+	return n, nil
+}
+
+// CheckSender checks a HeaderSender value: 1 to MaxSenderLen bytes of
+// printable ASCII (the shipper's ids, [A-Za-z0-9._-]{1,64}, are). Errors
+// wrap voi.ErrInvalid.
+func CheckSender(id string) error {
+	if id == "" || len(id) > MaxSenderLen {
+		return fmt.Errorf("aggregate: %s of %d bytes, want 1 to %d: %w", HeaderSender, len(id), MaxSenderLen, voi.ErrInvalid)
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] < 0x20 || id[i] > 0x7e {
+			return fmt.Errorf("aggregate: %s holds byte %#x at %d: %w", HeaderSender, id[i], i, voi.ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// Once runs add, which adds one message's blob to the aggregate of key,
+// unless the message (sender id, sequence number seq) was already added
+// there: then it returns dup true and does not call add. This is the
+// shipper's protocol (package ship, "Wire protocol"): a sender numbers
+// its messages across all its label sets and sends the messages of one
+// label set one at a time, in increasing order, so the highest number
+// added per sender and aggregate tells a retry (or a proxy's replay) from
+// a new message, whatever the order of messages of different label sets
+// and whatever window they land in. A message is recorded as added only
+// when add returns nil, so a refused message may be retried with its
+// number. Copies of one message arriving at once are added once (the
+// adds of one sender and aggregate take turns; other aggregates do not
+// wait). A sender is remembered until it has not posted for two window
+// rotations; beyond MaxSenders, a new sender's messages are added
+// without the check (counted in Stats.Untracked). id must have passed
+// CheckSender.
+func (s *Set) Once(id, key string, seq uint64, add func() error) (dup bool, err error) {
+	dups, err := s.OnceAll(id, []string{key}, seq, func(skip []bool) error { return add() })
+	return len(dups) > 0 && dups[0], err
+}
+
+// OnceAll is Once for a message whose blobs go to several aggregates (a
+// batch): add is called with, for each key, whether its blobs are
+// duplicates to leave out (all true: add is not called), and the keys
+// whose blobs were not duplicates are recorded only if add returns nil.
+// It returns the duplicates. Keys may repeat.
+func (s *Set) OnceAll(id string, keys []string, seq uint64, add func(skip []bool) error) (dups []bool, err error) {
+	p := s.sender(id)
+	if p == nil {
+		s.untracked.Add(1)
+		return make([]bool, len(keys)), add(make([]bool, len(keys)))
+	}
+	p.heard.Store(s.gen.Load())
+	// The marks of the distinct keys, locked in key order (deadlock-free).
+	order := make([]int, len(keys))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		switch {
+		case keys[a] < keys[b]:
+			return -1
+		case keys[a] > keys[b]:
+			return 1
+		}
+		return 0
+	})
+	marks := make([]*mark, len(keys))
+	p.mu.Lock()
+	for _, i := range order {
+		m := p.seqs[keys[i]]
+		if m == nil {
+			m = &mark{}
+			p.seqs[keys[i]] = m
+		}
+		marks[i] = m
+	}
+	p.mu.Unlock()
+	var locked []*mark
+	for _, i := range order {
+		if !slices.Contains(locked, marks[i]) {
+			marks[i].mu.Lock()
+			locked = append(locked, marks[i])
+		}
+	}
+	defer func() {
+		for _, m := range locked {
+			m.mu.Unlock()
+		}
+	}()
+	dups = make([]bool, len(keys))
+	all := true
+	for i, m := range marks {
+		dups[i] = m.has && seq <= m.hw
+		all = all && dups[i]
+	}
+	if all {
+		s.duplicates.Add(1)
+		return dups, nil
+	}
+	if err := add(dups); err != nil {
+		return dups, err
+	}
+	for i, m := range marks {
+		if !dups[i] {
+			m.has, m.hw = true, max(m.hw, seq)
+		}
+	}
+	if slices.Contains(dups, true) {
+		s.duplicates.Add(1)
+	}
+	return dups, nil
+}
+
+// sender returns the state of sender id, made on first use; nil beyond
+// MaxSenders.
+func (s *Set) sender(id string) *sender {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	p := s.senders[id]
+	if p == nil {
+		if len(s.senders) >= s.cfg.MaxSenders {
+			return nil
+		}
+		p = &sender{seqs: map[string]*mark{}}
+		s.senders[id] = p
+	}
+	return p
+}
+
+// pruneSenders forgets the senders that have not posted in the last two
+// windows; Rotate calls it.
+func (s *Set) pruneSenders() {
+	g := s.gen.Add(1)
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	for id, p := range s.senders {
+		if g-p.heard.Load() > 2 {
+			delete(s.senders, id)
+		}
+	}
+}

@@ -1,0 +1,443 @@
+// Command statsblob-load measures statsblob-collector's ingest: it starts a
+// collector in a child process (pinned to -server-cpus with taskset when
+// that is installed), posts TCP_DEFAULT blobs to it over HTTP/1.1
+// keep-alive connections from 1, 8 and 64 posters, in batches, and with
+// 10,000 aggregates while /metrics is scraped back to back, and prints
+// for each run the blobs per second (per wall second and per second of
+// the collector's CPU), the POST latency p50/p99, the scrape time (back to
+// back: the median and the number of scrapes; periodic: min/median/max)
+// and the collector's RSS (now/peak, MB). Every run checks that the collector accepted exactly
+// the blobs it was sent.
+//
+//	statsblob-load [-d 5s] [-server-cpus 0] [-runs posters,batch,aggregates]
+//
+// `make load` runs it with the load generator on CPU 1 and the collector
+// on CPU 0.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export/collector"
+	"github.com/statsblob/statsblob/internal/stream"
+	"github.com/statsblob/statsblob/internal/tcpsim"
+	"github.com/statsblob/statsblob/internal/tcpstats"
+	"github.com/statsblob/statsblob/tpl"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	fs := flag.NewFlagSet("statsblob-load", flag.ContinueOnError)
+	serve := fs.String("serve", "", "internal: serve a collector on `ADDR` and print its address")
+	cpuprofile := fs.String("cpuprofile", "", "write the collector's CPU profile to `FILE`")
+	d := fs.Duration("d", 5*time.Second, "duration `D` of each run")
+	cpus := fs.String("server-cpus", "0", "CPUs to pin the collector to (taskset -c `LIST`; empty: no pinning)")
+	runs := fs.String("runs", "posters,batch,aggregates", "comma-separated `LIST` of runs: posters, batch, aggregates")
+	nblobs := fs.Int("blobs", 2000, "distinct TCP_DEFAULT blobs to post, `N`")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *serve != "" {
+		return serveCollector(*serve, *cpuprofile)
+	}
+	blobs := demoBlobs(*nblobs)
+	srv, err := startServer(*cpus, *cpuprofile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "statsblob-load:", err)
+		return 1
+	}
+	defer srv.stop()
+	fmt.Printf("collector pid %d on %s (CPUs %q); %d TCP_DEFAULT blobs of %d bytes; %v per run\n\n",
+		srv.cmd.Process.Pid, srv.addr, *cpus, len(blobs), len(blobs[0]), *d)
+	fmt.Printf("%-34s %10s %12s %10s %10s %20s %9s\n", "run", "blobs/s", "blobs/CPU-s", "p50", "p99", "scrape", "RSS MB")
+	status := 0
+	for _, r := range strings.Split(*runs, ",") {
+		var err error
+		switch r {
+		case "posters":
+			for _, p := range []int{1, 8, 64} {
+				if err = srv.measure(fmt.Sprintf("%d posters, 100 aggregates", p), p, 1, 100, blobs, *d, 0); err != nil {
+					break
+				}
+			}
+		case "batch":
+			err = srv.measure("8 posters, batches of 100", 8, 100, 100, blobs, *d, 0)
+		case "aggregates":
+			if err = srv.fill(10000, blobs[0]); err == nil {
+				if err = srv.measure("8 posters, 10,000 aggregates", 8, 1, 10000, blobs, *d, 0); err == nil {
+					if err = srv.measure("  the same, scraped every 5 s", 8, 1, 10000, blobs, max(*d, 20*time.Second), 5*time.Second); err == nil {
+						err = srv.measure("  the same, scraped back to back", 8, 1, 10000, blobs, *d, time.Nanosecond)
+					}
+				}
+			}
+		default:
+			err = fmt.Errorf("unknown run %q", r)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "statsblob-load:", err)
+			status = 1
+		}
+	}
+	return status
+}
+
+// demoBlobs returns n TCP_DEFAULT connection blobs of the demo's workload.
+func demoBlobs(n int) [][]byte {
+	tp, err := tcpstats.New(tpl.NewRegistry())
+	if err != nil {
+		panic(err)
+	}
+	s := stream.Stream(7)
+	out := make([][]byte, n)
+	for i := range out {
+		b := blob.New(tp, blob.NewEnv(nil, uint32(i+1)))
+		tcpsim.SimulateConn(b, &s, nil)
+		out[i] = b.Bytes()
+	}
+	return out
+}
+
+// serveCollector is the child: a collector of TCP_DEFAULT on addr.
+func serveCollector(addr, cpuprofile string) int {
+	reg := tpl.NewRegistry()
+	if _, err := tcpstats.New(reg); err != nil {
+		panic(err)
+	}
+	s, err := collector.New(collector.Config{Templates: reg, MaxAggregates: 20000})
+	if err != nil {
+		panic(err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if cpuprofile != "" {
+		f, err := os.Create(cpuprofile)
+		if err != nil {
+			panic(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			panic(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	fmt.Println(ln.Addr().String())
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	<-sig
+	_ = hs.Close()
+	return 0
+}
+
+// server is the child process.
+type server struct {
+	cmd  *exec.Cmd
+	addr string
+	sent atomic.Uint64 // blobs accepted (204) over all runs
+}
+
+func startServer(cpus, cpuprofile string) (*server, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	argv := []string{self, "-serve", "127.0.0.1:0"}
+	if cpuprofile != "" {
+		argv = append(argv, "-cpuprofile", cpuprofile)
+	}
+	if cpus != "" {
+		if ts, err := exec.LookPath("taskset"); err == nil {
+			argv = append([]string{ts, "-c", cpus}, argv...)
+		}
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		_ = cmd.Process.Kill()
+		return nil, fmt.Errorf("collector did not start: %w", err)
+	}
+	return &server{cmd: cmd, addr: strings.TrimSpace(line)}, nil
+}
+
+func (s *server) stop() {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	_ = s.cmd.Wait()
+}
+
+// cpu returns the collector's CPU time (user + system).
+func (s *server) cpu() time.Duration {
+	p, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(p[bytes.LastIndexByte(p, ')')+2:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * (time.Second / 100) // USER_HZ
+}
+
+// rss returns the collector's resident and peak resident set, in MB.
+func (s *server) rss() (cur, peak float64) {
+	p, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0
+	}
+	for _, l := range strings.Split(string(p), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 2 && (f[0] == "VmRSS:" || f[0] == "VmHWM:") {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			if f[0] == "VmRSS:" {
+				cur = kb / 1024
+			} else {
+				peak = kb / 1024
+			}
+		}
+	}
+	return cur, peak
+}
+
+// conn is a minimal HTTP/1.1 keep-alive client: a request is written in
+// one piece and its answer read without allocating.
+type conn struct {
+	c net.Conn
+	r *bufio.Reader
+	w *bufio.Writer
+}
+
+func dial(addr string) (*conn, error) {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{c, bufio.NewReaderSize(c, 4096), bufio.NewWriterSize(c, 70000)}, nil
+}
+
+// post sends a POST of body to path and returns the status.
+func (c *conn) post(path string, body []byte) (int, error) {
+	fmt.Fprintf(c.w, "POST %s HTTP/1.1\r\nHost: collector\r\nContent-Length: %d\r\n\r\n", path, len(body))
+	_, _ = c.w.Write(body)
+	if err := c.w.Flush(); err != nil {
+		return 0, err
+	}
+	line, err := c.r.ReadSlice('\n')
+	if err != nil {
+		return 0, err
+	}
+	if len(line) < 12 {
+		return 0, fmt.Errorf("bad status line %q", line)
+	}
+	code, _ := strconv.Atoi(string(line[9:12]))
+	n := 0
+	for {
+		h, err := c.r.ReadSlice('\n')
+		if err != nil {
+			return 0, err
+		}
+		if len(h) <= 2 {
+			break
+		}
+		if k, v, ok := bytes.Cut(h, []byte(":")); ok && strings.EqualFold(string(k), "Content-Length") {
+			n, _ = strconv.Atoi(strings.TrimSpace(string(v)))
+		}
+	}
+	if _, err := c.r.Discard(n); err != nil {
+		return 0, err
+	}
+	return code, nil
+}
+
+// fill posts one blob to each of n label sets.
+func (s *server) fill(n int, b []byte) error {
+	c, err := dial(s.addr)
+	if err != nil {
+		return err
+	}
+	defer c.c.Close()
+	for i := range n {
+		code, err := c.post(fmt.Sprintf("/v1/blobs?host=h%d", i), b)
+		if err != nil || code != http.StatusNoContent {
+			return fmt.Errorf("fill: %d %v", code, err)
+		}
+		s.sent.Add(1)
+	}
+	return nil
+}
+
+// measure runs posters posting for d (batch blobs per post, spread over
+// aggs label sets), with a scraper every scrape (0: none), prints a line
+// and checks the collector's accepted count.
+func (s *server) measure(name string, posters, batch, aggs int, blobs [][]byte, d time.Duration, scrape time.Duration) error {
+	var bodies [][]byte // per post
+	var paths []string
+	var counts []uint64 // blobs per post
+	if batch == 1 {
+		for i, b := range blobs {
+			bodies = append(bodies, b)
+			paths = append(paths, fmt.Sprintf("/v1/blobs?host=h%d", i%aggs))
+			counts = append(counts, 1)
+		}
+	} else {
+		for i := 0; i < len(blobs); i += batch {
+			body := []byte(collector.BatchMagic)
+			for j := i; j < min(i+batch, len(blobs)); j++ {
+				body, _ = collector.AppendBatchFrame(body, fmt.Sprintf("host=h%d", j%aggs), blobs[j])
+			}
+			bodies = append(bodies, body)
+			paths = append(paths, "/v1/batch")
+			counts = append(counts, uint64(min(i+batch, len(blobs))-i))
+		}
+	}
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		lats    []time.Duration
+		posted  atomic.Uint64
+		firstEr error
+		stop    atomic.Bool
+	)
+	cpu0 := s.cpu()
+	t0 := time.Now()
+	for p := range posters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := dial(s.addr)
+			if err != nil {
+				mu.Lock()
+				firstEr = cmpOr(firstEr, err)
+				mu.Unlock()
+				return
+			}
+			defer c.c.Close()
+			my := make([]time.Duration, 0, 1<<16)
+			for i := p; !stop.Load(); i += posters {
+				k := i % len(bodies)
+				t := time.Now()
+				code, err := c.post(paths[k], bodies[k])
+				my = append(my, time.Since(t))
+				if err != nil || code != http.StatusNoContent {
+					mu.Lock()
+					firstEr = cmpOr(firstEr, fmt.Errorf("post: %d %v", code, err))
+					mu.Unlock()
+					return
+				}
+				posted.Add(counts[k])
+			}
+			mu.Lock()
+			lats = append(lats, my...)
+			mu.Unlock()
+		}()
+	}
+	var scrapes []time.Duration
+	var scrapeBytes int
+	if scrape > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next := time.Now(); !stop.Load(); next = next.Add(scrape) {
+				time.Sleep(time.Until(next))
+				t := time.Now()
+				resp, err := http.Get("http://" + s.addr + "/metrics")
+				if err != nil {
+					mu.Lock()
+					firstEr = cmpOr(firstEr, err)
+					mu.Unlock()
+					return
+				}
+				n, _ := io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				scrapes = append(scrapes, time.Since(t))
+				scrapeBytes = int(n)
+			}
+		}()
+	}
+	time.Sleep(d)
+	stop.Store(true)
+	wg.Wait()
+	wall := time.Since(t0)
+	cpu := s.cpu() - cpu0
+	if firstEr != nil {
+		return fmt.Errorf("%s: %w", name, firstEr)
+	}
+	n := posted.Load()
+	s.sent.Add(n)
+	slices.Sort(lats)
+	pct := func(q float64) time.Duration { return lats[min(int(q*float64(len(lats))), len(lats)-1)] }
+	scr := "-"
+	if len(scrapes) > 0 {
+		slices.Sort(scrapes)
+		scr = fmt.Sprintf("%v (%d, %.0f MB)", scrapes[len(scrapes)/2].Round(time.Millisecond), len(scrapes), float64(scrapeBytes)/1e6)
+		if scrape > time.Millisecond {
+			scr = fmt.Sprintf("%v/%v/%v", scrapes[0].Round(time.Millisecond), scrapes[len(scrapes)/2].Round(time.Millisecond), scrapes[len(scrapes)-1].Round(time.Millisecond))
+		}
+	}
+	cur, peak := s.rss()
+	perCPU := 0.0
+	if cpu > 0 {
+		perCPU = float64(n) / cpu.Seconds()
+	}
+	fmt.Printf("%-34s %10.0f %12.0f %10v %10v %20s %4.0f/%4.0f\n", name, float64(n)/wall.Seconds(), perCPU,
+		pct(0.5).Round(time.Microsecond), pct(0.99).Round(time.Microsecond), scr, cur, peak)
+	return s.check()
+}
+
+func cmpOr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// check compares the collector's accepted count with the blobs sent.
+func (s *server) check() error {
+	resp, err := http.Get("http://" + s.addr + "/metrics")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "statsblob_collector_blobs_accepted_total "); ok {
+			got, _ := strconv.ParseFloat(v, 64)
+			if uint64(got) != s.sent.Load() {
+				return fmt.Errorf("collector accepted %d blobs, %d were sent", uint64(got), s.sent.Load())
+			}
+			return nil
+		}
+	}
+	return errors.New("no statsblob_collector_blobs_accepted_total in /metrics")
+}

@@ -1,0 +1,32 @@
+package collector
+
+import "time"
+
+// expiring reports whether idle label sets expire within a window: with a
+// LabelTTL, unless a delta push needs every window whole.
+func (s *Server) expiring() bool { return s.cfg.LabelTTL > 0 && !s.keepWindows.Load() }
+
+// Expire drops the current window's aggregates that have had no post for
+// LabelTTL, so that their label sets stop counting against the limits, and
+// returns how many it dropped. With a delta pusher it drops nothing: a
+// window ships whole when it closes (label sets not posted in a window
+// leave with it).
+func (s *Server) Expire() int {
+	if !s.expiring() {
+		return 0
+	}
+	n, oldest := s.set.Expire(s.cfg.Now().Add(-s.cfg.LabelTTL))
+	var next int64
+	if !oldest.IsZero() {
+		next = oldest.Add(s.cfg.LabelTTL).UnixNano()
+	}
+	s.nextExpiry.Store(next)
+	s.expired.Add(float64(n))
+	return n
+}
+
+// sweepEvery is how often RunWindows calls Expire: a tenth of the TTL,
+// between a second and a minute.
+func (s *Server) sweepEvery() time.Duration {
+	return min(max(s.cfg.LabelTTL/10, time.Second), time.Minute)
+}

@@ -1,0 +1,16 @@
+package collector
+
+import "github.com/prometheus/client_golang/prometheus/testutil"
+
+// LimitHits reads statsblob_collector_limit_hits_total{limit} without a
+// scrape (Gather maps every aggregate).
+func LimitHits(s *Server, limit string) float64 {
+	return testutil.ToFloat64(s.limitHits.WithLabelValues(limit))
+}
+
+// ScrapesWriting returns the scrapes rendered and being written.
+func ScrapesWriting(s *Server) int64 { return s.writing.Load() }
+
+// Omitted reads statsblob_collector_scrape_omitted_aggregates without a
+// scrape.
+func Omitted(s *Server) float64 { return testutil.ToFloat64(s.omitted) }

@@ -1,0 +1,259 @@
+package collector
+
+import (
+	"compress/gzip"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export/aggregate"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// BatchMagic starts every batch body.
+const BatchMagic = "SBB1"
+
+// MaxBatchBody is the largest batch body, in bytes.
+const MaxBatchBody = 16 << 20
+
+// DecodeBatch reads a batch body, the framing POST /v1/batch takes: the
+// four bytes BatchMagic, then frames until the body ends, each
+//
+//	uint16 little-endian  length of the labels (at most 65535 bytes)
+//	labels                the blob's labels in URL query syntax ("host=web1&svc=api"), may be empty
+//	uint16 little-endian  length of the blob (1 to 65535 bytes: a blob's cursz is a uint16)
+//	blob                  the blob's bytes
+//
+// It calls frame for each frame in order with the frame's index, labels
+// and blob (slices of body: copy what is kept) and stops at the first
+// error frame returns, which it returns. A body that is not such a
+// sequence (no magic, a frame cut short, an empty blob) gives an error
+// wrapping voi.ErrInvalid that names the frame and its offset; frame has
+// then been called for the frames before it.
+func DecodeBatch(body []byte, frame func(i int, labels string, blob []byte) error) error {
+	if len(body) < len(BatchMagic) || string(body[:len(BatchMagic)]) != BatchMagic {
+		return fmt.Errorf("collector: batch: does not start with %q: %w", BatchMagic, voi.ErrInvalid)
+	}
+	p := body[len(BatchMagic):]
+	off := len(BatchMagic)
+	for i := 0; len(p) > 0; i++ {
+		if len(p) < 2 {
+			return fmt.Errorf("collector: batch: frame %d at %d: labels length cut short: %w", i, off, voi.ErrInvalid)
+		}
+		ql := int(binary.LittleEndian.Uint16(p))
+		if len(p) < 2+ql+2 {
+			return fmt.Errorf("collector: batch: frame %d at %d: %d bytes of labels and a blob length, %d left: %w", i, off, ql, len(p)-2, voi.ErrInvalid)
+		}
+		labels := string(p[2 : 2+ql])
+		bl := int(binary.LittleEndian.Uint16(p[2+ql:]))
+		if bl == 0 || len(p) < 4+ql+bl {
+			return fmt.Errorf("collector: batch: frame %d at %d: blob of %d bytes, %d left: %w", i, off, bl, len(p)-4-ql, voi.ErrInvalid)
+		}
+		if err := frame(i, labels, p[4+ql:4+ql+bl]); err != nil {
+			return err
+		}
+		p = p[4+ql+bl:]
+		off += 4 + ql + bl
+	}
+	return nil
+}
+
+// AppendBatchFrame appends to dst one frame of DecodeBatch's framing (the
+// caller starts the body with BatchMagic). Errors wrap voi.ErrInvalid:
+// labels over 65535 bytes, a blob empty or over 65535 bytes.
+func AppendBatchFrame(dst []byte, labels string, blob []byte) ([]byte, error) {
+	if len(labels) > 0xffff || len(blob) == 0 || len(blob) > 0xffff {
+		return dst, fmt.Errorf("collector: batch frame of %d bytes of labels and %d of blob: %w", len(labels), len(blob), voi.ErrInvalid)
+	}
+	dst = binary.LittleEndian.AppendUint16(dst, uint16(len(labels)))
+	dst = append(dst, labels...)
+	dst = binary.LittleEndian.AppendUint16(dst, uint16(len(blob)))
+	return append(dst, blob...), nil
+}
+
+// errRefused carries a rejection through aggregate.Set.Once.
+var errRefused = errors.New("refused")
+
+// once runs add for the post r, whose blobs go to the aggregates of keys:
+// when r carries aggregate.HeaderSender and HeaderSeq, add is told which
+// keys' blobs were added before (aggregate.Set.OnceAll: a post all of
+// whose blobs were is answered as accepted without calling add); when it
+// carries neither, add adds everything.
+func (s *Server) once(r *http.Request, keys []string, add func(skip []bool) *rejection) *rejection {
+	id, seqv := r.Header.Get(aggregate.HeaderSender), r.Header.Get(aggregate.HeaderSeq)
+	if id == "" && seqv == "" {
+		return add(make([]bool, len(keys)))
+	}
+	if id == "" || seqv == "" {
+		return reject(http.StatusBadRequest, "sender", "%s and %s go together", aggregate.HeaderSender, aggregate.HeaderSeq)
+	}
+	if err := aggregate.CheckSender(id); err != nil {
+		return reject(http.StatusBadRequest, "sender", "%v", err)
+	}
+	seq, err := aggregate.ParseSeq(seqv)
+	if err != nil {
+		return reject(http.StatusBadRequest, "sender", "%v", err)
+	}
+	var rej *rejection
+	if _, err := s.set.OnceAll(id, keys, seq, func(skip []bool) error {
+		if rej = add(skip); rej != nil {
+			return errRefused
+		}
+		return nil
+	}); err != nil && rej == nil {
+		return reject(http.StatusInternalServerError, "sender", "%v", err)
+	}
+	return rej
+}
+
+// aggregateMetrics are the counters of the aggregate.Set.
+func (s *Server) aggregateMetrics() []prometheus.Collector {
+	return []prometheus.Collector{
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "statsblob_collector_saturated_total",
+			Help: "Statistics of an aggregate that saturated at their 64-bit limit (each also counted in the statistic's errors)."},
+			func() float64 { return float64(s.set.Stats().Saturated) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "statsblob_collector_duplicates_total",
+			Help: "Posts answered 204 without being added again: their sender's sequence number was already added."},
+			func() float64 { return float64(s.set.Stats().Duplicates) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "statsblob_collector_untracked_senders_total",
+			Help: "Posts with a sender id added without the duplicate check (more senders than the collector keeps)."},
+			func() float64 { return float64(s.set.Stats().Untracked) }),
+	}
+}
+
+// postBatch serves POST /v1/batch.
+func (s *Server) postBatch(w http.ResponseWriter, r *http.Request) {
+	rej := s.acceptBatch(r)
+	if rej == nil {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	s.rejected.WithLabelValues(rej.reason).Inc()
+	if rej.status == http.StatusMethodNotAllowed {
+		w.Header().Set("Allow", http.MethodPost)
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(rej.status)
+	_, _ = io.WriteString(w, rej.msg+"\n")
+}
+
+// acceptBatch handles one batch post: every frame is checked (labels,
+// blob, template, layout, the aggregate limit) before any is added, so a
+// refused batch adds nothing.
+func (s *Server) acceptBatch(r *http.Request) *rejection {
+	if r.Method != http.MethodPost {
+		return reject(http.StatusMethodNotAllowed, "method", "method %s not allowed: POST a batch", r.Method)
+	}
+	body, rej := s.readBodyWithin(r, MaxBatchBody, "MaxBatchBody")
+	if rej != nil {
+		return rej
+	}
+	var items []aggregate.Item
+	ref := map[*tpl.Template]*blob.Blob{} // a checked blob of each template in the batch
+	err := DecodeBatch(body, func(i int, query string, p []byte) error {
+		q := r.URL.RawQuery
+		if query != "" && q != "" {
+			q += "&" + query
+		} else if query != "" {
+			q = query
+		}
+		labels, lrej := s.labels(q)
+		if lrej != nil {
+			rej = lrej
+			rej.msg = fmt.Sprintf("frame %d: %s", i, rej.msg)
+			return errRefused
+		}
+		b, err := blob.FromBytes(p, nil)
+		if err != nil {
+			rej = reject(http.StatusBadRequest, "blob", "frame %d: %v", i, err)
+			return errRefused
+		}
+		t, err := s.cfg.Templates.ByHash(b.TplHash())
+		if err != nil {
+			rej = reject(http.StatusUnprocessableEntity, "template", "frame %d: unknown template hash %d", i, b.TplHash())
+			return errRefused
+		}
+		if c := ref[t]; c != nil {
+			err = blob.Compatible(c, b)
+		} else if err = b.CheckTemplate(t); err == nil {
+			ref[t] = b
+		}
+		if err != nil {
+			rej = reject(http.StatusUnprocessableEntity, "layout", "frame %d: blob does not fit its template (hash %d): %v", i, t.Hash(), err)
+			return errRefused
+		}
+		items = append(items, aggregate.Item{Key: key(b.TplHash(), labels), T: t, Labels: labels, B: b})
+		return nil
+	})
+	if rej != nil {
+		return rej
+	}
+	if err != nil {
+		return reject(http.StatusBadRequest, "batch", "%v", err)
+	}
+	keys := make([]string, len(items))
+	for i, it := range items {
+		keys[i] = it.Key
+	}
+	return s.once(r, keys, func(skip []bool) *rejection {
+		add := items[:0:0]
+		for i, it := range items {
+			if !skip[i] {
+				add = append(add, it)
+			}
+		}
+		if err := s.set.AddAll(add); err != nil {
+			return s.addRejection(err, items[0].T)
+		}
+		n := 0
+		for _, it := range add {
+			n += it.B.CurSz()
+		}
+		s.accepted.Add(float64(len(add)))
+		s.bytesIn.Add(float64(n))
+		return nil
+	})
+}
+
+// renderText renders GET /metrics in the Prometheus text format: the
+// aggregates through promexport.Text (each aggregate rendered again only
+// when it changed) within the scrape bounds, the server's own metrics from
+// its registry; gzipped when the client accepts it.
+func (s *Server) renderText(w http.ResponseWriter, r *http.Request) {
+	own, err := s.own.Gather()
+	if err != nil {
+		http.Error(w, "gathering the collector's metrics failed", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", string(expfmt.NewFormat(expfmt.TypeTextPlain)))
+	var out io.Writer = w
+	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		w.Header().Set("Content-Encoding", "gzip")
+		gz := gzipPool.Get().(*gzip.Writer)
+		gz.Reset(w)
+		defer func() {
+			_ = gz.Close()
+			gzipPool.Put(gz)
+		}()
+		out = gz
+	}
+	om, _ := s.text.WriteWithin(out, own, s.cfg.MaxScrapeSeries, s.cfg.MaxScrapeBytes)
+	s.noteOmitted(om.BySeries, om.ByBytes)
+}
+
+// gzipPool holds the scrapes' compressors (fastest level: a scrape of
+// 10,000 aggregates is tens of MB).
+var gzipPool = sync.Pool{New: func() any {
+	gz, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
+	return gz
+}}

@@ -1,0 +1,317 @@
+package collector_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export/aggregate"
+	"github.com/statsblob/statsblob/export/collector"
+	"github.com/statsblob/statsblob/export/internal/fixture"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// postH is post with request headers.
+func postH(t testing.TB, h http.Handler, path, query string, body []byte, hdr map[string]string) (int, string) {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
+	r.URL.RawQuery = query
+	for k, v := range hdr {
+		r.Header.Set(k, v)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w.Code, w.Body.String()
+}
+
+// The issue's lock-out (issue 21, issue 22 defect 4): a blob whose SUM
+// would overflow the aggregate's is accepted, an INT_U32 SUM keeps
+// counting exactly past 2^32, and what passes 2^64 saturates, counted.
+func TestOverflowNeverRefused(t *testing.T) {
+	s, tp := newServer(t, collector.Config{})
+	kb := fixture.KitchenBlob(tp)
+	// "lat" (VOI 3) is an INT_U32 SUM: 1,051 per blob; make it 2^32-1.
+	lat := kb.Clone()
+	st, err := lat.Fetch(3, voi.Sum)
+	require.NoError(t, err)
+	binary.LittleEndian.PutUint32(st.Data, math.MaxUint32)
+	big := blob.New(tp, nil)
+	require.NoError(t, big.UpdateU64(0, math.MaxUint64-100))
+	for _, b := range [][]byte{lat.Bytes(), lat.Bytes(), kb.Bytes(), big.Bytes(), kb.Bytes()} {
+		code, body := post(t, s, http.MethodPost, "host=a", b)
+		require.Equal(t, http.StatusNoContent, code, body)
+	}
+	// The posts are folded when the aggregate is first read: read it before
+	// the registry, whose collectors run concurrently (the saturation
+	// counter is read beside the scrape that folds).
+	require.Len(t, s.Blobs(), 1)
+	require.NoError(t, testutil.GatherAndCompare(s.Registry(), strings.NewReader(`# HELP kitchen_bytes_total statsblob KITCHEN bytes: SUM (INT_U64)
+# TYPE kitchen_bytes_total counter
+kitchen_bytes_total{host="a"} 1.8446744073709552e+19
+# HELP kitchen_lat_total statsblob KITCHEN lat: SUM (INT_U64)
+# TYPE kitchen_lat_total counter
+kitchen_lat_total{host="a"} 8.589936692e+09
+# HELP statsblob_collector_saturated_total Statistics of an aggregate that saturated at their 64-bit limit (each also counted in the statistic's errors).
+# TYPE statsblob_collector_saturated_total counter
+statsblob_collector_saturated_total 2
+`), "kitchen_bytes_total", "kitchen_lat_total", "statsblob_collector_saturated_total"))
+	v, err := s.Blobs()[0].Blob.FetchU64(0, voi.Sum)
+	require.NoError(t, err)
+	require.Equal(t, uint64(math.MaxUint64), v)
+	l, err := s.Blobs()[0].Blob.FetchU64(3, voi.Sum)
+	require.NoError(t, err)
+	require.Equal(t, 2*uint64(math.MaxUint32)+2*1051, l)
+	require.Equal(t, []uint64{5}, s.Merged())
+}
+
+func TestIdempotentPosts(t *testing.T) {
+	s, tp := newServer(t, collector.Config{})
+	kb := fixture.KitchenBlob(tp).Bytes()
+	hdr := func(id, seq string) map[string]string {
+		return map[string]string{aggregate.HeaderSender: id, aggregate.HeaderSeq: seq}
+	}
+	for _, p := range []struct {
+		h    map[string]string
+		code int
+		msg  string
+	}{
+		{hdr("web1", "1"), 204, ""},
+		{hdr("web1", "1"), 204, ""}, // a retry that had arrived: not added again
+		{hdr("web1", "2"), 204, ""},
+		{hdr("web2", "1"), 204, ""},
+		{nil, 204, ""},
+		{nil, 204, ""},
+		{hdr("web1", ""), 400, "Statsblob-Sender and Statsblob-Seq go together"},
+		{hdr("", "3"), 400, "go together"},
+		{hdr("web1", "-3"), 400, "not a decimal uint64"},
+		{hdr("web\x01", "3"), 400, "holds byte 0x1"},
+	} {
+		code, body := postH(t, s, "/v1/blobs", "host=a", kb, p.h)
+		require.Equal(t, p.code, code, body)
+		require.Contains(t, body, p.msg)
+	}
+	require.Equal(t, []uint64{5}, s.Merged())
+	require.Equal(t, 4.0, counter(t, s, "sender").value())
+	require.NoError(t, testutil.GatherAndCompare(s.Registry(), strings.NewReader(`# HELP statsblob_collector_duplicates_total Posts answered 204 without being added again: their sender's sequence number was already added.
+# TYPE statsblob_collector_duplicates_total counter
+statsblob_collector_duplicates_total 1
+`), "statsblob_collector_duplicates_total"))
+	// A refused post is not recorded: the retry of its number is added.
+	code, _ := postH(t, s, "/v1/blobs", "host=a", []byte("junk"), hdr("web1", "3"))
+	require.Equal(t, 400, code)
+	code, _ = postH(t, s, "/v1/blobs", "host=a", kb, hdr("web1", "3"))
+	require.Equal(t, 204, code)
+	require.Equal(t, []uint64{6}, s.Merged())
+}
+
+func batch(t testing.TB, frames ...any) []byte {
+	t.Helper()
+	body := []byte(collector.BatchMagic)
+	for i := 0; i < len(frames); i += 2 {
+		var err error
+		body, err = collector.AppendBatchFrame(body, frames[i].(string), frames[i+1].([]byte))
+		require.NoError(t, err)
+	}
+	return body
+}
+
+func TestBatch(t *testing.T) {
+	s, tp := newServer(t, collector.Config{MaxAggregates: 3})
+	kb := fixture.KitchenBlob(tp).Bytes()
+	code, body := postH(t, s, "/v1/batch", "svc=api", batch(t, "host=a", kb, "host=b", kb, "host=a", kb), nil)
+	require.Equal(t, http.StatusNoContent, code, body)
+	require.Equal(t, []uint64{2, 1}, s.Merged())
+	named := s.Blobs()
+	require.Equal(t, "host", named[0].Labels[0].Name)
+	require.Equal(t, "svc", named[0].Labels[1].Name)
+	require.Equal(t, 3.0, counter(t, s, "").value())
+
+	// A batch with a bad frame adds nothing, whatever the frame.
+	before := snapshot(s)
+	other := blob.New(fixture.Kitchen(), nil).Bytes() // the same layout
+	binary.LittleEndian.PutUint32(other[8:], 7)       // another hash
+	for _, c := range []struct {
+		name, query string
+		body        []byte
+		code        int
+		reason, msg string
+	}{
+		{"no magic", "", kb, 400, "batch", `does not start with "SBB1"`},
+		{"cut short", "", batch(t, "host=a", kb)[:100], 400, "batch", "frame 0 at 4"},
+		{"bad blob", "", batch(t, "host=a", kb, "host=a", kb[:40]), 400, "blob", "frame 1: blob:"},
+		{"bad labels", "", batch(t, "host=a", kb, "le=1", kb), 400, "labels", `frame 1: `},
+		{"label twice", "host=x", batch(t, "host=a", kb), 400, "labels", `frame 0: label "host" given 2 times`},
+		{"unknown template", "", batch(t, "host=a", kb, "host=a", other), 422, "template", "frame 1: unknown template hash 7"},
+		{"limit", "", batch(t, "host=a", kb, "host=c", kb, "host=d", kb), 429, "limit", "at most 3"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rejected := counter(t, s, c.reason).value()
+			code, body := postH(t, s, "/v1/batch", c.query, c.body, nil)
+			require.Equal(t, c.code, code, body)
+			require.Contains(t, body, c.msg)
+			require.Equal(t, rejected+1, counter(t, s, c.reason).value())
+			require.Equal(t, before[:2], snapshot(s)[:2], "nothing added")
+		})
+	}
+	// Idempotent as a whole.
+	h := map[string]string{aggregate.HeaderSender: "s", aggregate.HeaderSeq: "9"}
+	for range 2 {
+		code, body := postH(t, s, "/v1/batch", "svc=api", batch(t, "host=b", kb, "host=b", kb), h)
+		require.Equal(t, http.StatusNoContent, code, body)
+	}
+	require.Equal(t, uint64(3), s.Merged()[1])
+}
+
+func TestDecodeBatch(t *testing.T) {
+	f := func(body []byte, want []string, wantErr string) {
+		t.Helper()
+		var got []string
+		err := collector.DecodeBatch(body, func(i int, labels string, blob []byte) error {
+			got = append(got, labels+"|"+string(blob))
+			return nil
+		})
+		require.Equal(t, want, got)
+		if wantErr == "" {
+			require.NoError(t, err)
+			return
+		}
+		require.ErrorIs(t, err, voi.ErrInvalid)
+		require.ErrorContains(t, err, wantErr)
+	}
+	f([]byte("SBB1"), nil, "")
+	f([]byte("SBB1\x01\x00a\x02\x00xy\x00\x00\x01\x00z"), []string{"a|xy", "|z"}, "")
+	f([]byte("SBB"), nil, "does not start")
+	f([]byte("XBB1"), nil, "does not start")
+	f([]byte("SBB1\x01"), nil, "frame 0 at 4: labels length cut short")
+	f([]byte("SBB1\x01\x00a\x02"), nil, "frame 0 at 4: 1 bytes of labels and a blob length")
+	f([]byte("SBB1\x00\x00\x00\x00"), nil, "frame 0 at 4: blob of 0 bytes")
+	f([]byte("SBB1\x00\x00\x01\x00z\x00\x00\x05\x00abc"), []string{"|z"}, "frame 1 at 9: blob of 5 bytes, 3 left")
+	_, err := collector.AppendBatchFrame(nil, "", nil)
+	require.ErrorIs(t, err, voi.ErrInvalid)
+	_, err = collector.AppendBatchFrame(nil, "", make([]byte, 65536))
+	require.ErrorIs(t, err, voi.ErrInvalid)
+}
+
+// FuzzDecodeBatch: DecodeBatch reads any bytes without panicking; the
+// frames it hands out, framed again, give back the bytes it read.
+func FuzzDecodeBatch(f *testing.F) {
+	f.Add([]byte("SBB1\x01\x00a\x02\x00xy\x00\x00\x01\x00z"))
+	f.Add([]byte("SBB1\x00\x00\x00\x00"))
+	f.Add([]byte("SBB1\xff\xff"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		again := []byte(collector.BatchMagic)
+		err := collector.DecodeBatch(body, func(i int, labels string, blob []byte) error {
+			var err error
+			again, err = collector.AppendBatchFrame(again, labels, blob)
+			require.NoError(t, err)
+			return nil
+		})
+		if err == nil {
+			require.Equal(t, body, again)
+			return
+		}
+		require.ErrorIs(t, err, voi.ErrInvalid)
+		if !bytes.HasPrefix(body, []byte(collector.BatchMagic)) {
+			require.Equal(t, collector.BatchMagic, string(again), "no frame without the magic")
+			return
+		}
+		require.True(t, bytes.HasPrefix(body, again), "the frames read are the body's start")
+	})
+}
+
+// scrapeLines returns the lines of GET /metrics, sorted, and the
+// Content-Type; with gz the answer is asked for gzipped.
+func scrapeLines(t *testing.T, s http.Handler, gz bool) ([]string, string) {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+	if gz {
+		r.Header.Set("Accept-Encoding", "gzip")
+	}
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, r)
+	require.Equal(t, http.StatusOK, w.Code)
+	body := w.Body.Bytes()
+	if gz {
+		require.Equal(t, "gzip", w.Header().Get("Content-Encoding"))
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		require.NoError(t, err)
+		body, err = io.ReadAll(zr)
+		require.NoError(t, err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(body), "\n"), "\n")
+	slices.Sort(lines)
+	return stable(lines), w.Header().Get("Content-Type")
+}
+
+// stable leaves out the lines of the metrics that change between two
+// gatherings: the go_ and process_ ones, the scrape interval.
+func stable(lines []string) []string {
+	return slices.DeleteFunc(lines, func(l string) bool {
+		name := strings.TrimPrefix(strings.TrimPrefix(l, "# HELP "), "# TYPE ")
+		return strings.HasPrefix(name, "go_") || strings.HasPrefix(name, "process_") ||
+			strings.HasPrefix(name, "statsblob_collector_scrape_interval_seconds")
+	})
+}
+
+// registryLines returns the lines client_golang's registry and expfmt
+// write for the server's metrics, sorted.
+func registryLines(t *testing.T, s *collector.Server) []string {
+	t.Helper()
+	mfs, err := s.Registry().Gather()
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	for _, mf := range mfs {
+		_, err := expfmt.MetricFamilyToText(&buf, mf)
+		require.NoError(t, err)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	slices.Sort(lines)
+	return stable(lines)
+}
+
+// /metrics is written without client_golang's const metrics: it must say
+// exactly what the registry says.
+func TestMetricsTextMatchesRegistry(t *testing.T) {
+	s, tp := newServer(t, collector.Config{})
+	kb := fixture.KitchenBlob(tp).Bytes()
+	empty := blob.New(tp, nil).Bytes()
+	for _, q := range []string{"host=a", "host=a", "host=b%22%5Cq%0Ax&svc=api", "svc=x", "host=z"} {
+		code, body := post(t, s, http.MethodPost, q, kb)
+		require.Equal(t, http.StatusNoContent, code, body)
+	}
+	code, _ := post(t, s, http.MethodPost, "host=empty", empty)
+	require.Equal(t, http.StatusNoContent, code)
+	got, ct := scrapeLines(t, s, false)
+	require.Equal(t, "text/plain; version=0.0.4; charset=utf-8", ct)
+	want := registryLines(t, s)
+	require.Equal(t, want, got)
+	require.Contains(t, got, `kitchen_bytes_total{host="b\"\\q\nx",svc="api"} 1448`)
+	gz, _ := scrapeLines(t, s, true)
+	require.Equal(t, want, gz)
+
+	// A changed aggregate is rendered again, the others come from the
+	// cache; an aggregate gone (a new window) is gone.
+	code, _ = post(t, s, http.MethodPost, "host=z", kb)
+	require.Equal(t, http.StatusNoContent, code)
+	got, _ = scrapeLines(t, s, false)
+	require.Equal(t, registryLines(t, s), got)
+	require.Contains(t, got, `kitchen_bytes_total{host="z"} 2896`)
+	s.Rotate()
+	code, _ = post(t, s, http.MethodPost, "host=y", kb)
+	require.Equal(t, http.StatusNoContent, code)
+	got, _ = scrapeLines(t, s, false)
+	require.Equal(t, registryLines(t, s), got)
+	require.NotContains(t, strings.Join(got, "\n"), `host="z"`)
+}

@@ -1,0 +1,123 @@
+package collector
+
+import (
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/ship"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// Levels are gauges: a VOI that takes relative updates holds in its state
+// a current level (requests in flight, a queue's depth), which a merge
+// cannot add up (it keeps the destination's). So the collector keeps each
+// sender's latest levels (the sender named by ship's Statsblob-Sender
+// header; posts without one count as one anonymous sender, whose latest
+// post wins), per template and label set and across windows, and exports
+// their sum as the VOI's level (export.Named.Levels). A later post of a
+// sender replaces its levels unless its Statsblob-Seq is lower than the
+// one they came from (a retry that arrived late). A sender that stops
+// posting keeps counting at its last level; at most MaxLevelSenders are
+// kept per template and label set, the least recently heard from going
+// first.
+
+// MaxLevelSenders bounds the senders whose levels are kept per template
+// and label set.
+const MaxLevelSenders = 4096
+
+type levels struct {
+	mu sync.Mutex
+	by map[string]map[string]*reading // aggregate key -> sender -> latest
+}
+
+type reading struct {
+	seq  uint64
+	at   time.Time
+	vals map[int32]float64
+}
+
+// record keeps the levels of blob b, posted by the request's sender, for
+// aggregate key k. Blobs without relative-update VOIs cost a scan of
+// their VOI table.
+func (l *levels) record(k string, h func(string) string, now time.Time, b *blob.Blob) {
+	var vals map[int32]float64
+	for id := range b.VOIs() {
+		s, err := b.Fetch(id, voi.StatVoiState)
+		if err != nil || s.Type != voi.StatVoiState || len(s.Data) == 0 {
+			continue
+		}
+		s.DType = s.VOIDType // the state holds a value of the VOI's type
+		v, err := s.Value()
+		if err != nil {
+			continue
+		}
+		if vals == nil {
+			vals = map[int32]float64{}
+		}
+		vals[id] = v
+	}
+	if vals == nil {
+		return
+	}
+	sender := h(ship.HeaderSender)
+	seq, _ := strconv.ParseUint(h(ship.HeaderSeq), 10, 64)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.by == nil {
+		l.by = map[string]map[string]*reading{}
+	}
+	m := l.by[k]
+	if m == nil {
+		m = map[string]*reading{}
+		l.by[k] = m
+	}
+	if r := m[sender]; r != nil && seq < r.seq {
+		return // an older message than the levels kept
+	}
+	if _, ok := m[sender]; !ok && len(m) >= MaxLevelSenders {
+		oldest := ""
+		for s, r := range m {
+			if oldest == "" || r.at.Before(m[oldest].at) {
+				oldest = s
+			}
+		}
+		delete(m, oldest)
+	}
+	m[sender] = &reading{seq: seq, at: now, vals: vals}
+}
+
+// sum returns the sum over senders of the levels kept for key k.
+func (l *levels) sum(k string) map[int32]float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m := l.by[k]
+	if len(m) == 0 {
+		return nil
+	}
+	out := map[int32]float64{}
+	for _, r := range m {
+		for id, v := range r.vals {
+			out[id] += v
+		}
+	}
+	return out
+}
+
+// levelKey is the key of a label set's levels: by template name, since
+// the aggregates are blobs of the template's wide form (another hash) and
+// the posts of its senders' own.
+func levelKey(t *tpl.Template, labels []export.Label) string {
+	return key(0, labels) + "\x00" + t.Name()
+}
+
+// withLevels sets the Levels of the aggregates ns.
+func (s *Server) withLevels(ns []export.Named) []export.Named {
+	for i := range ns {
+		ns[i].Levels = s.levels.sum(levelKey(ns[i].Template, ns[i].Labels))
+	}
+	return ns
+}

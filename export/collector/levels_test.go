@@ -1,0 +1,68 @@
+package collector_test
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export/collector"
+	"github.com/statsblob/statsblob/ship"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// The level of a relative-update VOI is a gauge: the collector exports
+// the sum of each sender's latest level, across windows, where a merge
+// would keep the first blob's.
+func TestLevelsSumSendersLatest(t *testing.T) {
+	reg := tpl.NewRegistry()
+	tp, err := reg.New("POOL")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "inflight", DType: voi.IntS64, Flags: voi.FlagRelUpdate, Stats: []tpl.StatSpec{tpl.Max()}}))
+	require.NoError(t, tp.SetVOIMeta(0, tpl.VOIMeta{Help: "Requests in flight."}))
+	s, err := collector.New(collector.Config{Templates: reg, Now: func() time.Time { return time.Unix(1_700_000_000, 0) }})
+	require.NoError(t, err)
+
+	send := func(sender string, seq string, level int64) {
+		t.Helper()
+		b := blob.New(tp, nil)
+		require.NoError(t, b.UpdateRelS64(0, level))
+		r := httptest.NewRequest(http.MethodPost, "/v1/blobs?pool=db", bytes.NewReader(b.Bytes()))
+		if sender != "" {
+			r.Header.Set(ship.HeaderSender, sender)
+			r.Header.Set(ship.HeaderSeq, seq)
+		}
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		require.Equal(t, http.StatusNoContent, w.Code, w.Body.String())
+	}
+	want := func(level, max string) {
+		t.Helper()
+		require.NoError(t, testutil.GatherAndCompare(s.Registry(), strings.NewReader(`# HELP pool_inflight Requests in flight. (level (sum of relative updates))
+# TYPE pool_inflight gauge
+pool_inflight{pool="db"} `+level+`
+# HELP pool_inflight_max Requests in flight. (MAX)
+# TYPE pool_inflight_max gauge
+pool_inflight_max{pool="db"} `+max+`
+`), "pool_inflight", "pool_inflight_max"))
+	}
+	send("a", "1", 5)
+	send("b", "1", 7)
+	want("12", "7")
+	send("a", "2", 2) // a's level is now 2
+	want("9", "7")
+	send("a", "1", 40) // a late copy of a's first message: a duplicate, neither merged nor a level
+	want("9", "7")
+	send("", "", 3) // no sender: one anonymous sender
+	want("12", "7")
+	s.Rotate() // levels outlive windows
+	send("b", "2", 1)
+	want("6", "1")
+}

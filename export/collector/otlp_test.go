@@ -1,0 +1,111 @@
+package collector_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/statsblob/statsblob/export/collector"
+	"github.com/statsblob/statsblob/export/internal/fixture"
+)
+
+// blackHole is an exporter whose pushes never finish before their
+// context ends, unless it is up.
+type blackHole struct {
+	fakeExporter
+	up    atomic.Bool
+	tries atomic.Int64
+}
+
+func (b *blackHole) Export(ctx context.Context, rm *metricdata.ResourceMetrics) error {
+	b.tries.Add(1)
+	if b.up.Load() {
+		return b.fakeExporter.Export(ctx, rm)
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// Defect 6 of issue 22: with delta temporality Rotate pushed the closed
+// window synchronously with no deadline, so a black-hole endpoint stopped
+// rotation (windows_total stayed at 1 while the window grew) and shutdown
+// waited on it. Rotation must never wait on the exporter, every push has a
+// deadline, and Close says what it could not ship.
+func TestRotateNeverWaitsOnTheExporter(t *testing.T) {
+	ck := &clock{t: time.Unix(1000, 0)}
+	s, tp := newServer(t, collector.Config{Window: time.Minute, Now: ck.now})
+	bh := &blackHole{}
+	p := s.NewPusher(bh, metricdata.DeltaTemporality)
+	p.Timeout = 20 * time.Millisecond
+	kb := fixture.KitchenBlob(tp).Bytes()
+	for i := range 3 {
+		code, _ := post(t, s, http.MethodPost, "h=a", kb)
+		require.Equal(t, http.StatusNoContent, code)
+		ck.set(time.Unix(1060+60*int64(i), 0))
+		rotated := make(chan struct{})
+		go func() { s.Rotate(); close(rotated) }()
+		select {
+		case <-rotated:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Rotate is waiting on the exporter")
+		}
+	}
+	require.NoError(t, testutilCompare(s, "statsblob_collector_windows_total", 3))
+	require.Eventually(t, func() bool { return bh.tries.Load() >= 2 }, 10*time.Second, time.Millisecond, "the worker retries")
+
+	code, _ := post(t, s, http.MethodPost, "h=a", kb)
+	require.Equal(t, http.StatusNoContent, code)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := p.Close(ctx)
+	var ns *collector.NotShipped
+	require.ErrorAs(t, err, &ns)
+	require.Equal(t, 4, ns.Windows)
+	require.Equal(t, uint64(4), ns.Posts)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Equal(t, "4 accepted blobs in 4 windows not shipped over OTLP: context deadline exceeded", err.Error())
+	require.NoError(t, ctx.Err(), "Close kept to the push timeout, not the caller's deadline")
+}
+
+// Windows closed while the endpoint is down are pushed, in order, once it
+// is back; past MaxPending the oldest is dropped and counted.
+func TestDeltaQueue(t *testing.T) {
+	ck := &clock{t: time.Unix(1000, 0)}
+	s, tp := newServer(t, collector.Config{Window: time.Minute, Now: ck.now})
+	bh := &blackHole{}
+	p := s.NewPusher(bh, metricdata.DeltaTemporality)
+	p.Timeout, p.MaxPending = 5*time.Millisecond, 2
+	kb := fixture.KitchenBlob(tp).Bytes()
+	for i := range 3 {
+		post(t, s, http.MethodPost, "h=a", kb)
+		ck.set(time.Unix(1060+60*int64(i), 0))
+		s.Rotate()
+	}
+	bh.up.Store(true)
+	require.Eventually(t, func() bool { return bh.count() == 2 }, 10*time.Second, time.Millisecond)
+	require.NoError(t, p.Close(context.Background()), "nothing left: the window under way is empty")
+	bh.mu.Lock()
+	defer bh.mu.Unlock()
+	for i, want := range []int64{1060, 1120} { // the window of 1000-1060 was dropped
+		require.Equal(t, time.Unix(want, 0), bytesSum(t, bh.got[i]).DataPoints[0].StartTime)
+	}
+	require.NoError(t, testutilCompare(s, "statsblob_collector_otlp_dropped_windows_total", 1))
+}
+
+// A cumulative Close whose push fails says so.
+func TestCumulativeCloseFails(t *testing.T) {
+	s, tp := newServer(t, collector.Config{})
+	p := s.NewPusher(&blackHole{}, metricdata.CumulativeTemporality)
+	p.Timeout = 5 * time.Millisecond
+	post(t, s, http.MethodPost, "h=a", fixture.KitchenBlob(tp).Bytes())
+	err := p.Close(context.Background())
+	var ns *collector.NotShipped
+	require.True(t, errors.As(err, &ns), "%v", err)
+	require.Equal(t, collector.NotShipped{Windows: 1, Posts: 1, Err: context.DeadlineExceeded}, *ns)
+}

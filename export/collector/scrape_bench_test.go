@@ -1,0 +1,35 @@
+package collector_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/export/collector"
+)
+
+// BenchmarkScrape10k: one GET /metrics of 10,000 TCP_DEFAULT aggregates
+// (each with two short labels), through the handler.
+func BenchmarkScrape10k(b *testing.B) {
+	tp, bs := demoBlobs(b, 64)
+	s, err := collector.New(collector.Config{Templates: tp.Registry()})
+	require.NoError(b, err)
+	for i := range 10000 {
+		code, body := post(b, s, http.MethodPost, fmt.Sprintf("host=h%05d&svc=api", i), bs[i%len(bs)].Bytes())
+		require.Equal(b, http.StatusNoContent, code, body)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	var size int
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		size = w.Body.Len()
+		_, _ = io.Copy(io.Discard, w.Body)
+	}
+	b.ReportMetric(float64(size), "bytes/scrape")
+}

@@ -1,0 +1,551 @@
+// Package wal is the collector's write-ahead log: records appended to a
+// file and made durable (fsync) before Append returns, many concurrent
+// appends sharing one fsync (group commit), and checkpoints of the whole
+// state that let older log segments go.
+//
+// # Files
+//
+// A directory holds log segments seg-N.wal and checkpoints ckpt-N.ckpt, N
+// a 16-digit hexadecimal number. Checkpoint N holds the state after every
+// record of the segments numbered below N; segment N and later hold the
+// records since. A segment is a sequence of records, each
+//
+//	length  uint32 little-endian, at most MaxRecord
+//	crc     uint32 little-endian, CRC-32C (Castagnoli) of the payload
+//	payload length bytes
+//
+// and a checkpoint is the 8 bytes "SBCKPT1\n", then length, crc and payload
+// as a record. Files are written under a temporary name and renamed, and
+// the directory is synced, so a checkpoint is either whole or absent.
+//
+// # Recovery
+//
+// Open reads the newest checkpoint whose checksum holds and replays the
+// segments from its number on. A record cut short or failing its checksum
+// at the end of the last segment is what a crash during a write leaves: the
+// segment is truncated there (that record was never acknowledged, since
+// Append returns only after the fsync that covers it). Damage anywhere
+// else is reported as ErrCorrupt and Open fails: acknowledged records would
+// otherwise be lost without a word.
+package wal
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// MaxRecord bounds a record's payload, and so what a damaged length field
+// can make Open allocate.
+const MaxRecord = 64 << 20
+
+const (
+	hdrSize    = 8
+	ckptMagic  = "SBCKPT1\n"
+	segPrefix  = "seg-"
+	segSuffix  = ".wal"
+	ckptPrefix = "ckpt-"
+	ckptSuffix = ".ckpt"
+)
+
+// Errors. Each is wrapped with the file and offset it concerns.
+var (
+	// ErrCorrupt: a file of the log is damaged where a crash cannot have
+	// damaged it.
+	ErrCorrupt = errors.New("wal: corrupt log")
+	// ErrClosed: the log was closed, or an earlier write or fsync failed
+	// (then every later Append fails too: the log may have lost a record).
+	ErrClosed = errors.New("wal: log closed")
+	// ErrTooLarge: a payload longer than MaxRecord.
+	ErrTooLarge = errors.New("wal: record too large")
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Options configure a Log; the zero value is the durable default.
+type Options struct {
+	// NoSync skips fsync: records survive a crash of the process, not of
+	// the machine. For tests and for users who accept that.
+	NoSync bool
+}
+
+// Recovery receives what Open reads back, in order: the checkpoint's
+// payload (not called without a checkpoint), then each record since.
+// An error from either stops Open and is returned.
+type Recovery struct {
+	Checkpoint func(state []byte) error
+	Record     func(payload []byte) error
+}
+
+// Stats counts a Log's work since Open.
+type Stats struct {
+	Appends     uint64 // records appended
+	Syncs       uint64 // fsyncs of the log (each covers one or more appends)
+	Bytes       uint64 // bytes written to segments
+	Checkpoints uint64 // checkpoints written
+	Replayed    uint64 // records replayed by Open
+	Truncated   uint64 // bytes of a torn last record cut off by Open
+}
+
+// Log is an open write-ahead log. Its methods are safe for concurrent use.
+type Log struct {
+	dir  string
+	opts Options
+
+	mu      sync.Mutex // orders records: the segment, its pending bytes, lsn
+	f       *os.File   // the open segment
+	segN    uint64     // its number
+	pending []byte     // records appended and not yet written
+	lsn     uint64     // records appended so far
+
+	smu     sync.Mutex // the syncing role and what is durable
+	cond    *sync.Cond
+	syncing bool
+	durable uint64 // records written and synced
+	err     error  // the first write or sync failure, or ErrClosed
+	stats   Stats
+}
+
+// Open opens the log in dir (created if missing), replaying its checkpoint
+// and records into r, and returns it ready for appends to a new segment.
+func Open(dir string, opts Options, r Recovery) (*Log, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("wal: %w", err)
+	}
+	segs, ckpts, err := list(dir)
+	if err != nil {
+		return nil, err
+	}
+	l := &Log{dir: dir, opts: opts}
+	l.cond = sync.NewCond(&l.smu)
+	var from uint64
+	for i := len(ckpts) - 1; i >= 0; i-- {
+		state, err := readCheckpoint(filepath.Join(dir, ckptName(ckpts[i])))
+		if errors.Is(err, ErrCorrupt) {
+			continue // an older one still covers its segments
+		}
+		if err != nil {
+			return nil, err
+		}
+		if r.Checkpoint != nil {
+			if err := r.Checkpoint(state); err != nil {
+				return nil, err
+			}
+		}
+		from = ckpts[i]
+		break
+	}
+	// The segments from the checkpoint on must all be there: with every
+	// checkpoint damaged, the ones it replaced were deleted, and replaying
+	// what is left would lose records without a word.
+	segs = slices.DeleteFunc(segs, func(n uint64) bool { return n < from })
+	next := from
+	for i, n := range segs {
+		if n != next {
+			return nil, fmt.Errorf("wal: %s: segment %s is missing: %w", dir, segName(next), ErrCorrupt)
+		}
+		if err := l.replay(filepath.Join(dir, segName(n)), i == len(segs)-1, r.Record); err != nil {
+			return nil, err
+		}
+		next = n + 1
+	}
+	if err := l.openSegment(next); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// list returns the segment and checkpoint numbers in dir, ascending.
+func list(dir string) (segs, ckpts []uint64, err error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("wal: %w", err)
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if n, ok := parseName(name, segPrefix, segSuffix); ok {
+			segs = append(segs, n)
+		} else if n, ok := parseName(name, ckptPrefix, ckptSuffix); ok {
+			ckpts = append(ckpts, n)
+		}
+	}
+	slices.Sort(segs)
+	slices.Sort(ckpts)
+	return segs, ckpts, nil
+}
+
+func parseName(name, prefix, suffix string) (uint64, bool) {
+	if !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, suffix) {
+		return 0, false
+	}
+	hex := name[len(prefix) : len(name)-len(suffix)]
+	if len(hex) != 16 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(hex, 16, 64)
+	return n, err == nil
+}
+
+func segName(n uint64) string  { return fmt.Sprintf("%s%016x%s", segPrefix, n, segSuffix) }
+func ckptName(n uint64) string { return fmt.Sprintf("%s%016x%s", ckptPrefix, n, ckptSuffix) }
+
+// replay feeds the records of one segment to fn. A torn record at the end
+// of the last segment is cut off; damage elsewhere is ErrCorrupt.
+func (l *Log) replay(path string, last bool, fn func([]byte) error) error {
+	p, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("wal: %w", err)
+	}
+	off := 0
+	for off < len(p) {
+		payload, n, err := Decode(p[off:])
+		if err != nil {
+			if !last {
+				return fmt.Errorf("wal: %s at byte %d: %w", path, off, err)
+			}
+			// A crash during the last write: cut the segment there.
+			if err := os.Truncate(path, int64(off)); err != nil {
+				return fmt.Errorf("wal: %w", err)
+			}
+			l.stats.Truncated += uint64(len(p) - off)
+			return nil
+		}
+		if fn != nil {
+			if err := fn(payload); err != nil {
+				return err
+			}
+		}
+		l.stats.Replayed++
+		off += n
+	}
+	return nil
+}
+
+// Decode reads one record from the front of p: its payload (aliasing p) and
+// its size in bytes. A record cut short, longer than MaxRecord or failing its
+// checksum gives an error wrapping ErrCorrupt.
+func Decode(p []byte) (payload []byte, n int, err error) {
+	if len(p) < hdrSize {
+		return nil, 0, fmt.Errorf("a %d-byte record header: %w", len(p), ErrCorrupt)
+	}
+	size := binary.LittleEndian.Uint32(p)
+	if size > MaxRecord {
+		return nil, 0, fmt.Errorf("a %d-byte record: %w", size, ErrCorrupt)
+	}
+	if uint64(len(p)-hdrSize) < uint64(size) {
+		return nil, 0, fmt.Errorf("a %d-byte record with %d bytes left: %w", size, len(p)-hdrSize, ErrCorrupt)
+	}
+	payload = p[hdrSize : hdrSize+int(size)]
+	if crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(p[4:]) {
+		return nil, 0, fmt.Errorf("a record failing its checksum: %w", ErrCorrupt)
+	}
+	return payload, hdrSize + int(size), nil
+}
+
+// AppendRecord appends payload framed as a record to dst.
+func AppendRecord(dst, payload []byte) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(payload)))
+	dst = binary.LittleEndian.AppendUint32(dst, crc32.Checksum(payload, castagnoli))
+	return append(dst, payload...)
+}
+
+func readCheckpoint(path string) ([]byte, error) {
+	p, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("wal: %w", err)
+	}
+	if !strings.HasPrefix(string(p), ckptMagic) {
+		return nil, fmt.Errorf("wal: %s: no checkpoint header: %w", path, ErrCorrupt)
+	}
+	payload, n, err := Decode(p[len(ckptMagic):])
+	if err == nil && len(ckptMagic)+n != len(p) {
+		err = fmt.Errorf("%d bytes after the checkpoint: %w", len(p)-len(ckptMagic)-n, ErrCorrupt)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("wal: %s: %w", path, err)
+	}
+	return payload, nil
+}
+
+// openSegment creates segment n and makes it the one appends go to.
+// Called by Open, and by Checkpoint with l.mu held.
+func (l *Log) openSegment(n uint64) error {
+	f, err := os.OpenFile(filepath.Join(l.dir, segName(n)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("wal: %w", err)
+	}
+	if err := l.syncDir(); err != nil {
+		f.Close()
+		return err
+	}
+	l.f, l.segN = f, n
+	return nil
+}
+
+func (l *Log) syncDir() error {
+	if l.opts.NoSync {
+		return nil
+	}
+	d, err := os.Open(l.dir)
+	if err != nil {
+		return fmt.Errorf("wal: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("wal: sync %s: %w", l.dir, err)
+	}
+	return nil
+}
+
+// Append adds a record and returns once it is durable. apply, if not nil,
+// is called after the record is placed in the log's order and before
+// Append waits for the disk, under the log's lock: a state changed only
+// by apply is consistent with the log at every checkpoint (apply must be
+// short and must not call the Log). An error means the record may not be
+// durable: the log is broken from then on (every later Append fails with
+// ErrClosed), and the caller must not acknowledge the record.
+func (l *Log) Append(payload []byte, apply func()) error {
+	if len(payload) > MaxRecord {
+		return fmt.Errorf("%w: %d bytes", ErrTooLarge, len(payload))
+	}
+	l.mu.Lock()
+	if err := l.failed(); err != nil {
+		l.mu.Unlock()
+		return err
+	}
+	l.pending = AppendRecord(l.pending, payload)
+	l.lsn++
+	lsn := l.lsn
+	if apply != nil {
+		apply()
+	}
+	l.mu.Unlock()
+	return l.waitDurable(lsn)
+}
+
+func (l *Log) failed() error {
+	l.smu.Lock()
+	defer l.smu.Unlock()
+	return l.err
+}
+
+// waitDurable returns when record lsn is synced: the first waiter becomes
+// the syncer and writes everything pending; the others wait for it, so
+// concurrent appends share one fsync.
+func (l *Log) waitDurable(lsn uint64) error {
+	l.smu.Lock()
+	defer l.smu.Unlock()
+	for l.durable < lsn {
+		if l.err != nil {
+			return l.err
+		}
+		if l.syncing {
+			l.cond.Wait()
+			continue
+		}
+		l.syncing = true
+		l.smu.Unlock()
+		upto, n, err := l.flush()
+		l.smu.Lock()
+		l.syncing = false
+		l.stats.Syncs++
+		l.stats.Bytes += uint64(n)
+		if err != nil && l.err == nil {
+			l.err = fmt.Errorf("%w: %w", ErrClosed, err)
+		} else if err == nil {
+			l.durable = max(l.durable, upto)
+		}
+		l.cond.Broadcast()
+	}
+	return nil
+}
+
+// flush writes the pending records to the segment and syncs it, returning
+// the lsn it covers. Called by the one goroutine in the syncing role.
+func (l *Log) flush() (upto uint64, n int, err error) {
+	l.mu.Lock()
+	buf, f := l.pending, l.f
+	l.pending = nil
+	upto = l.lsn
+	l.mu.Unlock()
+	if len(buf) == 0 {
+		return upto, 0, nil
+	}
+	if n, err = f.Write(buf); err != nil {
+		return 0, n, err
+	}
+	if !l.opts.NoSync {
+		err = f.Sync()
+	}
+	return upto, n, err
+}
+
+// Checkpoint replaces the log so far by a state: snapshot is called under
+// the log's lock, when every record appended so far has been applied (see
+// Append) and no other is; what it returns is written as a checkpoint, and
+// the segments it covers are deleted. Appends wait while snapshot runs, not
+// while the checkpoint is written.
+func (l *Log) Checkpoint(snapshot func() ([]byte, error)) error {
+	// Take the syncing role so that no flush writes to the segment being
+	// closed.
+	l.smu.Lock()
+	for l.syncing {
+		l.cond.Wait()
+	}
+	if l.err != nil {
+		l.smu.Unlock()
+		return l.err
+	}
+	l.syncing = true
+	l.smu.Unlock()
+
+	l.mu.Lock()
+	state, upto, n, next, err := l.rollLocked(snapshot)
+	l.mu.Unlock()
+
+	l.smu.Lock()
+	l.syncing = false
+	l.stats.Bytes += uint64(n)
+	if err == nil {
+		l.durable = max(l.durable, upto)
+		l.stats.Syncs++
+	} else if l.err == nil && !errors.Is(err, errSnapshot) {
+		l.err = fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	l.cond.Broadcast()
+	l.smu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := l.writeCheckpoint(next, state); err != nil {
+		return err // the segments stay: the log is still whole
+	}
+	l.smu.Lock()
+	l.stats.Checkpoints++
+	l.smu.Unlock()
+	segs, ckpts, err := list(l.dir)
+	if err != nil {
+		return err
+	}
+	for _, s := range segs {
+		if s < next {
+			os.Remove(filepath.Join(l.dir, segName(s)))
+		}
+	}
+	for _, c := range ckpts {
+		if c < next {
+			os.Remove(filepath.Join(l.dir, ckptName(c)))
+		}
+	}
+	return nil
+}
+
+var errSnapshot = errors.New("wal: snapshot")
+
+// rollLocked flushes the pending records to the current segment, takes the
+// snapshot, and starts the next segment. Called with l.mu held and the
+// syncing role taken.
+func (l *Log) rollLocked(snapshot func() ([]byte, error)) (state []byte, upto uint64, n int, next uint64, err error) {
+	upto = l.lsn
+	if len(l.pending) > 0 {
+		if n, err = l.f.Write(l.pending); err != nil {
+			return nil, 0, n, 0, err
+		}
+		l.pending = nil
+	}
+	if !l.opts.NoSync {
+		if err = l.f.Sync(); err != nil {
+			return nil, 0, n, 0, err
+		}
+	}
+	state, err = snapshot()
+	if err != nil {
+		return nil, upto, n, 0, fmt.Errorf("%w: %w", errSnapshot, err)
+	}
+	if len(state) > MaxRecord {
+		return nil, upto, n, 0, fmt.Errorf("%w: %w: a %d-byte checkpoint", errSnapshot, ErrTooLarge, len(state))
+	}
+	old := l.f
+	next = l.segN + 1
+	if err = l.openSegment(next); err != nil {
+		return nil, upto, n, 0, err
+	}
+	old.Close()
+	return state, upto, n, next, nil
+}
+
+func (l *Log) writeCheckpoint(n uint64, state []byte) error {
+	path := filepath.Join(l.dir, ckptName(n))
+	tmp := path + ".tmp"
+	buf := AppendRecord([]byte(ckptMagic), state)
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("wal: %w", err)
+	}
+	_, err = f.Write(buf)
+	if err == nil && !l.opts.NoSync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("wal: checkpoint: %w", err)
+	}
+	return l.syncDir()
+}
+
+// Stats returns the log's counters.
+func (l *Log) Stats() Stats {
+	l.mu.Lock()
+	lsn := l.lsn
+	l.mu.Unlock()
+	l.smu.Lock()
+	defer l.smu.Unlock()
+	s := l.stats
+	s.Appends = lsn
+	return s
+}
+
+// Close writes what is pending, syncs and closes the log. Appends after
+// Close fail with ErrClosed.
+func (l *Log) Close() error {
+	l.smu.Lock()
+	for l.syncing {
+		l.cond.Wait()
+	}
+	l.syncing = true
+	l.smu.Unlock()
+	upto, n, err := l.flush()
+	l.mu.Lock()
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	l.mu.Unlock()
+	l.smu.Lock()
+	l.syncing = false
+	l.stats.Bytes += uint64(n)
+	if err == nil {
+		l.durable = max(l.durable, upto)
+	}
+	if l.err == nil {
+		l.err = ErrClosed
+	}
+	l.cond.Broadcast()
+	l.smu.Unlock()
+	if err != nil {
+		return fmt.Errorf("wal: close: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,97 @@
+package export_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+func rttBlob(t *testing.T) (*tpl.Template, *blob.Blob) {
+	tp, err := tpl.NewRegistry().New("T")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "rtt_us", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum(), tpl.Max(), tpl.Min(), tpl.TDigest(voi.TDgstClust64, 50, 8)}}))
+	b := blob.New(tp, blob.NewEnv(func() int64 { return blob.SBinTime(1_700_000_000, 0) }, 1))
+	for _, v := range []uint32{1000, 2000, 4000, 8000} {
+		require.NoError(t, b.UpdateU32(0, v))
+	}
+	return tp, b
+}
+
+type point struct {
+	name, unit string
+	kind       export.Kind
+	value      float64
+}
+
+func points(t *testing.T, opts export.Options, tp *tpl.Template, b *blob.Blob) ([]point, []export.Metric) {
+	m, err := export.NewMapper(opts)
+	require.NoError(t, err)
+	ms, err := m.Append(nil, export.Named{Blob: b, Template: tp})
+	require.NoError(t, err)
+	var out []point
+	for _, mt := range ms {
+		v := mt.Value
+		if mt.Summary != nil {
+			v = mt.Summary.Sum
+		}
+		out = append(out, point{mt.Name, mt.Unit, mt.Kind, v})
+	}
+	return out, ms
+}
+
+func TestUnitsFromMetadataAndOverride(t *testing.T) {
+	tp, b := rttBlob(t)
+	q := export.Options{Quantiles: []float64{1}, NativeHistogram: true}
+
+	// No metadata: the name is the VOI's, values as they are.
+	got, _ := points(t, q, tp, b)
+	require.Equal(t, []point{
+		{"t_rtt_us", "", export.KindCounter, 15000},
+		{"t_rtt_us_max", "", export.KindGauge, 8000},
+		{"t_rtt_us_min", "", export.KindGauge, 1000},
+		{"t_rtt_us_tdigest", "", export.KindSummary, 15000},
+		{"t_rtt_us_tdigest_native", "", export.KindExpHistogram, 0},
+	}, got)
+
+	// Metadata: microseconds export as seconds; the unit replaces the
+	// name's "_us".
+	require.NoError(t, tp.SetVOIMeta(0, tpl.VOIMeta{Unit: "microseconds"}))
+	got, ms := points(t, q, tp, b)
+	require.Equal(t, []point{
+		{"t_rtt_seconds", "seconds", export.KindCounter, 0.015},
+		{"t_rtt_seconds_max", "seconds", export.KindGauge, 0.008},
+		{"t_rtt_seconds_min", "seconds", export.KindGauge, 0.001},
+		{"t_rtt_seconds_tdigest", "seconds", export.KindSummary, 0.015},
+		{"t_rtt_seconds_tdigest_native", "seconds", export.KindExpHistogram, 0},
+	}, got)
+	require.Equal(t, 0.008, ms[3].Summary.Quantiles[0].Value)
+	e := ms[4].Exp
+	require.Equal(t, uint64(4), e.Count)
+	require.Equal(t, 0.015, e.Sum)
+	require.Equal(t, []float64{0.001, 0.008}, []float64{e.Min, e.Max})
+	// Each sample lands in the bucket (base^i, base^(i+1)] that holds it in seconds.
+	var n uint64
+	for _, c := range e.Positive.Counts {
+		n += c
+	}
+	require.Equal(t, uint64(4), n)
+	// The smallest sample, 0.001 s, is in the first bucket: (base^o, base^(o+1)].
+	bound := func(i int32) float64 { return math.Exp2(math.Ldexp(float64(i), -int(e.Scale))) }
+	require.Less(t, bound(e.Positive.Offset), 0.001)
+	require.GreaterOrEqual(t, bound(e.Positive.Offset+1), 0.001)
+
+	// The flag's unit replaces the template's, values unscaled.
+	got, _ = points(t, export.Options{Quantiles: []float64{1}, Units: map[string]string{"rtt_us": "microseconds"}}, tp, b)
+	require.Equal(t, []point{
+		{"t_rtt_microseconds", "microseconds", export.KindCounter, 15000},
+		{"t_rtt_microseconds_max", "microseconds", export.KindGauge, 8000},
+		{"t_rtt_microseconds_min", "microseconds", export.KindGauge, 1000},
+		{"t_rtt_microseconds_tdigest", "microseconds", export.KindSummary, 15000},
+	}, got)
+}

@@ -1,0 +1,325 @@
+package promexport
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export"
+)
+
+// Text writes the metrics of a Collector's source in the Prometheus text
+// format (version 0.0.4) without building client_golang metrics: the lines
+// client_golang's registry and expfmt would write for them (as sets: the
+// series of a family come in the source's order, not sorted), at a
+// fraction of the cost. The lines of each blob are kept while the source
+// hands out the same *blob.Blob with the same labels and start, so a
+// scrape renders only the blobs that changed since the last one: the
+// source must hand out a new *blob.Blob when a blob's statistics change
+// (as a source of snapshots does; export/aggregate publishes a new blob
+// at every fold), never modify one it handed out. Native
+// histograms need the protobuf format: use the Collector through a
+// registry for those. A blob the mapping rejects is left out. A Text is
+// safe for concurrent use (scrapes take turns).
+type Text struct {
+	c *Collector
+
+	mu    sync.Mutex
+	cache map[*blob.Blob]*rendered
+}
+
+// rendered is the text of one blob's metrics, by family.
+type rendered struct {
+	labels []export.Label
+	start  time.Time
+	fams   []famText
+	seen   bool // handed out by the source in the latest scrape
+	series int  // sample lines
+	size   int  // bytes of the lines
+}
+
+// famText is one family's lines of one blob.
+type famText struct {
+	name, help, typ string
+	lines           []byte
+}
+
+// NewText returns a Text of c's source and mapping.
+func (c *Collector) NewText() *Text {
+	return &Text{c: c, cache: map[*blob.Blob]*rendered{}}
+}
+
+// Write writes the source's metrics and the families of extra (for
+// example a registry's own metrics, from Gather) to w, families in name
+// order, and returns the first write error.
+func (t *Text) Write(w io.Writer, extra []*dto.MetricFamily) error {
+	_, err := t.WriteWithin(w, extra, 0, 0)
+	return err
+}
+
+// Omitted counts the blobs a WriteWithin left out, by the bound they would
+// have passed.
+type Omitted struct{ BySeries, ByBytes int }
+
+// WriteWithin is Write with at most maxSeries sample lines and maxBytes
+// bytes of the source's blobs (0: no bound): blobs past either bound, in
+// the source's order, are left out and counted.
+func (t *Text) WriteWithin(w io.Writer, extra []*dto.MetricFamily, maxSeries, maxBytes int) (Omitted, error) {
+	var om Omitted
+	series, size := 0, 0
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	type family struct {
+		help, typ string
+		parts     [][]byte
+		extra     *dto.MetricFamily
+	}
+	fams := map[string]*family{}
+	var names []string
+	get := func(name string) *family {
+		f := fams[name]
+		if f == nil {
+			f = &family{}
+			fams[name] = f
+			names = append(names, name)
+		}
+		return f
+	}
+	for _, r := range t.cache {
+		r.seen = false
+	}
+	var ms []export.Metric
+	for _, n := range t.c.src.Blobs() {
+		r := t.cache[n.Blob]
+		if r == nil || !slices.Equal(r.labels, n.Labels) || !r.start.Equal(n.Start) {
+			var err error
+			if ms, err = t.c.mapper.Append(ms[:0], n); err != nil {
+				continue
+			}
+			r = &rendered{labels: n.Labels, start: n.Start, fams: renderBlob(ms)}
+			for _, ft := range r.fams {
+				r.series += bytes.Count(ft.lines, []byte{'\n'})
+				r.size += len(ft.lines)
+			}
+			t.cache[n.Blob] = r
+		}
+		r.seen = true
+		switch {
+		case maxSeries > 0 && series+r.series > maxSeries:
+			om.BySeries++
+			continue
+		case maxBytes > 0 && size+r.size > maxBytes:
+			om.ByBytes++
+			continue
+		}
+		series, size = series+r.series, size+r.size
+		for i := range r.fams {
+			ft := &r.fams[i]
+			f := get(ft.name)
+			f.help, f.typ = ft.help, ft.typ
+			f.parts = append(f.parts, ft.lines)
+		}
+	}
+	for b, r := range t.cache {
+		if !r.seen {
+			delete(t.cache, b)
+		}
+	}
+	for _, mf := range extra {
+		if len(mf.Metric) > 0 {
+			get(mf.GetName()).extra = mf
+		}
+	}
+	slices.Sort(names)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	for _, name := range names {
+		f := fams[name]
+		if f.extra != nil {
+			if _, err := expfmt.MetricFamilyToText(bw, f.extra); err != nil {
+				return om, err
+			}
+			if f.parts == nil {
+				continue
+			}
+		}
+		_, _ = bw.WriteString("# HELP ")
+		_, _ = bw.WriteString(name)
+		_ = bw.WriteByte(' ')
+		_, _ = helpEscaper.WriteString(bw, f.help)
+		_, _ = bw.WriteString("\n# TYPE ")
+		_, _ = bw.WriteString(name)
+		_ = bw.WriteByte(' ')
+		_, _ = bw.WriteString(f.typ)
+		_ = bw.WriteByte('\n')
+		for _, p := range f.parts {
+			if _, err := bw.Write(p); err != nil {
+				return om, err
+			}
+		}
+	}
+	return om, bw.Flush()
+}
+
+var (
+	helpEscaper  = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
+	valueEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
+)
+
+// renderBlob renders one blob's metrics by family, as client_golang's
+// const metrics and expfmt.MetricFamilyToText would.
+func renderBlob(ms []export.Metric) []famText {
+	var out []famText
+	at := func(name, help, typ string) *famText {
+		for i := range out {
+			if out[i].name == name {
+				return &out[i]
+			}
+		}
+		out = append(out, famText{name: name, help: help, typ: typ})
+		return &out[len(out)-1]
+	}
+	var labels []export.Label
+	for i := range ms {
+		m := &ms[i]
+		labels = append(labels[:0], m.Labels...)
+		slices.SortStableFunc(labels, func(a, b export.Label) int { return strings.Compare(a.Name, b.Name) })
+		switch m.Kind {
+		case export.KindCounter:
+			f := at(m.Name+"_total", m.Help, "counter")
+			f.lines = sample(f.lines, f.name, "", labels, "", 0, m.Value)
+		case export.KindHistogram:
+			h := m.Histogram
+			f := at(m.Name, m.Help, "histogram")
+			// NewConstHistogram keeps one bucket per bound (a map) in
+			// ascending order; +Inf comes from the count.
+			bounds := slices.Clone(h.Bounds)
+			cum := make(map[float64]uint64, len(bounds))
+			var c uint64
+			for k, le := range h.Bounds {
+				c += h.Counts[k]
+				cum[le] = c
+			}
+			slices.Sort(bounds)
+			bounds = slices.Compact(bounds)
+			inf := false
+			for _, le := range bounds {
+				f.lines = sample(f.lines, f.name, "_bucket", labels, "le", le, float64(cum[le]))
+				inf = inf || math.IsInf(le, +1)
+			}
+			if !inf {
+				f.lines = sample(f.lines, f.name, "_bucket", labels, "le", math.Inf(+1), float64(h.Count))
+			}
+			f.lines = sample(f.lines, f.name, "_sum", labels, "", 0, h.Sum)
+			f.lines = sample(f.lines, f.name, "_count", labels, "", 0, float64(h.Count))
+		case export.KindSummary:
+			s := m.Summary
+			f := at(m.Name, m.Help, "summary")
+			qs := slices.Clone(s.Quantiles)
+			slices.SortStableFunc(qs, func(a, b export.QuantileValue) int { return cmpFloat(a.Q, b.Q) })
+			for k, q := range qs {
+				if k > 0 && qs[k-1].Q == q.Q {
+					continue
+				}
+				last := q
+				for _, r := range qs[k:] { // a map keeps the last value of a quantile
+					if r.Q == q.Q {
+						last = r
+					}
+				}
+				f.lines = sample(f.lines, f.name, "", labels, "quantile", q.Q, last.Value)
+			}
+			f.lines = sample(f.lines, f.name, "_sum", labels, "", 0, s.Sum)
+			f.lines = sample(f.lines, f.name, "_count", labels, "", 0, float64(s.Count))
+		case export.KindExpHistogram:
+			// Native histograms exist in the protobuf format only; the
+			// text format shows their count and sum as a histogram.
+			e := m.Exp
+			f := at(m.Name, m.Help, "histogram")
+			f.lines = sample(f.lines, f.name, "_bucket", labels, "le", math.Inf(+1), float64(e.Count))
+			f.lines = sample(f.lines, f.name, "_sum", labels, "", 0, e.Sum)
+			f.lines = sample(f.lines, f.name, "_count", labels, "", 0, float64(e.Count))
+		default:
+			f := at(m.Name, m.Help, "gauge")
+			f.lines = sample(f.lines, f.name, "", labels, "", 0, m.Value)
+		}
+	}
+	return out
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// sample appends one sample line: name+suffix{labels,extra="x"} value.
+func sample(dst []byte, name, suffix string, labels []export.Label, extra string, extraV float64, v float64) []byte {
+	dst = append(dst, name...)
+	dst = append(dst, suffix...)
+	if len(labels) > 0 || extra != "" {
+		dst = append(dst, '{')
+		for i, l := range labels {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, l.Name...)
+			dst = append(dst, '=', '"')
+			dst = appendEscaped(dst, l.Value)
+			dst = append(dst, '"')
+		}
+		if extra != "" {
+			if len(labels) > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, extra...)
+			dst = append(dst, '=', '"')
+			dst = appendFloat(dst, extraV)
+			dst = append(dst, '"')
+		}
+		dst = append(dst, '}')
+	}
+	dst = append(dst, ' ')
+	dst = appendFloat(dst, v)
+	return append(dst, '\n')
+}
+
+// appendEscaped appends a label value escaped as expfmt escapes it.
+func appendEscaped(dst []byte, s string) []byte {
+	if !strings.ContainsAny(s, "\\\n\"") {
+		return append(dst, s...)
+	}
+	return append(dst, valueEscaper.Replace(s)...)
+}
+
+// appendFloat formats a value as expfmt's writeFloat does.
+func appendFloat(dst []byte, f float64) []byte {
+	switch {
+	case f == 1:
+		return append(dst, '1')
+	case f == 0:
+		return append(dst, '0')
+	case f == -1:
+		return append(dst, "-1"...)
+	case math.IsNaN(f):
+		return append(dst, "NaN"...)
+	case math.IsInf(f, +1):
+		return append(dst, "+Inf"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-Inf"...)
+	}
+	return strconv.AppendFloat(dst, f, 'g', -1, 64)
+}

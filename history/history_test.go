@@ -1,0 +1,136 @@
+package history_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/hist"
+	"github.com/statsblob/statsblob/history"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+func latencyTemplate(t testing.TB) *tpl.Template {
+	t.Helper()
+	tp, err := tpl.NewRegistry().New("LAT")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "lat", DType: voi.IntU64, Stats: []tpl.StatSpec{
+		tpl.Sum(), tpl.Min(), tpl.Max(), tpl.TDigest(voi.TDgstClust64, 20, 8)}}))
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 1, Name: "size", DType: voi.IntU32, Stats: []tpl.StatSpec{
+		tpl.Sum(), tpl.Histogram(hist.Spec{DType: voi.CRHist32, Scheme: hist.Lin, LB: 0, UB: 100, StepInc: 10})}}))
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 3, Name: "bytes", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	return tp
+}
+
+func TestRing(t *testing.T) {
+	b := blob.New(latencyTemplate(t), nil)
+	r, err := history.NewRing(func() (*blob.Blob, error) { return b.Snapshot(true), nil }, time.Minute, 3, time.Unix(0, 0))
+	require.NoError(t, err)
+	periods := [][]uint64{{10, 20, 30}, {5}, {}, {100, 200}}
+	for i, vals := range periods {
+		for _, v := range vals {
+			require.NoError(t, b.UpdateU64(0, v))
+			require.NoError(t, b.UpdateU32(1, uint32(v)))
+		}
+		require.NoError(t, r.Rotate(time.Unix(int64(60*(i+1)), 0)))
+	}
+	require.Equal(t, 3, r.Len())
+	_, ok := r.At(-4) // the first period left the ring
+	require.False(t, ok)
+	_, ok = r.At(0)
+	require.False(t, ok)
+
+	var starts []int64
+	for p := range r.All() {
+		starts = append(starts, p.Start.Unix())
+		require.Equal(t, p.Start.Add(time.Minute), p.End)
+	}
+	require.Equal(t, []int64{60, 120, 180}, starts)
+
+	p, ok := r.At(-1)
+	require.True(t, ok)
+	s, err := history.Summarize(p.Blob, 0)
+	require.NoError(t, err)
+	require.Equal(t, uint64(2), s.Count)
+	require.Equal(t, []float64{100, 150, 200}, []float64{s.Min, s.Avg, s.Max})
+	for _, q := range []float64{s.P50, s.P90, s.P99} {
+		require.True(t, q >= 100 && q <= 200, q)
+	}
+	// the histogram counts, the SUM averages
+	s, err = history.Summarize(p.Blob, 1)
+	require.NoError(t, err)
+	require.Equal(t, uint64(2), s.Count)
+	require.Equal(t, 150.0, s.Avg)
+	require.True(t, math.IsNaN(s.Min) && math.IsNaN(s.Max))
+
+	p, _ = r.At(-3) // the period with the one sample 5
+	s, err = history.Summarize(p.Blob, 0)
+	require.NoError(t, err)
+	require.Equal(t, history.Summary{Count: 1, Min: 5, Avg: 5, Max: 5, P50: 5, P90: 5, P99: 5}, s)
+
+	p, _ = r.At(-2) // the empty period
+	s, err = history.Summarize(p.Blob, 0)
+	require.NoError(t, err)
+	require.Equal(t, uint64(0), s.Count)
+	for _, f := range []float64{s.Min, s.Avg, s.Max, s.P50, s.P90, s.P99} {
+		require.True(t, math.IsNaN(f))
+	}
+	// a VOI with a SUM only has neither count nor quantiles
+	s, err = history.Summarize(p.Blob, 3)
+	require.NoError(t, err)
+	require.True(t, math.IsNaN(s.Avg) && math.IsNaN(s.P50))
+	_, err = history.Summarize(p.Blob, 2)
+	require.ErrorIs(t, err, voi.ErrNotFound)
+}
+
+func TestRingFailedSnapshot(t *testing.T) {
+	fail := errors.New("boom")
+	r, err := history.NewRing(func() (*blob.Blob, error) { return nil, fail }, 0, 2, time.Unix(0, 0))
+	require.NoError(t, err)
+	require.ErrorIs(t, r.Rotate(time.Unix(1, 0)), fail)
+	require.Equal(t, 0, r.Len())
+	require.Equal(t, uint64(1), r.Failed())
+
+	for _, n := range []int{0, -1} {
+		_, err = history.NewRing(func() (*blob.Blob, error) { return nil, nil }, 0, n, time.Time{})
+		require.ErrorIs(t, err, voi.ErrInvalid)
+		_, err = history.NewRaw(n)
+		require.ErrorIs(t, err, voi.ErrInvalid)
+	}
+	_, err = history.NewRing(nil, 0, 1, time.Time{})
+	require.ErrorIs(t, err, voi.ErrInvalid)
+}
+
+func TestRingRun(t *testing.T) {
+	b := blob.New(latencyTemplate(t), nil)
+	r, err := history.NewRing(func() (*blob.Blob, error) { return b.Snapshot(true), nil }, time.Millisecond, 4, time.Now())
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(ctx, nil); close(done) }()
+	require.Eventually(t, func() bool { return r.Len() >= 2 }, 10*time.Second, time.Millisecond)
+	cancel()
+	<-done
+}
+
+func TestRaw(t *testing.T) {
+	r, err := history.NewRaw(3)
+	require.NoError(t, err)
+	for i := range 5 {
+		r.Add(time.Unix(int64(i), 0), float64(i*10))
+	}
+	var got []float64
+	for s := range r.Samples() {
+		got = append(got, s.Value)
+		require.Equal(t, int64(s.Value/10), s.Time.Unix())
+	}
+	require.Equal(t, []float64{20, 30, 40}, got)
+	require.Equal(t, uint64(2), r.Dropped())
+	require.Zero(t, testing.AllocsPerRun(100, func() { r.Add(time.Time{}, 1) }))
+}

@@ -1,0 +1,180 @@
+// Package statdef reads and changes, as text, which VOIs of a blob keep
+// statistics: the definition file of Linux's statistics infrastructure.
+// A line of space-separated key=value words either starts with name=VOI
+// and applies to that VOI, or applies to all of them:
+//
+//	on=0                 turn every VOI off at once (Control.SetAll)
+//	name=rtt on=1        turn VOI rtt on (Control.Set)
+//	name=rtt data=reset  reset rtt's statistics (ResetVOI)
+//	data=reset           reset every VOI's statistics
+//
+// Write prints the current settings in the same form, with started= and
+// stopped= times (RFC 3339, UTC), which Apply accepts and ignores, so a
+// definition read back can be written again. Handler serves both over
+// HTTP (GET reads, POST applies), as the definition file in debugfs.
+package statdef
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// Resetter resets one VOI's statistics: a *blob.Sharded, or a *blob.Blob
+// the caller does not update meanwhile.
+type Resetter interface {
+	ResetVOI(id int32) error
+}
+
+// Def is the definition of the VOIs of Template, switched by Control and
+// reset through Reset (nil: data=reset is refused).
+type Def struct {
+	Template *tpl.Template
+	Control  *blob.Control
+	Reset    Resetter
+}
+
+// MaxLine is the longest definition line Apply takes, in bytes.
+const MaxLine = 4096
+
+// op is one parsed line.
+type op struct {
+	all   bool
+	id    int32
+	on    int8 // -1 unchanged, 0 off, 1 on
+	reset bool
+}
+
+// Apply carries out the lines of text in order. It checks every line
+// first: an unknown VOI name or key, a value other than 0/1 for on or
+// reset for data, a word without '=', a line over MaxLine bytes, or
+// data=reset without a Resetter give an error wrapping voi.ErrInvalid and
+// change nothing. A Resetter's own error stops Apply there.
+func (d Def) Apply(text string) error {
+	if d.Template == nil || d.Control == nil {
+		return fmt.Errorf("statdef: definition without a template or control: %w", voi.ErrInvalid)
+	}
+	var ops []op
+	for n, line := range strings.Split(text, "\n") {
+		if len(line) > MaxLine {
+			return fmt.Errorf("statdef: line %d: %d bytes, over %d: %w", n+1, len(line), MaxLine, voi.ErrInvalid)
+		}
+		o, ok, err := d.parse(line)
+		if err != nil {
+			return fmt.Errorf("statdef: line %d: %w", n+1, err)
+		}
+		if ok {
+			ops = append(ops, o)
+		}
+	}
+	for _, o := range ops {
+		if o.on >= 0 {
+			if o.all {
+				d.Control.SetAll(o.on == 1)
+			} else if err := d.Control.Set(o.id, o.on == 1); err != nil {
+				return err
+			}
+		}
+		if o.reset {
+			for _, id := range d.ids(o) {
+				if err := d.Reset.ResetVOI(id); err != nil {
+					return fmt.Errorf("statdef: reset of VOI %d: %w", id, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// ids returns the VOIs o applies to.
+func (d Def) ids(o op) []int32 {
+	if !o.all {
+		return []int32{o.id}
+	}
+	var ids []int32
+	for _, v := range d.Template.VOIs() {
+		ids = append(ids, v.ID)
+	}
+	return ids
+}
+
+// parse reads one line; ok is false for a blank one.
+func (d Def) parse(line string) (op, bool, error) {
+	o := op{all: true, on: -1}
+	words := strings.Fields(line)
+	if len(words) == 0 {
+		return o, false, nil
+	}
+	for i, w := range words {
+		k, v, found := strings.Cut(w, "=")
+		if !found {
+			return o, false, fmt.Errorf("word %q is not key=value: %w", w, voi.ErrInvalid)
+		}
+		switch {
+		case k == "name" && i == 0:
+			id, ok := d.lookup(v)
+			if !ok {
+				return o, false, fmt.Errorf("no VOI named %q in %s: %w", v, d.Template.Spec(), voi.ErrInvalid)
+			}
+			o.all, o.id = false, id
+		case k == "on" && (v == "0" || v == "1"):
+			o.on = int8(v[0] - '0')
+		case k == "data" && v == "reset":
+			if d.Reset == nil {
+				return o, false, fmt.Errorf("data=reset without a blob to reset: %w", voi.ErrInvalid)
+			}
+			o.reset = true
+		case k == "started" || k == "stopped":
+			// Read back by Write: informative only.
+		default:
+			return o, false, fmt.Errorf("%q: unknown key or value (name= first, on=0|1, data=reset): %w", w, voi.ErrInvalid)
+		}
+	}
+	return o, true, nil
+}
+
+func (d Def) lookup(name string) (int32, bool) {
+	for _, v := range d.Template.VOIs() {
+		if v.Name == name {
+			return v.ID, true
+		}
+	}
+	return 0, false
+}
+
+// Write prints the definition: a line for all VOIs, then one per VOI in
+// the order they were added.
+func (d Def) Write(w io.Writer) error {
+	if d.Template == nil || d.Control == nil {
+		return fmt.Errorf("statdef: definition without a template or control: %w", voi.ErrInvalid)
+	}
+	var b strings.Builder
+	line := func(prefix string, s blob.VOIState) {
+		b.WriteString(prefix)
+		if s.On {
+			b.WriteString("on=1")
+		} else {
+			b.WriteString("on=0")
+		}
+		for _, t := range []struct {
+			k string
+			t time.Time
+		}{{"started", s.Started}, {"stopped", s.Stopped}} {
+			if !t.t.IsZero() {
+				fmt.Fprintf(&b, " %s=%s", t.k, t.t.UTC().Format(time.RFC3339Nano))
+			}
+		}
+		b.WriteByte('\n')
+	}
+	line("", d.Control.AllState())
+	for _, v := range d.Template.VOIs() {
+		line("name="+v.Name+" ", d.Control.State(v.ID))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

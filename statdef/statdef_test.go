@@ -1,0 +1,114 @@
+package statdef_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/statdef"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+func connTpl(t testing.TB) *tpl.Template {
+	tp, err := tpl.NewRegistry().New("CONN")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "bytes", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 2, Name: "rtt", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Max(), tpl.Sum()}}))
+	return tp
+}
+
+func setup(t testing.TB) (statdef.Def, *blob.Blob) {
+	tp := connTpl(t)
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	c := &blob.Control{Clock: func() time.Time { now = now.Add(time.Second); return now }}
+	bl := blob.New(tp, nil)
+	bl.SetControl(c)
+	return statdef.Def{Template: tp, Control: c, Reset: bl}, bl
+}
+
+func read(t testing.TB, d statdef.Def) string {
+	var b strings.Builder
+	require.NoError(t, d.Write(&b))
+	return b.String()
+}
+
+func TestApplyAndReadBack(t *testing.T) {
+	d, bl := setup(t)
+	require.Equal(t, "on=1\nname=bytes on=1\nname=rtt on=1\n", read(t, d))
+	require.NoError(t, bl.UpdateU32(2, 40))
+	require.NoError(t, bl.UpdateU64(0, 1000))
+
+	require.NoError(t, d.Apply("name=rtt on=0\n\n  name=bytes data=reset  \n"))
+	require.NoError(t, bl.UpdateU32(2, 90)) // off: not counted
+	require.Equal(t, "on=1\nname=bytes on=1\nname=rtt on=0 stopped=2026-11-27T12:00:01Z\n", read(t, d))
+	s, err := bl.Fetch(2, voi.Max)
+	require.NoError(t, err)
+	v, _ := s.Value()
+	require.Equal(t, 40.0, v)
+	s, err = bl.Fetch(0, voi.Sum)
+	require.NoError(t, err)
+	v, _ = s.Value()
+	require.Equal(t, 0.0, v)
+
+	require.NoError(t, d.Apply("on=0\nname=rtt on=1"))
+	require.Equal(t, "on=0 stopped=2026-11-27T12:00:02Z\nname=bytes on=1\nname=rtt on=1 started=2026-11-27T12:00:03Z stopped=2026-11-27T12:00:01Z\n", read(t, d))
+	require.NoError(t, bl.UpdateU32(2, 90)) // all off
+	require.NoError(t, d.Apply("on=1 data=reset"))
+	s, _ = bl.Fetch(2, voi.Max)
+	require.False(t, s.Valid) // reset
+
+	// What Write prints, Apply takes back and changes nothing.
+	before := read(t, d)
+	require.NoError(t, d.Apply(before))
+	require.Equal(t, before, read(t, d))
+}
+
+func TestApplyRejectsAndChangesNothing(t *testing.T) {
+	for _, text := range []string{
+		"name=nope on=0",
+		"name=rtt on=2",
+		"name=rtt onn=0",
+		"name=rtt off",
+		"on=1 name=rtt",
+		"name=rtt on=0\ndata=clear",
+		"name=rtt on=0\n" + strings.Repeat("x", statdef.MaxLine+1),
+	} {
+		d, bl := setup(t)
+		require.NoError(t, bl.UpdateU32(2, 40))
+		want, wantBytes := read(t, d), append([]byte(nil), bl.Bytes()...)
+		require.ErrorIs(t, d.Apply(text), voi.ErrInvalid, text)
+		require.Equal(t, want, read(t, d), text)
+		require.Equal(t, wantBytes, bl.Bytes(), text)
+	}
+	d, _ := setup(t)
+	d.Reset = nil
+	require.ErrorIs(t, d.Apply("name=rtt data=reset"), voi.ErrInvalid)
+	require.ErrorIs(t, statdef.Def{}.Apply("on=1"), voi.ErrInvalid)
+	require.ErrorIs(t, statdef.Def{}.Write(&strings.Builder{}), voi.ErrInvalid)
+}
+
+// FuzzApply: any text either fails and changes nothing, or succeeds, and
+// then the definition read back applies again without changing it.
+func FuzzApply(f *testing.F) {
+	for _, s := range []string{"on=0", "name=rtt on=0\nname=bytes data=reset", "name=rtt", "=", "name= on=1", "data=reset on=1 started=x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		d, bl := setup(t)
+		require.NoError(t, bl.UpdateU32(2, 40))
+		before, beforeBytes := read(t, d), append([]byte(nil), bl.Bytes()...)
+		if err := d.Apply(text); err != nil {
+			require.ErrorIs(t, err, voi.ErrInvalid)
+			require.Equal(t, before, read(t, d))
+			require.Equal(t, beforeBytes, bl.Bytes())
+			return
+		}
+		after := read(t, d)
+		require.NoError(t, d.Apply(after))
+		require.Equal(t, after, read(t, d))
+	})
+}

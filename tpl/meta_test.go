@@ -1,0 +1,173 @@
+package tpl_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+func httpTemplate(t testing.TB) *tpl.Template {
+	t.Helper()
+	tp, err := tpl.NewRegistry().New("HTTP")
+	require.NoError(t, err)
+	for _, d := range []tpl.VOIDef{
+		{ID: 0, Name: "latency_us", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum(), tpl.Max()}},
+		{ID: 1, Name: "requests", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}},
+		{ID: 2, Name: "inflight", DType: voi.IntS64, Flags: voi.FlagRelUpdate, Stats: []tpl.StatSpec{tpl.Max()}},
+		{ID: 3, Name: "latency_sq", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}},
+	} {
+		require.NoError(t, tp.AddVOI(d))
+	}
+	return tp
+}
+
+func TestMetadataLeavesBytesAndHash(t *testing.T) {
+	tp := httpTemplate(t)
+	b, h := tp.Bytes(), tp.Hash()
+	plain, err := json.Marshal(tp)
+	require.NoError(t, err)
+	require.NotContains(t, string(plain), `"unit"`)
+
+	tp.SetDescription("HTTP server requests")
+	require.NoError(t, tp.SetVOIMeta(0, tpl.VOIMeta{Unit: "us", Help: "request latency", Count: "requests"}))
+	require.NoError(t, tp.SetVOIMeta(1, tpl.VOIMeta{Kind: tpl.KindCounter, Help: "requests served"}))
+	require.NoError(t, tp.SetVOIMeta(2, tpl.VOIMeta{Kind: tpl.KindGauge}))
+	require.NoError(t, tp.SetDerived([]tpl.Derived{
+		{Name: "latency_mean", Op: tpl.OpAverage, Of: "latency_us", By: "requests"},
+		{Name: "latency_var", Op: tpl.OpVariance, Of: "latency_us", By: "requests", SumSq: "latency_sq"},
+		{Name: "request_rate", Op: tpl.OpRate, Of: "requests", Unit: "requests"},
+	}))
+	require.Equal(t, b, tp.Bytes())
+	require.Equal(t, h, tp.Hash())
+
+	m, ok := tp.VOIMeta(0)
+	require.True(t, ok)
+	require.Equal(t, tpl.VOIMeta{Unit: "seconds", Scale: 1e-6, Help: "request latency", Count: "requests"}, m)
+
+	got, err := json.Marshal(tp)
+	require.NoError(t, err)
+	want := `{"format":"statsblob-template","version":2,"name":"HTTP","hash":` + jsonHash(tp) + `,"vois":[` +
+		`{"id":0,"name":"latency_us","dtype":"INT_U32","stats":[{"type":"SUM"},{"type":"MAX"}],"unit":"seconds","scale":0.000001,"help":"request latency","count":"requests"},` +
+		`{"id":1,"name":"requests","dtype":"INT_U64","stats":[{"type":"SUM"}],"help":"requests served","kind":"counter"},` +
+		`{"id":2,"name":"inflight","dtype":"INT_S64","relupdate":true,"stats":[{"type":"MAX"}],"kind":"gauge"},` +
+		`{"id":3,"name":"latency_sq","dtype":"INT_U64","stats":[{"type":"SUM"}]}],` +
+		`"description":"HTTP server requests","derived":[` +
+		`{"name":"latency_mean","op":"average","of":"latency_us","by":"requests"},` +
+		`{"name":"latency_var","op":"variance","of":"latency_us","by":"requests","sumsq":"latency_sq"},` +
+		`{"name":"request_rate","op":"rate","of":"requests","unit":"requests"}]}`
+	require.Equal(t, want, string(got))
+	require.NoError(t, loadSchema(t).validate(decodeNumbers(t, got)), "the schema describes metadata")
+
+	// Read back into another registry: same hash, same metadata, same form.
+	back, err := tpl.ReadJSON(tpl.NewRegistry(), got)
+	require.NoError(t, err)
+	require.Equal(t, h, back.Hash())
+	require.Equal(t, tp.Metadata(), back.Metadata())
+	again, err := json.Marshal(back)
+	require.NoError(t, err)
+	require.Equal(t, want, string(again))
+
+	// Documents without metadata still read, and have none; version 1
+	// (patterns: the same here, no histogram) carries metadata too.
+	old, err := tpl.ReadJSON(tpl.NewRegistry(), plain)
+	require.NoError(t, err)
+	require.Equal(t, tpl.Metadata{}, old.Metadata())
+	v1, err := tpl.ReadJSON(tpl.NewRegistry(), []byte(strings.Replace(string(got), `"version":2`, `"version":1`, 1)))
+	require.NoError(t, err)
+	require.Equal(t, tp.Metadata(), v1.Metadata())
+}
+
+func jsonHash(tp *tpl.Template) string {
+	b, _ := json.Marshal(tp.Hash())
+	return string(b)
+}
+
+func TestMetadataRejects(t *testing.T) {
+	tp := httpTemplate(t)
+	for _, c := range []struct {
+		id int32
+		m  tpl.VOIMeta
+	}{
+		{9, tpl.VOIMeta{Help: "x"}},
+		{0, tpl.VOIMeta{Unit: "!!"}},
+		{0, tpl.VOIMeta{Scale: -1}},
+		{0, tpl.VOIMeta{Kind: 7}},
+		{0, tpl.VOIMeta{Help: "two\nlines"}},
+		{0, tpl.VOIMeta{Count: "nope"}},
+		{0, tpl.VOIMeta{Count: "latency_us"}},
+		{0, tpl.VOIMeta{Count: "inflight"}}, // no SUM
+	} {
+		require.ErrorIs(t, tp.SetVOIMeta(c.id, c.m), voi.ErrInvalid, "%+v", c)
+	}
+	for _, d := range [][]tpl.Derived{
+		{{Name: "Bad Name", Op: tpl.OpRatio, Of: "requests", By: "latency_us"}},
+		{{Name: "x", Op: "median", Of: "requests"}},
+		{{Name: "x", Op: tpl.OpRatio, Of: "requests"}},
+		{{Name: "x", Op: tpl.OpRate, Of: "requests", By: "latency_us"}},
+		{{Name: "x", Op: tpl.OpAverage, Of: "inflight", By: "requests"}},
+		{{Name: "x", Op: tpl.OpRate, Of: "requests"}, {Name: "x", Op: tpl.OpRate, Of: "requests"}},
+	} {
+		require.ErrorIs(t, tp.SetDerived(d), voi.ErrInvalid, "%+v", d)
+	}
+	require.Equal(t, tpl.Metadata{}, tp.Metadata())
+	for _, doc := range []string{
+		`"kind":"level"`, `"scale":-2`, `"count":"nope"`, `"unit":"a b"`,
+	} {
+		j := `{"format":"statsblob-template","version":2,"name":"HTTP","hash":` + jsonHash(tp) + `,"vois":[` +
+			`{"id":0,"name":"latency_us","dtype":"INT_U32","stats":[{"type":"SUM"},{"type":"MAX"}],` + doc + `},` +
+			`{"id":1,"name":"requests","dtype":"INT_U64","stats":[{"type":"SUM"}]},` +
+			`{"id":2,"name":"inflight","dtype":"INT_S64","relupdate":true,"stats":[{"type":"MAX"}]},` +
+			`{"id":3,"name":"latency_sq","dtype":"INT_U64","stats":[{"type":"SUM"}]}]}`
+		r := tpl.NewRegistry()
+		_, err := tpl.ReadJSON(r, []byte(j))
+		require.ErrorIs(t, err, voi.ErrInvalid, doc)
+		require.Equal(t, 0, r.Len(), doc)
+	}
+}
+
+func TestParseUnit(t *testing.T) {
+	f := func(in, base string, scale float64) {
+		t.Helper()
+		b, s := tpl.ParseUnit(in)
+		require.Equal(t, base, b)
+		require.Equal(t, scale, s)
+	}
+	f("us", "seconds", 1e-6)
+	f("Milliseconds", "seconds", 1e-3)
+	f("KiB", "bytes", 1024)
+	f("kB", "bytes", 1000)
+	f("%", "ratio", 0.01)
+	f("Packets", "packets", 1)
+	f("req/s", "req/s", 1)
+}
+
+// FuzzReadJSONMeta: metadata that is accepted writes out to a form that
+// reads back to the same metadata and the same form.
+func FuzzReadJSONMeta(f *testing.F) {
+	tp := httpTemplate(f)
+	require.NoError(f, tp.SetVOIMeta(0, tpl.VOIMeta{Unit: "us", Scale: 3, Help: "h", Count: "requests"}))
+	require.NoError(f, tp.SetVOIMeta(2, tpl.VOIMeta{Kind: tpl.KindGauge}))
+	require.NoError(f, tp.SetDerived([]tpl.Derived{{Name: "v", Op: tpl.OpVariance, Of: "latency_us", By: "requests", SumSq: "latency_sq", Unit: "s2"}}))
+	data, err := json.Marshal(tp)
+	require.NoError(f, err)
+	f.Add(data)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tp, err := tpl.ReadJSON(tpl.NewRegistry(), data)
+		if err != nil {
+			return // FuzzReadJSON checks the errors
+		}
+		out, err := json.Marshal(tp)
+		require.NoError(t, err)
+		back, err := tpl.ReadJSON(tpl.NewRegistry(), out)
+		require.NoError(t, err)
+		require.Equal(t, tp.Metadata(), back.Metadata())
+		again, err := json.Marshal(back)
+		require.NoError(t, err)
+		require.Equal(t, string(out), string(again))
+	})
+}
