@@ -3,8 +3,10 @@
 // turns one blob (with its template, for names, and constant labels) into
 // neutral Metrics; package promexport makes Prometheus const metrics of
 // them, package otelexport OpenTelemetry metricdata, package remotewrite
-// Prometheus remote write requests, and package collector serves them all
-// for blobs received over HTTP.
+// Prometheus remote write requests (promexport.Text also writes the text
+// exposition directly), package aggregate adds received blobs up per
+// template and label set (in the template's wide form, tpl.Widen), and
+// package collector serves them all for blobs received over HTTP.
 //
 // # Names
 //

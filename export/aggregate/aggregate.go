@@ -7,12 +7,16 @@
 // How: an aggregate holds its blobs in the wide form of their template
 // (tpl.Widen: 64-bit integer VOIs and histogram counters, TDGSTCLUST64
 // digests with tpl.WideSlots times the slots). Posted blobs are queued and
-// folded into it in batches (blob.Fold: every statistic added exactly,
-// each t-digest merging the batch and the aggregate's digest in one
-// step), when the batch is full, when the queues of all aggregates hold
-// more than a memory budget, and before every snapshot. What passes even
-// 64 bits saturates at the limit, is counted in the statistic's error
-// count and in Set.Saturated, and is never wrapped nor refused.
+// folded in batches (blob.Fold: every statistic added exactly, each
+// t-digest merging the batch in one step) when the batch is full
+// (Config.Batch), when the queues of all aggregates hold more than a
+// memory budget (Config.PendingBytes), and before every snapshot. The
+// folded batches are kept as a binary counter of levels (level i holds
+// 2^i batches; two full levels merge into the next), so a sample's
+// centroid is merged again about log2(batches) times, and a snapshot
+// merges the levels in one step. What passes even 64 bits saturates at
+// the limit, is counted in the statistic's error count and in
+// Stats.Saturated, and is never wrapped nor refused.
 //
 // Snapshots (Set.Blobs, Set.Rotate) return blobs of the wide template,
 // which the export mapping reads as it reads the senders': same template
@@ -30,6 +34,7 @@ import (
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/ship"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -41,8 +46,8 @@ import (
 // arrives. (The shipper's third header, Statsblob-Settled-Below, is not
 // needed by the check Once makes.)
 const (
-	HeaderSender = "Statsblob-Sender"
-	HeaderSeq    = "Statsblob-Seq"
+	HeaderSender = ship.HeaderSender // "Statsblob-Sender"
+	HeaderSeq    = ship.HeaderSeq    // "Statsblob-Seq"
 	MaxSenderLen = 128
 )
 

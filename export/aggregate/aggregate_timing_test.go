@@ -1,6 +1,7 @@
 package aggregate_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -57,5 +58,28 @@ func BenchmarkMergeAll(b *testing.B) {
 		if _, err := blob.MergeAll(nil, fleet[:min(len(fleet), b.N-i)]...); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkScrapeSmallFolds: 1,000 aggregates each given 3 blobs between
+// snapshots (a scrape of many label sets that each posted a little): the
+// cost per snapshot of the folds.
+func BenchmarkScrapeSmallFolds(b *testing.B) {
+	tp, fleet := tcpFleet(b, 3000)
+	s, _ := aggregate.New(aggregate.Config{}, time.Unix(0, 0))
+	keys := make([]string, 1000)
+	for i := range keys {
+		keys[i] = fmt.Sprint("k", i)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for k, key := range keys {
+			for j := range 3 {
+				if err := s.Add(key, tp, nil, fleet[(3*k+j)%len(fleet)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		s.Blobs()
 	}
 }
