@@ -288,7 +288,15 @@ func (c *Consumer) start(parent context.Context, p int, leaseRev uint64) error {
 	if err != nil {
 		return fmt.Errorf("open: %w", err)
 	}
-	cons, err := c.cfg.JS.Consumer(ctx, c.cfg.Stream, consumerName(p))
+	// The partition's consumer starts afresh after what the state covers,
+	// so that messages come in stream order: a consumer that went on would
+	// deliver new messages before redelivering those the previous owner
+	// took and never acknowledged, and those would look covered.
+	if err := c.cfg.JS.DeleteConsumer(ctx, c.cfg.Stream, consumerName(p)); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		part.Close()
+		return fmt.Errorf("consumer: %w", err)
+	}
+	cons, err := c.cfg.JS.CreateOrUpdateConsumer(ctx, c.cfg.Stream, c.cfg.consumerConfig(p, covered+1))
 	if err != nil {
 		part.Close()
 		return fmt.Errorf("consumer: %w", err)

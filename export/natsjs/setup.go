@@ -57,9 +57,9 @@ func (s Setup) stateBucket() string   { return s.Stream + "_state" }
 func consumerName(p int) string       { return fmt.Sprintf("p%d", p) }
 func partitionKey(p int) string       { return fmt.Sprintf("p%d", p) }
 
-// Ensure creates the stream, its buckets and one durable consumer per
-// partition, or updates them to s; collectors call it at start, so any of
-// them can be first.
+// Ensure creates the stream and its buckets, or updates them to s;
+// collectors call it at start, so any of them can be first. The
+// partitions' consumers are made by their owners (see Consumer).
 func (s Setup) Ensure(ctx context.Context, js jetstream.JetStream) error {
 	s = s.withDefaults()
 	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
@@ -83,21 +83,25 @@ func (s Setup) Ensure(ctx context.Context, js jetstream.JetStream) error {
 			return fmt.Errorf("natsjs: bucket %s: %w", kv.Bucket, err)
 		}
 	}
-	for p := range s.Partitions {
-		_, err := js.CreateOrUpdateConsumer(ctx, s.Stream, jetstream.ConsumerConfig{
-			Durable:       consumerName(p),
-			FilterSubject: fmt.Sprintf("%s.%d.>", s.Prefix, p),
-			AckPolicy:     jetstream.AckAllPolicy,
-			AckWait:       s.LeaseTTL,
-			MaxAckPending: 1 << 20,
-			DeliverPolicy: jetstream.DeliverAllPolicy,
-			Replicas:      s.Replicas,
-		})
-		if err != nil {
-			return fmt.Errorf("natsjs: consumer %s: %w", consumerName(p), err)
-		}
-	}
 	return nil
+}
+
+// consumerConfig is partition p's durable consumer, delivering from
+// stream sequence from on (0: from the start).
+func (s Setup) consumerConfig(p int, from uint64) jetstream.ConsumerConfig {
+	cc := jetstream.ConsumerConfig{
+		Durable:       consumerName(p),
+		FilterSubject: fmt.Sprintf("%s.%d.>", s.Prefix, p),
+		AckPolicy:     jetstream.AckAllPolicy,
+		AckWait:       s.LeaseTTL,
+		MaxAckPending: 1 << 20,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+		Replicas:      s.Replicas,
+	}
+	if from > 1 {
+		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from
+	}
+	return cc
 }
 
 var errLost = errors.New("natsjs: partition lost to another collector")
