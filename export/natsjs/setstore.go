@@ -143,4 +143,3 @@ func (s *SetStore) Partitions() []int {
 	slices.Sort(ps)
 	return ps
 }
-

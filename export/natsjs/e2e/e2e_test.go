@@ -397,4 +397,3 @@ func compare(rec *recorded, got series, owners map[string]int) string {
 	}
 	return ""
 }
-
