@@ -1,0 +1,191 @@
+// Command statsblob-collector, built from this module, is the collector of
+// a fleet whose shippers publish to NATS JetStream (package natsjs): it
+// takes its share of the stream's partitions, merges their blobs and
+// serves the aggregates of the partitions it owns on GET /metrics, so that
+// every series is exported by exactly one collector.
+//
+//	statsblob-collector -nats nats://n1:4222,nats://n2:4222 -stream STATSBLOB \
+//	    -templates templates.json -listen :9129
+//
+// It exports its partitions as statsblob_nats_partition{partition="3"} 1
+// and counts its work in statsblob_nats_* counters. SIGTERM and SIGINT hand
+// the partitions back (after storing their state) before it exits.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/export/aggregate"
+	"github.com/statsblob/statsblob/export/natsjs"
+	"github.com/statsblob/statsblob/export/promexport"
+	"github.com/statsblob/statsblob/tpl"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("statsblob-collector", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	urls := fs.String("nats", nats.DefaultURL, "NATS server `URLS`, comma-separated")
+	stream := fs.String("stream", "STATSBLOB", "the JetStream stream's `NAME`")
+	prefix := fs.String("prefix", natsjs.DefaultPrefix, "the stream's subject `PREFIX`")
+	parts := fs.Int("partitions", natsjs.DefaultPartitions, "the stream's partition count `N` (every shipper and collector the same)")
+	replicas := fs.Int("replicas", 1, "stream and bucket replicas `N` (3 on a 3-node cluster)")
+	id := fs.String("id", "", "this collector's `ID`, unique in the fleet (default: host name and a random suffix)")
+	templates := fs.String("templates", "", "templates `FILE`: a template's JSON form or an array of them (required)")
+	listen := fs.String("listen", "127.0.0.1:9129", "`ADDR` to serve GET /metrics and /healthz on")
+	lease := fs.Duration("lease", 10*time.Second, "how long a stopped collector's partitions stay its (`D`)")
+	checkpoint := fs.Duration("checkpoint", 2*time.Second, "how often partition states are stored and messages acknowledged (`D`)")
+	namespace := fs.String("namespace", "", "metric name `PREFIX`")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if *templates == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "statsblob-collector: -templates FILE is required, and no arguments")
+		return 2
+	}
+	logger := log.New(stderr, "statsblob-collector: ", log.LstdFlags)
+	data, err := os.ReadFile(*templates)
+	if err != nil {
+		logger.Print(err)
+		return 1
+	}
+	reg := tpl.NewRegistry()
+	if _, err := tpl.ReadJSONList(reg, data); err != nil {
+		logger.Printf("%s: %v", *templates, err)
+		return 1
+	}
+	if *id == "" {
+		host, _ := os.Hostname()
+		var r [4]byte
+		_, _ = rand.Read(r[:])
+		*id = host + "-" + hex.EncodeToString(r[:])
+	}
+
+	store := natsjs.NewSetStore(reg, aggregate.Config{})
+	src := export.SourceFunc(store.Blobs)
+	pc, err := promexport.New(src, export.Options{Namespace: *namespace})
+	if err != nil {
+		logger.Print(err)
+		return 1
+	}
+	promReg := prometheus.NewRegistry()
+	promReg.MustRegister(pc)
+
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		logger.Print(err)
+		return 1
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(promReg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute}
+	go func() { _ = srv.Serve(ln) }()
+	logger.Printf("collector %s serving on %s", *id, ln.Addr())
+
+	nc, err := nats.Connect(*urls, nats.Name("statsblob-collector "+*id), nats.MaxReconnects(-1),
+		nats.ReconnectWait(250*time.Millisecond), nats.RetryOnFailedConnect(true))
+	if err != nil {
+		logger.Print(err)
+		return 1
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		logger.Print(err)
+		return 1
+	}
+	setup := natsjs.Setup{Stream: *stream, Prefix: *prefix, Partitions: *parts, Replicas: *replicas, LeaseTTL: *lease}
+	// The stream may be unreachable at start: keep serving /metrics and try
+	// again.
+	for {
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = setup.Ensure(sctx, js)
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			break
+		}
+		logger.Printf("stream not ready: %v", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+	if ctx.Err() != nil {
+		return 0
+	}
+	cons, err := natsjs.NewConsumer(ctx, natsjs.Config{Setup: setup, JS: js, ID: *id, Store: store,
+		Checkpoint: *checkpoint, Logf: logger.Printf})
+	if err != nil {
+		logger.Print(err)
+		return 1
+	}
+	promReg.MustRegister(&consumerMetrics{c: cons})
+	_ = cons.Run(ctx)
+	logger.Printf("stopped: partitions handed back, %+v", cons.Stats())
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	return 0
+}
+
+// consumerMetrics exports the consumer's partitions and counters.
+type consumerMetrics struct{ c *natsjs.Consumer }
+
+var (
+	partDesc    = prometheus.NewDesc("statsblob_nats_partition", "A partition this collector owns and exports (1).", []string{"partition"}, nil)
+	ownedDesc   = prometheus.NewDesc("statsblob_nats_partitions_owned", "Partitions this collector owns.", nil, nil)
+	counterDesc = prometheus.NewDesc("statsblob_nats_messages_total", "Messages taken from the stream, by what became of them.", []string{"outcome"}, nil)
+	eventsDesc  = prometheus.NewDesc("statsblob_nats_partition_events_total", "Partitions taken, lost to another collector, or handed back.", []string{"event"}, nil)
+	ckptDesc    = prometheus.NewDesc("statsblob_nats_checkpoints_total", "Partition states stored.", nil, nil)
+)
+
+func (m *consumerMetrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{partDesc, ownedDesc, counterDesc, eventsDesc, ckptDesc} {
+		ch <- d
+	}
+}
+
+func (m *consumerMetrics) Collect(ch chan<- prometheus.Metric) {
+	owned := m.c.Owned()
+	for _, p := range owned {
+		ch <- prometheus.MustNewConstMetric(partDesc, prometheus.GaugeValue, 1, strconv.Itoa(p))
+	}
+	ch <- prometheus.MustNewConstMetric(ownedDesc, prometheus.GaugeValue, float64(len(owned)))
+	st := m.c.Stats()
+	for o, v := range map[string]uint64{"merged": st.Merged, "refused": st.Refused, "skipped": st.Skipped} {
+		ch <- prometheus.MustNewConstMetric(counterDesc, prometheus.CounterValue, float64(v), o)
+	}
+	for e, v := range map[string]uint64{"taken": st.Taken, "lost": st.Lost, "released": st.Released} {
+		ch <- prometheus.MustNewConstMetric(eventsDesc, prometheus.CounterValue, float64(v), e)
+	}
+	ch <- prometheus.MustNewConstMetric(ckptDesc, prometheus.CounterValue, float64(st.Checkpoints))
+}

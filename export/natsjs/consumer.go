@@ -1,0 +1,479 @@
+package natsjs
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/statsblob/statsblob/internal/abi"
+	"github.com/statsblob/statsblob/ship"
+)
+
+// Message is one blob taken from the stream, as a Partition merges it.
+type Message struct {
+	StreamSeq    uint64       // its sequence number in the stream
+	TplHash      uint32       // the blob's template hash (from its header)
+	Labels       []ship.Label // sorted by name
+	Sender       string       // ship.HeaderSender
+	Seq          uint64       // ship.HeaderSeq
+	SettledBelow uint64       // ship.HeaderSettledBelow
+	Body         []byte       // the blob's bytes; valid during Merge only
+}
+
+// Store is what a collector keeps of the partitions it owns: it opens a
+// partition from its stored state when the collector takes it.
+type Store interface {
+	// Open starts partition p from state, what Save returned last (nil for
+	// a partition never saved). An error leaves the partition to others.
+	Open(p int, state []byte) (Partition, error)
+}
+
+// Partition is one owned partition's aggregates. Its methods are called
+// from one goroutine.
+type Partition interface {
+	// Merge adds a message. An error refuses it for good (bad bytes, an
+	// unknown template): it is counted and acknowledged, never retried.
+	Merge(m Message) error
+	// Save returns the state covering every merged message.
+	Save() ([]byte, error)
+	// Close drops the partition (it moved to another collector, or the
+	// consumer stopped): it must no longer be exported.
+	Close()
+}
+
+// Config configures a Consumer. JS, ID and Store are required.
+type Config struct {
+	Setup                          // the stream's (as given to Setup.Ensure)
+	JS         jetstream.JetStream //
+	ID         string              // this collector's id, unique in the fleet
+	Store      Store               // where the owned partitions' aggregates live
+	Checkpoint time.Duration       // how often an owner stores its state and acknowledges; 0 is 2 seconds
+	Batch      int                 // messages fetched at once; 0 is 256
+	Logf       func(format string, args ...any)
+}
+
+// Stats counts a Consumer's work.
+type Stats struct {
+	Merged      uint64 // messages merged
+	Refused     uint64 // messages a Partition refused
+	Skipped     uint64 // redelivered messages a stored state already covered
+	Checkpoints uint64 // states stored
+	Taken       uint64 // partitions taken
+	Lost        uint64 // partitions lost to another collector
+	Released    uint64 // partitions handed back
+}
+
+// Consumer takes its share of a stream's partitions and merges their
+// messages into its Store (see the package documentation).
+type Consumer struct {
+	cfg                     Config
+	owners, members, states jetstream.KeyValue
+
+	mu    sync.Mutex
+	owned map[int]*owned
+
+	merged, refused, skipped, checkpoints, taken, lost, released atomic.Uint64
+}
+
+// owned is a partition this consumer holds: its lease and its worker.
+type owned struct {
+	leaseRev uint64
+	cancel   context.CancelFunc
+	done     chan struct{}
+	release  atomic.Bool // checkpoint and hand back (not lost)
+}
+
+// NewConsumer checks cfg and opens the stream's buckets (Setup.Ensure must
+// have made them).
+func NewConsumer(ctx context.Context, cfg Config) (*Consumer, error) {
+	if cfg.JS == nil || cfg.ID == "" || cfg.Store == nil {
+		return nil, fmt.Errorf("natsjs: a consumer needs JS, ID and Store")
+	}
+	cfg.Setup = cfg.Setup.withDefaults()
+	if cfg.Checkpoint <= 0 {
+		cfg.Checkpoint = 2 * time.Second
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = 256
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	c := &Consumer{cfg: cfg, owned: map[int]*owned{}}
+	var err error
+	if c.owners, err = cfg.JS.KeyValue(ctx, cfg.ownersBucket()); err != nil {
+		return nil, fmt.Errorf("natsjs: %w", err)
+	}
+	if c.members, err = cfg.JS.KeyValue(ctx, cfg.membersBucket()); err != nil {
+		return nil, fmt.Errorf("natsjs: %w", err)
+	}
+	if c.states, err = cfg.JS.KeyValue(ctx, cfg.stateBucket()); err != nil {
+		return nil, fmt.Errorf("natsjs: %w", err)
+	}
+	return c, nil
+}
+
+// Owned returns the partitions this consumer holds, ascending.
+func (c *Consumer) Owned() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ps := make([]int, 0, len(c.owned))
+	for p := range c.owned {
+		ps = append(ps, p)
+	}
+	slices.Sort(ps)
+	return ps
+}
+
+// Stats returns the consumer's counters.
+func (c *Consumer) Stats() Stats {
+	return Stats{Merged: c.merged.Load(), Refused: c.refused.Load(), Skipped: c.skipped.Load(),
+		Checkpoints: c.checkpoints.Load(), Taken: c.taken.Load(), Lost: c.lost.Load(), Released: c.released.Load()}
+}
+
+// Run takes and keeps partitions until ctx ends, then stores every owned
+// partition's state, acknowledges what it covers and hands the partitions
+// back, so that the others take them at once. While the stream is
+// unreachable it keeps trying (and its Store keeps serving what it has).
+func (c *Consumer) Run(ctx context.Context) error {
+	tick := time.NewTicker(c.cfg.LeaseTTL / 4)
+	defer tick.Stop()
+	for {
+		c.balance(ctx)
+		select {
+		case <-ctx.Done():
+			c.releaseAll()
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// balance renews the owned leases, counts the members, takes partitions up
+// to a fair share and hands back those above it.
+func (c *Consumer) balance(parent context.Context) {
+	// One round of lease work is bounded, so that an unreachable or
+	// leaderless cluster cannot hold the renewals back past the lease.
+	ctx, cancel := context.WithTimeout(parent, c.cfg.LeaseTTL/2)
+	defer cancel()
+	if _, err := c.members.Put(ctx, c.cfg.ID, []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
+		c.cfg.Logf("natsjs: heartbeat: %v", err)
+	}
+	c.mu.Lock()
+	held := make(map[int]*owned, len(c.owned))
+	for p, o := range c.owned {
+		held[p] = o
+	}
+	c.mu.Unlock()
+	for p, o := range held {
+		rev, err := c.owners.Update(ctx, partitionKey(p), []byte(c.cfg.ID), o.leaseRev)
+		if err != nil {
+			if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyNotFound) || isWrongSeq(err) {
+				c.cfg.Logf("natsjs: partition %d: lease lost: %v", p, err)
+				c.drop(p, false)
+				continue
+			}
+			c.cfg.Logf("natsjs: partition %d: renew: %v", p, err) // unreachable: retried next tick
+			continue
+		}
+		o.leaseRev = rev
+	}
+	members, err := c.members.Keys(ctx)
+	if err != nil || len(members) == 0 {
+		members = []string{c.cfg.ID}
+	}
+	share := (c.cfg.Partitions + len(members) - 1) / len(members)
+	c.mu.Lock()
+	n := len(c.owned)
+	c.mu.Unlock()
+	if n > share {
+		for _, p := range c.Owned()[share:] {
+			c.drop(p, true)
+		}
+		return
+	}
+	// Try the partitions in an order of this collector's own, so that
+	// collectors starting together do not all race for partition 0.
+	h := fnv.New32a()
+	h.Write([]byte(c.cfg.ID))
+	off := int(h.Sum32() % uint32(c.cfg.Partitions))
+	for i := 0; i < c.cfg.Partitions && n < share; i++ {
+		p := (off + i) % c.cfg.Partitions
+		c.mu.Lock()
+		_, have := c.owned[p]
+		c.mu.Unlock()
+		if have {
+			continue
+		}
+		rev, err := c.owners.Create(ctx, partitionKey(p), []byte(c.cfg.ID))
+		if err != nil {
+			if !errors.Is(err, jetstream.ErrKeyExists) {
+				c.cfg.Logf("natsjs: partition %d: take: %v", p, err)
+			}
+			continue // owned by another collector (or unreachable)
+		}
+		if err := c.start(parent, p, rev); err != nil {
+			c.cfg.Logf("natsjs: partition %d: %v", p, err)
+			_ = c.owners.Delete(ctx, partitionKey(p), jetstream.LastRevision(rev))
+			continue
+		}
+		n++
+	}
+}
+
+func isWrongSeq(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
+}
+
+// drop stops partition p's worker: with release, after a last checkpoint
+// and giving its lease back; without, at once (the lease is lost: another
+// collector owns the partition and its state).
+func (c *Consumer) drop(p int, release bool) {
+	c.mu.Lock()
+	o := c.owned[p]
+	delete(c.owned, p)
+	c.mu.Unlock()
+	if o == nil {
+		return
+	}
+	o.release.Store(release)
+	o.cancel()
+	<-o.done
+	if release {
+		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.LeaseTTL)
+		_ = c.owners.Delete(ctx, partitionKey(p), jetstream.LastRevision(o.leaseRev))
+		cancel()
+		c.released.Add(1)
+	} else {
+		c.lost.Add(1)
+	}
+}
+
+func (c *Consumer) releaseAll() {
+	var wg sync.WaitGroup
+	for _, p := range c.Owned() {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.drop(p, true) }()
+	}
+	wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.LeaseTTL)
+	_ = c.members.Delete(ctx, c.cfg.ID)
+	cancel()
+}
+
+// start opens partition p from its stored state and starts its worker.
+func (c *Consumer) start(parent context.Context, p int, leaseRev uint64) error {
+	ctx, cancel := context.WithTimeout(parent, c.cfg.LeaseTTL)
+	defer cancel()
+	covered, stateRev, state, err := c.loadState(ctx, p)
+	if err != nil {
+		return err
+	}
+	// Write the state back at once: a previous owner still running finds
+	// the revision moved and stops before it stores anything.
+	if stateRev, err = c.storeState(ctx, p, stateRev, covered, state); err != nil {
+		return err
+	}
+	part, err := c.cfg.Store.Open(p, state)
+	if err != nil {
+		return fmt.Errorf("open: %w", err)
+	}
+	// The partition's consumer starts afresh after what the state covers,
+	// so that messages come in stream order: a consumer that went on would
+	// deliver new messages before redelivering those the previous owner
+	// took and never acknowledged, and those would look covered.
+	if err := c.cfg.JS.DeleteConsumer(ctx, c.cfg.Stream, consumerName(p)); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		part.Close()
+		return fmt.Errorf("consumer: %w", err)
+	}
+	cons, err := c.cfg.JS.CreateOrUpdateConsumer(ctx, c.cfg.Stream, c.cfg.consumerConfig(p, covered+1))
+	if err != nil {
+		part.Close()
+		return fmt.Errorf("consumer: %w", err)
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	o := &owned{leaseRev: leaseRev, cancel: cancel, done: make(chan struct{})}
+	c.mu.Lock()
+	c.owned[p] = o
+	c.mu.Unlock()
+	c.taken.Add(1)
+	w := &worker{c: c, p: p, o: o, part: part, cons: cons, covered: covered, stateRev: stateRev}
+	go w.run(wctx)
+	return nil
+}
+
+// The stored state of a partition: the stream sequence it covers (every
+// message at or below it is merged), then the Partition's own bytes.
+func (c *Consumer) loadState(ctx context.Context, p int) (covered, rev uint64, state []byte, err error) {
+	e, err := c.states.Get(ctx, partitionKey(p))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return 0, 0, nil, nil
+	}
+	if err != nil {
+		return 0, 0, nil, fmt.Errorf("state: %w", err)
+	}
+	v := e.Value()
+	if len(v) < 8 {
+		return 0, 0, nil, fmt.Errorf("state: %d bytes, no sequence", len(v))
+	}
+	state = v[8:]
+	if len(state) == 0 {
+		state = nil
+	}
+	return binary.LittleEndian.Uint64(v), e.Revision(), state, nil
+}
+
+// storeState writes a partition's state if its revision is still rev (0:
+// the key must not exist), returning the new revision.
+func (c *Consumer) storeState(ctx context.Context, p int, rev, covered uint64, state []byte) (uint64, error) {
+	v := binary.LittleEndian.AppendUint64(make([]byte, 0, 8+len(state)), covered)
+	v = append(v, state...)
+	var err error
+	if rev == 0 {
+		rev, err = c.states.Create(ctx, partitionKey(p), v)
+	} else {
+		rev, err = c.states.Update(ctx, partitionKey(p), v, rev)
+	}
+	if err != nil {
+		if errors.Is(err, jetstream.ErrKeyExists) || isWrongSeq(err) {
+			return 0, fmt.Errorf("%w: %w", errLost, err)
+		}
+		return 0, fmt.Errorf("state: %w", err)
+	}
+	return rev, nil
+}
+
+// worker consumes one owned partition.
+type worker struct {
+	c        *Consumer
+	p        int
+	o        *owned
+	part     Partition
+	cons     jetstream.Consumer
+	covered  uint64        // the highest stream sequence merged
+	stored   uint64        // the sequence the stored state covers
+	stateRev uint64        // the stored state's revision
+	last     jetstream.Msg // the newest message taken, to acknowledge with the state
+}
+
+func (w *worker) run(ctx context.Context) {
+	defer close(w.o.done)
+	defer w.part.Close()
+	w.stored = w.covered
+	next := time.Now().Add(w.c.cfg.Checkpoint)
+	for ctx.Err() == nil {
+		batch, err := w.cons.Fetch(w.c.cfg.Batch, jetstream.FetchMaxWait(min(w.c.cfg.Checkpoint, time.Second)))
+		if err == nil {
+			for msg := range batch.Messages() {
+				w.take(msg)
+			}
+			err = batch.Error()
+		}
+		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, jetstream.ErrNoMessages) {
+			w.c.cfg.Logf("natsjs: partition %d: fetch: %v", w.p, err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+		if time.Now().After(next) {
+			if err := w.checkpoint(); errors.Is(err, errLost) {
+				w.c.cfg.Logf("natsjs: partition %d: %v", w.p, err)
+				return
+			}
+			next = time.Now().Add(w.c.cfg.Checkpoint)
+		}
+	}
+	if w.o.release.Load() {
+		if err := w.checkpoint(); err != nil {
+			w.c.cfg.Logf("natsjs: partition %d: last checkpoint: %v", w.p, err)
+		}
+	}
+}
+
+// take merges one message unless the state already covers it.
+func (w *worker) take(msg jetstream.Msg) {
+	md, err := msg.Metadata()
+	if err != nil {
+		return // not a JetStream message: nothing to acknowledge
+	}
+	w.last = msg
+	seq := md.Sequence.Stream
+	if seq <= w.covered {
+		w.c.skipped.Add(1)
+		return
+	}
+	w.covered = seq
+	m, err := parse(msg, seq)
+	if err == nil {
+		err = w.part.Merge(m)
+	}
+	if err != nil {
+		w.c.refused.Add(1)
+		w.c.cfg.Logf("natsjs: partition %d: message %d refused: %v", w.p, seq, err)
+		return
+	}
+	w.c.merged.Add(1)
+}
+
+// checkpoint stores the state if it moved and acknowledges what it covers.
+func (w *worker) checkpoint() error {
+	if w.last == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), w.c.cfg.LeaseTTL)
+	defer cancel()
+	if w.covered > w.stored {
+		state, err := w.part.Save()
+		if err != nil {
+			return fmt.Errorf("save: %w", err)
+		}
+		rev, err := w.c.storeState(ctx, w.p, w.stateRev, w.covered, state)
+		if err != nil {
+			return err
+		}
+		w.stateRev, w.stored = rev, w.covered
+		w.c.checkpoints.Add(1)
+	}
+	if err := w.last.Ack(); err != nil && !errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
+		return fmt.Errorf("ack: %w", err)
+	}
+	w.last = nil
+	return nil
+}
+
+// parse reads a message's headers and body.
+func parse(msg jetstream.Msg, seq uint64) (Message, error) {
+	h := msg.Headers()
+	body := msg.Data()
+	if len(body) < abi.HeaderSize {
+		return Message{}, fmt.Errorf("a %d-byte body is no blob", len(body))
+	}
+	labels, err := decodeLabels(h.Get(HeaderLabels))
+	if err != nil {
+		return Message{}, err
+	}
+	m := Message{StreamSeq: seq, TplHash: binary.LittleEndian.Uint32(body[abi.OffTplHash:]), Labels: labels,
+		Sender: h.Get(ship.HeaderSender), Body: body}
+	if s := h.Get(ship.HeaderSeq); s != "" {
+		if m.Seq, err = strconv.ParseUint(s, 10, 64); err != nil {
+			return Message{}, fmt.Errorf("%s %q: %w", ship.HeaderSeq, s, err)
+		}
+	}
+	if s := h.Get(ship.HeaderSettledBelow); s != "" {
+		if m.SettledBelow, err = strconv.ParseUint(s, 10, 64); err != nil {
+			return Message{}, fmt.Errorf("%s %q: %w", ship.HeaderSettledBelow, s, err)
+		}
+	}
+	return m, nil
+}

@@ -1,0 +1,185 @@
+package natsjs_test
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export/natsjs"
+	"github.com/statsblob/statsblob/export/natsjs/internal/natstest"
+	"github.com/statsblob/statsblob/ship"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// memStore keeps each partition's aggregates as blobs keyed by template and
+// labels, merged with blob.Merge; Save encodes them in key order.
+type memStore struct {
+	mu    sync.Mutex
+	parts map[int]*memPart
+}
+
+type memPart struct {
+	s      *memStore
+	p      int
+	blobs  map[string]*blob.Blob
+	closed bool
+}
+
+func newMemStore() *memStore { return &memStore{parts: map[int]*memPart{}} }
+
+func (s *memStore) Open(p int, state []byte) (natsjs.Partition, error) {
+	mp := &memPart{s: s, p: p, blobs: map[string]*blob.Blob{}}
+	for len(state) > 0 {
+		kl := int(binary.LittleEndian.Uint32(state))
+		key := string(state[4 : 4+kl])
+		state = state[4+kl:]
+		bl := int(binary.LittleEndian.Uint32(state))
+		b, err := blob.FromBytes(state[4:4+bl], nil)
+		if err != nil {
+			return nil, err
+		}
+		mp.blobs[key] = b
+		state = state[4+bl:]
+	}
+	s.mu.Lock()
+	s.parts[p] = mp
+	s.mu.Unlock()
+	return mp, nil
+}
+
+func (mp *memPart) Merge(m natsjs.Message) error {
+	b, err := blob.FromBytes(m.Body, nil)
+	if err != nil {
+		return err
+	}
+	key := fmt.Sprintf("%08x%v", m.TplHash, m.Labels)
+	mp.s.mu.Lock()
+	defer mp.s.mu.Unlock()
+	if dst := mp.blobs[key]; dst != nil {
+		return blob.Merge(dst, b)
+	}
+	mp.blobs[key] = b
+	return nil
+}
+
+func (mp *memPart) Save() ([]byte, error) {
+	mp.s.mu.Lock()
+	defer mp.s.mu.Unlock()
+	var out []byte
+	for _, k := range slices.Sorted(maps.Keys(mp.blobs)) {
+		out = binary.LittleEndian.AppendUint32(out, uint32(len(k)))
+		out = append(out, k...)
+		b := mp.blobs[k].Bytes()
+		out = binary.LittleEndian.AppendUint32(out, uint32(len(b)))
+		out = append(out, b...)
+	}
+	return out, nil
+}
+
+func (mp *memPart) Close() {
+	mp.s.mu.Lock()
+	defer mp.s.mu.Unlock()
+	mp.closed = true
+	if mp.s.parts[mp.p] == mp {
+		delete(mp.s.parts, mp.p)
+	}
+}
+
+// totals sums VOI 0's SUM per key over the open partitions.
+func (s *memStore) totals(t *testing.T) map[string]uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]uint64{}
+	for _, mp := range s.parts {
+		for k, b := range mp.blobs {
+			v, err := b.FetchU64(0, voi.Sum)
+			require.NoError(t, err)
+			out[k] += v
+		}
+	}
+	return out
+}
+
+func counterTemplate(t *testing.T) *tpl.Template {
+	tp, err := tpl.NewRegistry().New("REQ")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "requests", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	return tp
+}
+
+func connect(t *testing.T, url string) (*nats.Conn, jetstream.JetStream) {
+	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	return nc, js
+}
+
+func TestShipThroughJetStream(t *testing.T) {
+	cl := natstest.Start(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, js := connect(t, cl.URL())
+	setup := natsjs.Setup{Partitions: 4, LeaseTTL: 2 * time.Second}
+	require.NoError(t, setup.Ensure(ctx, js))
+
+	tp := counterTemplate(t)
+	want := map[string]uint64{}
+	var sent uint64
+	for h := range 6 {
+		b := blob.New(tp, nil)
+		host := fmt.Sprintf("web%d", h)
+		sh, err := ship.New(&natsjs.Transport{JS: js, Partitions: 4}, ship.Options{Labels: []ship.Label{{Name: "host", Value: host}}})
+		require.NoError(t, err)
+		var mu sync.Mutex
+		require.NoError(t, sh.AddBlob(b, &mu))
+		for round := range 3 {
+			mu.Lock()
+			require.NoError(t, b.UpdateU64(0, uint64(100*h+round+1)))
+			mu.Unlock()
+			want[fmt.Sprintf("%08x[{host %s}]", tp.Hash(), host)] += uint64(100*h + round + 1)
+			require.NoError(t, sh.Ship(ctx))
+		}
+		require.NoError(t, sh.Close(ctx))
+		require.Zero(t, sh.Stats().Pending)
+		sent += sh.Stats().Sent
+	}
+
+	store := newMemStore()
+	c, err := natsjs.NewConsumer(ctx, natsjs.Config{Setup: setup, JS: js, ID: "c1", Store: store, Checkpoint: 100 * time.Millisecond})
+	require.NoError(t, err)
+	cctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- c.Run(cctx) }()
+	require.Eventually(t, func() bool { return c.Stats().Merged == sent }, 30*time.Second, 20*time.Millisecond)
+	require.Equal(t, []int{0, 1, 2, 3}, c.Owned())
+	require.Equal(t, want, store.totals(t))
+	stop()
+	require.NoError(t, <-done)
+	require.Empty(t, c.Owned())
+
+	// a second consumer takes over from the stored states: nothing twice
+	store2 := newMemStore()
+	c2, err := natsjs.NewConsumer(ctx, natsjs.Config{Setup: setup, JS: js, ID: "c2", Store: store2, Checkpoint: 100 * time.Millisecond})
+	require.NoError(t, err)
+	cctx, stop = context.WithCancel(ctx)
+	go func() { done <- c2.Run(cctx) }()
+	require.Eventually(t, func() bool { return len(c2.Owned()) == 4 }, 30*time.Second, 20*time.Millisecond)
+	time.Sleep(300 * time.Millisecond)
+	require.Equal(t, want, store2.totals(t))
+	require.Equal(t, uint64(0), c2.Stats().Merged)
+	stop()
+	require.NoError(t, <-done)
+}

@@ -1,0 +1,145 @@
+package natsjs
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/export/aggregate"
+	"github.com/statsblob/statsblob/tpl"
+)
+
+// SetStore is the Store of a collector: each owned partition's aggregates
+// are an aggregate.Set (wide aggregates, MergeAll-quality digests,
+// idempotent by sender and sequence), its state the Set's
+// (AppendState/LoadState). A SetStore is an export.Source of the owned
+// partitions' aggregates: a partition that moves away stops being
+// exported at once. It is safe for concurrent use.
+type SetStore struct {
+	reg *tpl.Registry
+	cfg aggregate.Config
+
+	mu    sync.RWMutex
+	parts map[int]*setPart
+}
+
+// NewSetStore returns a SetStore whose blobs' templates are found in reg
+// (by hash) and whose Sets are configured by cfg.
+func NewSetStore(reg *tpl.Registry, cfg aggregate.Config) *SetStore {
+	return &SetStore{reg: reg, cfg: cfg, parts: map[int]*setPart{}}
+}
+
+type setPart struct {
+	s   *SetStore
+	p   int
+	set *aggregate.Set
+}
+
+// Open makes partition p's Set, from its state if there is one.
+func (s *SetStore) Open(p int, state []byte) (Partition, error) {
+	set, err := aggregate.New(s.cfg, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	if state != nil {
+		if err := set.LoadState(state, s.reg.ByHash); err != nil {
+			return nil, fmt.Errorf("natsjs: partition %d: %w", p, err)
+		}
+	}
+	sp := &setPart{s: s, p: p, set: set}
+	s.mu.Lock()
+	s.parts[p] = sp
+	s.mu.Unlock()
+	return sp, nil
+}
+
+// Merge adds a message's blob to its aggregate, once per sender and
+// sequence. A blob that is no valid blob, or of a template the registry
+// does not have, is refused.
+func (sp *setPart) Merge(m Message) error {
+	t, err := sp.s.reg.ByHash(m.TplHash)
+	if err != nil {
+		return err
+	}
+	b, err := blob.FromBytes(m.Body, blob.NewEnv(nil, 1))
+	if err != nil {
+		return err
+	}
+	if err := b.CheckTemplate(t); err != nil {
+		return err
+	}
+	labels := make([]export.Label, len(m.Labels))
+	for i, l := range m.Labels {
+		labels[i] = export.Label{Name: l.Name, Value: l.Value}
+	}
+	key := aggregateKey(m.TplHash, labels)
+	add := func() error { return sp.set.Add(key, t, labels, b) }
+	if m.Sender == "" {
+		return add()
+	}
+	if err := aggregate.CheckSender(m.Sender); err != nil {
+		return err
+	}
+	_, err = sp.set.Once(m.Sender, key, m.Seq, add)
+	return err
+}
+
+// aggregateKey names a template's label set: the hash, then each label's
+// name and value with their lengths, so that no value can mimic another
+// label set.
+func aggregateKey(hash uint32, labels []export.Label) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%08x", hash)
+	for _, l := range labels {
+		fmt.Fprintf(&b, ";%d:%s=%d:%s", len(l.Name), l.Name, len(l.Value), l.Value)
+	}
+	return b.String()
+}
+
+// Save returns the Set's state.
+func (sp *setPart) Save() ([]byte, error) { return sp.set.AppendState(nil), nil }
+
+// Close stops exporting the partition.
+func (sp *setPart) Close() {
+	sp.s.mu.Lock()
+	defer sp.s.mu.Unlock()
+	if sp.s.parts[sp.p] == sp {
+		delete(sp.s.parts, sp.p)
+	}
+}
+
+// Blobs returns the aggregates of the owned partitions (export.Source).
+func (s *SetStore) Blobs() []export.Named {
+	s.mu.RLock()
+	ps := make([]int, 0, len(s.parts))
+	for p := range s.parts {
+		ps = append(ps, p)
+	}
+	slices.Sort(ps)
+	parts := make([]*setPart, len(ps))
+	for i, p := range ps {
+		parts[i] = s.parts[p]
+	}
+	s.mu.RUnlock()
+	var out []export.Named
+	for _, sp := range parts {
+		out = append(out, sp.set.Blobs()...)
+	}
+	return out
+}
+
+// Partitions returns the partitions held, ascending.
+func (s *SetStore) Partitions() []int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ps := make([]int, 0, len(s.parts))
+	for p := range s.parts {
+		ps = append(ps, p)
+	}
+	slices.Sort(ps)
+	return ps
+}
