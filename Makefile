@@ -3,7 +3,7 @@ GO        ?= go
 FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 
-.PHONY: test test-long minver vet conformance fuzz bench bench-all accuracy demo fmt test-export e2e diff gen-goldens gen-coverage load load-accuracy
+.PHONY: test test-long minver vet conformance fuzz bench bench-all accuracy demo fmt test-export e2e e2e-nats diff gen-goldens gen-coverage load load-accuracy
 
 # RACE_PKGS are the packages whose code or tests share memory between
 # goroutines (.ci/racepkgs: they import sync or sync/atomic, or run parallel
@@ -70,6 +70,18 @@ load:
 ##                blobs per fleet (make test runs 2,000)
 load-accuracy:
 	cd export && $(GO) test -count=1 -run TestAccuracyWhateverTheOrder -v ./aggregate -aggregate.n=100000 -timeout 30m
+
+## e2e-nats: the fleet through NATS JetStream (the nested module export/natsjs): its tests, then
+##           a real 3-node JetStream cluster (nats-server built from its Go module), three
+##           collectors and 24 shippers, a node and a collector killed with SIGKILL and
+##           restarted; the exported totals must equal what the shippers recorded
+NATS_BIN ?= $(CURDIR)/export/natsjs/bin
+e2e-nats:
+	cd export/natsjs && $(GO) build -o $(NATS_BIN)/nats-server github.com/nats-io/nats-server/v2
+	cd export/natsjs && $(GO) build -o $(NATS_BIN)/statsblob-collector ./cmd/statsblob-collector
+	cd export/natsjs && $(GO) vet ./... && $(GO) test -short -race -count=1 ./...
+	cd export/natsjs && STATSBLOB_E2E_NATS=1 NATS_SERVER=$(NATS_BIN)/nats-server COLLECTOR=$(NATS_BIN)/statsblob-collector \
+	  $(GO) test -count=1 -timeout 10m -run TestE2ENATS -v ./e2e
 
 ## conformance: run the C reference scenarios and compare byte for byte, and the
 ##              generated scenarios against the C's digests (testdata/conformance/generated)
