@@ -3,7 +3,7 @@ GO        ?= go
 FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 
-.PHONY: test test-long minver vet conformance fuzz bench bench-all accuracy demo fmt test-export e2e e2e-nats diff gen-goldens gen-coverage load load-accuracy
+.PHONY: test long minver vet conformance fuzz bench bench-all accuracy demo fmt test-export e2e e2e-nats diff gen-goldens gen-coverage load load-accuracy
 
 # RACE_PKGS are the packages whose code or tests share memory between
 # goroutines (.ci/racepkgs: they import sync or sync/atomic, or run parallel
@@ -19,8 +19,8 @@ test: vet
 	$(GO) test -short ./...
 	$(GO) test -short -race $(RACE_PKGS)
 
-## test-long: every test at full length (every seed of the sweeps), without -race
-test-long:
+## long: every test at full length (every seed of the sweeps), without -race
+long:
 	$(GO) test -count=1 ./...
 
 vet:
