@@ -82,11 +82,11 @@ type accCache[N node] struct {
 	items []accItem // a flush: the sorted centroids and samples
 	out   []accItem // a flush: the bytes' centroids
 
-	synced       bool   // the bytes were written from state by the last flush
-	wrote        uint64 // the sample count that flush wrote
-	wcomp        uint32 // the compcnt it wrote
-	kb    []float64 // a flush: the scale at each item's left edge
-	cuts  []int32   // a flush: where each group starts
+	synced bool      // the bytes were written from state by the last flush
+	wrote  uint64    // the sample count that flush wrote
+	wcomp  uint32    // the compcnt it wrote
+	kb     []float64 // a flush: the scale at each item's left edge
+	cuts   []int32   // a flush: where each group starts
 }
 
 // accItem is a centroid or a run of equal samples: combined mean, count.
