@@ -109,7 +109,7 @@ func TestAccurateSortedDoesNotCollapse(t *testing.T) {
 		for c := range Centroids(d, dt) {
 			heaviest = max(heaviest, c.Count)
 		}
-		require.Less(t, heaviest, uint64(20000/8))
+		require.Less(t, heaviest, uint64(20000/5)) // the C: 19,956 in one centroid
 		q, err := Quantile(d, dt, 0.5)
 		require.NoError(t, err)
 		require.InDelta(t, 10000, q, 200)
@@ -211,4 +211,35 @@ func FuzzAccurateUpdate(f *testing.F) {
 		d, ok := accFeed(t, dt, s, all, int(every))
 		checkAccurate(t, d, dt, ok)
 	})
+}
+
+// BenchmarkUpdateMode compares an update through the cache blobs hold in
+// each mode (the accurate mode's cost includes its share of flushes).
+func BenchmarkUpdateMode(b *testing.B) {
+	for _, g := range []struct {
+		name  string
+		dt    voi.DType
+		slots uint32
+	}{{"32x20", voi.TDgstClust32, 20}, {"64x50", voi.TDgstClust64, 50}, {"64x100", voi.TDgstClust64, 100}} {
+		for _, acc := range []bool{false, true} {
+			name := g.name + "/c"
+			if acc {
+				name = g.name + "/accurate"
+			}
+			b.Run(name, func(b *testing.B) {
+				d, _ := Build(g.dt, g.slots, 4)
+				c := trusted.TDigestCache{Accurate: acc}
+				src := bsdrand.New(1)
+				vals := make([]uint64, 65536)
+				for i := range vals {
+					vals[i] = uint64(math.Exp(7 + 2*float64(src.Int31())/(1<<31)))
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					_ = updateTrusted(&c, d, g.dt, voi.IntU32, vals[i&65535], src)
+				}
+			})
+		}
+	}
 }
