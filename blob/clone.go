@@ -19,9 +19,11 @@ import (
 // share one source (as the C's global random() is shared) sets it with
 // SetEnv.
 func (bl *Blob) Clone() *Blob {
+	bl.settle()
 	n := abi.CurSz(bl.b)
 	c := newBlob(bl.b[:n], bl.plan, bl.env)
 	binary.LittleEndian.PutUint16(c.b[abi.OffMaxSz:], uint16(n))
+	c.copyModes(bl)
 	return c
 }
 
@@ -50,6 +52,7 @@ func (bl *Blob) CloneInto(dst []byte, dstMaxSz int) error {
 	if dstMaxSz < abi.MinBlobSz || dstMaxSz > len(dst) {
 		return fmt.Errorf("blob: clone into %d of %d bytes: %w", dstMaxSz, len(dst), voi.ErrInvalid)
 	}
+	bl.settle()
 	n := abi.CurSz(bl.b)
 	if dstMaxSz < n {
 		copy(dst[:abi.OffMaxSz], bl.b)
