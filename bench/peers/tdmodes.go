@@ -21,11 +21,11 @@ import (
 // the largest setting whose serialization fits in the statsblob digest's
 // bytes.
 type ModeCell struct {
-	Stream  string
-	DType   voi.DType
-	Slots   uint32
-	Samples int
-	Bytes   int // the statsblob digest's bytes (either mode)
+	Stream                                   string
+	DType                                    voi.DType
+	Slots                                    uint32
+	Samples                                  int
+	Bytes                                    int // the statsblob digest's bytes (either mode)
 	C, Accurate, Caio, Influx, DDSketch, HDR float64
 }
 
