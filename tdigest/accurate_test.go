@@ -13,9 +13,10 @@ import (
 
 // TestAccurateBounds asserts the accurate mode's worst rank error over
 // p50, p90, p99 and p99.9 on each stream of the targets, 10^5 samples, at
-// 20 and 50 slots of TDGSTCLUST32(·,4), for a fixed set of seeds: at most
-// the stated bound, and better than the C's clustering of the same
-// samples. (make accuracy prints the full tables, beside the peers.)
+// 20 and 50 slots of TDGSTCLUST32(·,4), for seed 1 (seeds 1 to 3 with
+// STATSBLOB_LONG=1): at most the stated bound, and better than the C's
+// clustering of the same samples (at 20 slots; at 50 too in the long run).
+// (make accuracy prints the full tables, beside the peers.)
 func TestAccurateBounds(t *testing.T) {
 	// bounds[stream] = {20 slots, 50 slots}, in rank (0.01 = 1%).
 	bounds := map[string][2]float64{
@@ -24,22 +25,34 @@ func TestAccurateBounds(t *testing.T) {
 		"bimodal":   {0.003, 0.0013},
 		"zipf":      {0.0001, 0.0001},
 		"sorted":    {0.008, 0.001},
-		"uniform":   {0.001, 0.0005},
+		"uniform":   {0.0015, 0.0005},
 	}
 	for _, st := range accuracy.Streams {
 		for si, slots := range []uint32{20, 50} {
 			g := accuracy.Geometry{DType: voi.TDgstClust32, Slots: slots, Prec: 4}
-			for _, seed := range []uint64{1, 2} {
+			for seed := range uint64(sweep(3, 1)) {
+				seed++
 				s := st.Gen(100_000, seed)
 				fa := accuracy.FeedMode(g, tdigest.Accurate, s, seed)
 				require.Zero(t, fa.Lost)
 				ea := accuracy.Max(accuracy.Errors(fa.Sorted, fa.Digests[0], g.DType))
-				fc := accuracy.FeedMode(g, tdigest.C, s, seed)
-				ec := accuracy.Max(accuracy.Errors(fc.Sorted, fc.Digests[0], g.DType))
-				t.Logf("%s %d slots seed %d: accurate %.4f%%, C %.4f%%", st.Name, slots, seed, 100*ea, 100*ec)
+				t.Logf("%s %d slots seed %d: accurate %.4f%%", st.Name, slots, seed, 100*ea)
 				assert.LessOrEqual(t, ea, bounds[st.Name][si], "%s, %d slots, seed %d", st.Name, slots, seed)
-				assert.Less(t, ea, ec, "%s, %d slots, seed %d", st.Name, slots, seed)
+				if slots == 20 || long() {
+					fc := accuracy.FeedMode(g, tdigest.C, s, seed)
+					ec := accuracy.Max(accuracy.Errors(fc.Sorted, fc.Digests[0], g.DType))
+					t.Logf("%s %d slots seed %d: C %.4f%%", st.Name, slots, seed, 100*ec)
+					assert.Less(t, ea, ec, "%s, %d slots, seed %d", st.Name, slots, seed)
+				}
 			}
 		}
 	}
+}
+
+// sweep is n with STATSBLOB_LONG=1 (see long), else short.
+func sweep(n, short int) int {
+	if long() {
+		return n
+	}
+	return short
 }
