@@ -6,22 +6,7 @@ import (
 	"github.com/statsblob/statsblob/tpl"
 )
 
-// T-digest clustering modes. A blob's t-digests update in the mode their
-// template declares (tpl.TDigestSpec.Mode): New, Init and NewSharded take
-// it from the template, Clone and Snapshot from the blob. A blob made from
-// bytes (FromBytes, Wrap) has no template and updates in the C's mode,
-// which keeps the bytes of C-mode updates identical to FreeBSD's; UseModes
-// gives it its template's modes. The mode is not in the bytes: blobs of
-// either mode are the same layout and merge with each other.
-//
-// An accurate-mode digest buffers samples beside the bytes (see
-// tdigest.Accurate). Every view of the blob writes them in first: Bytes,
-// Buffer, AppendBinary, MarshalBinary, Clone, CloneInto, Snapshot,
-// SnapshotInto, Fetch, Stats, Quantile, CDF, Merge and MergeAll (as
-// destination or source), Sharded.Snapshot, and so the renderings, which
-// read Bytes or Buffer. Those calls therefore write to the blob; like
-// every method of Blob they must not run concurrently with other calls on
-// it.
+// T-digest clustering modes: see the package documentation.
 
 // digestModes returns which of the plan's t-digests template t declares
 // accurate (nil when none is), worked out once per plan.

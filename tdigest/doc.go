@@ -75,4 +75,30 @@
 // (the C has no merge; see MergeAll); ReadInfo and ReadCentroid expose the
 // raw layout.
 // The caiotd subpackage converts to and from github.com/caio/go-tdigest.
+//
+// # The accurate mode
+//
+// The C's clustering is kept byte for byte, but it is not a good digest:
+// its size bound has no compression factor, so a few heavy centroids
+// absorb most samples of a long-lived digest, and sorted input collapses
+// it. Mode Accurate clusters in the same layout as a merging t-digest
+// (Dunning and Ertl, 2019), through the update cache package blob holds
+// (internal/trusted; not this package's API): samples are buffered beside
+// the bytes (32 per slot, at least 256); a full buffer, or any view of the
+// blob, is sorted and merged into finer centroids kept beside the bytes
+// (16 per slot), which are then grouped into the digest's slots, each
+// group spanning an equal step of the scale sqrt(q) (mirrored above the
+// median), the step the smallest that fits the slots (bisection). The
+// smallest and largest samples (or runs of equal ones) stay centroids of
+// their own; spare slots split runs of equal samples so that discrete
+// data is exact. Counts are exact, every mean is the exact count-weighted
+// mean of its group rounded to the digest's precision (so it lies within
+// [min, max] of the samples), no randomness is drawn, and the bytes are a
+// digest as Build and Update leave one: Validate accepts them, the C's
+// update continues them, MergeAll merges them with digests of either
+// mode. Values are accepted exactly when the digest's means can hold them
+// (a TDGSTCLUST32 mean with 4 fractional bits holds integers up to
+// 2^24-1). An update allocates nothing after a digest's first, which
+// allocates about 1.4 KB per slot; its cost is the C's (bench: 
+// BenchmarkUpdateMode).
 package tdigest
