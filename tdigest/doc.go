@@ -99,6 +99,6 @@
 // mode. Values are accepted exactly when the digest's means can hold them
 // (a TDGSTCLUST32 mean with 4 fractional bits holds integers up to
 // 2^24-1). An update allocates nothing after a digest's first, which
-// allocates about 1.4 KB per slot; its cost is the C's (bench: 
+// allocates about 1.4 KB per slot; its cost is the C's (bench:
 // BenchmarkUpdateMode).
 package tdigest
