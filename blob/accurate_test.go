@@ -125,6 +125,17 @@ func TestModesMerge(t *testing.T) {
 	require.Equal(t, uint64(6100), countOf(t, digestOf(t, out).Data))
 	require.NoError(t, blob.Validate(out.Bytes()))
 
+	// Bytes from elsewhere (a C blob's, which a C-mode blob's equal
+	// byte for byte) merge with accurate blobs either way.
+	fromC, err := blob.FromBytes(c.Bytes(), nil)
+	require.NoError(t, err)
+	out, err = blob.MergeAll(nil, a, fromC, a2)
+	require.NoError(t, err)
+	require.Equal(t, uint64(6100), countOf(t, digestOf(t, out).Data))
+	dst0 := fromC.Clone()
+	require.NoError(t, blob.Merge(dst0, a))
+	require.Equal(t, uint64(6000), countOf(t, digestOf(t, dst0).Data))
+
 	// The merge result of an accurate destination keeps updating
 	// accurately, counting both.
 	dst := a.Clone()

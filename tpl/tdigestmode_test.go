@@ -2,6 +2,7 @@ package tpl_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -58,4 +59,23 @@ func mustJSON(t *testing.T, v any) []byte {
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return b
+}
+
+// A t-digest declared in the accurate mode: the template's bytes and hash
+// are those of the C-mode declaration, and the mode travels in the JSON.
+func ExampleTDigestOf() {
+	decl := func(m tdigest.Mode) *tpl.Template {
+		t, _ := tpl.NewRegistry().New("LAT")
+		_ = t.AddVOI(tpl.VOIDef{ID: 0, Name: "lat_us", DType: voi.IntU32, Stats: []tpl.StatSpec{
+			tpl.TDigestOf(tpl.TDigestSpec{DType: voi.TDgstClust32, NCtds: 50, Prec: 4, Mode: m}),
+		}})
+		return t
+	}
+	acc, c := decl(tdigest.Accurate), decl(tdigest.C)
+	js, _ := json.Marshal(acc)
+	fmt.Println(acc.Hash() == c.Hash(), acc.VOIs()[0].Stats[0].TDigest.Mode)
+	fmt.Println(strings.Contains(string(js), `"tdigest":{"dtype":"TDGSTCLUST32","nctds":50,"prec":4,"mode":"accurate"}`))
+	// Output:
+	// true accurate
+	// true
 }
