@@ -89,6 +89,7 @@ type accCache[N node] struct {
 	lastL  float64   // the bytes' step of the scale at the last flush
 	kb     []float32 // a flush: the scale at each item's left edge
 	cuts   []int32   // a flush: where each group starts
+	forced []int32   // a flush: the items that are groups of their own
 }
 
 // accItem is a centroid or a run of equal samples: combined mean, count.
@@ -142,6 +143,7 @@ func (c *accCache[N]) init(data []byte) bool {
 		c.state = make([]accItem, 0, n+r) // and the flush's merge
 		c.kb = make([]float32, 0, n+r+1)
 		c.cuts = make([]int32, 0, n+r+1)
+		c.forced = make([]int32, 0, (r+1)/2+2)
 		c.out = make([]accItem, 0, d.maxn)
 		c.split = make([]accItem, 0, d.maxn)
 	}
@@ -459,12 +461,13 @@ func (c *accCache[N]) partition(items []accItem, total uint64, maxn int, exact b
 	// no group can exceed the largest centroid count, a group's end is
 	// found by bisection on kb.
 	fast := total <= c.maxc
+	forced := c.modeEdges(items, maxn)
 	groups := func(L float64, limit int, write bool) int {
-		g := 1 // the first item
+		g, fi := 0, 0
 		if write {
-			cuts = append(cuts[:0], 0)
+			cuts = cuts[:0]
 		}
-		for s := 1; s < m; {
+		for s := 0; s < m; {
 			if write {
 				cuts = append(cuts, int32(s))
 			}
@@ -472,19 +475,26 @@ func (c *accCache[N]) partition(items []accItem, total uint64, maxn int, exact b
 			if g > limit {
 				return g
 			}
+			for fi < len(forced) && int(forced[fi]) < s {
+				fi++
+			}
+			lim := m // the group ends at or before the next forced item
+			if fi < len(forced) {
+				lim = int(forced[fi])
+			}
 			e := s + 1
 			switch {
-			case s == m-1:
+			case s == lim:
 			case fast:
 				// The largest e in [s+1, m-1] with kb[e]-kb[s] <= L: a few
 				// steps (most of the finer centroids' groups are short),
 				// then by bisection.
 				top := kb[s] + float32(L)
-				for k := 0; k < 4 && e < m-1 && kb[e+1] <= top; k++ {
+				for k := 0; k < 4 && e < lim && kb[e+1] <= top; k++ {
 					e++
 				}
-				lo, hi := e, m-1
-				if e < m-1 && kb[e+1] > top {
+				lo, hi := e, lim
+				if e < lim && kb[e+1] > top {
 					hi = e
 				}
 				for lo < hi {
@@ -498,7 +508,7 @@ func (c *accCache[N]) partition(items []accItem, total uint64, maxn int, exact b
 				e = lo
 			default:
 				cnt := items[s].n()
-				for e < m-1 && float64(kb[e+1]-kb[s]) <= L && cnt <= c.maxc-items[e].n() {
+				for e < lim && float64(kb[e+1]-kb[s]) <= L && cnt <= c.maxc-items[e].n() {
 					cnt += items[e].n()
 					e++
 				}
@@ -544,6 +554,43 @@ func (c *accCache[N]) partition(items []accItem, total uint64, maxn int, exact b
 	cuts = append(cuts, int32(m))
 	c.cuts = cuts
 	return cuts
+}
+
+// modeEdges returns, in ascending order, the items that must be groups of
+// their own: the first and the last, and those on both sides of an empty
+// stretch between modes of the samples (a gap between neighbouring items'
+// values more than 4 times every other gap among the 4 on each side), so
+// that no group straddles it (its value would lie in the stretch, where
+// there are no samples) and the queries reach each mode's edge. At most
+// (maxn+1)/2 items are forced, which leaves the grouping feasible.
+func (c *accCache[N]) modeEdges(items []accItem, maxn int) []int32 {
+	const w, ratio = 4, 4
+	m := len(items)
+	f := append(c.forced[:0], 0)
+	for i := 1 + w; i+w <= m-1 && 2*(len(f)+3) <= maxn+1; i++ {
+		d := items[i].v - items[i-1].v
+		if d <= 0 {
+			continue
+		}
+		var l, r int64
+		for j := i - w; j < i; j++ {
+			l = max(l, items[j].v-items[j-1].v)
+		}
+		for j := i + 1; j <= i+w; j++ {
+			r = max(r, items[j].v-items[j-1].v)
+		}
+		if d/ratio > l && d/ratio > r {
+			if int(f[len(f)-1]) < i-1 {
+				f = append(f, int32(i-1))
+			}
+			f = append(f, int32(i))
+		}
+	}
+	if int(f[len(f)-1]) < m-1 {
+		f = append(f, int32(m-1))
+	}
+	c.forced = f
+	return f
 }
 
 // write replaces the digest with the groups of items that cuts delimit:

@@ -44,8 +44,8 @@ func TestAccurateBounds(t *testing.T) {
 					ec := accuracy.Max(accuracy.Errors(fc.Sorted, fc.Digests[0], g.DType))
 					t.Logf("%s %d slots seed %d: C %.4f%%", st.Name, slots, seed, 100*ec)
 					// (On uniform samples at 50 slots the C's is as good:
-					// within 0.01 point of rank either way.)
-					assert.Less(t, ea, ec+0.0001, "%s, %d slots, seed %d", st.Name, slots, seed)
+					// within 0.02 point of rank either way.)
+					assert.Less(t, ea, ec+0.0002, "%s, %d slots, seed %d", st.Name, slots, seed)
 				}
 			}
 		}
