@@ -82,6 +82,7 @@ type accCache[N node] struct {
 	state []accItem // the centroids at accRes per slot, in mean order (and room for a flush's merge)
 	out   []accItem // a flush: the bytes' centroids
 	split []accItem // a flush: the same, runs of equal samples split
+	mark  []int8    // a flush: splitRuns' choice
 
 	synced bool      // the bytes were written from state by the last flush
 	wrote  uint64    // the sample count that flush wrote
@@ -146,6 +147,7 @@ func (c *accCache[N]) init(data []byte) bool {
 		c.forced = make([]int32, 0, (r+1)/2+2)
 		c.out = make([]accItem, 0, d.maxn)
 		c.split = make([]accItem, 0, d.maxn)
+		c.mark = make([]int8, d.maxn)
 	}
 	c.buf = c.buf[:0]
 	c.valid, c.synced = true, false
@@ -298,7 +300,7 @@ func (c *accCache[N]) flush(data []byte) {
 	c.state = group(arr[:0], items, cuts)
 	cuts = c.partition(c.state, total, c.maxn, true)
 	c.out = knots(c.out[:0], c.state, cuts)
-	c.split = splitRuns(c.split[:0], c.out, c.maxn)
+	c.split = splitRuns(c.split[:0], c.out, c.maxn, c.mark)
 	if comp < math.MaxUint32 {
 		comp++
 	}
@@ -314,46 +316,56 @@ func (c *accCache[N]) flush(data []byte) {
 var accRes = 16
 
 // splitRuns appends to dst the centroids of src, giving the slots that
-// src leaves spare of maxn to runs of equal samples: a run of n ≥ 3 kept
-// as centroids of 1, n-2 and 1 samples puts the quantiles of its whole
-// rank range on its value (the queries interpolate between the middles of
-// centroids), which makes discrete data exact. The heaviest runs are
-// split first.
-func splitRuns(dst, src []accItem, maxn int) []accItem {
-	spare := (maxn - len(src)) / 2
-	heavy := uint64(3) // runs of at least this many samples are split
-	runs := 0
-	for _, it := range src {
-		if it.exact() && it.n() >= heavy {
-			runs++
-		}
-	}
-	if runs > spare && spare > 0 {
-		// The spare-th heaviest run's count, by bisection.
-		lo, hi := heavy, uint64(math.MaxUint64)
-		for lo < hi {
-			mid := lo + (hi-lo)/2 + 1
-			k := 0
-			for _, it := range src {
-				if it.exact() && it.n() >= mid {
-					k++
-				}
-			}
-			if k >= spare {
-				lo = mid
-			} else {
-				hi = mid - 1
+// src leaves spare of maxn to runs of equal samples: a run of n samples
+// kept as centroids of 1, n-2 and 1 samples (n-1 and 1 for the first run,
+// 1 and n-1 for the last, whose outer side needs no pin) puts the
+// quantiles of its whole rank range on its value (the queries interpolate
+// between the middles of centroids), which makes discrete data exact when
+// the slots suffice. The heaviest runs are split first; mark is scratch of
+// len(src).
+func splitRuns(dst, src []accItem, maxn int, mark []int8) []accItem {
+	const (
+		none int8 = iota
+		split
+		skip
+	)
+	spare := maxn - len(src)
+	mark = mark[:len(src)]
+	clear(mark)
+	for len(src) > 1 && spare > 0 {
+		best := -1
+		for i, it := range src {
+			if mark[i] == none && it.exact() && it.n() >= 3 && (best < 0 || it.n() > src[best].n()) {
+				best = i
 			}
 		}
-		heavy = lo
-	}
-	for _, it := range src {
-		if it.exact() && it.n() >= heavy && spare > 0 {
-			spare--
-			dst = append(dst, accItemOf(it.v, 1, true), accItemOf(it.v, it.n()-2, true), accItemOf(it.v, 1, true))
+		if best < 0 {
+			break
+		}
+		cost := 2
+		if best == 0 || best == len(src)-1 {
+			cost = 1
+		}
+		if cost > spare {
+			mark[best] = skip
 			continue
 		}
-		dst = append(dst, it)
+		mark[best], spare = split, spare-cost
+	}
+	for i, it := range src {
+		if mark[i] != split {
+			dst = append(dst, it)
+			continue
+		}
+		v, n := it.v, it.n()
+		switch i {
+		case 0:
+			dst = append(dst, accItemOf(v, n-1, true), accItemOf(v, 1, true))
+		case len(src) - 1:
+			dst = append(dst, accItemOf(v, 1, true), accItemOf(v, n-1, true))
+		default:
+			dst = append(dst, accItemOf(v, 1, true), accItemOf(v, n-2, true), accItemOf(v, 1, true))
+		}
 	}
 	return dst
 }
