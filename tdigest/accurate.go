@@ -63,7 +63,7 @@ func ParseMode(s string) (Mode, error) {
 // clustering loses a little accuracy), at 8 bytes per buffered sample.
 const (
 	accBufPerSlot = 32
-	accBufMin     = 256
+	accBufMin     = 1024
 )
 
 // accCache is the accurate mode's state beside one digest's bytes: the
@@ -79,6 +79,7 @@ type accCache[N node] struct {
 	maxc  uint64 // the largest centroid count (int32 or int64)
 	maxt  uint64 // the largest sample count (u32 or u64)
 	buf   []int64
+	tmp   []int64   // a flush: the radix sort's second buffer
 	state []accItem // the centroids at accRes per slot, in mean order (and room for a flush's merge)
 	out   []accItem // a flush: the bytes' centroids
 	split []accItem // a flush: the same, runs of equal samples split
@@ -140,6 +141,7 @@ func (c *accCache[N]) init(data []byte) bool {
 	n := max(accBufMin, accBufPerSlot*d.maxn)
 	if cap(c.buf) < n {
 		c.buf = make([]int64, 0, n)
+		c.tmp = make([]int64, n)
 		r := accRes * d.maxn
 		c.state = make([]accItem, 0, n+r) // and the flush's merge
 		c.kb = make([]float32, 0, n+r+1)
@@ -264,7 +266,7 @@ func (c *accCache[N]) flush(data []byte) {
 	if !c.synced || loadSmplcnt(data, w32) != c.wrote || comp != c.wcomp {
 		c.readBytes(&d)
 	}
-	slices.Sort(c.buf)
+	radixSort(c.buf, c.tmp[:len(c.buf)])
 
 	// The centroids merged with the runs of equal samples, in mean order,
 	// in place: the centroids move to the end of their array and the merge
@@ -308,12 +310,57 @@ func (c *accCache[N]) flush(data []byte) {
 	c.synced, c.wrote, c.wcomp = true, total, comp
 }
 
+// radixSort sorts a, with tmp (of a's length) as its second buffer: a
+// least-significant-digit radix sort of the values' offsets from the
+// smallest, 8 bits a pass, as many passes as the offsets' range needs,
+// a pass whose digit is the same for every value skipped. On a flush's
+// buffer (a few thousand values spanning 20 to 30 bits) it takes a
+// quarter of slices.Sort's time.
+func radixSort(a, tmp []int64) {
+	if len(a) < 128 {
+		slices.Sort(a)
+		return
+	}
+	lo, hi := a[0], a[0]
+	for _, v := range a {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	span := uint64(hi) - uint64(lo)
+	src, dst := a, tmp
+	var count [256]int
+	for shift := uint(0); shift < 64 && span>>shift != 0; shift += 8 {
+		clear(count[:])
+		for _, v := range src {
+			count[(uint64(v)-uint64(lo))>>shift&255]++
+		}
+		if count[(uint64(src[0])-uint64(lo))>>shift&255] == len(src) {
+			continue
+		}
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for _, v := range src {
+			k := (uint64(v) - uint64(lo)) >> shift & 255
+			dst[count[k]] = v
+			count[k]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &a[0] {
+		copy(a, src)
+	}
+}
+
 // accRes is the resolution of the accurate cache's centroids: this many
 // per slot of the digest. Past about 10^5 samples the finer centroids
-// settle at their largest size and the bytes' groups can only end where
-// theirs do: at 10^6 lognormal samples 4 per slot leave a 50-slot digest
-// 0.23% off at p50, 16 per slot 0.07% (32: 0.06%).
-var accRes = 16
+// settle at their largest size and the bytes' values are interpolated
+// between theirs: at 10^6 samples of the lognormal stream a 50-slot
+// digest is off at p50 by 0.23% with 4 per slot, 0.07% with 16, 0.009%
+// with 32 (and the bimodal stream's by 0.17% with 16, 0.10% with 32,
+// 0.03% with 64, where the memory is 2.7 KB per slot).
+var accRes = 32
 
 // splitRuns appends to dst the centroids of src, giving the slots that
 // src leaves spare of maxn to runs of equal samples: a run of n samples
@@ -579,24 +626,30 @@ func (c *accCache[N]) modeEdges(items []accItem, maxn int) []int32 {
 	const w, ratio = 4, 4
 	m := len(items)
 	f := append(c.forced[:0], 0)
+	if m < 2*w+2 {
+		return append(f, int32(m-1))
+	}
+	// d is the gap before item i, dp the one before it, dn the one after
+	// (the nearest gaps first: almost every item stops there).
+	dp, d := items[w].v-items[w-1].v, items[w+1].v-items[w].v
 	for i := 1 + w; i+w <= m-1 && 2*(len(f)+3) <= maxn+1; i++ {
-		d := items[i].v - items[i-1].v
-		if d <= 0 {
-			continue
-		}
-		var l, r int64
-		for j := i - w; j < i; j++ {
-			l = max(l, items[j].v-items[j-1].v)
-		}
-		for j := i + 1; j <= i+w; j++ {
-			r = max(r, items[j].v-items[j-1].v)
-		}
-		if d/ratio > l && d/ratio > r {
-			if int(f[len(f)-1]) < i-1 {
-				f = append(f, int32(i-1))
+		dn := items[i+1].v - items[i].v
+		if d > ratio*dp && d > ratio*dn {
+			var l, r int64
+			for j := i - w; j < i; j++ {
+				l = max(l, items[j].v-items[j-1].v)
 			}
-			f = append(f, int32(i))
+			for j := i + 1; j <= i+w; j++ {
+				r = max(r, items[j].v-items[j-1].v)
+			}
+			if d > ratio*l && d > ratio*r {
+				if int(f[len(f)-1]) < i-1 {
+					f = append(f, int32(i-1))
+				}
+				f = append(f, int32(i))
+			}
 		}
+		dp, d = d, dn
 	}
 	if int(f[len(f)-1]) < m-1 {
 		f = append(f, int32(m-1))

@@ -84,9 +84,9 @@
 // it. Mode Accurate clusters in the same layout as a merging t-digest
 // (Dunning and Ertl, 2019), through the update cache package blob holds
 // (internal/trusted; not this package's API): samples are buffered beside
-// the bytes (32 per slot, at least 256); a full buffer, or any view of the
+// the bytes (32 per slot, at least 1024); a full buffer, or any view of the
 // blob, is sorted and merged into finer centroids kept beside the bytes
-// (16 per slot), which are then grouped into the digest's slots, each
+// (32 per slot), which are then grouped into the digest's slots, each
 // group spanning an equal step of the scale sqrt(q) (mirrored above the
 // median), the step the smallest that fits the slots (bisection). The
 // smallest and largest samples (or runs of equal ones) stay centroids of
@@ -104,6 +104,6 @@
 // mode. Values are accepted exactly when the digest's means can hold them
 // (a TDGSTCLUST32 mean with 4 fractional bits holds integers up to
 // 2^24-1). An update allocates nothing after a digest's first, which
-// allocates about 1.4 KB per slot; its cost is the C's (bench:
+// allocates about 2 KB per slot (at least about 60 KB); its cost is the C's (bench:
 // BenchmarkUpdateMode).
 package tdigest
