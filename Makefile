@@ -136,10 +136,15 @@ bench:
 bench-all:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 
-## accuracy: t-digest rank errors against exact quantiles, beside caio/go-tdigest
-##           (single blobs, merged fleets, Sharded snapshots; make accuracy LONG=1 adds 10^7 samples)
+## accuracy: the long accuracy sweeps of the tests (STATSBLOB_LONG=1), then the t-digest rank
+##           errors against exact quantiles: both clustering modes beside caio/go-tdigest (single
+##           blobs, merged fleets, Sharded snapshots) and beside caio, influxdata/tdigest, DDSketch
+##           and HDR at equal bytes on the six target streams (bench/peers' tdmodes);
+##           make accuracy LONG=1 adds 10^7 samples
 accuracy:
+	STATSBLOB_LONG=1 $(GO) test -count=1 ./tdigest ./blob
 	$(GO) run ./bench/cmd/accuracy $(if $(LONG),-long)
+	cd bench/peers && $(GO) run ./cmd/tdmodes $(if $(LONG),-long)
 
 demo:
 	$(GO) run ./cmd/statsblob demo

@@ -14,6 +14,7 @@ import (
 	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/internal/stream"
 	"github.com/statsblob/statsblob/internal/tcpstats"
+	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/tostr"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
@@ -74,6 +75,7 @@ func Cases() []Case {
 		{"crhist64_lin100", updateCase(voi.IntU64, tpl.Histogram(hist.Spec{DType: voi.CRHist64, Scheme: hist.Lin, LB: 0, UB: 990, StepInc: 10})), ""},
 		{"dvhist64", dvhistCase, ""},
 		{"tdgst64_50", tdgstCase, ""},
+		{"tdgst64_50_accurate", tdgstAccurateCase, "tdgst64_50"},
 		{"tcp_default", tcpDefaultCase, ""},
 		{"snapshot", snapshotCase, ""},
 		{"snapshot_into", snapshotIntoCase, "snapshot"},
@@ -131,6 +133,19 @@ func dvhistCase(b *testing.B) {
 func tdgstCase(b *testing.B) {
 	ring := logishRing
 	bl := single(b, "tdgst64_50", voi.IntU64, tpl.TDigest(voi.TDgstClust64, 50, 4))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_ = bl.UpdateU64(0, ring[i&(RingSize-1)])
+	}
+}
+
+// tdgstAccurateCase is tdgst64_50 with the t-digest in the accurate mode
+// (tdigest.Accurate), timed against the C's clustering: its updates
+// buffer samples and, every 32 samples per slot, merge them.
+func tdgstAccurateCase(b *testing.B) {
+	ring := logishRing
+	bl := single(b, "tdgst64_50", voi.IntU64, tpl.TDigestOf(tpl.TDigestSpec{DType: voi.TDgstClust64, NCtds: 50, Prec: 4, Mode: tdigest.Accurate}))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -28,6 +28,10 @@ type Blob struct {
 	// ones. It is state beside the bytes, not in them: whatever rewrites a
 	// digest's bytes otherwise (Reset, Merge, UnmarshalBinary) drops it.
 	digests []trusted.TDigestCache
+
+	// pending is set when an accurate-mode t-digest buffers samples
+	// beside the bytes; settle writes them in before any view.
+	pending bool
 }
 
 // digestCache returns the update cache of the t-digest statistic sp.
@@ -44,6 +48,7 @@ func (bl *Blob) dropDigestCaches() {
 	for i := range bl.digests {
 		bl.digests[i].Invalidate()
 	}
+	bl.pending = false // an accurate digest's buffer goes with its cache
 }
 
 // Env is a blob's clock and random source: where it reads the time for
@@ -89,6 +94,7 @@ func New(t *tpl.Template, env *Env) *Blob {
 	b, hash, pl := templateBytes(t)
 	bl := &Blob{b: b, plan: pl, env: env}
 	bl.stamp(hash)
+	bl.setModes(digestModes(t, pl))
 	return bl
 }
 
@@ -158,10 +164,11 @@ func (bl *Blob) UnmarshalBinary(p []byte) error {
 		return err
 	}
 	if pl == bl.plan {
-		bl.dropDigestCaches() // same layout: the caches' storage serves again
+		bl.dropDigestCaches() // same layout: the caches' storage (and modes) serve again
 	} else {
 		bl.digests = nil
 	}
+	bl.pending = false
 	bl.b, bl.plan = b, pl
 	return nil
 }
@@ -172,16 +179,23 @@ func (bl *Blob) MarshalBinary() ([]byte, error) { return bl.AppendBinary(nil) }
 // AppendBinary appends the blob's cursz bytes to dst; it allocates nothing
 // when dst has room.
 func (bl *Blob) AppendBinary(dst []byte) ([]byte, error) {
+	bl.settle()
 	return append(dst, bl.b[:abi.CurSz(bl.b)]...), nil
 }
 
 // Bytes returns the blob's cursz bytes. The slice aliases the blob: it
 // changes with updates, and the caller must not modify it.
-func (bl *Blob) Bytes() []byte { return bl.b[:abi.CurSz(bl.b)] }
+func (bl *Blob) Bytes() []byte {
+	bl.settle()
+	return bl.b[:abi.CurSz(bl.b)]
+}
 
 // Buffer returns the whole buffer the blob lives in (len >= cursz),
 // aliasing the blob; the caller must not modify it.
-func (bl *Blob) Buffer() []byte { return bl.b }
+func (bl *Blob) Buffer() []byte {
+	bl.settle()
+	return bl.b
+}
 
 // Env returns the blob's environment, creating the default one if none was
 // set.

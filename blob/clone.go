@@ -18,9 +18,11 @@ import (
 // share one source (as the C's global random() is shared) sets it with
 // SetEnv.
 func (bl *Blob) Clone() *Blob {
+	bl.settle()
 	n := abi.CurSz(bl.b)
 	c := newBlob(bl.b[:n], bl.plan, bl.env)
 	binary.LittleEndian.PutUint16(c.b[abi.OffMaxSz:], uint16(n))
+	c.copyModes(bl)
 	return c
 }
 

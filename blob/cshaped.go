@@ -35,6 +35,7 @@ func Init(buf []byte, t *tpl.Template, env *Env) (*Blob, error) {
 	copy(buf, tb)
 	bl := &Blob{b: buf, plan: pl, env: env}
 	bl.stamp(hash)
+	bl.setModes(digestModes(t, pl))
 	return bl, nil
 }
 
@@ -61,6 +62,7 @@ func (bl *Blob) CloneInto(dst []byte, dstMaxSz int) error {
 	if dstMaxSz < abi.MinBlobSz || dstMaxSz > len(dst) {
 		return fmt.Errorf("blob: clone into %d of %d bytes: %w", dstMaxSz, len(dst), voi.ErrInvalid)
 	}
+	bl.settle()
 	n := abi.CurSz(bl.b)
 	if dstMaxSz < n {
 		copy(dst[:abi.OffMaxSz], bl.b)

@@ -61,4 +61,18 @@
 //     template when a narrow merge would leave an input out for overflow,
 //     and the collector aggregates in the wide template; what passes even
 //     64 bits saturates and is counted as above.
+//
+// # T-digest modes
+//
+// A t-digest updates in the clustering mode its template declares
+// (tpl.TDigestSpec.Mode): the C's (tdigest.C, byte-identical to FreeBSD's)
+// or tdigest.Accurate, which buffers samples beside the bytes (its first
+// update allocates about 2 KB per centroid slot (at least about 60 KB)) and writes them in
+// before any view: Bytes, Buffer, AppendBinary, Clone, Snapshot, Fetch,
+// Stats, Quantile, CDF, the merges and Sharded.Snapshot. Those calls
+// therefore write to the blob. New, Init and NewSharded take the modes
+// from the template, Clone and Snapshot from the blob; a blob made from
+// bytes (FromBytes, Wrap) has no template and updates in the C's mode
+// until UseModes gives it its template's. The mode is not in the bytes:
+// blobs of either mode are the same layout and merge with each other.
 package blob

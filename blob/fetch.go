@@ -36,6 +36,7 @@ type Stat struct {
 // a vacant VOI, or a statistic type outside 0..the VOI's highest slot.
 // Fetch allocates nothing unless it fails.
 func (bl *Blob) Fetch(id int32, st voi.SType) (Stat, error) {
+	bl.settle()
 	b := bl.b
 	vo := abi.VOIAt(int(id))
 	if id < 0 || vo >= abi.StatsOff(b) {

@@ -46,6 +46,8 @@ import (
 // all their t-digests in one step, which is more accurate than merging
 // them one by one.
 func Merge(dst, src *Blob) error {
+	dst.settle()
+	src.settle()
 	if err := compatibleBlobs(dst, src); err != nil {
 		return fmt.Errorf("blob: merge: %w", err)
 	}
@@ -512,6 +514,9 @@ func (e *InputError) Unwrap() error { return e.Err }
 func MergeAll(env *Env, blobs ...*Blob) (*Blob, error) {
 	if len(blobs) == 0 {
 		return nil, fmt.Errorf("blob: merge of no blobs: %w", voi.ErrInvalid)
+	}
+	for _, b := range blobs {
+		b.settle()
 	}
 	order := make([]int, len(blobs))
 	for i := range order {

@@ -2,6 +2,7 @@ package blob
 
 import (
 	"iter"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/statsblob/statsblob/hist"
@@ -29,6 +30,12 @@ type plan struct {
 	counters []lut.Counters
 
 	ndigests int // t-digest statistics, numbered by statPlan.digest
+
+	// modes is which t-digests the plan's template declares
+	// tdigest.Accurate (by statPlan.digest), worked out by the first blob
+	// made from the template (see digestModes); nil in plans made from
+	// bytes.
+	modes atomic.Pointer[[]bool]
 }
 
 // voiPlan is 16 bytes, so a plan costs at most two bytes per blob byte even

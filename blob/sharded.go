@@ -182,6 +182,9 @@ func (s *Sharded) unlockAll() {
 func (s *Sharded) Snapshot(reset bool) (*Blob, error) {
 	s.lockAll()
 	defer s.unlockAll()
+	for i := range s.shards {
+		s.shards[i].b.settle()
+	}
 	out := s.shards[0].b.Clone()
 	out.env = s.env
 	var first error

@@ -32,6 +32,7 @@ func (bl *Blob) VOIs() iter.Seq2[int32, voi.DType] {
 // relative updates is not a statistic and is skipped.
 func (bl *Blob) Stats() iter.Seq2[int32, Stat] {
 	return func(yield func(int32, Stat) bool) {
+		bl.settle()
 		b := bl.b
 		for i := range abi.NVOIs(b) {
 			v := abi.ReadVOI(b, abi.VOIAt(i))
@@ -193,6 +194,7 @@ func (bl *Blob) CDF(id int32, x float64) (float64, error) {
 
 // distribution returns VOI id's t-digest, or else its histogram.
 func (bl *Blob) distribution(id int32, op string) (Stat, error) {
+	bl.settle() // accurate-mode t-digests' buffered samples (accurate.go)
 	b := bl.b
 	if id < 0 || int(id) >= abi.NVOIs(b) {
 		return Stat{}, fmt.Errorf("blob: %s of VOI %d: no such VOI: %w", op, id, voi.ErrNotFound)

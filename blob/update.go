@@ -78,7 +78,13 @@ func (bl *Blob) compound(sp *statPlan, voiDT voi.DType, bits uint64) error {
 			err = hist.Update(d, sp.dtype, voiDT, bits)
 		}
 	case voi.TDgst:
-		err = trusted.TDigestUpdate(bl.digestCache(sp), d, sp.dtype, voiDT, bits, bl.Env().Rand)
+		c := bl.digestCache(sp)
+		if c.Accurate {
+			bl.pending = true
+			err = trusted.TDigestUpdate(c, d, sp.dtype, voiDT, bits, nil)
+		} else {
+			err = trusted.TDigestUpdate(c, d, sp.dtype, voiDT, bits, bl.Env().Rand)
+		}
 	}
 	if err == nil {
 		markValid(b, sp.statOff)

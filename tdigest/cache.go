@@ -178,8 +178,18 @@ func nearestInOrder[N node](nodes []byte, seq []int16, xctrl uint64, xv int64) (
 func init() { trusted.TDigestUpdate = updateTrusted }
 
 // updateTrusted is trusted.TDigestUpdate: Update through the cache that c
-// holds, made on first use (or when c held one of the other layout).
+// holds, made on first use (or when c held one of the other layout), or
+// the accurate mode's update when c.Accurate is set.
 func updateTrusted(c *trusted.TDigestCache, data []byte, dt, voiDT voi.DType, v uint64, rnd *bsdrand.Source) error {
+	if c.Accurate {
+		switch dt {
+		case voi.TDgstClust32:
+			return accIn[node32](c).update(data, voiDT, v)
+		case voi.TDgstClust64:
+			return accIn[node64](c).update(data, voiDT, v)
+		}
+		return errDType
+	}
 	switch dt {
 	case voi.TDgstClust32:
 		return updateLayout(data, voiDT, v, rnd, cacheIn[node32](c))

@@ -137,7 +137,7 @@ func TestCacheMatchesUpdate(t *testing.T) {
 					c := newCacheTwin(t, dt, nctds, 4, uint32(si+1))
 					other := newCacheTwin(t, dt, nctds/2+1, 4, 99)
 					n := 3000
-					if testing.Short() {
+					if !longTests() {
 						n = 600
 					}
 					for i := range n {

@@ -80,4 +80,35 @@
 // answer for the library, the CLI and the exporters, bounded by the VOI's
 // MIN and MAX when it keeps them), and blob.MergeAll for merges.
 // The caiotd subpackage converts to and from github.com/caio/go-tdigest.
+//
+// # The accurate mode
+//
+// The C's clustering is kept byte for byte, but it is not a good digest:
+// its size bound has no compression factor, so a few heavy centroids
+// absorb most samples of a long-lived digest, and sorted input collapses
+// it. Mode Accurate clusters in the same layout as a merging t-digest
+// (Dunning and Ertl, 2019), through the update cache package blob holds
+// (internal/trusted; not this package's API): samples are buffered beside
+// the bytes (32 per slot, at least 1024); a full buffer, or any view of the
+// blob, is sorted and merged into finer centroids kept beside the bytes
+// (32 per slot), which are then grouped into the digest's slots, each
+// group spanning an equal step of the scale sqrt(q) (mirrored above the
+// median), the step the smallest that fits the slots (bisection). The
+// smallest and largest samples (or runs of equal ones) stay centroids of
+// their own; spare slots split runs of equal samples so that discrete
+// data is exact. A group's "mean" is the finer centroids' quantile at the
+// group's middle rank, where the queries read it (the exact mean of a
+// group lies above that point where the distribution's quantile function
+// is convex, as in latency tails, and the queries' interpolation between
+// means then overestimates): rank errors fall by about a third, and
+// tdigest.Mean of such a digest is approximate (a VOI's SUM gives the
+// exact mean). Counts are exact, every value lies within [min, max] of
+// the samples, no randomness is drawn, and the bytes are a
+// digest as Build and Update leave one: Validate accepts them, the C's
+// update continues them, MergeAll merges them with digests of either
+// mode. Values are accepted exactly when the digest's means can hold them
+// (a TDGSTCLUST32 mean with 4 fractional bits holds integers up to
+// 2^24-1). An update allocates nothing after a digest's first, which
+// allocates about 2 KB per slot (at least about 60 KB); its cost is the C's (bench:
+// BenchmarkUpdateMode).
 package tdigest

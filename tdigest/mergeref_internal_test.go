@@ -227,7 +227,7 @@ func (g geometry) rescaleRef(c Centroid) int64 {
 func TestMergeAllMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	cases := 400
-	if testing.Short() {
+	if !longTests() {
 		cases = 60
 	}
 	for i := range cases {

@@ -280,7 +280,7 @@ func randomValue(r *rand.Rand, voiDTs []voi.DType, scale uint64) (voi.DType, uin
 
 func TestDifferentialAgainstQmathOracle(t *testing.T) {
 	runs := 300
-	if testing.Short() {
+	if !longTests() {
 		runs = 40
 	}
 	ints := []voi.DType{voi.IntS32, voi.IntU32, voi.IntS64, voi.IntU64, voi.IntSLong, voi.IntULong}
@@ -339,8 +339,8 @@ func dumpDiff(a, b []byte, dt voi.DType) string {
 // smplcnt exceeds 32769, which since defect 7 is q = 0 and no error) and
 // many compressions of a small digest.
 func TestDifferentialRarePaths(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long runs")
+	if !longTests() {
+		t.Skip("long runs: STATSBLOB_LONG=1")
 	}
 	for _, c := range []struct {
 		name  string

@@ -322,10 +322,7 @@ func TestMergeWeighted(t *testing.T) {
 // TestInvariantsStreams: random digests fed the scenario value streams
 // stay valid after every update (and so after every compression).
 func TestInvariantsStreams(t *testing.T) {
-	runs := 60
-	if testing.Short() {
-		runs = 10
-	}
+	runs := sweep(60, 12)
 	dists := []string{"uniform", "logish", "signed", "mod:7", "mod:100000"}
 	for run := range runs {
 		r := rand.New(rand.NewPCG(uint64(run), 1))
@@ -411,7 +408,7 @@ func le16(b []byte) uint16 { return uint16(b[0]) | uint16(b[1])<<8 }
 // ERANGE, so no update fails and the digest counts every sample. Without
 // the fix the first stream loses 35 samples.
 func TestNoLostSamples(t *testing.T) {
-	short := 200_000 // the other streams; 10^6 with STATSBLOB_LONG=1
+	short := 50_000 // the other streams (past 2^15, where the C's rank estimate underflowed); 10^6 with STATSBLOB_LONG=1
 	if long() {
 		short = 1_000_000
 	}
@@ -422,7 +419,7 @@ func TestNoLostSamples(t *testing.T) {
 		nctds uint32
 		value func(r *rand.Rand, i int) uint64
 	}{
-		{"mod60000-64", 1_000_000, voi.TDgstClust64, 50, func(r *rand.Rand, _ int) uint64 { return r.Uint64() % 60000 }},
+		{"mod60000-64", sweep(1_000_000, 100_000), voi.TDgstClust64, 50, func(r *rand.Rand, _ int) uint64 { return r.Uint64() % 60000 }},
 		{"mod60000-32", short, voi.TDgstClust32, 20, func(r *rand.Rand, _ int) uint64 { return r.Uint64() % 60000 }},
 		{"ascending-mod60000-64", short, voi.TDgstClust64, 50, func(_ *rand.Rand, i int) uint64 { return uint64(i % 60000) }},
 		{"exp-tail-64", short, voi.TDgstClust64, 50, func(r *rand.Rand, _ int) uint64 { return 200 + uint64(r.ExpFloat64()*3000) }},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/internal/abi"
+	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -47,6 +48,8 @@ import (
 // Only the members that apply to a statistic's type and scheme may appear.
 // Reading a template rebuilds it through AddVOI and checks that the result
 // has the recorded hash.
+// A t-digest's "mode" ("c", the default when absent, or "accurate"; see
+// TDigestSpec.Mode) is not part of the hash.
 
 // JSONFormat and JSONVersion identify the template JSON form;
 // JSONVersionPatterns is the earlier version, whose histogram bounds are
@@ -254,6 +257,7 @@ type jsonTDigest struct {
 	DType string `json:"dtype"`
 	NCtds uint32 `json:"nctds"`
 	Prec  uint32 `json:"prec"`
+	Mode  string `json:"mode,omitempty"` // tdigest.Mode's name; "" (absent) is "c"
 }
 
 var schemeNames = map[hist.Scheme]string{hist.Lin: "LIN", hist.Exp: "EXP", hist.LinExp: "LINEXP", hist.Usr: "USR"}
@@ -342,6 +346,9 @@ func jsonOf(name string, hash uint32, defs []VOIDef, v int) (jsonTemplate, bool)
 				js.Hist = jh
 			case voi.TDgst:
 				js.TDigest = &jsonTDigest{DType: s.TDigest.DType.String(), NCtds: s.TDigest.NCtds, Prec: s.TDigest.Prec}
+				if s.TDigest.Mode != tdigest.C {
+					js.TDigest.Mode = s.TDigest.Mode.String()
+				}
 			}
 			jv.Stats = append(jv.Stats, js)
 		}
@@ -535,7 +542,11 @@ func (jv jsonVOI) def(version int) (VOIDef, error) {
 			if !ok || !tdt.IsTDigest() {
 				return d, fmt.Errorf("t-digest dtype %q (valid: %s)", js.TDigest.DType, strings.Join(dtypeNames(voi.DType.IsTDigest), ", "))
 			}
-			spec.TDigest = TDigestSpec{DType: tdt, NCtds: js.TDigest.NCtds, Prec: js.TDigest.Prec}
+			mode, err := tdigest.ParseMode(js.TDigest.Mode)
+			if err != nil {
+				return d, fmt.Errorf("t-digest mode %q (valid: c, accurate)", js.TDigest.Mode)
+			}
+			spec.TDigest = TDigestSpec{DType: tdt, NCtds: js.TDigest.NCtds, Prec: js.TDigest.Prec, Mode: mode}
 		case st <= voi.Min && js.Hist == nil && js.TDigest == nil:
 		default:
 			return d, fmt.Errorf("%s statistic with members of another type", js.Type)

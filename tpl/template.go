@@ -63,11 +63,19 @@ type StatSpec struct {
 
 // TDigestSpec is a t-digest statistic: its data type (voi.TDgstClust32 or
 // voi.TDgstClust64), the number of centroids and their Q precision in
-// fractional bits.
+// fractional bits, and how updates cluster samples.
 type TDigestSpec struct {
 	DType voi.DType
 	NCtds uint32
 	Prec  uint32
+	// Mode is how the updates of blobs made from the template (blob.New,
+	// blob.Init) cluster samples: tdigest.C (the zero value: the C's
+	// clustering, byte-identical to FreeBSD's) or tdigest.Accurate (a
+	// merging t-digest, as accurate as the best peer sketches at the
+	// same bytes). It is not part of the template's bytes or hash: the
+	// blobs of both modes are the same STATS_ABI_V1 layout, and merge
+	// with each other.
+	Mode tdigest.Mode
 }
 
 // check refuses the t-digests no update can use (beyond the C, which
@@ -82,6 +90,8 @@ func (s TDigestSpec) check() error {
 		return fmt.Errorf("tpl: t-digest precision %d outside 1..64: %w", s.Prec, voi.ErrInvalid)
 	case s.DType == voi.TDgstClust32 && s.Prec > 16:
 		return fmt.Errorf("tpl: TDGSTCLUST32 precision %d above 16: %w", s.Prec, voi.ErrInvalid)
+	case s.Mode != tdigest.C && s.Mode != tdigest.Accurate:
+		return fmt.Errorf("tpl: t-digest clustering mode %v: %w", s.Mode, voi.ErrInvalid)
 	}
 	return nil
 }
@@ -101,9 +111,18 @@ func Min() StatSpec { return StatSpec{Type: voi.Min} }
 // HistLinExp, HistBuckets and HistRanges take values of the VOI's type).
 func Histogram(s hist.Spec) StatSpec { return StatSpec{Type: voi.Hist, Hist: s} }
 
-// TDigest declares a t-digest statistic (STATS_VSS_TDGSTCLUST32/64).
+// TDigest declares a t-digest statistic (STATS_VSS_TDGSTCLUST32/64) with
+// the C's clustering (tdigest.C), so that a blob built in Go equals the
+// C's; TDigestOf declares one by its fields, with any mode.
 func TDigest(dt voi.DType, nctds, prec uint32) StatSpec {
-	return StatSpec{Type: voi.TDgst, TDigest: TDigestSpec{DType: dt, NCtds: nctds, Prec: prec}}
+	return TDigestOf(TDigestSpec{DType: dt, NCtds: nctds, Prec: prec})
+}
+
+// TDigestOf declares the t-digest statistic s, for example
+//
+//	tpl.TDigestOf(tpl.TDigestSpec{DType: voi.TDgstClust32, NCtds: 20, Prec: 4, Mode: tdigest.Accurate})
+func TDigestOf(s TDigestSpec) StatSpec {
+	return StatSpec{Type: voi.TDgst, TDigest: s}
 }
 
 func newTemplate(r *Registry, id int, name string) *Template {

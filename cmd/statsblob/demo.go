@@ -121,6 +121,14 @@ func demo(stdout, stderr io.Writer, conns int, seed uint64, rate uint32, out, me
 	clock := blob.SBinTime(1000, 0)
 	env := &blob.Env{Rand: bsdrand.New(uint32(seed)), Clock: func() int64 { return clock }}
 	tty := isTerminal(stderr)
+	// One long-lived blob of all the RTTs per clustering mode, beside the
+	// per-connection blobs: the accurate mode is what a service that keeps
+	// one digest for hours wants (the C's clustering lets a few heavy
+	// centroids absorb most samples past about 10^4).
+	longC, longAcc, err := longLived(t, env)
+	if err != nil {
+		return err
+	}
 	var snaps []*blob.Blob
 	var rtts []float64 // every RTT sample, for exact quantiles
 	var tuple [12]byte
@@ -133,7 +141,12 @@ func demo(stdout, stderr io.Writer, conns int, seed uint64, rate uint32, out, me
 			continue
 		}
 		b := blob.New(t, env)
+		before := len(rtts)
 		rtts = tcpsim.SimulateConn(b, &s, rtts)
+		for _, v := range rtts[before:] {
+			_ = longC.UpdateU32(tcpstats.RTT, uint32(v))
+			_ = longAcc.UpdateU32(tcpstats.RTT, uint32(v))
+		}
 		clock += 1 << 28 // connections end 1/16 s apart
 		snaps = append(snaps, b.Snapshot(false))
 		if err := os.WriteFile(filepath.Join(out, fmt.Sprintf("conn-%05d.blob", c)), b.Bytes(), 0o644); err != nil {
@@ -169,7 +182,29 @@ func demo(stdout, stderr io.Writer, conns int, seed uint64, rate uint32, out, me
 		return err
 	}
 	fmt.Fprintf(stdout, "merged blob of the %d sampled connections in %s\n\n", len(snaps), mergedFile)
-	return printRTT(stdout, merged, snaps, rtts)
+	return printRTT(stdout, merged, snaps, rtts, longAcc, longC)
+}
+
+// longLived returns two blobs of TCP_DEFAULT's layout whose TCP_RTT
+// t-digest clusters as the C does and in the accurate mode (a template of
+// the same bytes and hash, its RTT digest declared tdigest.Accurate).
+func longLived(t *tpl.Template, env *blob.Env) (c, acc *blob.Blob, err error) {
+	ta, err := tpl.NewRegistry().New(t.Name())
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, d := range t.VOIs() {
+		d.Stats = slices.Clone(d.Stats)
+		for i := range d.Stats {
+			if d.ID == tcpstats.RTT && d.Stats[i].Type == voi.TDgst {
+				d.Stats[i].TDigest.Mode = tdigest.Accurate
+			}
+		}
+		if err := ta.AddVOI(d); err != nil {
+			return nil, nil, err
+		}
+	}
+	return blob.New(t, blob.NewEnv(env.Clock, 1)), blob.New(ta, blob.NewEnv(env.Clock, 1)), nil
 }
 
 // printRTT prints RTT quantiles three ways, each with its rank error
@@ -178,7 +213,7 @@ func demo(stdout, stderr io.Writer, conns int, seed uint64, rate uint32, out, me
 // merging the per-connection digests in caio/go-tdigest instead (package
 // caiotd), at the largest compression that keeps as many centroids as the
 // blob's digest has slots.
-func printRTT(w io.Writer, merged *blob.Blob, snaps []*blob.Blob, rtts []float64) error {
+func printRTT(w io.Writer, merged *blob.Blob, snaps []*blob.Blob, rtts []float64, longAcc, longC *blob.Blob) error {
 	st, err := merged.Fetch(tcpstats.RTT, voi.TDgst)
 	if err != nil {
 		return err
@@ -202,17 +237,34 @@ func printRTT(w io.Writer, merged *blob.Blob, snaps []*blob.Blob, rtts []float64
 	fmt.Fprintf(w, "TCP_RTT over %d sampled connections, %d samples: min %d µs, max %d µs\n", len(snaps), len(rtts), min, max)
 	fmt.Fprintf(w, "  merged blob: the %d per-connection TDGSTCLUST32(%d,4) digests merged into one (%d centroids)\n", len(snaps), info.MaxNodes, info.CurNodes)
 	fmt.Fprintf(w, "  caio: the same digests merged in caio/go-tdigest at compression %.1f (at most %d centroids)\n", comp, info.MaxNodes)
+	fmt.Fprintf(w, "  one blob: every sample in one long-lived blob's TDGSTCLUST32(%d,4), accurate mode and the C's clustering\n", info.MaxNodes)
 	fmt.Fprintf(w, "  in parentheses the rank error: how far the estimate's rank among the samples is from q\n")
-	fmt.Fprintf(w, "  %-6s %10s   %-20s %s\n", "q", "exact", "merged blob", "caio")
+	fmt.Fprintf(w, "  %-6s %10s   %-20s %-20s %-20s %s\n", "q", "exact", "merged blob", "caio", "one blob, accurate", "one blob, C")
 	cell := func(v, q float64) string {
 		return fmt.Sprintf("%.0fµs (%.2f%%)", v, 100*accuracy.RankError(rtts, q, v))
+	}
+	sa, err := longAcc.Fetch(tcpstats.RTT, voi.TDgst)
+	if err != nil {
+		return err
+	}
+	sc, err := longC.Fetch(tcpstats.RTT, voi.TDgst)
+	if err != nil {
+		return err
 	}
 	for _, q := range accuracy.Quantiles {
 		est, err := st.Quantile(q) // the library's answer, bounded by MIN and MAX
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "  p%-5g %8.0fµs   %-20s %s\n", q*100, accuracy.Exact(rtts, q), cell(est, q), cell(cd.Quantile(q), q))
+		ea, err := tdigest.Quantile(sa.Data, sa.DType, q)
+		if err != nil {
+			return err
+		}
+		ec, err := tdigest.Quantile(sc.Data, sc.DType, q)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "  p%-5g %8.0fµs   %-20s %-20s %-20s %s\n", q*100, accuracy.Exact(rtts, q), cell(est, q), cell(cd.Quantile(q), q), cell(ea, q), cell(ec, q))
 	}
 	return nil
 }

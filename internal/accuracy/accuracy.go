@@ -277,3 +277,105 @@ func caioAt(measure func(*caio.TDigest) int, limit int, build func(c float64) *c
 	}
 	return at(lo), lo
 }
+
+// Stream is one of the sample streams of the accuracy targets (issue 20):
+// Gen returns n samples drawn with seed, in the order they are fed.
+type Stream struct {
+	Name string
+	Gen  func(n int, seed uint64) []uint32
+}
+
+// Streams are the six streams the accurate mode's targets are stated on:
+// latencies in µs with a lognormal shape (median 1 ms, σ = 1), a Pareto
+// tail (α = 1.1 from 1 ms), a bimodal mix (90% near 5 ms, 10% near
+// 200 ms), a discrete Zipf law over the integers 1..8, the lognormal
+// samples in ascending order (a batch replayed sorted), and a uniform
+// law over 0..10^6.
+var Streams = []Stream{
+	{"lognormal", func(n int, seed uint64) []uint32 {
+		return gen(n, seed, func(r *rand.Rand) uint32 { return clampU32(lognormal(r, math.Log(1000), 1)) })
+	}},
+	{"pareto", func(n int, seed uint64) []uint32 {
+		return gen(n, seed, func(r *rand.Rand) uint32 { return clampU32(1000 / math.Pow(1-r.Float64(), 1/1.1)) })
+	}},
+	{"bimodal", func(n int, seed uint64) []uint32 {
+		return gen(n, seed, func(r *rand.Rand) uint32 {
+			if r.IntN(10) == 0 {
+				return clampU32(200000 * lognormal(r, 0, 0.1))
+			}
+			return clampU32(5000 * lognormal(r, 0, 0.1))
+		})
+	}},
+	{"zipf", func(n int, seed uint64) []uint32 {
+		return gen(n, seed, func(r *rand.Rand) uint32 {
+			// P(k) ∝ 1/k over 1..8, by inversion.
+			u := r.Float64() * zipfH8
+			for k := 1; ; k++ {
+				if u -= 1 / float64(k); u < 0 || k == 8 {
+					return uint32(k)
+				}
+			}
+		})
+	}},
+	{"sorted", func(n int, seed uint64) []uint32 {
+		s := gen(n, seed, func(r *rand.Rand) uint32 { return clampU32(lognormal(r, math.Log(1000), 1)) })
+		slices.Sort(s)
+		return s
+	}},
+	{"uniform", func(n int, seed uint64) []uint32 {
+		return gen(n, seed, func(r *rand.Rand) uint32 { return uint32(r.IntN(1_000_001)) })
+	}},
+}
+
+// zipfH8 is the harmonic number H_8.
+const zipfH8 = 1 + 1.0/2 + 1.0/3 + 1.0/4 + 1.0/5 + 1.0/6 + 1.0/7 + 1.0/8
+
+func gen(n int, seed uint64, draw func(r *rand.Rand) uint32) []uint32 {
+	r := rand.New(rand.NewPCG(seed, 0x57e4))
+	out := make([]uint32, n)
+	for i := range out {
+		out[i] = draw(r)
+	}
+	return out
+}
+
+// StreamByName returns the Stream of that name.
+func StreamByName(name string) Stream {
+	for _, s := range Streams {
+		if s.Name == name {
+			return s
+		}
+	}
+	panic("accuracy: no stream " + name)
+}
+
+// FeedMode returns a digest of g fed the samples in order through the
+// update path blobs use, in mode m, with every buffered sample written
+// into the bytes, and the samples sorted as float64s. Lost counts the
+// updates that failed.
+func FeedMode(g Geometry, m tdigest.Mode, samples []uint32, seed uint64) Fleet {
+	d := g.Build()
+	c := trusted.TDigestCache{Accurate: m == tdigest.Accurate}
+	src := bsdrand.New(uint32(seed))
+	f := Fleet{Sorted: make([]float64, 0, len(samples))}
+	for _, v := range samples {
+		if err := trusted.TDigestUpdate(&c, d, g.DType, voi.IntU32, uint64(v), src); err != nil {
+			f.Lost++
+			continue
+		}
+		f.Sorted = append(f.Sorted, float64(v))
+	}
+	trusted.TDigestFlush(&c, d, g.DType)
+	slices.Sort(f.Sorted)
+	f.Digests = [][]byte{d}
+	return f
+}
+
+// CaioFedBytesU32 is CaioFedBytes of uint32 samples.
+func CaioFedBytesU32(samples []uint32, size int) (*caio.TDigest, float64) {
+	fs := make([]float64, len(samples))
+	for i, v := range samples {
+		fs[i] = float64(v)
+	}
+	return CaioFedBytes(fs, size)
+}

@@ -6,9 +6,11 @@ import (
 	"slices"
 )
 
-// Stream draws the samples of one blob of a fleet: n values (non-negative
-// integers, as an INT_U32 VOI holds) in the order the blob is fed them.
-type Stream struct {
+// FleetStream draws the samples of one blob of a fleet: n values
+// (non-negative integers, as an INT_U32 VOI holds) in the order the blob
+// is fed them. (Streams are the same six laws for single digests, with
+// the parameters their targets were measured on; the two should become one.)
+type FleetStream struct {
 	Name  string
 	Batch func(r *rand.Rand, n int) []uint32
 }
@@ -24,13 +26,13 @@ func draw(sample func(r *rand.Rand) uint32) func(r *rand.Rand, n int) []uint32 {
 	}
 }
 
-// Streams are issue 20's six streams, every blob drawing from the same
+// FleetStreams are issue 20's six streams, every blob drawing from the same
 // distribution: lognormal (median 1,000, σ = 1), Pareto (α = 1.1 from
 // 1,000), bimodal (90 % around 5,000 and 10 % around 200,000, each
 // lognormal with σ = 0.2), a discrete Zipf over 1..10 (s = 1.2), the
 // lognormal fed to each blob as an ascending sorted batch, and uniform
 // over 0..99,999.
-var Streams = []Stream{
+var FleetStreams = []FleetStream{
 	{"lognormal", draw(func(r *rand.Rand) uint32 { return clampU32(lognormal(r, math.Log(1000), 1)) })},
 	{"pareto", draw(func(r *rand.Rand) uint32 { return clampU32(1000 / math.Pow(1-r.Float64(), 1/1.1)) })},
 	{"bimodal", draw(func(r *rand.Rand) uint32 {
@@ -58,9 +60,9 @@ var Streams = []Stream{
 	{"uniform", draw(func(r *rand.Rand) uint32 { return uint32(r.IntN(100000)) })},
 }
 
-// StreamByName returns the Stream of that name.
-func StreamByName(name string) Stream {
-	for _, s := range Streams {
+// FleetStreamByName returns the FleetStream of that name.
+func FleetStreamByName(name string) FleetStream {
+	for _, s := range FleetStreams {
 		if s.Name == name {
 			return s
 		}
@@ -74,7 +76,7 @@ func FleetSize(r *rand.Rand) int { return 50 + r.IntN(451) }
 
 // NewStreamFleet returns n digests of geometry g, blob i fed a batch of
 // size(r) samples of s, all seeded by seed.
-func NewStreamFleet(g Geometry, s Stream, n int, size func(r *rand.Rand) int, seed uint64) Fleet {
+func NewStreamFleet(g Geometry, s FleetStream, n int, size func(r *rand.Rand) int, seed uint64) Fleet {
 	r := rand.New(rand.NewPCG(seed, 0xf1ee7))
 	return newFleet(g, n, seed, func() []uint32 { return s.Batch(r, size(r)) })
 }

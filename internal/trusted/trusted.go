@@ -28,6 +28,12 @@ import (
 // two goroutines at once. Only package tdigest reads or sets C.
 type TDigestCache struct {
 	C interface{ Invalidate() }
+	// Accurate selects tdigest.Accurate's clustering for the updates
+	// through this cache: they buffer samples in C, which TDigestFlush
+	// writes into the bytes (every view of the bytes must flush first;
+	// Invalidate drops what is buffered). Its holder sets it before the
+	// first update and keeps it.
+	Accurate bool
 }
 
 // Invalidate makes the cache forget what it knows of the digest's bytes,
@@ -40,8 +46,15 @@ func (c *TDigestCache) Invalidate() {
 
 // TDigestUpdate is tdigest.Update through the cache c, drawing random()
 // from rnd: the same bytes, draws and errors, faster from about 50
-// centroid slots.
+// centroid slots; with c.Accurate, the accurate mode's update (which
+// draws nothing).
 var TDigestUpdate func(c *TDigestCache, data []byte, dt, voiDT voi.DType, v uint64, rnd *bsdrand.Source) error
+
+// TDigestFlush writes the samples an accurate-mode cache c buffers into
+// the digest data of type dt (nothing for a C-mode cache or an empty
+// buffer). It never fails: the updates that buffered the samples checked
+// that they fit.
+var TDigestFlush func(c *TDigestCache, data []byte, dt voi.DType)
 
 // TDigestMergeAll is tdigest.MergeAll without its validation of dst and
 // srcs.

@@ -82,18 +82,25 @@ func pct(errs []float64) string {
 func single(w io.Writer, sizes []int) {
 	fmt.Fprintln(w, "#### Single blobs")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "One blob's digest fed every sample through the C's update (rank error in %, at p50 | p90 | p99 | p99.9); caio/go-tdigest fed the same samples at the largest compression whose serialization is no larger than the blob's digest.")
+	fmt.Fprintln(w, "One blob's digest fed every sample through the C's update and in the accurate mode (rank error in %, at p50 | p90 | p99 | p99.9); caio/go-tdigest fed the same samples at the largest compression whose serialization is no larger than the blob's digest. (bench/peers' `go run ./cmd/tdmodes` adds influxdata/tdigest, DDSketch and HDR on the six streams of the targets.)")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| stream | digest | samples | bytes | lost | p50 | p90 | p99 | p99.9 | caio compr. | caio bytes | p50 | p90 | p99 | p99.9 |")
-	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	fmt.Fprintln(w, "| stream | digest | samples | bytes | lost | C: p50 | p90 | p99 | p99.9 | accurate: p50 | p90 | p99 | p99.9 | caio compr. | caio bytes | p50 | p90 | p99 | p99.9 |")
+	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, dn := range []string{"exp", "lognormal"} {
 		for _, g := range geometries {
 			for _, n := range sizes {
 				f := accuracy.Feed(g, accuracy.DistByName(dn), n, 1)
 				d := f.Digests[0]
-				td, c := accuracy.CaioFedBytes(unsorted(dn, n), len(d))
-				fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %s | %.1f | %d | %s |\n", dn, name(g), n, len(d), f.Lost,
-					pct(accuracy.Errors(f.Sorted, d, g.DType)), c, accuracy.Bytes(td), pct(accuracy.CaioErrors(f.Sorted, td)))
+				vals := unsorted(dn, n)
+				u := make([]uint32, n)
+				for i, v := range vals {
+					u[i] = uint32(v)
+				}
+				fa := accuracy.FeedMode(g, tdigest.Accurate, u, 1)
+				td, c := accuracy.CaioFedBytes(vals, len(d))
+				fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %s | %s | %.1f | %d | %s |\n", dn, name(g), n, len(d), f.Lost+fa.Lost,
+					pct(accuracy.Errors(f.Sorted, d, g.DType)), pct(accuracy.Errors(fa.Sorted, fa.Digests[0], g.DType)),
+					c, accuracy.Bytes(td), pct(accuracy.CaioErrors(f.Sorted, td)))
 			}
 		}
 	}
@@ -149,7 +156,7 @@ func fleets(w io.Writer, counts []int) {
 }
 
 // streamFleets prints the merged fleets of issue 20's six streams
-// (accuracy.Streams) beside caio at equal bytes: n blobs of 50 to 500
+// (accuracy.FleetStreams) beside caio at equal bytes: n blobs of 50 to 500
 // samples per fleet, TDGSTCLUST64 of 50 and 100 slots, one merge and two
 // levels, one row per seed.
 func streamFleets(w io.Writer, n int, seeds []uint64) {
@@ -159,7 +166,7 @@ func streamFleets(w io.Writer, n int, seeds []uint64) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| stream | digest | seed | samples | lost | p50 | p90 | p99 | p99.9 | two levels | caio bytes | caio | ratio |")
 	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
-	for _, st := range accuracy.Streams {
+	for _, st := range accuracy.FleetStreams {
 		for _, slots := range []uint32{50, 100} {
 			g := accuracy.Geometry{DType: voi.TDgstClust64, Slots: slots, Prec: 8}
 			for _, seed := range seeds {
@@ -189,21 +196,23 @@ func streamFleets(w io.Writer, n int, seeds []uint64) {
 func sharded(w io.Writer, sizes []int) {
 	fmt.Fprintln(w, "#### Sharded snapshots")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "n samples sent to the shards of a blob.Sharded in turn (each shard's digest fed by the C's update, drawing from its own random source), the snapshot merging the shards' digests in one step, beside one blob fed the same samples (the snapshot of one shard). Rank error in %.")
+	fmt.Fprintln(w, "n samples sent to the shards of a blob.Sharded in turn (each shard's digest fed by the C's update, drawing from its own random source, or in the accurate mode), the snapshot merging the shards' digests in one step, beside one blob fed the same samples (the snapshot of one shard). Rank error in %.")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| stream | digest | samples | one blob: p50 | p90 | p99 | p99.9 | 2 shards: p50 | p90 | p99 | p99.9 | 8 shards: p50 | p90 | p99 | p99.9 |")
-	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	fmt.Fprintln(w, "| stream | digest | mode | samples | one blob: p50 | p90 | p99 | p99.9 | 2 shards: p50 | p90 | p99 | p99.9 | 8 shards: p50 | p90 | p99 | p99.9 |")
+	fmt.Fprintln(w, "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, dn := range []string{"exp", "conn-rtt"} {
 		for _, g := range []accuracy.Geometry{accuracy.Small, accuracy.Large} {
 			for _, n := range sizes {
 				samples := unsorted(dn, n)
 				sorted := slices.Clone(samples)
 				slices.Sort(sorted)
-				row := fmt.Sprintf("| %s | %s | %d", dn, name(g), n)
-				for _, k := range []int{1, 2, 8} {
-					row += " | " + pct(accuracy.Errors(sorted, shardedSnapshot(g, samples, k), g.DType))
+				for _, m := range []tdigest.Mode{tdigest.C, tdigest.Accurate} {
+					row := fmt.Sprintf("| %s | %s | %v | %d", dn, name(g), m, n)
+					for _, k := range []int{1, 2, 8} {
+						row += " | " + pct(accuracy.Errors(sorted, shardedSnapshot(g, m, samples, k), g.DType))
+					}
+					fmt.Fprintln(w, row+" |")
 				}
-				fmt.Fprintln(w, row+" |")
 			}
 		}
 	}
@@ -211,18 +220,22 @@ func sharded(w io.Writer, sizes []int) {
 }
 
 // shardedSnapshot is the t-digest of a blob.Sharded snapshot of k shards
-// fed the samples in turn: shard i's digest draws from random(3) seeded
-// with i+1, and the snapshot merges the others into shard 0's.
-func shardedSnapshot(g accuracy.Geometry, samples []float64, k int) []byte {
+// in mode m fed the samples in turn: shard i's digest draws from random(3)
+// seeded with i+1, and the snapshot merges the others into shard 0's.
+func shardedSnapshot(g accuracy.Geometry, m tdigest.Mode, samples []float64, k int) []byte {
 	shards := make([][]byte, k)
 	envs := make([]*tdigest.Env, k)
 	caches := make([]trusted.TDigestCache, k) // the update cache blobs use, for speed
 	for i := range shards {
 		shards[i] = g.Build()
 		envs[i] = &tdigest.Env{Rand: bsdrand.New(uint32(i + 1))}
+		caches[i].Accurate = m == tdigest.Accurate
 	}
 	for i, v := range samples {
 		_ = trusted.TDigestUpdate(&caches[i%k], shards[i%k], g.DType, voi.IntU32, uint64(v), envs[i%k].Rand)
+	}
+	for i := range shards {
+		trusted.TDigestFlush(&caches[i], shards[i], g.DType)
 	}
 	must(tdigest.MergeAll(shards[0], g.DType, shards[1:]...))
 	return shards[0]

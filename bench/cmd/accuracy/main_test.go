@@ -28,7 +28,7 @@ func TestTables(t *testing.T) {
 	rs := rows(b.String())
 	require.Len(t, rs, 2*len(geometries))
 	for _, r := range rs {
-		require.Len(t, r, 15)
+		require.Len(t, r, 19)
 		require.Equal(t, "3000", r[2])
 		require.Equal(t, "0", r[4], "lost samples: %v", r)
 	}
@@ -51,9 +51,9 @@ func TestTables(t *testing.T) {
 	b.Reset()
 	sharded(&b, []int{4000})
 	rs = rows(b.String())
-	require.Len(t, rs, 2*2)
+	require.Len(t, rs, 2*2*2)
 	for _, r := range rs {
-		require.Len(t, r, 15)
+		require.Len(t, r, 16)
 	}
 	b.Reset()
 	snapshots(&b, 25_000)

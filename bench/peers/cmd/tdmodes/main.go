@@ -1,0 +1,57 @@
+// Command tdmodes prints the t-digest modes table of bench/README.md
+// (`make accuracy`): the worst rank error over p50, p90, p99 and p99.9
+// and over seeds of statsblob's t-digest in the C's clustering and in
+// the accurate mode, beside caio/go-tdigest, influxdata/tdigest, DDSketch
+// and HdrHistogram each at the largest setting whose serialization fits
+// in the statsblob digest's bytes, on the six streams of the targets;
+// then the ratio of the accurate mode to the better of caio and influx
+// (the target: no cell above 1.25, geometric mean at most 1).
+//
+//	go run ./cmd/tdmodes                 # 10^3, 10^5 and 10^6 samples, 2 seeds
+//	go run ./cmd/tdmodes -long           # and 10^7 (tens of minutes)
+//	go run ./cmd/tdmodes -dtype 64       # TDGSTCLUST64(·,8)
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"os"
+
+	"github.com/statsblob/statsblob/bench/peers"
+	"github.com/statsblob/statsblob/voi"
+)
+
+func main() {
+	long := flag.Bool("long", false, "also 10^7 samples")
+	dtype := flag.Int("dtype", 32, "32 for TDGSTCLUST32(·,4), 64 for TDGSTCLUST64(·,8)")
+	seeds := flag.Int("seeds", 2, "seeds per cell")
+	flag.Parse()
+	dt := voi.TDgstClust32
+	if *dtype == 64 {
+		dt = voi.TDgstClust64
+	}
+	sizes := []int{1_000, 100_000, 1_000_000}
+	if *long {
+		sizes = append(sizes, 10_000_000)
+	}
+	fmt.Printf("Worst rank error (%% of samples) over p50, p90, p99, p99.9 and seeds 1..%d; %v digests; peers at equal bytes.\n\n", *seeds, dt)
+	fmt.Println("| stream | slots | samples | bytes | C mode | accurate | caio | influx | DDSketch | HDR | accurate / best t-digest peer |")
+	fmt.Println("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	var logSum float64
+	var n, over int
+	worst := 0.0
+	peers.TDigestModes(dt, []uint32{20, 50, 100}, sizes, *seeds, func(c peers.ModeCell) {
+		r := c.Ratio()
+		logSum += math.Log(r)
+		n++
+		if r > 1.25 {
+			over++
+		}
+		worst = max(worst, r)
+		fmt.Printf("| %s | %d | %d | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f |\n", c.Stream, c.Slots, c.Samples, c.Bytes,
+			100*c.C, 100*c.Accurate, 100*c.Caio, 100*c.Influx, 100*c.DDSketch, 100*c.HDR, r)
+		os.Stdout.Sync()
+	})
+	fmt.Printf("\nAccurate mode against the better of caio and influx: geometric mean of the ratios %.2f over %d cells, %d cells above 1.25, worst %.2f.\n", math.Exp(logSum/float64(n)), n, over, worst)
+}

@@ -1,0 +1,149 @@
+package peers
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+
+	influx "github.com/influxdata/tdigest"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/internal/accuracy"
+	"github.com/statsblob/statsblob/tdigest"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// ModeCell is one cell of the t-digest modes table: one stream, one
+// digest geometry, one sample count, the worst rank error (a fraction of
+// the samples) over Quantiles and seeds of each estimator, every peer at
+// the largest setting whose serialization fits in the statsblob digest's
+// bytes.
+type ModeCell struct {
+	Stream                                   string
+	DType                                    voi.DType
+	Slots                                    uint32
+	Samples                                  int
+	Bytes                                    int // the statsblob digest's bytes (either mode)
+	C, Accurate, Caio, Influx, DDSketch, HDR float64
+}
+
+// Ratio is the accurate mode's error over the better of caio's and
+// influx's (errors below one rank count as one rank).
+func (c ModeCell) Ratio() float64 {
+	floor := 1 / float64(c.Samples)
+	return max(c.Accurate, floor) / max(min(c.Caio, c.Influx), floor)
+}
+
+// TDigestModes measures the cells of every stream of accuracy.Streams,
+// TDGSTCLUST32(slots, 4) (or TDGSTCLUST64(slots, 8)) for each of slots and
+// each sample count of sizes, over seeds 1..seeds. progress, if not nil,
+// is called after each cell.
+func TDigestModes(dt voi.DType, slots []uint32, sizes []int, seeds int, progress func(ModeCell)) []ModeCell {
+	var cells []ModeCell
+	for _, st := range accuracy.Streams {
+		for _, s := range slots {
+			for _, n := range sizes {
+				cell := ModeCell{Stream: st.Name, DType: dt, Slots: s, Samples: n}
+				for seed := 1; seed <= seeds; seed++ {
+					vals := st.Gen(n, uint64(seed))
+					u := make([]uint64, n)
+					for i, v := range vals {
+						u[i] = uint64(v)
+					}
+					sorted := slices.Clone(u)
+					slices.Sort(sorted)
+					worst := func(q func(float64) float64) float64 {
+						w := 0.0
+						for _, p := range Quantiles {
+							w = max(w, RankErrorPPM(sorted, p, q(p))/1e6)
+						}
+						return w
+					}
+					var data []byte
+					for _, m := range []tdigest.Mode{tdigest.C, tdigest.Accurate} {
+						d := modeDigest(dt, s, m, vals, uint32(seed))
+						e := worst(func(q float64) float64 { v, _ := tdigest.Quantile(d, dt, q); return v })
+						if m == tdigest.C {
+							cell.C = max(cell.C, e)
+						} else {
+							cell.Accurate = max(cell.Accurate, e)
+						}
+						data = d
+					}
+					cell.Bytes = len(data)
+					cell.Caio = max(cell.Caio, worst(caioSketch(u, len(data)).Quantile))
+					cell.Influx = max(cell.Influx, worst(influxSketch(u, len(data)).Quantile))
+					cell.DDSketch = max(cell.DDSketch, worst(ddsketchSketch(u, len(data)).Quantile))
+					cell.HDR = max(cell.HDR, worst(hdrSketch(u, len(data)).Quantile))
+				}
+				cells = append(cells, cell)
+				if progress != nil {
+					progress(cell)
+				}
+			}
+		}
+	}
+	return cells
+}
+
+// modeDigest returns the t-digest of a blob whose template declares it
+// in mode m, fed vals (env seeded with seed), as a user builds one.
+func modeDigest(dt voi.DType, slots uint32, m tdigest.Mode, vals []uint32, seed uint32) []byte {
+	prec := uint32(4)
+	if dt == voi.TDgstClust64 {
+		prec = 8
+	}
+	tp, err := tpl.NewRegistry().New("MODES")
+	if err != nil {
+		panic(err)
+	}
+	if err := tp.AddVOI(tpl.VOIDef{ID: 0, Name: "v", DType: voi.IntU32, Stats: []tpl.StatSpec{
+		tpl.TDigestOf(tpl.TDigestSpec{DType: dt, NCtds: slots, Prec: prec, Mode: m}),
+	}}); err != nil {
+		panic(err)
+	}
+	bl := blob.New(tp, blob.NewEnv(nil, seed))
+	for _, v := range vals {
+		_ = bl.UpdateU32(0, v)
+	}
+	s, err := bl.Fetch(0, voi.TDgst)
+	if err != nil {
+		panic(err)
+	}
+	return slices.Clone(s.Data)
+}
+
+// influxBytes is the size of an influxdata/tdigest digest's centroids
+// written compactly (the library has no wire form): a uvarint count of
+// centroids, then each centroid's mean as a float64 and its weight as a
+// uvarint.
+func influxBytes(td *influx.TDigest) int {
+	cs := td.Centroids()
+	var tmp [binary.MaxVarintLen64]byte
+	n := binary.PutUvarint(tmp[:], uint64(len(cs)))
+	for _, c := range cs {
+		n += 8 + binary.PutUvarint(tmp[:], uint64(math.Round(c.Weight)))
+	}
+	return n
+}
+
+// influxSketch is an influxdata/tdigest digest of vals at the largest
+// compression whose centroids fit in target bytes (see influxBytes).
+func influxSketch(vals []uint64, target int) Sketch {
+	build := func(c float64) (*influx.TDigest, int) {
+		td := influx.NewWithCompression(c)
+		for _, v := range vals {
+			td.Add(float64(v), 1)
+		}
+		return td, influxBytes(td)
+	}
+	c := bisect(1, 5000, func(c float64) bool { _, n := build(c); return n <= target })
+	td, n := build(c)
+	return Sketch{
+		Setting:  fmt.Sprintf("compression %.1f", c),
+		Bytes:    n,
+		Quantile: td.Quantile,
+	}
+}

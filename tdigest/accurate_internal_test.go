@@ -1,0 +1,245 @@
+package tdigest
+
+import (
+	"encoding/binary"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/bsdrand"
+	"github.com/statsblob/statsblob/internal/trusted"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// accFeed feeds vals (IntS64 bit patterns) to a new digest of dt through
+// an accurate cache, flushing after every flushEvery updates (0: only at
+// the end), and returns the digest and the accepted samples.
+func accFeed(t testing.TB, dt voi.DType, slots uint32, vals []int64, flushEvery int) ([]byte, []int64) {
+	prec := uint32(4)
+	if dt == voi.TDgstClust64 {
+		prec = 8
+	}
+	d, err := Build(dt, slots, prec)
+	require.NoError(t, err)
+	c := trusted.TDigestCache{Accurate: true}
+	var ok []int64
+	for i, v := range vals {
+		if updateTrusted(&c, d, dt, voi.IntS64, uint64(v), nil) == nil {
+			ok = append(ok, v)
+		}
+		if flushEvery > 0 && (i+1)%flushEvery == 0 {
+			flushTrusted(&c, d, dt)
+		}
+	}
+	flushTrusted(&c, d, dt)
+	return d, ok
+}
+
+// checkAccurate asserts the accurate mode's invariants on d fed samples:
+// Validate accepts it, smplcnt and the centroids' counts are the number of
+// samples, every mean lies in [min, max] of the samples, and the first and
+// last centroids are the extremes.
+func checkAccurate(t testing.TB, d []byte, dt voi.DType, samples []int64) {
+	t.Helper()
+	require.NoError(t, Validate(d, dt))
+	n, err := Count(d, dt)
+	require.NoError(t, err)
+	require.Equal(t, uint64(len(samples)), n)
+	if len(samples) == 0 {
+		return
+	}
+	lo, hi := samples[0], samples[0]
+	for _, v := range samples {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	var sum uint64
+	first, last := math.NaN(), math.NaN()
+	for c := range Centroids(d, dt) {
+		m := c.Mean()
+		require.GreaterOrEqual(t, m, float64(lo))
+		require.LessOrEqual(t, m, float64(hi))
+		sum += c.Count
+		if math.IsNaN(first) {
+			first = m
+		}
+		last = m
+	}
+	require.Equal(t, uint64(len(samples)), sum)
+	require.Equal(t, float64(lo), first)
+	require.Equal(t, float64(hi), last)
+}
+
+func TestAccurateInvariants(t *testing.T) {
+	r := bsdrand.New(7)
+	for _, dt := range []voi.DType{voi.TDgstClust32, voi.TDgstClust64} {
+		for _, slots := range []uint32{1, 2, 3, 5, 20, 60} {
+			for _, n := range []int{0, 1, 2, 3, 50, 1000, 3000} {
+				vals := make([]int64, n)
+				for i := range vals {
+					vals[i] = int64(r.Int31()%20000) - 5000
+				}
+				for _, every := range []int{0, 7, 300} {
+					d, ok := accFeed(t, dt, slots, vals, every)
+					require.Len(t, ok, n)
+					if slots >= 3 {
+						checkAccurate(t, d, dt, ok)
+					} else {
+						require.NoError(t, Validate(d, dt))
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestAccurateSortedDoesNotCollapse: ascending input uses the slots.
+func TestAccurateSortedDoesNotCollapse(t *testing.T) {
+	vals := make([]int64, 20000)
+	for i := range vals {
+		vals[i] = int64(i)
+	}
+	for _, dt := range []voi.DType{voi.TDgstClust32, voi.TDgstClust64} {
+		d, ok := accFeed(t, dt, 20, vals, 0)
+		checkAccurate(t, d, dt, ok)
+		info, err := ReadInfo(d, dt)
+		require.NoError(t, err)
+		require.EqualValues(t, 20, info.CurNodes)
+		var heaviest uint64
+		for c := range Centroids(d, dt) {
+			heaviest = max(heaviest, c.Count)
+		}
+		require.Less(t, heaviest, uint64(20000/5)) // the C: 19,956 in one centroid
+		q, err := Quantile(d, dt, 0.5)
+		require.NoError(t, err)
+		require.InDelta(t, 10000, q, 200)
+	}
+}
+
+// TestAccurateCContinues: the C's update continues an accurate digest.
+func TestAccurateCContinues(t *testing.T) {
+	vals := make([]int64, 3000)
+	r := bsdrand.New(3)
+	for i := range vals {
+		vals[i] = int64(r.Int31() % 100000)
+	}
+	for _, dt := range []voi.DType{voi.TDgstClust32, voi.TDgstClust64} {
+		d, _ := accFeed(t, dt, 20, vals, 0)
+		env := &Env{Rand: bsdrand.New(1)}
+		for _, v := range vals[:500] {
+			require.NoError(t, Update(d, dt, voi.IntS64, uint64(v), env))
+		}
+		require.NoError(t, Validate(d, dt))
+		n, _ := Count(d, dt)
+		require.Equal(t, uint64(3500), n)
+	}
+}
+
+// TestAccurateLimits: values are accepted exactly when the digest's means
+// can hold them; a refused value changes nothing.
+func TestAccurateLimits(t *testing.T) {
+	f := func(dt voi.DType, voiDT voi.DType, v uint64, ok bool) {
+		t.Helper()
+		d, err := Build(dt, 20, 4)
+		require.NoError(t, err)
+		c := trusted.TDigestCache{Accurate: true}
+		err = updateTrusted(&c, d, dt, voiDT, v, nil)
+		flushTrusted(&c, d, dt)
+		n, _ := Count(d, dt)
+		if ok {
+			require.NoError(t, err)
+			require.Equal(t, uint64(1), n)
+		} else {
+			require.ErrorIs(t, err, voi.ErrOverflow)
+			require.Zero(t, n)
+		}
+	}
+	f(voi.TDgstClust32, voi.IntU32, 1<<24-1, true) // s32q, 4 fractional bits: 2^24-1 is the largest integer part
+	f(voi.TDgstClust32, voi.IntU32, 1<<24, false)
+	neg := -(int64(1)<<24 - 1)
+	f(voi.TDgstClust32, voi.IntS64, uint64(neg), true)
+	f(voi.TDgstClust64, voi.IntU64, 1<<56-1, true) // s64q, 4 fractional bits
+	f(voi.TDgstClust64, voi.IntU64, 1<<56, false)
+	f(voi.TDgstClust64, voi.IntU64, math.MaxUint64, false)
+}
+
+func TestAccurateNoAllocs(t *testing.T) {
+	for _, dt := range []voi.DType{voi.TDgstClust32, voi.TDgstClust64} {
+		d, _ := Build(dt, 50, 4)
+		c := trusted.TDigestCache{Accurate: true}
+		v := uint64(1)
+		_ = updateTrusted(&c, d, dt, voi.IntU32, v, nil)
+		allocs := testing.AllocsPerRun(5000, func() {
+			v = v*6364136223846793005 + 1442695040888963407
+			_ = updateTrusted(&c, d, dt, voi.IntU32, v>>44, nil)
+		})
+		require.Zero(t, allocs)
+		require.Zero(t, testing.AllocsPerRun(10, func() { flushTrusted(&c, d, dt) }))
+	}
+}
+
+// FuzzAccurateUpdate: whatever the samples and whenever the buffer is
+// flushed, an accurate digest is valid, counts every accepted sample and
+// keeps its centroids within [min, max] of them, the extremes exact.
+func FuzzAccurateUpdate(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, uint8(5), uint8(0), false)
+	f.Add(make([]byte, 64), uint8(3), uint8(2), true)
+	f.Fuzz(func(t *testing.T, p []byte, slots, every uint8, w32 bool) {
+		dt := voi.TDgstClust64
+		if w32 {
+			dt = voi.TDgstClust32
+		}
+		var vals []int64
+		for len(p) >= 2 {
+			// Small values repeat (runs); the sign and scale bits spread
+			// them over a wide range.
+			x := int64(binary.LittleEndian.Uint16(p))
+			if x&1 != 0 {
+				x <<= 7
+			}
+			if x&2 != 0 {
+				x = -x
+			}
+			vals, p = append(vals, x), p[2:]
+			// Repeat the stream to go through several flushes.
+		}
+		all := vals
+		for len(all) > 0 && len(all) < 600 {
+			all = append(all, vals...)
+		}
+		s := uint32(slots%40) + 3
+		d, ok := accFeed(t, dt, s, all, int(every))
+		checkAccurate(t, d, dt, ok)
+	})
+}
+
+// BenchmarkUpdateMode compares an update through the cache blobs hold in
+// each mode (the accurate mode's cost includes its share of flushes).
+func BenchmarkUpdateMode(b *testing.B) {
+	for _, g := range []struct {
+		name  string
+		dt    voi.DType
+		slots uint32
+	}{{"32x20", voi.TDgstClust32, 20}, {"64x50", voi.TDgstClust64, 50}, {"64x100", voi.TDgstClust64, 100}} {
+		for _, acc := range []bool{false, true} {
+			name := g.name + "/c"
+			if acc {
+				name = g.name + "/accurate"
+			}
+			b.Run(name, func(b *testing.B) {
+				d, _ := Build(g.dt, g.slots, 4)
+				c := trusted.TDigestCache{Accurate: acc}
+				src := bsdrand.New(1)
+				vals := make([]uint64, 65536)
+				for i := range vals {
+					vals[i] = uint64(math.Exp(7 + 2*float64(src.Int31())/(1<<31)))
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					_ = updateTrusted(&c, d, g.dt, voi.IntU32, vals[i&65535], src)
+				}
+			})
+		}
+	}
+}
