@@ -46,8 +46,12 @@
 //	bench/cmd/accuracy                   rank-error tables of the t-digest merges
 //	cmd/statsblob                        the CLI: demo, run, gen, inspect, render, merge, quantile
 //
-// Two nested modules sit on top and are not part of this list:
-// bench/peers (the peer libraries, measured beside statsblob) and export
-// (Prometheus and OpenTelemetry exporters, the statsblob-collector
-// command).
+// Nested modules sit on top and are not part of this list: bench/peers
+// (the peer libraries, measured beside statsblob); export (the mapping to
+// metrics, the Prometheus, OpenTelemetry and remote-write exporters, the
+// collector's aggregation, write-ahead log and server, the
+// statsblob-collector command); export/natsjs (blobs through NATS
+// JetStream: the shipper's transport, the partitioned consumer and its
+// statsblob-collector); export/e2e/otelcol (the end-to-end test's
+// OpenTelemetry Collector).
 package statsblob
