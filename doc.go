@@ -15,6 +15,7 @@
 //	internal/literal                     INT literals of the scenario language (FORMAT.md 3.1)
 //	internal/stream                      the value stream of scenarios, benchmarks, demo and tests (FORMAT.md 9)
 //	internal/alloctest                   the heap bytes a call allocates, for tests that bound them
+//	internal/readmetest                  the README's Go snippets held equal to compiled function bodies
 //	bsdrand                              BSD random(3), the source of t-digest and dice randomness
 //	qmath                                Q numbers exactly as FreeBSD's qmath.h, with the reference's fixes
 //	voi                                  the vocabulary: data and statistic types, numeric limits, flags, sentinel errors

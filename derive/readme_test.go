@@ -2,12 +2,12 @@ package derive_test
 
 import (
 	"fmt"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/internal/readmetest"
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/derive"
@@ -34,30 +34,5 @@ func readmeMeta(t *tpl.Template, latencyID int32, prev, cur *blob.Blob) {
 // TestREADMEMeta: the README's metadata snippet is readmeMeta's body, so
 // it compiles.
 func TestREADMEMeta(t *testing.T) {
-	require.Equal(t, funcBody(t, "readme_test.go", "readmeMeta"), readmeSnippet(t, "t.SetDescription(\"HTTP server\")"))
-}
-
-// funcBody returns the body of function name in file, one tab less.
-func funcBody(t *testing.T, file, name string) string {
-	src, err := os.ReadFile(file)
-	require.NoError(t, err)
-	_, body, ok := strings.Cut(string(src), "\nfunc "+name+"(")
-	require.True(t, ok)
-	_, body, _ = strings.Cut(body, "{\n")
-	body, _, _ = strings.Cut(body, "\n}\n")
-	var out strings.Builder
-	for _, line := range strings.SplitAfter(body+"\n", "\n") {
-		out.WriteString(strings.TrimPrefix(line, "\t"))
-	}
-	return out.String()
-}
-
-// readmeSnippet returns the README's Go snippet that starts with first.
-func readmeSnippet(t *testing.T, first string) string {
-	readme, err := os.ReadFile("../README.md")
-	require.NoError(t, err)
-	_, after, ok := strings.Cut(string(readme), "```go\n"+first)
-	require.True(t, ok, "README has no snippet starting %q", first)
-	snippet, _, _ := strings.Cut(after, "```\n")
-	return first + snippet
+	require.Equal(t, readmetest.FuncBody(t, "readme_test.go", "readmeMeta"), readmetest.Snippet(t, "../README.md", "t.SetDescription(\"HTTP server\")"))
 }
