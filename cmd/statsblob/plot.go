@@ -31,62 +31,19 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 			"characters. With -svg the plot is also written to FILE as an SVG image.\n"+
 			"A VOI with both statistics uses its t-digest unless -stat hist is given.\n",
 		stdout, stderr)
-	voiArg := fs.String("voi", "", "the VOI to plot, by `NAME|ID` (required; a name needs -templates)")
-	statArg := fs.String("stat", "", "which statistic to plot, `tdigest|hist` (default: the t-digest if the VOI has one)")
+	q := addVOIQuery(fs, "plot")
 	width := fs.Int("width", 50, "the longest bar, in `N` characters (1..500)")
 	svgFile := fs.String("svg", "", "also write the plot as an SVG image to `FILE`")
-	tfile := fs.String("templates", "", "templates `FILE` for VOI names (as for render)")
 	files, code, ok := fs.parse(args, 1)
 	if !ok {
 		return code
 	}
-	if *voiArg == "" {
-		return fs.usageError("-voi NAME|ID is required")
-	}
 	if *width < 1 || *width > 500 {
 		return fs.usageError("-width %d outside 1..500", *width)
 	}
-	want := voi.SType(-1)
-	switch strings.ToLower(*statArg) {
-	case "":
-	case "tdigest":
-		want = voi.TDgst
-	case "hist":
-		want = voi.Hist
-	default:
-		return fs.usageError("-stat %q: want tdigest or hist", *statArg)
-	}
-	var ts *templates
-	var err error
-	if *tfile != "" {
-		if ts, err = readTemplates(*tfile); err != nil {
-			fs.fail(err)
-			return 1
-		}
-	}
-	if _, err := strconv.ParseInt(*voiArg, 10, 32); err != nil && ts == nil {
-		return fs.usageError("-voi %q: a VOI name needs -templates FILE (or give the VOI's id)", *voiArg)
-	}
-	m, used, _, errs := mergeFiles("plot", files, nil)
-	for _, err := range errs {
-		fs.fail(err)
-	}
-	if m == nil {
-		return 1
-	}
-	status := 0
-	if len(errs) > 0 {
-		status = 1
-	}
-	id, label, err := resolveVOI(*voiArg, ts, m.TplHash())
-	if err != nil {
-		fs.fail(err)
-		return 1
-	}
-	st, err := queryStat(m, id, want)
-	if err != nil {
-		fs.fail(fmt.Errorf("VOI %s: %w", label, err))
-		return 1
+	st, label, used, status, ok := q.stat(fs, "plot", files)
+	if !ok {
+		return status
 	}
 	n, _ := st.Count()
 	if n == 0 {

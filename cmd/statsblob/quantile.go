@@ -27,62 +27,19 @@ func runQuantile(args []string, stdout, stderr io.Writer) int {
 			"The VOI is given by id, or by name with -templates (the VOI names of the\n"+
 			"blobs' template).\n",
 		stdout, stderr)
-	voiArg := fs.String("voi", "", "the VOI to query, by `NAME|ID` (required; a name needs -templates)")
+	q := addVOIQuery(fs, "query")
 	qArg := fs.String("q", "0.5,0.9,0.99", "the quantiles to print, a comma-separated `LIST` of numbers in [0, 1] or percentiles (p50, p99.9)")
-	statArg := fs.String("stat", "", "which statistic to query, `tdigest|hist` (any case; default: the t-digest if the VOI has one)")
-	tfile := fs.String("templates", "", "templates `FILE` for VOI names (as for render)")
 	files, code, ok := fs.parse(args, 1)
 	if !ok {
 		return code
-	}
-	if *voiArg == "" {
-		return fs.usageError("-voi NAME|ID is required")
 	}
 	qs, err := parseQuantiles(*qArg)
 	if err != nil {
 		return fs.usageError("-q %q: %v", *qArg, err)
 	}
-	want := voi.SType(-1)
-	switch strings.ToLower(*statArg) {
-	case "":
-	case "tdigest":
-		want = voi.TDgst
-	case "hist":
-		want = voi.Hist
-	default:
-		return fs.usageError("-stat %q: want tdigest or hist", *statArg)
-	}
-	var ts *templates
-	if *tfile != "" {
-		if ts, err = readTemplates(*tfile); err != nil {
-			fs.fail(err)
-			return 1
-		}
-	}
-	if _, err := strconv.ParseInt(*voiArg, 10, 32); err != nil && ts == nil {
-		return fs.usageError("-voi %q: a VOI name needs -templates FILE (or give the VOI's id)", *voiArg)
-	}
-
-	m, used, _, errs := mergeFiles("quantile", files, nil)
-	for _, err := range errs {
-		fs.fail(err)
-	}
-	if m == nil {
-		return 1
-	}
-	status := 0
-	if len(errs) > 0 {
-		status = 1
-	}
-	id, label, err := resolveVOI(*voiArg, ts, m.TplHash())
-	if err != nil {
-		fs.fail(err)
-		return 1
-	}
-	st, err := queryStat(m, id, want)
-	if err != nil {
-		fs.fail(fmt.Errorf("VOI %s: %w", label, err))
-		return 1
+	st, label, used, status, ok := q.stat(fs, "quantile", files)
+	if !ok {
+		return status
 	}
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
