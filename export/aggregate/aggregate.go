@@ -26,6 +26,7 @@ package aggregate
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sync"
@@ -451,12 +452,8 @@ func (s *Set) Blobs() []export.Named {
 // blob counts.
 func (s *Set) named(w *window) ([]export.Named, []uint64) {
 	w.mu.RLock()
-	keys := make([]string, 0, len(w.aggs))
-	for k := range w.aggs {
-		keys = append(keys, k)
-	}
+	keys := slices.Sorted(maps.Keys(w.aggs))
 	aggs := make([]*group, len(keys))
-	slices.Sort(keys)
 	for i, k := range keys {
 		aggs[i] = w.aggs[k]
 	}
@@ -488,11 +485,7 @@ func (s *Set) Merged() []uint64 {
 	w := s.cur
 	w.mu.RLock()
 	defer w.mu.RUnlock()
-	keys := make([]string, 0, len(w.aggs))
-	for k := range w.aggs {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(w.aggs))
 	out := make([]uint64, len(keys))
 	for i, k := range keys {
 		a := w.aggs[k]

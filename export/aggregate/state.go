@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -43,11 +44,7 @@ func (s *Set) AppendState(dst []byte) []byte {
 	w := s.cur
 	w.mu.RLock()
 	defer w.mu.RUnlock()
-	keys := make([]string, 0, len(w.aggs))
-	for k := range w.aggs {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(w.aggs))
 	dst = append(dst, stateMagic...)
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(w.start.UnixNano()))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(keys)))

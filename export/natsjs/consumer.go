@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -126,12 +127,7 @@ func NewConsumer(ctx context.Context, cfg Config) (*Consumer, error) {
 func (c *Consumer) Owned() []int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ps := make([]int, 0, len(c.owned))
-	for p := range c.owned {
-		ps = append(ps, p)
-	}
-	slices.Sort(ps)
-	return ps
+	return slices.Sorted(maps.Keys(c.owned))
 }
 
 // Stats returns the consumer's counters.

@@ -2,6 +2,7 @@ package natsjs
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -136,10 +137,5 @@ func (s *SetStore) Blobs() []export.Named {
 func (s *SetStore) Partitions() []int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	ps := make([]int, 0, len(s.parts))
-	for p := range s.parts {
-		ps = append(ps, p)
-	}
-	slices.Sort(ps)
-	return ps
+	return slices.Sorted(maps.Keys(s.parts))
 }
