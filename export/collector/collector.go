@@ -90,6 +90,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -97,13 +98,14 @@ import (
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
 	"github.com/statsblob/statsblob/export/aggregate"
+	"github.com/statsblob/statsblob/export/internal/wal"
 	"github.com/statsblob/statsblob/export/promexport"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
 
 // The reasons of a rejection, as the rejected counter labels them.
-var Reasons = []string{"method", "size", "labels", "blob", "template", "layout", "limit", "timeout", "encoding", "sender", "batch"}
+var Reasons = []string{"method", "size", "labels", "blob", "template", "layout", "limit", "timeout", "encoding", "sender", "batch", "durability"}
 
 // Config configures a Server. Every limit's zero value means its default
 // (the Default... constants); see limits.go for what a client sees when a
@@ -152,7 +154,22 @@ type Config struct {
 	Now func() time.Time
 	// Log receives warnings (nil: none).
 	Log *slog.Logger
+	// DataDir, if not empty, makes the server durable: every post
+	// answered 204 is in a write-ahead log in this directory first, and
+	// survives a crash and a restart on the same DataDir (see durable.go's
+	// doc: what is kept, what is not). New replays it.
+	DataDir string
+	// CheckpointInterval is how often RunWindows writes a checkpoint of
+	// the aggregates to DataDir, replacing the log records before it (0:
+	// DefaultCheckpointInterval).
+	CheckpointInterval time.Duration
+	// NoSync skips the fsyncs of DataDir: posts survive a crash of the
+	// process, not of the machine (for tests).
+	NoSync bool
 }
+
+// DefaultCheckpointInterval is Config.CheckpointInterval's default.
+const DefaultCheckpointInterval = 30 * time.Second
 
 // Closed is a window that has ended: its aggregates and its span.
 type Closed = aggregate.Closed
@@ -180,6 +197,11 @@ type Server struct {
 
 	limitHits *prometheus.CounterVec
 	ops       // health, scrapes, expiry: ops.go
+
+	log          *wal.Log // DataDir's write-ahead log (durable.go); nil without
+	logBroken    atomic.Bool
+	replayed     uint64 // records replayed by New
+	replayFailed uint64 // of which could not be added again
 }
 
 // New returns a Server. Errors wrap voi.ErrInvalid: no templates, negative
@@ -224,6 +246,11 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("/v1/blobs", s.post)
 	s.mux.HandleFunc("/v1/batch", s.postBatch)
 	s.initOps(pc)
+	if cfg.DataDir != "" {
+		if err := s.openLog(); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -301,14 +328,17 @@ func (s *Server) accept(r *http.Request) *rejection {
 		return reject(http.StatusUnprocessableEntity, "template", "unknown template hash %d", b.TplHash())
 	}
 	k := key(b.TplHash(), labels)
-	return s.once(r, []string{k}, func([]bool) *rejection {
-		if rej := s.merge(k, t, labels, b); rej != nil {
-			return rej
-		}
-		s.levels.record(levelKey(t, labels), r.Header.Get, s.cfg.Now(), b)
-		s.accepted.Inc()
-		s.bytesIn.Add(float64(len(body)))
-		return nil
+	rec := func() *record { return newRecord(r, []frame{{labels: labels, blob: body}}) }
+	return s.durably(rec, func() *rejection {
+		return s.once(r, []string{k}, func([]bool) *rejection {
+			if rej := s.merge(k, t, labels, b); rej != nil {
+				return rej
+			}
+			s.levels.record(levelKey(t, labels), r.Header.Get, s.cfg.Now(), b)
+			s.accepted.Inc()
+			s.bytesIn.Add(float64(len(body)))
+			return nil
+		})
 	})
 }
 
@@ -443,8 +473,18 @@ func (s *Server) Merged() []uint64 { return s.set.Merged() }
 // start afresh. It waits for posts under way, which land in the closed
 // window. The closed window goes to the OnClose functions, if any, and is
 // returned.
+//
+// With DataDir, the rotation is a checkpoint of the log: the posts before
+// it are not replayed into the new window (see durable.go's doc for what
+// a crash loses of the closed window).
 func (s *Server) Rotate() Closed {
-	c := s.set.Rotate(s.cfg.Now())
+	var c Closed
+	rotate := func() { c = s.set.Rotate(s.cfg.Now()) }
+	if s.log == nil {
+		rotate()
+	} else if ran, _ := s.checkpoint(rotate); !ran {
+		rotate() // the log is broken: no post is added any more, windows go on
+	}
 	s.windows.Inc()
 	c.Blobs = s.withLevels(c.Blobs)
 	for _, f := range s.onClose {
@@ -472,8 +512,14 @@ func (s *Server) RunWindows(ctx context.Context) {
 		defer tk.Stop()
 		rot = tk.C
 	}
+	var ckpt <-chan time.Time
+	if s.log != nil {
+		tk := time.NewTicker(s.cfg.CheckpointInterval)
+		defer tk.Stop()
+		ckpt = tk.C
+	}
 	var sweep <-chan time.Time
-	if s.cfg.LabelTTL > 0 {
+	if s.cfg.LabelTTL > 0 && s.log == nil { // with a log, checkpoints expire
 		tk := time.NewTicker(s.sweepEvery())
 		defer tk.Stop()
 		sweep = tk.C
@@ -486,6 +532,8 @@ func (s *Server) RunWindows(ctx context.Context) {
 			s.Rotate()
 		case <-sweep:
 			s.Expire()
+		case <-ckpt:
+			_ = s.Checkpoint()
 		}
 	}
 }

@@ -159,6 +159,7 @@ func (s *Server) acceptBatch(r *http.Request) *rejection {
 		return rej
 	}
 	var items []aggregate.Item
+	var frames []frame                    // for the log
 	ref := map[*tpl.Template]*blob.Blob{} // a checked blob of each template in the batch
 	err := DecodeBatch(body, func(i int, query string, p []byte) error {
 		q := r.URL.RawQuery
@@ -193,6 +194,7 @@ func (s *Server) acceptBatch(r *http.Request) *rejection {
 			return errRefused
 		}
 		items = append(items, aggregate.Item{Key: key(b.TplHash(), labels), T: t, Labels: labels, B: b})
+		frames = append(frames, frame{labels: labels, blob: p})
 		return nil
 	})
 	if rej != nil {
@@ -205,6 +207,12 @@ func (s *Server) acceptBatch(r *http.Request) *rejection {
 	for i, it := range items {
 		keys[i] = it.Key
 	}
+	rec := func() *record { return newRecord(r, frames) }
+	return s.durably(rec, func() *rejection { return s.addBatch(r, keys, items) })
+}
+
+// addBatch adds a checked batch's items (acceptBatch).
+func (s *Server) addBatch(r *http.Request, keys []string, items []aggregate.Item) *rejection {
 	return s.once(r, keys, func(skip []bool) *rejection {
 		add := items[:0:0]
 		for i, it := range items {

@@ -16,6 +16,13 @@
 // remote write ship what was not yet shipped. Exit status: 0, or 1 if
 // accepted blobs could not be shipped (stderr says how many), 2 for a
 // usage error. -pprof ADDR serves net/http/pprof on a listener of its own.
+//
+// With -data-dir DIR every post answered 204 is first in a write-ahead log
+// in DIR (fsynced, shared by the posts arriving together), checkpointed
+// every -checkpoint-interval, at each window's end and at shutdown: after
+// kill -9 or a power loss, a restart on the same DIR has every
+// acknowledged post exactly once (package collector, durable.go). If the
+// log cannot be written, posts are answered 503 from then on.
 package main
 
 import (
@@ -152,6 +159,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	otlpTimeout := fs.Duration("otlp-timeout", collector.DefaultPushTimeout, "each OTLP push's deadline `D`")
 	otlpPending := fs.Int("otlp-max-pending", collector.DefaultMaxPending, "at most `N` closed windows waiting to be pushed (delta; then the oldest is dropped)")
 	grace := fs.Duration("shutdown-grace", 20*time.Second, "on SIGTERM, finish requests and push what is left within `D`")
+	dataDir := fs.String("data-dir", "", "keep every acknowledged post in a write-ahead log in `DIR`: it survives kill -9 and a restart on the same DIR (off if empty)")
+	ckptEvery := fs.Duration("checkpoint-interval", collector.DefaultCheckpointInterval, "with -data-dir, checkpoint the aggregates every `D` (and at each window's end and at shutdown)")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on `ADDR` (off if empty)")
 	us := units{}
 	fs.Var(us, "unit", "`VOI=UNIT`: a VOI's unit, a Prometheus word or UCUM code (seconds or s), replacing the template's and a unit suffix of the VOI's name; values unscaled (repeatable)")
@@ -204,7 +213,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	for _, v := range []int64{int64(*maxAggs), int64(*maxAggsTpl), *maxBody, int64(*maxLabels), int64(*maxLabelBytes), int64(*maxConns),
 		int64(*maxHeader), int64(*maxSeries), int64(*maxScrapeBytes), int64(*maxScrapes), int64(*otlpPending), int64(*grace),
-		int64(*readHeaderTimeout), int64(*readTimeout), int64(*writeTimeout), int64(*idleTimeout), int64(*otlpTimeout)} {
+		int64(*readHeaderTimeout), int64(*readTimeout), int64(*writeTimeout), int64(*idleTimeout), int64(*otlpTimeout), int64(*ckptEvery)} {
 		if v < 0 {
 			return usage("limits, timeouts and durations must not be negative")
 		}
@@ -228,7 +237,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		MaxAggregatesPerTemplate: *maxAggsTpl, MaxBody: *maxBody, MaxLabels: *maxLabels, MaxLabelBytes: *maxLabelBytes,
 		LabelTTL: *labelTTL, MaxConns: *maxConns, MaxHeaderBytes: *maxHeader,
 		ReadHeaderTimeout: *readHeaderTimeout, ReadTimeout: *readTimeout, WriteTimeout: *writeTimeout, IdleTimeout: *idleTimeout,
-		MaxScrapeSeries: *maxSeries, MaxScrapeBytes: *maxScrapeBytes, MaxScrapes: *maxScrapes, Log: log, Export: eopts})
+		MaxScrapeSeries: *maxSeries, MaxScrapeBytes: *maxScrapeBytes, MaxScrapes: *maxScrapes, Log: log, Export: eopts,
+		DataDir: *dataDir, CheckpointInterval: *ckptEvery})
 	if err != nil {
 		return fail(err)
 	}
@@ -316,5 +326,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		}
 		return code
 	}
-	return code | shutdown(s, srv, pusher != nil || rw != nil, flush, *grace, *otlpTimeout, stderr)
+	code |= shutdown(s, srv, pusher != nil || rw != nil, flush, *grace, *otlpTimeout, stderr)
+	if err := s.Close(); err != nil { // the last checkpoint (-data-dir)
+		code = fail(fmt.Errorf("-data-dir: the last checkpoint: %w", err))
+	}
+	return code
 }

@@ -136,6 +136,9 @@ func start(t *testing.T, args ...string) (*exec.Cmd, string, *bufio.Scanner) {
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	lines := bufio.NewScanner(stderr)
 	require.True(t, lines.Scan())
+	for strings.Contains(lines.Text(), "level=INFO") { // -data-dir's recovery
+		require.True(t, lines.Scan())
+	}
 	m := regexp.MustCompile(`listening on (\S+), templates "KITCHEN":\d+`).FindStringSubmatch(lines.Text())
 	require.NotNil(t, m, lines.Text())
 	return cmd, "http://" + strings.TrimSuffix(m[1], ","), lines

@@ -1,0 +1,164 @@
+package collector_test
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/export/aggregate"
+	"github.com/statsblob/statsblob/export/collector"
+	"github.com/statsblob/statsblob/export/internal/fixture"
+)
+
+// TestDurableRecovery: with a DataDir, what was acknowledged is there
+// after a crash (the Server abandoned without Close, its log left as the
+// process left it), through log replay and through checkpoints; a retry of
+// an acknowledged post is still a duplicate; a refused post was not
+// logged; a rotation's checkpoint keeps the closed window's posts out of
+// the new one; a closed log refuses posts with 503.
+// aggLines is what /metrics says of the aggregates (not of the server).
+func aggLines(t *testing.T, s *collector.Server) []string {
+	t.Helper()
+	lines, _ := scrapeLines(t, s, false)
+	return slices.DeleteFunc(lines, func(l string) bool {
+		return strings.HasPrefix(l, "#") || strings.HasPrefix(l, "statsblob_collector_")
+	})
+}
+
+func TestDurableRecovery(t *testing.T) {
+	dir := t.TempDir()
+	c := &clock{t: time.Unix(1700000000, 0)}
+	cfg := collector.Config{DataDir: dir, Now: c.now, MaxAggregates: 4}
+	s1, tp := newServer(t, cfg)
+	kb := fixture.KitchenBlob(tp).Bytes()
+	hdr := func(id, seq string) map[string]string {
+		return map[string]string{aggregate.HeaderSender: id, aggregate.HeaderSeq: seq}
+	}
+	for _, p := range []struct {
+		path, query string
+		body        []byte
+		h           map[string]string
+		code        int
+	}{
+		{"/v1/blobs", "host=a", kb, nil, 204},
+		{"/v1/blobs", "host=a", kb, hdr("web1", "1"), 204},
+		{"/v1/blobs", "host=a", kb, hdr("web1", "1"), 204}, // a duplicate
+		{"/v1/batch", "svc=x", batch(t, "host=a", kb, "host=b", kb), hdr("web1", "2"), 204},
+		{"/v1/blobs", "host=c", kb, nil, 204},
+		{"/v1/blobs", "host=d", kb, nil, 429}, // over -max-aggregates: not logged
+		{"/v1/blobs", "host=a", []byte("junk"), nil, 400},
+	} {
+		code, body := postH(t, s1, p.path, p.query, p.body, p.h)
+		require.Equal(t, p.code, code, body)
+	}
+	want, wantN := aggLines(t, s1), s1.Merged()
+	require.Equal(t, []uint64{2, 1, 1, 1}, wantN) // host=a, svc=x host=a, svc=x host=b, host=c
+
+	// A crash: a new Server on the same directory replays the log.
+	s2, _ := newServer(t, cfg)
+	require.Equal(t, want, aggLines(t, s2))
+	require.Equal(t, wantN, s2.Merged())
+	code, _ := postH(t, s2, "/v1/blobs", "host=a", kb, hdr("web1", "1"))
+	require.Equal(t, 204, code)
+	require.Equal(t, wantN, s2.Merged(), "a retry of an acknowledged post stays a duplicate")
+	code, _ = postH(t, s2, "/v1/blobs", "host=d", kb, nil)
+	require.Equal(t, 429, code, "the limits are where they were")
+
+	// A checkpoint, posts after it, a crash.
+	require.NoError(t, s2.Checkpoint())
+	code, _ = postH(t, s2, "/v1/blobs", "host=c", kb, hdr("web2", "7"))
+	require.Equal(t, 204, code)
+	want, wantN = aggLines(t, s2), s2.Merged()
+	require.Equal(t, []uint64{2, 1, 1, 2}, wantN)
+	s3, _ := newServer(t, cfg)
+	require.Equal(t, wantN, s3.Merged())
+	require.Equal(t, want, aggLines(t, s3))
+	code, _ = postH(t, s3, "/v1/blobs", "host=c", kb, hdr("web2", "7"))
+	require.Equal(t, 204, code)
+	require.Equal(t, wantN, s3.Merged(), "the checkpoint keeps the senders' marks")
+
+	// A rotation is a checkpoint: its posts are not replayed into the new
+	// window.
+	c.set(c.now().Add(time.Minute))
+	closed := s3.Rotate()
+	require.Equal(t, uint64(6), closed.Posts)
+	code, _ = postH(t, s3, "/v1/blobs", "host=e", kb, nil)
+	require.Equal(t, 204, code)
+	s4, _ := newServer(t, cfg)
+	require.Equal(t, []uint64{1}, s4.Merged())
+	require.Equal(t, aggLines(t, s3), aggLines(t, s4))
+	require.Equal(t, c.now(), s4.Blobs()[0].Start, "the window's start is kept")
+
+	// Close checkpoints; a closed log refuses.
+	require.NoError(t, s4.Close())
+	code, body := postH(t, s4, "/v1/blobs", "host=e", kb, nil)
+	require.Equal(t, http.StatusServiceUnavailable, code)
+	require.Equal(t, "the collector cannot store posts (its -data-dir log failed): not acknowledged\n", body)
+	segs, _ := filepath.Glob(filepath.Join(dir, "seg-*.wal"))
+	ckpts, _ := filepath.Glob(filepath.Join(dir, "ckpt-*.ckpt"))
+	require.Len(t, ckpts, 1)
+	require.Len(t, segs, 1, "the segments a checkpoint covers are deleted")
+	fi, err := os.Stat(segs[0])
+	require.NoError(t, err)
+	require.Zero(t, fi.Size())
+	s5, _ := newServer(t, cfg)
+	require.Equal(t, []uint64{1}, s5.Merged())
+}
+
+// TestDurableConcurrent: posts, checkpoints and rotations at once; a
+// restart has the current window's posts, exactly (run with -race).
+func TestDurableConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	cfg := collector.Config{DataDir: dir, NoSync: true}
+	s, tp := newServer(t, cfg)
+	kb := fixture.KitchenBlob(tp).Bytes()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if i%5 == 4 {
+				s.Rotate()
+			} else {
+				require.NoError(t, s.Checkpoint())
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 60 {
+				h := map[string]string{aggregate.HeaderSender: fmt.Sprintf("w%d", w), aggregate.HeaderSeq: strconv.Itoa(i)}
+				code, body := postH(t, s, "/v1/blobs", fmt.Sprintf("host=h%d", i%3), kb, h)
+				if code != 204 {
+					t.Errorf("%d %s", code, body)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	<-done
+	want := aggLines(t, s)
+	wantN := s.Merged()
+	s2, _ := newServer(t, cfg)
+	require.Equal(t, wantN, s2.Merged())
+	require.Equal(t, len(want), len(aggLines(t, s2)))
+}
