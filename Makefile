@@ -3,7 +3,7 @@ GO        ?= go
 FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 
-.PHONY: test test-long minver vet conformance fuzz bench bench-all accuracy demo fmt test-export e2e diff gen-goldens gen-coverage load load-accuracy
+.PHONY: test test-long minver vet conformance fuzz bench bench-all accuracy demo fmt test-export e2e diff gen-goldens gen-coverage load load-durable load-accuracy
 
 # RACE_PKGS are the packages whose code or tests share memory between
 # goroutines (.ci/racepkgs: they import sync or sync/atomic, or run parallel
@@ -65,6 +65,13 @@ load:
 	cd export && $(GO) build -o $(CURDIR)/.statsblob-load ./cmd/statsblob-load
 	$$(command -v taskset >/dev/null && echo taskset -c 1) ./.statsblob-load -d $(LOADTIME) -server-cpus 0; \
 	  status=$$?; rm -f ./.statsblob-load; exit $$status
+
+## load-durable: make load's posters and batch runs with the collector's -data-dir (every
+##               post fsynced to a write-ahead log before its 204), in a temporary directory
+load-durable:
+	cd export && $(GO) build -o $(CURDIR)/.statsblob-load ./cmd/statsblob-load
+	dir=$$(mktemp -d); $$(command -v taskset >/dev/null && echo taskset -c 1) ./.statsblob-load -d $(LOADTIME) \
+	  -server-cpus 0 -runs posters,batch -data-dir $$dir/data; status=$$?; rm -rf $$dir ./.statsblob-load; exit $$status
 
 ## load-accuracy: the collector's aggregates against one MergeAll of the same blobs, at 10^5
 ##                blobs per fleet (make test runs 2,000)

@@ -503,14 +503,20 @@ func LoadTemplates(reg *tpl.Registry, data []byte) ([]*tpl.Template, error) {
 	return ts, nil
 }
 
-// RunWindows closes a window every Window (none with Window 0) and
-// expires idle label sets (Expire) until ctx is done.
+// RunWindows closes a window every Window (none with Window 0), the
+// first when the current window is Window old (a window recovered from
+// DataDir keeps its start), expires idle label sets (Expire) and writes
+// DataDir's checkpoints every CheckpointInterval, until ctx is done.
 func (s *Server) RunWindows(ctx context.Context) {
 	var rot <-chan time.Time
+	var rotTimer *time.Timer
+	untilEnd := func() time.Duration { // of the current window, whose start a restart keeps
+		return max(s.set.Start().Add(s.cfg.Window).Sub(s.cfg.Now()), 0)
+	}
 	if s.cfg.Window > 0 {
-		tk := time.NewTicker(s.cfg.Window)
-		defer tk.Stop()
-		rot = tk.C
+		rotTimer = time.NewTimer(untilEnd())
+		defer rotTimer.Stop()
+		rot = rotTimer.C
 	}
 	var ckpt <-chan time.Time
 	if s.log != nil {
@@ -530,6 +536,7 @@ func (s *Server) RunWindows(ctx context.Context) {
 			return
 		case <-rot:
 			s.Rotate()
+			rotTimer.Reset(untilEnd())
 		case <-sweep:
 			s.Expire()
 		case <-ckpt:
