@@ -163,6 +163,10 @@ type Config struct {
 	// the aggregates to DataDir, replacing the log records before it (0:
 	// DefaultCheckpointInterval).
 	CheckpointInterval time.Duration
+	// History is how many closed windows the query API keeps (GET
+	// /v1/aggregate?window=-1 ... -History; see query.go). Not kept in
+	// DataDir.
+	History int
 	// NoSync skips the fsyncs of DataDir: posts survive a crash of the
 	// process, not of the machine (for tests).
 	NoSync bool
@@ -197,6 +201,8 @@ type Server struct {
 
 	limitHits *prometheus.CounterVec
 	ops       // health, scrapes, expiry: ops.go
+
+	hist history // closed windows for the query API (query.go)
 
 	log          *wal.Log // DataDir's write-ahead log (durable.go); nil without
 	logBroken    atomic.Bool
@@ -245,6 +251,8 @@ func New(cfg Config) (*Server, error) {
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("/v1/blobs", s.post)
 	s.mux.HandleFunc("/v1/batch", s.postBatch)
+	s.mux.HandleFunc("/v1/aggregates", s.listAggregates)
+	s.mux.HandleFunc("/v1/aggregate", s.getAggregate)
 	s.initOps(pc)
 	if cfg.DataDir != "" {
 		if err := s.openLog(); err != nil {
@@ -487,6 +495,7 @@ func (s *Server) Rotate() Closed {
 	}
 	s.windows.Inc()
 	c.Blobs = s.withLevels(c.Blobs)
+	s.hist.add(c, s.cfg.History)
 	for _, f := range s.onClose {
 		f(c)
 	}

@@ -4,7 +4,9 @@
 //	statsblob-collector -templates FILE [-listen ADDR] [-window D] [-otlp URL] [-remote-write URL] [flags]
 //
 // Services POST each blob's bytes to /v1/blobs?LABEL=VALUE&...; Prometheus
-// scrapes /metrics; /healthz and /readyz answer probes; with -otlp the
+// scrapes /metrics; GET /v1/aggregates lists the aggregates and GET
+// /v1/aggregate?tpl=NAME&LABEL=PATTERN... answers their merged blob
+// (statsblob fetch saves it; -history N keeps closed windows queryable); /healthz and /readyz answer probes; with -otlp the
 // aggregates are pushed to an OTLP/HTTP receiver, each push within
 // -otlp-timeout; with -remote-write they are sent with Prometheus remote
 // write (package remotewrite): each window once it closes with -window,
@@ -161,6 +163,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	grace := fs.Duration("shutdown-grace", 20*time.Second, "on SIGTERM, finish requests and push what is left within `D`")
 	dataDir := fs.String("data-dir", "", "keep every acknowledged post in a write-ahead log in `DIR`: it survives kill -9 and a restart on the same DIR (off if empty)")
 	ckptEvery := fs.Duration("checkpoint-interval", collector.DefaultCheckpointInterval, "with -data-dir, checkpoint the aggregates every `D` (and at each window's end and at shutdown)")
+	historyN := fs.Int("history", 0, "keep the last `N` closed windows queryable (GET /v1/aggregate?...&window=-1 ... -N)")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on `ADDR` (off if empty)")
 	us := units{}
 	fs.Var(us, "unit", "`VOI=UNIT`: a VOI's unit, a Prometheus word or UCUM code (seconds or s), replacing the template's and a unit suffix of the VOI's name; values unscaled (repeatable)")
@@ -213,7 +216,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	for _, v := range []int64{int64(*maxAggs), int64(*maxAggsTpl), *maxBody, int64(*maxLabels), int64(*maxLabelBytes), int64(*maxConns),
 		int64(*maxHeader), int64(*maxSeries), int64(*maxScrapeBytes), int64(*maxScrapes), int64(*otlpPending), int64(*grace),
-		int64(*readHeaderTimeout), int64(*readTimeout), int64(*writeTimeout), int64(*idleTimeout), int64(*otlpTimeout), int64(*ckptEvery)} {
+		int64(*readHeaderTimeout), int64(*readTimeout), int64(*writeTimeout), int64(*idleTimeout), int64(*otlpTimeout), int64(*ckptEvery), int64(*historyN)} {
 		if v < 0 {
 			return usage("limits, timeouts and durations must not be negative")
 		}
@@ -238,7 +241,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		LabelTTL: *labelTTL, MaxConns: *maxConns, MaxHeaderBytes: *maxHeader,
 		ReadHeaderTimeout: *readHeaderTimeout, ReadTimeout: *readTimeout, WriteTimeout: *writeTimeout, IdleTimeout: *idleTimeout,
 		MaxScrapeSeries: *maxSeries, MaxScrapeBytes: *maxScrapeBytes, MaxScrapes: *maxScrapes, Log: log, Export: eopts,
-		DataDir: *dataDir, CheckpointInterval: *ckptEvery})
+		DataDir: *dataDir, CheckpointInterval: *ckptEvery, History: *historyN})
 	if err != nil {
 		return fail(err)
 	}
