@@ -87,6 +87,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -112,8 +114,11 @@ var Reasons = []string{"method", "size", "labels", "blob", "template", "layout",
 // limit is reached.
 type Config struct {
 	// Templates holds the templates whose blobs are accepted, found by
-	// hash. Required.
+	// hash. Templates or MoreTemplates is required.
 	Templates *tpl.Registry
+	// MoreTemplates are accepted too: several versions of one name may be
+	// among them and Templates (see ParseTemplates, templates.go).
+	MoreTemplates []*tpl.Template
 	// Window is how long aggregates accumulate before starting afresh; 0:
 	// for the life of the server.
 	Window time.Duration
@@ -202,7 +207,8 @@ type Server struct {
 	limitHits *prometheus.CounterVec
 	ops       // health, scrapes, expiry: ops.go
 
-	hist history // closed windows for the query API (query.go)
+	tpls templates // the known templates (templates.go)
+	hist history   // closed windows for the query API (query.go)
 
 	log          *wal.Log // DataDir's write-ahead log (durable.go); nil without
 	logBroken    atomic.Bool
@@ -213,7 +219,7 @@ type Server struct {
 // New returns a Server. Errors wrap voi.ErrInvalid: no templates, negative
 // limits, or export options export.NewMapper rejects.
 func New(cfg Config) (*Server, error) {
-	if cfg.Templates == nil {
+	if cfg.Templates == nil && len(cfg.MoreTemplates) == 0 {
 		return nil, fmt.Errorf("collector: no templates: %w", voi.ErrInvalid)
 	}
 	cfg, err := cfg.withDefaults()
@@ -221,6 +227,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, reg: prometheus.NewRegistry(), limitHits: newLimitHits()}
+	if err := s.initTemplates(); err != nil {
+		return nil, err
+	}
 	if s.set, err = aggregate.New(aggregate.Config{MaxAggregates: cfg.MaxAggregates,
 		MaxPerTemplate: cfg.MaxAggregatesPerTemplate, Now: cfg.Now}, cfg.Now()); err != nil {
 		return nil, err
@@ -253,8 +262,20 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("/v1/batch", s.postBatch)
 	s.mux.HandleFunc("/v1/aggregates", s.listAggregates)
 	s.mux.HandleFunc("/v1/aggregate", s.getAggregate)
+	s.mux.HandleFunc("/v1/templates", s.serveTemplates)
 	s.initOps(pc)
 	if cfg.DataDir != "" {
+		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("collector: -data-dir: %w", err)
+		}
+		// The templates the log's posts may need, then every known one
+		// written back, so that the next start finds them all.
+		if err := s.loadDataDirTemplates(); err != nil {
+			return nil, err
+		}
+		if err := writeTemplatesFile(filepath.Join(cfg.DataDir, "templates.json"), s.tpls.idx.Load().order); err != nil {
+			return nil, err
+		}
 		if err := s.openLog(); err != nil {
 			return nil, err
 		}
@@ -331,7 +352,7 @@ func (s *Server) accept(r *http.Request) *rejection {
 	if err != nil {
 		return reject(http.StatusBadRequest, "blob", "%v", err)
 	}
-	t, err := s.cfg.Templates.ByHash(b.TplHash())
+	t, err := s.lookup(b.TplHash())
 	if err != nil {
 		return reject(http.StatusUnprocessableEntity, "template", "unknown template hash %d", b.TplHash())
 	}

@@ -266,7 +266,7 @@ func (s *Server) replay(p []byte) error {
 		if err != nil {
 			return fmt.Errorf("%w: frame %d: %w", errRecord, i, err)
 		}
-		t, err := s.cfg.Templates.ByHash(b.TplHash())
+		t, err := s.lookup(b.TplHash())
 		if err != nil {
 			return fmt.Errorf("collector: the log holds a blob of template hash %d, which the templates file no longer has: %w", b.TplHash(), err)
 		}
@@ -312,7 +312,7 @@ func (s *Server) replay(p []byte) error {
 // openLog opens the write-ahead log in DataDir, loading its checkpoint and
 // replaying its records into the (new, empty) set.
 func (s *Server) openLog() error {
-	lookup := s.cfg.Templates.ByHash
+	lookup := s.lookup
 	l, err := wal.Open(s.cfg.DataDir, wal.Options{NoSync: s.cfg.NoSync}, wal.Recovery{
 		Checkpoint: func(state []byte) error { return s.set.LoadState(state, lookup) },
 		Record:     s.replay,

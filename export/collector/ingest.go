@@ -179,7 +179,7 @@ func (s *Server) acceptBatch(r *http.Request) *rejection {
 			rej = reject(http.StatusBadRequest, "blob", "frame %d: %v", i, err)
 			return errRefused
 		}
-		t, err := s.cfg.Templates.ByHash(b.TplHash())
+		t, err := s.lookup(b.TplHash())
 		if err != nil {
 			rej = reject(http.StatusUnprocessableEntity, "template", "frame %d: unknown template hash %d", i, b.TplHash())
 			return errRefused

@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,7 +17,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export/internal/fixture"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
 )
 
 // aggregateLines is what /metrics says of the aggregates: the lines of
@@ -137,4 +143,46 @@ func assertNoError(t *testing.T, err error) bool {
 		return false
 	}
 	return true
+}
+
+// TestSIGHUPReload: SIGHUP adds the templates file's new version of a
+// template (two versions of one name in one file) without losing an
+// aggregate; a file that does not parse changes nothing.
+func TestSIGHUPReload(t *testing.T) {
+	k1 := fixture.Kitchen()
+	file := filepath.Join(t.TempDir(), "t.json")
+	j1, err := json.Marshal([]*tpl.Template{k1})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(file, j1, 0o644))
+	cmd, base, lines := start(t, "-templates", file)
+	postOne := func(q string, body []byte) int {
+		resp, err := http.Post(base+"/v1/blobs?"+q, "application/octet-stream", bytes.NewReader(body))
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	require.Equal(t, 204, postOne("v=1", fixture.KitchenBlob(k1).Bytes()))
+	k2, err := tpl.NewRegistry().New("KITCHEN")
+	require.NoError(t, err)
+	require.NoError(t, k2.AddVOI(tpl.VOIDef{ID: 0, Name: "bytes", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	b2 := blob.New(k2, nil)
+	require.NoError(t, b2.UpdateU64(0, 5))
+	require.Equal(t, 422, postOne("v=2", b2.Bytes()))
+
+	require.NoError(t, os.WriteFile(file, []byte("[junk"), 0o644))
+	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
+	require.True(t, lines.Scan())
+	require.Contains(t, lines.Text(), "statsblob-collector: SIGHUP: "+file+": collector: templates: ")
+	require.Contains(t, lines.Text(), "(templates unchanged)")
+
+	j2, err := json.Marshal([]*tpl.Template{k1, k2})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(file, j2, 0o644))
+	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
+	require.True(t, lines.Scan())
+	require.Equal(t, "statsblob-collector: SIGHUP: 1 new templates from "+file, lines.Text())
+	require.Equal(t, 204, postOne("v=2", b2.Bytes()))
+	m := scrape(t, base)
+	require.Contains(t, m, `kitchen_bytes_total{v="1"} 1448`)
+	require.Contains(t, m, `kitchen_bytes_total{v="2"} 5`)
 }

@@ -12,6 +12,9 @@
 // write (package remotewrite): each window once it closes with -window,
 // else every -remote-write-interval. Every limit is a flag (-h lists them
 // with their defaults); package collector says what a client sees at each.
+// SIGHUP adds the templates file's new templates (several versions of one
+// name may be side by side in it), keeping every aggregate; POST
+// /v1/templates adds templates too, GET /v1/templates lists them.
 // SIGTERM or SIGINT stops it within -shutdown-grace (20s): /readyz turns
 // 503, requests under way finish (or are cut, unacknowledged, when the
 // grace less the last pushes' share has passed), and a last OTLP push and
@@ -83,6 +86,34 @@ func shutdown(s *collector.Server, srv *http.Server, pushing bool, flush func(co
 	code := flush(pctx)
 	fmt.Fprintln(stderr, "statsblob-collector: stopped")
 	return code
+}
+
+// reloadTemplates adds the templates of file on every SIGHUP: new
+// templates and new versions are accepted from then on; nothing is
+// removed and no aggregate is touched. A file that cannot be read or
+// parsed changes nothing (stderr says why).
+func reloadTemplates(ctx context.Context, hup <-chan os.Signal, s *collector.Server, file string, stderr io.Writer) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+		}
+		data, err := os.ReadFile(file)
+		var ts []*tpl.Template
+		if err == nil {
+			ts, err = collector.ParseTemplates(data)
+		}
+		n := 0
+		if err == nil {
+			n, err = s.AddTemplates(ts)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "statsblob-collector: SIGHUP: %s: %v (templates unchanged)\n", file, err)
+			continue
+		}
+		fmt.Fprintf(stderr, "statsblob-collector: SIGHUP: %d new templates from %s\n", n, file)
+	}
 }
 
 // pprofMux serves net/http/pprof.
@@ -229,14 +260,13 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	reg := tpl.NewRegistry()
-	ts, err := collector.LoadTemplates(reg, data)
+	ts, err := collector.ParseTemplates(data)
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", *templates, err))
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	eopts := export.Options{Namespace: *namespace, Units: us, Quantiles: qs, NativeHistogram: *native, Summary: *otlpSummary}
-	s, err := collector.New(collector.Config{Templates: reg, Window: *window, MaxAggregates: *maxAggs,
+	s, err := collector.New(collector.Config{MoreTemplates: ts, Window: *window, MaxAggregates: *maxAggs,
 		MaxAggregatesPerTemplate: *maxAggsTpl, MaxBody: *maxBody, MaxLabels: *maxLabels, MaxLabelBytes: *maxLabelBytes,
 		LabelTTL: *labelTTL, MaxConns: *maxConns, MaxHeaderBytes: *maxHeader,
 		ReadHeaderTimeout: *readHeaderTimeout, ReadTimeout: *readTimeout, WriteTimeout: *writeTimeout, IdleTimeout: *idleTimeout,
@@ -291,6 +321,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	srv := s.HTTPServer()
 	go s.RunWindows(ctx)
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go reloadTemplates(ctx, hup, s, *templates, stderr)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(s.Listener(ln)) }()
 	var names []string
