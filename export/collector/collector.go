@@ -107,7 +107,7 @@ import (
 )
 
 // The reasons of a rejection, as the rejected counter labels them.
-var Reasons = []string{"method", "size", "labels", "blob", "template", "layout", "limit", "timeout", "encoding", "sender", "batch", "durability"}
+var Reasons = []string{"method", "size", "labels", "blob", "template", "layout", "limit", "timeout", "encoding", "sender", "batch", "durability", "auth"}
 
 // Config configures a Server. Every limit's zero value means its default
 // (the Default... constants); see limits.go for what a client sees when a
@@ -168,6 +168,10 @@ type Config struct {
 	// the aggregates to DataDir, replacing the log records before it (0:
 	// DefaultCheckpointInterval).
 	CheckpointInterval time.Duration
+	// Tokens, if not nil, is the access control (access.go): the bearer
+	// tokens that may post, each limited to templates and forcing labels,
+	// and those that may read.
+	Tokens []Token
 	// History is how many closed windows the query API keeps (GET
 	// /v1/aggregate?window=-1 ... -History; see query.go). Not kept in
 	// DataDir.
@@ -208,6 +212,7 @@ type Server struct {
 	ops       // health, scrapes, expiry: ops.go
 
 	tpls templates // the known templates (templates.go)
+	acl  *acl      // Config.Tokens (access.go); nil: none
 	hist history   // closed windows for the query API (query.go)
 
 	log          *wal.Log // DataDir's write-ahead log (durable.go); nil without
@@ -228,6 +233,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, reg: prometheus.NewRegistry(), limitHits: newLimitHits()}
 	if err := s.initTemplates(); err != nil {
+		return nil, err
+	}
+	if s.acl, err = newACL(cfg.Tokens); err != nil {
 		return nil, err
 	}
 	if s.set, err = aggregate.New(aggregate.Config{MaxAggregates: cfg.MaxAggregates,
@@ -288,7 +296,12 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) Registry() *prometheus.Registry { return s.reg }
 
 // ServeHTTP serves POST /v1/blobs and GET /metrics.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.authorizeRead(w, r) {
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 // OnClose adds a function called with every window Rotate closes (after
 // the new window has started, outside the server's locks), in the order
@@ -302,6 +315,8 @@ type rejection struct {
 	reason     string
 	msg        string
 	retryAfter time.Duration // > 0: a Retry-After header
+
+	authenticate bool // a WWW-Authenticate header (401)
 }
 
 func reject(status int, reason, format string, args ...any) *rejection {
@@ -326,6 +341,9 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 		if rej.retryAfter > 0 {
 			w.Header().Set("Retry-After", retryAfter(rej.retryAfter))
 		}
+		if rej.authenticate {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="statsblob-collector"`)
+		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(rej.status)
@@ -339,6 +357,10 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 func (s *Server) accept(r *http.Request) *rejection {
 	if r.Method != http.MethodPost {
 		return reject(http.StatusMethodNotAllowed, "method", "method %s not allowed: POST a blob's bytes", r.Method)
+	}
+	g, rej := s.poster(r)
+	if rej != nil {
+		return rej
 	}
 	labels, rej := s.labels(r.URL.RawQuery)
 	if rej != nil {
@@ -355,6 +377,9 @@ func (s *Server) accept(r *http.Request) *rejection {
 	t, err := s.lookup(b.TplHash())
 	if err != nil {
 		return reject(http.StatusUnprocessableEntity, "template", "unknown template hash %d", b.TplHash())
+	}
+	if labels, rej = g.admit(t, labels); rej != nil {
+		return rej
 	}
 	k := key(b.TplHash(), labels)
 	rec := func() *record { return newRecord(r, []frame{{labels: labels, blob: body}}) }

@@ -141,6 +141,9 @@ func (s *Server) postBatch(w http.ResponseWriter, r *http.Request) {
 	if rej.status == http.StatusMethodNotAllowed {
 		w.Header().Set("Allow", http.MethodPost)
 	}
+	if rej.authenticate {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="statsblob-collector"`)
+	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(rej.status)
@@ -153,6 +156,10 @@ func (s *Server) postBatch(w http.ResponseWriter, r *http.Request) {
 func (s *Server) acceptBatch(r *http.Request) *rejection {
 	if r.Method != http.MethodPost {
 		return reject(http.StatusMethodNotAllowed, "method", "method %s not allowed: POST a batch", r.Method)
+	}
+	g, rej := s.poster(r)
+	if rej != nil {
+		return rej
 	}
 	body, rej := s.readBodyWithin(r, MaxBatchBody, "MaxBatchBody")
 	if rej != nil {
@@ -182,6 +189,11 @@ func (s *Server) acceptBatch(r *http.Request) *rejection {
 		t, err := s.lookup(b.TplHash())
 		if err != nil {
 			rej = reject(http.StatusUnprocessableEntity, "template", "frame %d: unknown template hash %d", i, b.TplHash())
+			return errRefused
+		}
+		if labels, lrej = g.admit(t, labels); lrej != nil {
+			rej = lrej
+			rej.msg = fmt.Sprintf("frame %d: %s", i, rej.msg)
 			return errRefused
 		}
 		if c := ref[t]; c != nil {

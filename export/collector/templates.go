@@ -231,6 +231,9 @@ func (s *Server) serveTemplates(w http.ResponseWriter, r *http.Request) {
 			queryError(w, http.StatusBadRequest, "%v", err)
 			return
 		}
+		if !s.allowTemplates(w, r, ts) {
+			return
+		}
 		before := s.tpls.idx.Load().byHash
 		if _, err := s.AddTemplates(ts); err != nil {
 			queryError(w, http.StatusInternalServerError, "%v", err)

@@ -2,8 +2,18 @@ package main
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
+	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -185,4 +195,67 @@ func TestSIGHUPReload(t *testing.T) {
 	m := scrape(t, base)
 	require.Contains(t, m, `kitchen_bytes_total{v="1"} 1448`)
 	require.Contains(t, m, `kitchen_bytes_total{v="2"} 5`)
+}
+
+// selfSigned writes a certificate for 127.0.0.1 and its key (PEM) and
+// returns their files and a pool that trusts it.
+func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "statsblob test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	kder, err := x509.MarshalECPrivateKey(key)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644))
+	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600))
+	cert, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
+}
+
+// TestTLSAndTokens: the binary serves HTTPS with -tls-cert and -tls-key,
+// and -tokens limits posting and reading.
+func TestTLSAndTokens(t *testing.T) {
+	certFile, keyFile, pool := selfSigned(t)
+	tokFile := filepath.Join(t.TempDir(), "tokens.json")
+	require.NoError(t, os.WriteFile(tokFile, []byte(`[{"token":"post-0123456789abcdef","labels":{"svc":"api"}},{"token":"read-0123456789abcdef","read":true}]`), 0o600))
+	_, base, _ := start(t, "-tls-cert", certFile, "-tls-key", keyFile, "-tokens", tokFile)
+	base = "https://" + strings.TrimPrefix(base, "http://https://")
+	cl := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	do := func(method, path, token string, body []byte) (int, string) {
+		req, err := http.NewRequest(method, base+path, bytes.NewReader(body))
+		require.NoError(t, err)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := cl.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		p, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(p)
+	}
+	kb := fixture.KitchenBlob(fixture.Kitchen()).Bytes()
+	code, body := do(http.MethodPost, "/v1/blobs?host=a", "", kb)
+	require.Equal(t, 401, code, body)
+	code, body = do(http.MethodPost, "/v1/blobs?host=a", "post-0123456789abcdef", kb)
+	require.Equal(t, 204, code, body)
+	code, _ = do(http.MethodGet, "/metrics", "post-0123456789abcdef", nil)
+	require.Equal(t, 401, code)
+	code, body = do(http.MethodGet, "/metrics", "read-0123456789abcdef", nil)
+	require.Equal(t, 200, code)
+	require.Contains(t, body, `kitchen_bytes_total{host="a",svc="api"} 1448`)
+	// Plain HTTP is not served.
+	resp, err := http.Get("http://" + strings.TrimPrefix(base, "https://") + "/healthz")
+	if err == nil {
+		resp.Body.Close()
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	}
 }

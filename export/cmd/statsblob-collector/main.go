@@ -12,6 +12,8 @@
 // write (package remotewrite): each window once it closes with -window,
 // else every -remote-write-interval. Every limit is a flag (-h lists them
 // with their defaults); package collector says what a client sees at each.
+// -tokens FILE limits posting and reading to bearer tokens (package
+// collector, access.go); -tls-cert and -tls-key serve HTTPS.
 // SIGHUP adds the templates file's new templates (several versions of one
 // name may be side by side in it), keeping every aggregate; POST
 // /v1/templates adds templates too, GET /v1/templates lists them.
@@ -32,6 +34,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -194,6 +197,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	grace := fs.Duration("shutdown-grace", 20*time.Second, "on SIGTERM, finish requests and push what is left within `D`")
 	dataDir := fs.String("data-dir", "", "keep every acknowledged post in a write-ahead log in `DIR`: it survives kill -9 and a restart on the same DIR (off if empty)")
 	ckptEvery := fs.Duration("checkpoint-interval", collector.DefaultCheckpointInterval, "with -data-dir, checkpoint the aggregates every `D` (and at each window's end and at shutdown)")
+	tokensFile := fs.String("tokens", "", "bearer tokens `FILE` (JSON): who may post which templates with which forced labels, who may read /metrics and the query API (off if empty)")
+	tlsCert := fs.String("tls-cert", "", "serve HTTPS with this certificate `FILE` (PEM; with -tls-key)")
+	tlsKey := fs.String("tls-key", "", "the certificate's private key `FILE` (PEM; with -tls-cert)")
 	historyN := fs.Int("history", 0, "keep the last `N` closed windows queryable (GET /v1/aggregate?...&window=-1 ... -N)")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on `ADDR` (off if empty)")
 	us := units{}
@@ -217,6 +223,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	if *templates == "" {
 		return usage("-templates FILE is required")
+	}
+	if (*tlsCert == "") != (*tlsKey == "") {
+		return usage("-tls-cert and -tls-key go together")
 	}
 	temp := metricdata.CumulativeTemporality
 	switch *temporality {
@@ -264,6 +273,19 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", *templates, err))
 	}
+	var tokens []collector.Token
+	if *tokensFile != "" {
+		p, err := os.ReadFile(*tokensFile)
+		if err != nil {
+			return fail(err)
+		}
+		if tokens, err = collector.ParseTokens(p); err != nil {
+			return fail(fmt.Errorf("-tokens %s: %w", *tokensFile, err))
+		}
+		if tokens == nil {
+			tokens = []collector.Token{} // an empty file: nobody may post
+		}
+	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	eopts := export.Options{Namespace: *namespace, Units: us, Quantiles: qs, NativeHistogram: *native, Summary: *otlpSummary}
 	s, err := collector.New(collector.Config{MoreTemplates: ts, Window: *window, MaxAggregates: *maxAggs,
@@ -271,7 +293,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		LabelTTL: *labelTTL, MaxConns: *maxConns, MaxHeaderBytes: *maxHeader,
 		ReadHeaderTimeout: *readHeaderTimeout, ReadTimeout: *readTimeout, WriteTimeout: *writeTimeout, IdleTimeout: *idleTimeout,
 		MaxScrapeSeries: *maxSeries, MaxScrapeBytes: *maxScrapeBytes, MaxScrapes: *maxScrapes, Log: log, Export: eopts,
-		DataDir: *dataDir, CheckpointInterval: *ckptEvery, History: *historyN})
+		DataDir: *dataDir, CheckpointInterval: *ckptEvery, History: *historyN, Tokens: tokens})
 	if err != nil {
 		return fail(err)
 	}
@@ -307,6 +329,14 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 			go rw.Run(ctx, s, *rwEvery, time.Now)
 		}
 	}
+	var certs []tls.Certificate
+	if *tlsCert != "" {
+		c, err := tls.LoadX509KeyPair(*tlsCert, *tlsKey)
+		if err != nil {
+			return fail(fmt.Errorf("-tls-cert, -tls-key: %w", err))
+		}
+		certs = []tls.Certificate{c}
+	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fail(err)
@@ -326,12 +356,23 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	defer signal.Stop(hup)
 	go reloadTemplates(ctx, hup, s, *templates, stderr)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(s.Listener(ln)) }()
+	go func() {
+		if certs != nil {
+			srv.TLSConfig = &tls.Config{Certificates: certs, MinVersion: tls.VersionTLS12}
+			served <- srv.ServeTLS(s.Listener(ln), "", "")
+			return
+		}
+		served <- srv.Serve(s.Listener(ln))
+	}()
 	var names []string
 	for _, t := range ts {
 		names = append(names, t.Spec())
 	}
-	fmt.Fprintf(stderr, "statsblob-collector: listening on %s, templates %s\n", ln.Addr(), strings.Join(names, ", "))
+	scheme := ""
+	if *tlsCert != "" {
+		scheme = "https://"
+	}
+	fmt.Fprintf(stderr, "statsblob-collector: listening on %s%s, templates %s\n", scheme, ln.Addr(), strings.Join(names, ", "))
 
 	code := 0
 	select {
