@@ -65,8 +65,8 @@ func TestAccessControl(t *testing.T) {
 		{"/v1/blobs", "host=a", "", kb, 401, "a post token is required (Authorization: Bearer TOKEN; -tokens)\n"},
 		{"/v1/blobs", "host=a", "wrong-token-0123456789", kb, 401, "a post token is required"},
 		{"/v1/blobs", "host=a", readerToken, kb, 401, "a post token is required"},
-		{"/v1/blobs", "host=a", apiToken, kb, 204, ""},                       // svc=api added
-		{"/v1/blobs", "host=a&svc=api", apiToken, kb, 204, ""},               // given as forced
+		{"/v1/blobs", "host=a", apiToken, kb, 204, ""},         // svc=api added
+		{"/v1/blobs", "host=a&svc=api", apiToken, kb, 204, ""}, // given as forced
 		{"/v1/blobs", "host=a&svc=web", apiToken, kb, 403, "label \"svc\" is \"api\" for this token (-tokens)\n"},
 		{"/v1/blobs", "host=a", apiToken, ob, 403, "this token may not post template \"OTHER\" (-tokens)\n"},
 		{"/v1/blobs", "host=a", anyToken, ob, 204, ""},
