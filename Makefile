@@ -3,7 +3,7 @@ GO        ?= go
 FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 
-.PHONY: test test-long minver vet conformance fuzz bench bench-all accuracy demo fmt test-export e2e diff gen-goldens gen-coverage load load-durable load-accuracy
+.PHONY: test test-long minver vet conformance fuzz bench bench-all accuracy demo fmt test-export e2e diff gen-goldens gen-coverage load load-durable load-accuracy fault
 
 # RACE_PKGS are the packages whose code or tests share memory between
 # goroutines (.ci/racepkgs: they import sync or sync/atomic, or run parallel
@@ -43,6 +43,14 @@ minver:
 ## test-export: vet and test (-race) the nested module export/ (Prometheus, OpenTelemetry, the collector)
 test-export:
 	cd export && $(GO) vet ./... && $(GO) test -race ./...
+
+## fault: issue 21's fault test for FAULTTIME (60s): shippers under load through a proxy that
+##        drops, loses answers, duplicates and delays, the collector (-data-dir) SIGKILLed and
+##        restarted twice; its totals must equal what the shippers recorded (make test-export
+##        runs it for 3 s)
+FAULTTIME ?= 60s
+fault:
+	cd export && $(GO) test -count=1 -timeout 5m -run 'TestFault$$' -v ./cmd/statsblob-collector -fault.d $(FAULTTIME)
 
 ## e2e: statsblob-collector on 127.0.0.1 against a real Prometheus (scraping, and remote
 ##      write from two collectors) and a real OpenTelemetry Collector (built from its Go
