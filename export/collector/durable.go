@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
 	"github.com/statsblob/statsblob/export/aggregate"
@@ -321,6 +323,24 @@ func (s *Server) openLog() error {
 		return fmt.Errorf("collector: -data-dir %s: %w", s.cfg.DataDir, err)
 	}
 	s.log = l
+	stat := func(f func(wal.Stats) uint64) func() float64 {
+		return func() float64 { return float64(f(l.Stats())) }
+	}
+	s.own.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "statsblob_collector_log_records_total",
+			Help: "Posts written to the -data-dir log since the start."}, stat(func(st wal.Stats) uint64 { return st.Appends })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "statsblob_collector_log_syncs_total",
+			Help: "fsyncs of the -data-dir log (each covers the posts that arrived together)."}, stat(func(st wal.Stats) uint64 { return st.Syncs })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "statsblob_collector_log_bytes_total",
+			Help: "Bytes written to the -data-dir log."}, stat(func(st wal.Stats) uint64 { return st.Bytes })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "statsblob_collector_checkpoints_total",
+			Help: "Checkpoints written to -data-dir."}, stat(func(st wal.Stats) uint64 { return st.Checkpoints })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_log_replayed_records",
+			Help: "Posts replayed from the -data-dir log at the start."}, stat(func(st wal.Stats) uint64 { return st.Replayed })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_log_replay_failures",
+			Help: "Posts of the -data-dir log that could not be added again at the start (logged)."},
+			func() float64 { return float64(s.replayFailed) }),
+	)
 	if s.cfg.Log != nil {
 		st := l.Stats()
 		s.cfg.Log.Info("recovered from the data directory", "data_dir", s.cfg.DataDir, "aggregates", s.set.Len(),

@@ -112,6 +112,22 @@ func TestDurableRecovery(t *testing.T) {
 	require.Zero(t, fi.Size())
 	s5, _ := newServer(t, cfg)
 	require.Equal(t, []uint64{1}, s5.Merged())
+	lines, _ := scrapeLines(t, s5, false)
+	require.Contains(t, lines, "statsblob_collector_log_replayed_records 0", "Close's checkpoint covered every record")
+	require.Contains(t, lines, "statsblob_collector_log_records_total 0")
+	code, _ = postH(t, s5, "/v1/blobs", "host=e", kb, nil)
+	require.Equal(t, 204, code)
+	require.NoError(t, s5.Checkpoint())
+	lines, _ = scrapeLines(t, s5, false)
+	require.Contains(t, lines, "statsblob_collector_log_records_total 1")
+	require.Contains(t, lines, "statsblob_collector_checkpoints_total 1")
+	code, _ = postH(t, s5, "/v1/blobs", "host=e", kb, nil)
+	require.Equal(t, 204, code)
+	s6, _ := newServer(t, cfg)
+	require.Equal(t, []uint64{3}, s6.Merged())
+	lines, _ = scrapeLines(t, s6, false)
+	require.Contains(t, lines, "statsblob_collector_log_replayed_records 1")
+	require.Contains(t, lines, "statsblob_collector_log_replay_failures 0")
 }
 
 // TestDurableConcurrent: posts, checkpoints and rotations at once; a

@@ -28,6 +28,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export/collector"
 	"github.com/statsblob/statsblob/export/internal/fixture"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
@@ -66,7 +67,7 @@ func requireSameAggregates(t *testing.T, want, got []string, msg string) {
 	}
 }
 
-// TestKill9: every post the binary acknowledged with -data-dir is on
+// TestKill9: every post (and batch) the binary acknowledged with -data-dir is on
 // /metrics after kill -9 and a restart on the same directory, exactly
 // once; twice in a row, with checkpoints in between, and the senders'
 // retries of acknowledged posts stay duplicates. Then SIGTERM's last
@@ -106,6 +107,22 @@ func TestKill9(t *testing.T) {
 		}
 		wg.Wait()
 		posts += workers * perWorker
+		// And a batch of three blobs, tracked.
+		body := []byte(collector.BatchMagic)
+		for _, q := range []string{"host=h0", "host=h1", "host=h2"} {
+			var err error
+			body, err = collector.AppendBatchFrame(body, q, kb)
+			require.NoError(t, err)
+		}
+		req, err := http.NewRequest(http.MethodPost, base+"/v1/batch", bytes.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Statsblob-Sender", "batcher")
+		req.Header.Set("Statsblob-Seq", strconv.Itoa(run+1))
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusNoContent, resp.StatusCode)
+		posts += 3
 	}
 	total := func(lines []string) int {
 		n := 0
