@@ -33,6 +33,14 @@
 //	              with Retry-After: when the window ends or an idle label set expires
 //	400 sender    a Statsblob-Sender without a Statsblob-Seq or the other way round, or either malformed
 //	400 batch     a batch body DecodeBatch rejects
+//	401 auth      with Tokens: no post token (403 auth: a template or a forced label the token does not allow)
+//	503 durability with DataDir: the write-ahead log failed (every later post too)
+//
+// With DataDir every acknowledged post survives a crash (durable.go);
+// GET /v1/aggregates and /v1/aggregate read the aggregates back as blobs
+// (query.go); GET and POST /v1/templates list and add templates, several
+// versions of one name side by side (templates.go); Tokens limit who posts
+// what and who reads (access.go).
 //
 // Served with HTTPServer on Listener (as the command does), the server
 // also bounds connections (MaxConns: 503 with Retry-After, then closed),
