@@ -22,7 +22,8 @@ func runFetch(args []string, stdout, stderr io.Writer) int {
 			"answer is a valid blob (blob.FromBytes) and writes it to OUT, through a\n"+
 			"temporary file renamed into place (\"-o -\": standard output). Its template is\n"+
 			"the wide form of the senders' (tpl.Widen): render and quantile read it, by\n"+
-			"VOI id. stderr says how many aggregates and posted blobs it merges. An answer\n"+
+			"VOI id, or by name with -templates of the collector's GET /v1/templates?wide=1.\n"+
+			"stderr says how many aggregates and posted blobs it merges. An answer\n"+
 			"other than 200 with a blob is an error naming the status and the collector's\n"+
 			"reason; the exit status is then 1.\n",
 		stdout, stderr)
