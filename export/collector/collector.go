@@ -224,6 +224,7 @@ type Server struct {
 	hist history   // closed windows for the query API (query.go)
 
 	log          *wal.Log // DataDir's write-ahead log (durable.go); nil without
+	lock         *os.File // DataDir's lock (lock_unix.go)
 	logBroken    atomic.Bool
 	replayed     uint64 // records replayed by New
 	replayFailed uint64 // of which could not be added again

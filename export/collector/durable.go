@@ -314,15 +314,22 @@ func (s *Server) replay(p []byte) error {
 // openLog opens the write-ahead log in DataDir, loading its checkpoint and
 // replaying its records into the (new, empty) set.
 func (s *Server) openLog() error {
+	lock, err := lockDir(s.cfg.DataDir)
+	if err != nil {
+		return err
+	}
 	lookup := s.lookup
 	l, err := wal.Open(s.cfg.DataDir, wal.Options{NoSync: s.cfg.NoSync}, wal.Recovery{
 		Checkpoint: func(state []byte) error { return s.set.LoadState(state, lookup) },
 		Record:     s.replay,
 	})
 	if err != nil {
+		if lock != nil {
+			lock.Close()
+		}
 		return fmt.Errorf("collector: -data-dir %s: %w", s.cfg.DataDir, err)
 	}
-	s.log = l
+	s.log, s.lock = l, lock
 	stat := func(f func(wal.Stats) uint64) func() float64 {
 		return func() float64 { return float64(f(l.Stats())) }
 	}
@@ -389,6 +396,10 @@ func (s *Server) Close() error {
 	_, err := s.checkpoint(nil)
 	if cerr := s.log.Close(); err == nil && !errors.Is(cerr, wal.ErrClosed) {
 		err = cerr
+	}
+	if s.lock != nil {
+		s.lock.Close() // releases the flock
+		s.lock = nil
 	}
 	return err
 }

@@ -19,12 +19,6 @@ import (
 	"github.com/statsblob/statsblob/export/internal/fixture"
 )
 
-// TestDurableRecovery: with a DataDir, what was acknowledged is there
-// after a crash (the Server abandoned without Close, its log left as the
-// process left it), through log replay and through checkpoints; a retry of
-// an acknowledged post is still a duplicate; a refused post was not
-// logged; a rotation's checkpoint keeps the closed window's posts out of
-// the new one; a closed log refuses posts with 503.
 // aggLines is what /metrics says of the aggregates (not of the server).
 func aggLines(t *testing.T, s *collector.Server) []string {
 	t.Helper()
@@ -34,6 +28,12 @@ func aggLines(t *testing.T, s *collector.Server) []string {
 	})
 }
 
+// TestDurableRecovery: with a DataDir, what was acknowledged is there
+// after a crash (Crash: the log left as the process left it), through log
+// replay and through checkpoints; a retry of an acknowledged post is
+// still a duplicate; a refused post was not logged; a rotation's
+// checkpoint keeps the closed window's posts out of the new one; a closed
+// log refuses posts with 503.
 func TestDurableRecovery(t *testing.T) {
 	dir := t.TempDir()
 	c := &clock{t: time.Unix(1700000000, 0)}
@@ -64,6 +64,7 @@ func TestDurableRecovery(t *testing.T) {
 	require.Equal(t, []uint64{2, 1, 1, 1}, wantN) // host=a, svc=x host=a, svc=x host=b, host=c
 
 	// A crash: a new Server on the same directory replays the log.
+	collector.Crash(s1)
 	s2, _ := newServer(t, cfg)
 	require.Equal(t, want, aggLines(t, s2))
 	require.Equal(t, wantN, s2.Merged())
@@ -79,6 +80,7 @@ func TestDurableRecovery(t *testing.T) {
 	require.Equal(t, 204, code)
 	want, wantN = aggLines(t, s2), s2.Merged()
 	require.Equal(t, []uint64{2, 1, 1, 2}, wantN)
+	collector.Crash(s2)
 	s3, _ := newServer(t, cfg)
 	require.Equal(t, wantN, s3.Merged())
 	require.Equal(t, want, aggLines(t, s3))
@@ -93,6 +95,7 @@ func TestDurableRecovery(t *testing.T) {
 	require.Equal(t, uint64(6), closed.Posts)
 	code, _ = postH(t, s3, "/v1/blobs", "host=e", kb, nil)
 	require.Equal(t, 204, code)
+	collector.Crash(s3)
 	s4, _ := newServer(t, cfg)
 	require.Equal(t, []uint64{1}, s4.Merged())
 	require.Equal(t, aggLines(t, s3), aggLines(t, s4))
@@ -126,6 +129,7 @@ func TestDurableRecovery(t *testing.T) {
 	require.Contains(t, lines, "statsblob_collector_checkpoints_total 1")
 	code, _ = postH(t, s5, "/v1/blobs", "host=e", kb, nil)
 	require.Equal(t, 204, code)
+	collector.Crash(s5)
 	s6, _ := newServer(t, cfg)
 	require.Equal(t, []uint64{3}, s6.Merged())
 	lines, _ = scrapeLines(t, s6, false)
@@ -177,6 +181,9 @@ func TestDurableConcurrent(t *testing.T) {
 	<-done
 	want := aggLines(t, s)
 	wantN := s.Merged()
+	_, err := collector.New(collector.Config{Templates: tp.Registry(), DataDir: dir})
+	require.ErrorContains(t, err, "is in use by another collector", "two collectors never share a log")
+	collector.Crash(s)
 	s2, _ := newServer(t, cfg)
 	require.Equal(t, wantN, s2.Merged())
 	require.Equal(t, len(want), len(aggLines(t, s2)))

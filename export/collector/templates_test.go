@@ -115,6 +115,7 @@ func TestTemplateVersions(t *testing.T) {
 	require.Equal(t, "KITCHEN", wide[0].Name())
 
 	// A crash; the restart is configured with the first version only.
+	collector.Crash(s)
 	s2, err := collector.New(collector.Config{MoreTemplates: ts[:1], DataDir: dir, NoSync: true})
 	require.NoError(t, err)
 	require.Equal(t, s.Merged(), s2.Merged())
