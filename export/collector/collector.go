@@ -226,7 +226,6 @@ type Server struct {
 	log          *wal.Log // DataDir's write-ahead log (durable.go); nil without
 	lock         *os.File // DataDir's lock (lock_unix.go)
 	logBroken    atomic.Bool
-	replayed     uint64 // records replayed by New
 	replayFailed uint64 // of which could not be added again
 }
 

@@ -307,7 +307,6 @@ func (s *Server) replay(p []byte) error {
 			s.cfg.Log.Error("a logged post could not be added again", "err", err)
 		}
 	}
-	s.replayed++
 	return nil
 }
 
