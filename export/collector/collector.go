@@ -100,6 +100,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -225,6 +226,8 @@ type Server struct {
 
 	log          *wal.Log // DataDir's write-ahead log (durable.go); nil without
 	lock         *os.File // DataDir's lock (lock_unix.go)
+	recoveredMu  sync.Mutex
+	recovered    []Closed // closed windows read from DataDir for the delta pusher (closed.go)
 	logBroken    atomic.Bool
 	replayFailed uint64 // of which could not be added again
 }
@@ -293,6 +296,9 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 		if err := s.openLog(); err != nil {
+			return nil, err
+		}
+		if err := s.loadClosed(); err != nil {
 			return nil, err
 		}
 	}
@@ -541,7 +547,12 @@ func (s *Server) Merged() []uint64 { return s.set.Merged() }
 // a crash loses of the closed window).
 func (s *Server) Rotate() Closed {
 	var c Closed
-	rotate := func() { c = s.set.Rotate(s.cfg.Now()) }
+	rotate := func() {
+		c = s.set.Rotate(s.cfg.Now())
+		if err := s.saveClosed(c); err != nil { // for the delta pusher (closed.go)
+			s.warn("the closed window could not be saved: a crash before it is pushed loses it", "err", err)
+		}
+	}
 	if s.log == nil {
 		rotate()
 	} else if ran, _ := s.checkpoint(rotate); !ran {

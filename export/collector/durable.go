@@ -33,12 +33,13 @@ import (
 // before a crash (kill -9, power loss) is counted once after it, and a
 // sender's retry of it is still a duplicate.
 //
-// What is not kept: the levels (gauges) of the senders, which come back
-// with their next post, and a closed window that a delta OTLP push or a
-// remote write had not shipped when the process died (the rotation's
-// checkpoint starts the new window; the closed one lives in memory until
-// shipped). With a log, idle label sets expire at checkpoints only, so
-// that a replay meets the limits as the live posts met them.
+// A window closed and not yet pushed by a delta OTLP Pusher is kept too,
+// until pushed (closed.go). What is not kept: the levels (gauges) of the
+// senders, which come back with their next post, a closed window a remote
+// writer (package remotewrite, fed by OnClose) had not sent when the
+// process died, and the closed windows kept for the query API (History).
+// With a log, idle label sets expire at checkpoints only, so that a
+// replay meets the limits as the live posts met them.
 
 // recordVersion is the first byte of every log record.
 const recordVersion = 1
@@ -145,13 +146,18 @@ func decodeRecord(p []byte) (*record, error) {
 
 // decoder reads a record's fields, remembering the first error.
 type decoder struct {
-	p   []byte
-	err error
+	p    []byte
+	err  error
+	base error // what the errors wrap (nil: errRecord)
 }
 
 func (d *decoder) fail(what string) {
 	if d.err == nil {
-		d.err = fmt.Errorf("%w: %s", errRecord, what)
+		base := d.base
+		if base == nil {
+			base = errRecord
+		}
+		d.err = fmt.Errorf("%w: %s", base, what)
 	}
 	d.p = nil
 }

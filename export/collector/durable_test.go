@@ -1,6 +1,7 @@
 package collector_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/statsblob/statsblob/export/aggregate"
 	"github.com/statsblob/statsblob/export/collector"
@@ -187,4 +189,53 @@ func TestDurableConcurrent(t *testing.T) {
 	s2, _ := newServer(t, cfg)
 	require.Equal(t, wantN, s2.Merged())
 	require.Equal(t, len(want), len(aggLines(t, s2)))
+}
+
+// TestDurableClosedWindow: a window closed before a crash and not yet
+// pushed (delta OTLP, the endpoint down) is pushed by the restarted
+// collector's pusher, once; its file goes once it is pushed.
+func TestDurableClosedWindow(t *testing.T) {
+	dir := t.TempDir()
+	ck := &clock{t: time.Unix(1000, 0)}
+	cfg := collector.Config{DataDir: dir, Window: time.Minute, Now: ck.now, NoSync: true}
+	s, tp := newServer(t, cfg)
+	down := &blackHole{}
+	p := s.NewPusher(down, metricdata.DeltaTemporality)
+	p.Timeout = 5 * time.Millisecond
+	kb := fixture.KitchenBlob(tp).Bytes()
+	for range 2 {
+		code, body := post(t, s, http.MethodPost, "h=a", kb)
+		require.Equal(t, 204, code, body)
+	}
+	ck.set(time.Unix(1060, 0))
+	s.Rotate()
+	code, body := post(t, s, http.MethodPost, "h=a", kb) // the next window: in the log
+	require.Equal(t, 204, code, body)
+	files, _ := filepath.Glob(filepath.Join(dir, "closed-*.win"))
+	require.Len(t, files, 1)
+	collector.Crash(s)
+
+	s2, _ := newServer(t, cfg)
+	require.Equal(t, []uint64{1}, s2.Merged(), "the window under way, replayed")
+	up := &blackHole{}
+	up.up.Store(true)
+	p2 := s2.NewPusher(up, metricdata.DeltaTemporality)
+	require.Eventually(t, func() bool { return up.count() == 1 }, 10*time.Second, time.Millisecond)
+	up.mu.Lock()
+	sum := bytesSum(t, up.got[0])
+	up.mu.Unlock()
+	require.Equal(t, time.Unix(1000, 0), sum.DataPoints[0].StartTime)
+	require.Equal(t, time.Unix(1060, 0), sum.DataPoints[0].Time)
+	require.Equal(t, 2*1448.0, sum.DataPoints[0].Value)
+	require.Eventually(t, func() bool {
+		files, _ := filepath.Glob(filepath.Join(dir, "closed-*.win"))
+		return len(files) == 0
+	}, 10*time.Second, time.Millisecond, "the pushed window's file is removed")
+	ck.set(time.Unix(1070, 0))
+	require.NoError(t, p2.Close(context.Background()))
+	require.Equal(t, 2, up.count(), "and the window under way at Close")
+	up.mu.Lock()
+	require.Equal(t, 1448.0, bytesSum(t, up.got[1]).DataPoints[0].Value)
+	up.mu.Unlock()
+	_ = p
 }
