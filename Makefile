@@ -3,7 +3,7 @@ GO        ?= go
 FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 
-.PHONY: test long minver vet conformance fuzz bench bench-all accuracy demo fmt test-export e2e e2e-nats diff gen-goldens gen-coverage load load-accuracy
+.PHONY: test long minver vet conformance fuzz bench bench-all accuracy demo fmt test-export e2e e2e-nats diff gen-goldens gen-coverage load load-durable load-accuracy fault
 
 # RACE_PKGS are the packages whose code or tests share memory between
 # goroutines (.ci/racepkgs: they import sync or sync/atomic, or run parallel
@@ -44,6 +44,14 @@ minver:
 test-export:
 	cd export && $(GO) vet ./... && $(GO) test -race ./...
 
+## fault: issue 21's fault test for FAULTTIME (60s): shippers under load through a proxy that
+##        drops, loses answers, duplicates and delays, the collector (-data-dir) SIGKILLed and
+##        restarted twice; its totals must equal what the shippers recorded (make test-export
+##        runs it for 3 s)
+FAULTTIME ?= 60s
+fault:
+	cd export && $(GO) test -count=1 -timeout 5m -run 'TestFault$$' -v ./cmd/statsblob-collector -fault.d $(FAULTTIME)
+
 ## e2e: statsblob-collector on 127.0.0.1 against a real Prometheus (scraping, and remote
 ##      write from two collectors) and a real OpenTelemetry Collector (built from its Go
 ##      modules in export/e2e/otelcol); installs Debian's prometheus package with apt-get
@@ -65,6 +73,13 @@ load:
 	cd export && $(GO) build -o $(CURDIR)/.statsblob-load ./cmd/statsblob-load
 	$$(command -v taskset >/dev/null && echo taskset -c 1) ./.statsblob-load -d $(LOADTIME) -server-cpus 0; \
 	  status=$$?; rm -f ./.statsblob-load; exit $$status
+
+## load-durable: make load's posters and batch runs with the collector's -data-dir (every
+##               post fsynced to a write-ahead log before its 204), in a temporary directory
+load-durable:
+	cd export && $(GO) build -o $(CURDIR)/.statsblob-load ./cmd/statsblob-load
+	dir=$$(mktemp -d); $$(command -v taskset >/dev/null && echo taskset -c 1) ./.statsblob-load -d $(LOADTIME) \
+	  -server-cpus 0 -runs posters,batch -data-dir $$dir/data; status=$$?; rm -rf $$dir ./.statsblob-load; exit $$status
 
 ## load-accuracy: the collector's aggregates against one MergeAll of the same blobs, at 10^5
 ##                blobs per fleet (make test runs 2,000)

@@ -66,6 +66,8 @@ func init() {
 			"statsblob quantile -voi TCP_RTT -q p50,p99,p99.9 -templates demo-out/templates.json demo-out/*.blob", runQuantile},
 		{"plot", "print a VOI's percentile table and a plot of its histogram or t-digest",
 			"statsblob plot -voi TCP_RTT -templates demo-out/templates.json -svg rtt.svg all.blob", runPlot},
+		{"fetch", "save the merged aggregate a statsblob-collector serves (GET /v1/aggregate)",
+			"statsblob fetch -o web.blob 'http://127.0.0.1:9129/v1/aggregate?tpl=TCP_DEFAULT&host=web*'", runFetch},
 		{"iostat", "print iostat's figures per device from devstat blobs (one window, or two readings)",
 			"statsblob iostat readings/0900 readings/0905", runIostat},
 		{"derive", "print the derived metrics a blob's template declares (one reading, or two)",

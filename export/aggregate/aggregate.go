@@ -448,6 +448,14 @@ func (s *Set) Blobs() []export.Named {
 	return named
 }
 
+// BlobsCounts is Blobs with, for each aggregate, how many blobs it holds
+// (as Merged says, taken together with the blobs).
+func (s *Set) BlobsCounts() ([]export.Named, []uint64) {
+	s.rot.RLock()
+	defer s.rot.RUnlock()
+	return s.named(s.cur)
+}
+
 // named folds and lists the aggregates of w, sorted by key, with their
 // blob counts.
 func (s *Set) named(w *window) ([]export.Named, []uint64) {
@@ -501,7 +509,8 @@ func (s *Set) Merged() []uint64 {
 type Closed struct {
 	Start, End time.Time
 	Blobs      []export.Named
-	Posts      uint64 // the blobs added to Blobs
+	Counts     []uint64 // the blobs added to each of Blobs
+	Posts      uint64   // the blobs added to Blobs
 }
 
 // Rotate closes the current window at now and starts the next: the
@@ -515,7 +524,7 @@ func (s *Set) Rotate(now time.Time) Closed {
 	s.rot.Unlock()
 	s.pruneSenders()
 	named, counts := s.named(old)
-	c := Closed{Start: old.start, End: now, Blobs: named}
+	c := Closed{Start: old.start, End: now, Blobs: named, Counts: counts}
 	for _, n := range counts {
 		c.Posts += n
 	}

@@ -33,6 +33,14 @@
 //	              with Retry-After: when the window ends or an idle label set expires
 //	400 sender    a Statsblob-Sender without a Statsblob-Seq or the other way round, or either malformed
 //	400 batch     a batch body DecodeBatch rejects
+//	401 auth      with Tokens: no post token (403 auth: a template or a forced label the token does not allow)
+//	503 durability with DataDir: the write-ahead log failed (every later post too)
+//
+// With DataDir every acknowledged post survives a crash (durable.go);
+// GET /v1/aggregates and /v1/aggregate read the aggregates back as blobs
+// (query.go); GET and POST /v1/templates list and add templates, several
+// versions of one name side by side (templates.go); Tokens limit who posts
+// what and who reads (access.go).
 //
 // Served with HTTPServer on Listener (as the command does), the server
 // also bounds connections (MaxConns: 503 with Retry-After, then closed),
@@ -87,9 +95,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -97,21 +109,25 @@ import (
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
 	"github.com/statsblob/statsblob/export/aggregate"
+	"github.com/statsblob/statsblob/export/internal/wal"
 	"github.com/statsblob/statsblob/export/promexport"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
 
 // The reasons of a rejection, as the rejected counter labels them.
-var Reasons = []string{"method", "size", "labels", "blob", "template", "layout", "limit", "timeout", "encoding", "sender", "batch"}
+var Reasons = []string{"method", "size", "labels", "blob", "template", "layout", "limit", "timeout", "encoding", "sender", "batch", "durability", "auth"}
 
 // Config configures a Server. Every limit's zero value means its default
 // (the Default... constants); see limits.go for what a client sees when a
 // limit is reached.
 type Config struct {
 	// Templates holds the templates whose blobs are accepted, found by
-	// hash. Required.
+	// hash. Templates or MoreTemplates is required.
 	Templates *tpl.Registry
+	// MoreTemplates are accepted too: several versions of one name may be
+	// among them and Templates (see ParseTemplates, templates.go).
+	MoreTemplates []*tpl.Template
 	// Window is how long aggregates accumulate before starting afresh; 0:
 	// for the life of the server.
 	Window time.Duration
@@ -152,7 +168,30 @@ type Config struct {
 	Now func() time.Time
 	// Log receives warnings (nil: none).
 	Log *slog.Logger
+	// DataDir, if not empty, makes the server durable: every post
+	// answered 204 is in a write-ahead log in this directory first, and
+	// survives a crash and a restart on the same DataDir (see durable.go's
+	// doc: what is kept, what is not). New replays it.
+	DataDir string
+	// CheckpointInterval is how often RunWindows writes a checkpoint of
+	// the aggregates to DataDir, replacing the log records before it (0:
+	// DefaultCheckpointInterval).
+	CheckpointInterval time.Duration
+	// Tokens, if not nil, is the access control (access.go): the bearer
+	// tokens that may post, each limited to templates and forcing labels,
+	// and those that may read.
+	Tokens []Token
+	// History is how many closed windows the query API keeps (GET
+	// /v1/aggregate?window=-1 ... -History; see query.go). Not kept in
+	// DataDir.
+	History int
+	// NoSync skips the fsyncs of DataDir: posts survive a crash of the
+	// process, not of the machine (for tests).
+	NoSync bool
 }
+
+// DefaultCheckpointInterval is Config.CheckpointInterval's default.
+const DefaultCheckpointInterval = 30 * time.Second
 
 // Closed is a window that has ended: its aggregates and its span.
 type Closed = aggregate.Closed
@@ -180,12 +219,23 @@ type Server struct {
 
 	limitHits *prometheus.CounterVec
 	ops       // health, scrapes, expiry: ops.go
+
+	tpls templates // the known templates (templates.go)
+	acl  *acl      // Config.Tokens (access.go); nil: none
+	hist history   // closed windows for the query API (query.go)
+
+	log          *wal.Log // DataDir's write-ahead log (durable.go); nil without
+	lock         *os.File // DataDir's lock (lock_unix.go)
+	recoveredMu  sync.Mutex
+	recovered    []Closed // closed windows read from DataDir for the delta pusher (closed.go)
+	logBroken    atomic.Bool
+	replayFailed uint64 // of which could not be added again
 }
 
 // New returns a Server. Errors wrap voi.ErrInvalid: no templates, negative
 // limits, or export options export.NewMapper rejects.
 func New(cfg Config) (*Server, error) {
-	if cfg.Templates == nil {
+	if cfg.Templates == nil && len(cfg.MoreTemplates) == 0 {
 		return nil, fmt.Errorf("collector: no templates: %w", voi.ErrInvalid)
 	}
 	cfg, err := cfg.withDefaults()
@@ -193,6 +243,12 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, reg: prometheus.NewRegistry(), limitHits: newLimitHits()}
+	if err := s.initTemplates(); err != nil {
+		return nil, err
+	}
+	if s.acl, err = newACL(cfg.Tokens); err != nil {
+		return nil, err
+	}
 	if s.set, err = aggregate.New(aggregate.Config{MaxAggregates: cfg.MaxAggregates,
 		MaxPerTemplate: cfg.MaxAggregatesPerTemplate, Now: cfg.Now}, cfg.Now()); err != nil {
 		return nil, err
@@ -223,7 +279,29 @@ func New(cfg Config) (*Server, error) {
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("/v1/blobs", s.post)
 	s.mux.HandleFunc("/v1/batch", s.postBatch)
+	s.mux.HandleFunc("/v1/aggregates", s.listAggregates)
+	s.mux.HandleFunc("/v1/aggregate", s.getAggregate)
+	s.mux.HandleFunc("/v1/templates", s.serveTemplates)
 	s.initOps(pc)
+	if cfg.DataDir != "" {
+		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("collector: -data-dir: %w", err)
+		}
+		// The templates the log's posts may need, then every known one
+		// written back, so that the next start finds them all.
+		if err := s.loadDataDirTemplates(); err != nil {
+			return nil, err
+		}
+		if err := writeTemplatesFile(filepath.Join(cfg.DataDir, "templates.json"), s.tpls.idx.Load().order); err != nil {
+			return nil, err
+		}
+		if err := s.openLog(); err != nil {
+			return nil, err
+		}
+		if err := s.loadClosed(); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -232,7 +310,12 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) Registry() *prometheus.Registry { return s.reg }
 
 // ServeHTTP serves POST /v1/blobs and GET /metrics.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.authorizeRead(w, r) {
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 // OnClose adds a function called with every window Rotate closes (after
 // the new window has started, outside the server's locks), in the order
@@ -246,6 +329,8 @@ type rejection struct {
 	reason     string
 	msg        string
 	retryAfter time.Duration // > 0: a Retry-After header
+
+	authenticate bool // a WWW-Authenticate header (401)
 }
 
 func reject(status int, reason, format string, args ...any) *rejection {
@@ -270,6 +355,9 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 		if rej.retryAfter > 0 {
 			w.Header().Set("Retry-After", retryAfter(rej.retryAfter))
 		}
+		if rej.authenticate {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="statsblob-collector"`)
+		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(rej.status)
@@ -284,6 +372,10 @@ func (s *Server) accept(r *http.Request) *rejection {
 	if r.Method != http.MethodPost {
 		return reject(http.StatusMethodNotAllowed, "method", "method %s not allowed: POST a blob's bytes", r.Method)
 	}
+	g, rej := s.poster(r)
+	if rej != nil {
+		return rej
+	}
 	labels, rej := s.labels(r.URL.RawQuery)
 	if rej != nil {
 		return rej
@@ -296,19 +388,25 @@ func (s *Server) accept(r *http.Request) *rejection {
 	if err != nil {
 		return reject(http.StatusBadRequest, "blob", "%v", err)
 	}
-	t, err := s.cfg.Templates.ByHash(b.TplHash())
+	t, err := s.lookup(b.TplHash())
 	if err != nil {
 		return reject(http.StatusUnprocessableEntity, "template", "unknown template hash %d", b.TplHash())
 	}
+	if labels, rej = g.admit(t, labels); rej != nil {
+		return rej
+	}
 	k := key(b.TplHash(), labels)
-	return s.once(r, []string{k}, func([]bool) *rejection {
-		if rej := s.merge(k, t, labels, b); rej != nil {
-			return rej
-		}
-		s.levels.record(levelKey(t, labels), r.Header.Get, s.cfg.Now(), b)
-		s.accepted.Inc()
-		s.bytesIn.Add(float64(len(body)))
-		return nil
+	rec := func() *record { return newRecord(r, []frame{{labels: labels, blob: body}}) }
+	return s.durably(rec, func() *rejection {
+		return s.once(r, []string{k}, func([]bool) *rejection {
+			if rej := s.merge(k, t, labels, b); rej != nil {
+				return rej
+			}
+			s.levels.record(levelKey(t, labels), r.Header.Get, s.cfg.Now(), b)
+			s.accepted.Inc()
+			s.bytesIn.Add(float64(len(body)))
+			return nil
+		})
 	})
 }
 
@@ -443,10 +541,26 @@ func (s *Server) Merged() []uint64 { return s.set.Merged() }
 // start afresh. It waits for posts under way, which land in the closed
 // window. The closed window goes to the OnClose functions, if any, and is
 // returned.
+//
+// With DataDir, the rotation is a checkpoint of the log: the posts before
+// it are not replayed into the new window (see durable.go's doc for what
+// a crash loses of the closed window).
 func (s *Server) Rotate() Closed {
-	c := s.set.Rotate(s.cfg.Now())
+	var c Closed
+	rotate := func() {
+		c = s.set.Rotate(s.cfg.Now())
+		if err := s.saveClosed(c); err != nil { // for the delta pusher (closed.go)
+			s.warn("the closed window could not be saved: a crash before it is pushed loses it", "err", err)
+		}
+	}
+	if s.log == nil {
+		rotate()
+	} else if ran, _ := s.checkpoint(rotate); !ran {
+		rotate() // the log is broken: no post is added any more, windows go on
+	}
 	s.windows.Inc()
 	c.Blobs = s.withLevels(c.Blobs)
+	s.hist.add(c, s.cfg.History)
 	for _, f := range s.onClose {
 		f(c)
 	}
@@ -463,17 +577,29 @@ func LoadTemplates(reg *tpl.Registry, data []byte) ([]*tpl.Template, error) {
 	return ts, nil
 }
 
-// RunWindows closes a window every Window (none with Window 0) and
-// expires idle label sets (Expire) until ctx is done.
+// RunWindows closes a window every Window (none with Window 0), the
+// first when the current window is Window old (a window recovered from
+// DataDir keeps its start), expires idle label sets (Expire) and writes
+// DataDir's checkpoints every CheckpointInterval, until ctx is done.
 func (s *Server) RunWindows(ctx context.Context) {
 	var rot <-chan time.Time
+	var rotTimer *time.Timer
+	untilEnd := func() time.Duration { // of the current window, whose start a restart keeps
+		return max(s.set.Start().Add(s.cfg.Window).Sub(s.cfg.Now()), 0)
+	}
 	if s.cfg.Window > 0 {
-		tk := time.NewTicker(s.cfg.Window)
+		rotTimer = time.NewTimer(untilEnd())
+		defer rotTimer.Stop()
+		rot = rotTimer.C
+	}
+	var ckpt <-chan time.Time
+	if s.log != nil {
+		tk := time.NewTicker(s.cfg.CheckpointInterval)
 		defer tk.Stop()
-		rot = tk.C
+		ckpt = tk.C
 	}
 	var sweep <-chan time.Time
-	if s.cfg.LabelTTL > 0 {
+	if s.cfg.LabelTTL > 0 && s.log == nil { // with a log, checkpoints expire
 		tk := time.NewTicker(s.sweepEvery())
 		defer tk.Stop()
 		sweep = tk.C
@@ -484,8 +610,11 @@ func (s *Server) RunWindows(ctx context.Context) {
 			return
 		case <-rot:
 			s.Rotate()
+			rotTimer.Reset(untilEnd())
 		case <-sweep:
 			s.Expire()
+		case <-ckpt:
+			_ = s.Checkpoint()
 		}
 	}
 }

@@ -10,8 +10,18 @@ func (s *Server) expiring() bool { return s.cfg.LabelTTL > 0 && !s.keepWindows.L
 // LabelTTL, so that their label sets stop counting against the limits, and
 // returns how many it dropped. With a delta pusher it drops nothing: a
 // window ships whole when it closes (label sets not posted in a window
-// leave with it).
+// leave with it). With DataDir, it expires at a checkpoint, which it
+// writes (see Checkpoint).
 func (s *Server) Expire() int {
+	if s.log == nil {
+		return s.expire()
+	}
+	n := 0
+	_, _ = s.checkpoint(func() { n = s.expire() })
+	return n
+}
+
+func (s *Server) expire() int {
 	if !s.expiring() {
 		return 0
 	}

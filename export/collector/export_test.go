@@ -14,3 +14,15 @@ func ScrapesWriting(s *Server) int64 { return s.writing.Load() }
 // Omitted reads statsblob_collector_scrape_omitted_aggregates without a
 // scrape.
 func Omitted(s *Server) float64 { return testutil.ToFloat64(s.omitted) }
+
+// Crash leaves s as kill -9 leaves a collector: its log as it is (every
+// acknowledged record is written already), no checkpoint, DataDir's lock
+// released, so that a new Server may open DataDir.
+func Crash(s *Server) {
+	if s.log != nil {
+		_ = s.log.Close()
+	}
+	if s.lock != nil {
+		s.lock.Close()
+	}
+}

@@ -141,6 +141,9 @@ func (s *Server) postBatch(w http.ResponseWriter, r *http.Request) {
 	if rej.status == http.StatusMethodNotAllowed {
 		w.Header().Set("Allow", http.MethodPost)
 	}
+	if rej.authenticate {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="statsblob-collector"`)
+	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(rej.status)
@@ -154,11 +157,16 @@ func (s *Server) acceptBatch(r *http.Request) *rejection {
 	if r.Method != http.MethodPost {
 		return reject(http.StatusMethodNotAllowed, "method", "method %s not allowed: POST a batch", r.Method)
 	}
+	g, rej := s.poster(r)
+	if rej != nil {
+		return rej
+	}
 	body, rej := s.readBodyWithin(r, MaxBatchBody, "MaxBatchBody")
 	if rej != nil {
 		return rej
 	}
 	var items []aggregate.Item
+	var frames []frame                    // for the log
 	ref := map[*tpl.Template]*blob.Blob{} // a checked blob of each template in the batch
 	err := DecodeBatch(body, func(i int, query string, p []byte) error {
 		q := r.URL.RawQuery
@@ -178,9 +186,14 @@ func (s *Server) acceptBatch(r *http.Request) *rejection {
 			rej = reject(http.StatusBadRequest, "blob", "frame %d: %v", i, err)
 			return errRefused
 		}
-		t, err := s.cfg.Templates.ByHash(b.TplHash())
+		t, err := s.lookup(b.TplHash())
 		if err != nil {
 			rej = reject(http.StatusUnprocessableEntity, "template", "frame %d: unknown template hash %d", i, b.TplHash())
+			return errRefused
+		}
+		if labels, lrej = g.admit(t, labels); lrej != nil {
+			rej = lrej
+			rej.msg = fmt.Sprintf("frame %d: %s", i, rej.msg)
 			return errRefused
 		}
 		if c := ref[t]; c != nil {
@@ -193,6 +206,7 @@ func (s *Server) acceptBatch(r *http.Request) *rejection {
 			return errRefused
 		}
 		items = append(items, aggregate.Item{Key: key(b.TplHash(), labels), T: t, Labels: labels, B: b})
+		frames = append(frames, frame{labels: labels, blob: p})
 		return nil
 	})
 	if rej != nil {
@@ -205,6 +219,12 @@ func (s *Server) acceptBatch(r *http.Request) *rejection {
 	for i, it := range items {
 		keys[i] = it.Key
 	}
+	rec := func() *record { return newRecord(r, frames) }
+	return s.durably(rec, func() *rejection { return s.addBatch(r, keys, items) })
+}
+
+// addBatch adds a checked batch's items (acceptBatch).
+func (s *Server) addBatch(r *http.Request, keys []string, items []aggregate.Item) *rejection {
 	return s.once(r, keys, func(skip []bool) *rejection {
 		add := items[:0:0]
 		for i, it := range items {

@@ -53,7 +53,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.Window < 0 || cfg.MaxBody < 0 || cfg.MaxAggregates < 0 || cfg.MaxAggregatesPerTemplate < 0 ||
 		cfg.MaxLabels < 0 || cfg.MaxLabelBytes < 0 || cfg.MaxConns < 0 || cfg.MaxHeaderBytes < 0 ||
 		cfg.ReadHeaderTimeout < 0 || cfg.ReadTimeout < 0 || cfg.WriteTimeout < 0 || cfg.IdleTimeout < 0 ||
-		cfg.MaxScrapeSeries < 0 || cfg.MaxScrapeBytes < 0 || cfg.MaxScrapes < 0 {
+		cfg.MaxScrapeSeries < 0 || cfg.MaxScrapeBytes < 0 || cfg.MaxScrapes < 0 || cfg.CheckpointInterval < 0 || cfg.History < 0 {
 		return cfg, fmt.Errorf("collector: negative window or limit: %w", voi.ErrInvalid)
 	}
 	def := func(v *int, d int) {
@@ -83,6 +83,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	defDur(&cfg.ReadTimeout, DefaultReadTimeout)
 	defDur(&cfg.WriteTimeout, DefaultWriteTimeout)
 	defDur(&cfg.IdleTimeout, DefaultIdleTimeout)
+	defDur(&cfg.CheckpointInterval, DefaultCheckpointInterval)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

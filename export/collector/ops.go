@@ -75,6 +75,10 @@ func (s *Server) initOps(pc *promexport.Collector) {
 			text(w, http.StatusServiceUnavailable, "shutting down")
 			return
 		}
+		if s.logBroken.Load() {
+			text(w, http.StatusServiceUnavailable, "the -data-dir log failed: posts are refused")
+			return
+		}
 		text(w, http.StatusOK, "ready")
 	})
 }

@@ -76,6 +76,9 @@ func (s *Server) NewPusher(exp sdkmetric.Exporter, temp metricdata.Temporality) 
 	}
 	s.keepWindows.Store(true)
 	s.OnClose(p.enqueue)
+	for _, c := range s.takeRecovered() { // closed before a crash, unshipped (closed.go)
+		p.enqueue(c)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.stop = cancel
 	go p.work(ctx)
@@ -107,6 +110,7 @@ func (p *Pusher) enqueue(c Closed) {
 	}
 	p.qmu.Lock()
 	if len(p.queue) >= maxPending {
+		p.s.closedShipped(p.queue[0])
 		p.queue = p.queue[1:]
 		p.drops.Inc()
 		p.s.warn("OTLP push queue full: the oldest closed window dropped", "max_pending", maxPending)
@@ -135,6 +139,7 @@ func (p *Pusher) done(c Closed) {
 	defer p.qmu.Unlock()
 	if len(p.queue) > 0 && p.queue[0].Start.Equal(c.Start) && p.queue[0].End.Equal(c.End) {
 		p.queue = p.queue[1:]
+		p.s.closedShipped(c)
 	}
 }
 

@@ -4,22 +4,37 @@
 //	statsblob-collector -templates FILE [-listen ADDR] [-window D] [-otlp URL] [-remote-write URL] [flags]
 //
 // Services POST each blob's bytes to /v1/blobs?LABEL=VALUE&...; Prometheus
-// scrapes /metrics; /healthz and /readyz answer probes; with -otlp the
+// scrapes /metrics; GET /v1/aggregates lists the aggregates and GET
+// /v1/aggregate?tpl=NAME&LABEL=PATTERN... answers their merged blob
+// (statsblob fetch saves it; -history N keeps closed windows queryable); /healthz and /readyz answer probes; with -otlp the
 // aggregates are pushed to an OTLP/HTTP receiver, each push within
 // -otlp-timeout; with -remote-write they are sent with Prometheus remote
 // write (package remotewrite): each window once it closes with -window,
 // else every -remote-write-interval. Every limit is a flag (-h lists them
 // with their defaults); package collector says what a client sees at each.
+// -tokens FILE limits posting and reading to bearer tokens (package
+// collector, access.go); -tls-cert and -tls-key serve HTTPS.
+// SIGHUP adds the templates file's new templates (several versions of one
+// name may be side by side in it), keeping every aggregate; POST
+// /v1/templates adds templates too, GET /v1/templates lists them.
 // SIGTERM or SIGINT stops it within -shutdown-grace (20s): /readyz turns
 // 503, requests under way finish (or are cut, unacknowledged, when the
 // grace less the last pushes' share has passed), and a last OTLP push and
 // remote write ship what was not yet shipped. Exit status: 0, or 1 if
 // accepted blobs could not be shipped (stderr says how many), 2 for a
 // usage error. -pprof ADDR serves net/http/pprof on a listener of its own.
+//
+// With -data-dir DIR every post answered 204 is first in a write-ahead log
+// in DIR (fsynced, shared by the posts arriving together), checkpointed
+// every -checkpoint-interval, at each window's end and at shutdown: after
+// kill -9 or a power loss, a restart on the same DIR has every
+// acknowledged post exactly once (package collector, durable.go). If the
+// log cannot be written, posts are answered 503 from then on.
 package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -74,6 +89,34 @@ func shutdown(s *collector.Server, srv *http.Server, pushing bool, flush func(co
 	code := flush(pctx)
 	fmt.Fprintln(stderr, "statsblob-collector: stopped")
 	return code
+}
+
+// reloadTemplates adds the templates of file on every SIGHUP: new
+// templates and new versions are accepted from then on; nothing is
+// removed and no aggregate is touched. A file that cannot be read or
+// parsed changes nothing (stderr says why).
+func reloadTemplates(ctx context.Context, hup <-chan os.Signal, s *collector.Server, file string, stderr io.Writer) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+		}
+		data, err := os.ReadFile(file)
+		var ts []*tpl.Template
+		if err == nil {
+			ts, err = collector.ParseTemplates(data)
+		}
+		n := 0
+		if err == nil {
+			n, err = s.AddTemplates(ts)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "statsblob-collector: SIGHUP: %s: %v (templates unchanged)\n", file, err)
+			continue
+		}
+		fmt.Fprintf(stderr, "statsblob-collector: SIGHUP: %d new templates from %s\n", n, file)
+	}
 }
 
 // pprofMux serves net/http/pprof.
@@ -152,6 +195,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	otlpTimeout := fs.Duration("otlp-timeout", collector.DefaultPushTimeout, "each OTLP push's deadline `D`")
 	otlpPending := fs.Int("otlp-max-pending", collector.DefaultMaxPending, "at most `N` closed windows waiting to be pushed (delta; then the oldest is dropped)")
 	grace := fs.Duration("shutdown-grace", 20*time.Second, "on SIGTERM, finish requests and push what is left within `D`")
+	dataDir := fs.String("data-dir", "", "keep every acknowledged post in a write-ahead log in `DIR`: it survives kill -9 and a restart on the same DIR (off if empty)")
+	ckptEvery := fs.Duration("checkpoint-interval", collector.DefaultCheckpointInterval, "with -data-dir, checkpoint the aggregates every `D` (and at each window's end and at shutdown)")
+	tokensFile := fs.String("tokens", "", "bearer tokens `FILE` (JSON): who may post which templates with which forced labels, who may read /metrics and the query API (off if empty)")
+	tlsCert := fs.String("tls-cert", "", "serve HTTPS with this certificate `FILE` (PEM; with -tls-key)")
+	tlsKey := fs.String("tls-key", "", "the certificate's private key `FILE` (PEM; with -tls-cert)")
+	historyN := fs.Int("history", 0, "keep the last `N` closed windows queryable (GET /v1/aggregate?...&window=-1 ... -N)")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on `ADDR` (off if empty)")
 	us := units{}
 	fs.Var(us, "unit", "`VOI=UNIT`: a VOI's unit, a Prometheus word or UCUM code (seconds or s), replacing the template's and a unit suffix of the VOI's name; values unscaled (repeatable)")
@@ -174,6 +223,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	if *templates == "" {
 		return usage("-templates FILE is required")
+	}
+	if (*tlsCert == "") != (*tlsKey == "") {
+		return usage("-tls-cert and -tls-key go together")
 	}
 	temp := metricdata.CumulativeTemporality
 	switch *temporality {
@@ -204,7 +256,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	for _, v := range []int64{int64(*maxAggs), int64(*maxAggsTpl), *maxBody, int64(*maxLabels), int64(*maxLabelBytes), int64(*maxConns),
 		int64(*maxHeader), int64(*maxSeries), int64(*maxScrapeBytes), int64(*maxScrapes), int64(*otlpPending), int64(*grace),
-		int64(*readHeaderTimeout), int64(*readTimeout), int64(*writeTimeout), int64(*idleTimeout), int64(*otlpTimeout)} {
+		int64(*readHeaderTimeout), int64(*readTimeout), int64(*writeTimeout), int64(*idleTimeout), int64(*otlpTimeout), int64(*ckptEvery), int64(*historyN)} {
 		if v < 0 {
 			return usage("limits, timeouts and durations must not be negative")
 		}
@@ -217,18 +269,31 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	reg := tpl.NewRegistry()
-	ts, err := collector.LoadTemplates(reg, data)
+	ts, err := collector.ParseTemplates(data)
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", *templates, err))
 	}
+	var tokens []collector.Token
+	if *tokensFile != "" {
+		p, err := os.ReadFile(*tokensFile)
+		if err != nil {
+			return fail(err)
+		}
+		if tokens, err = collector.ParseTokens(p); err != nil {
+			return fail(fmt.Errorf("-tokens %s: %w", *tokensFile, err))
+		}
+		if tokens == nil {
+			tokens = []collector.Token{} // an empty file: nobody may post
+		}
+	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	eopts := export.Options{Namespace: *namespace, Units: us, Quantiles: qs, NativeHistogram: *native, Summary: *otlpSummary}
-	s, err := collector.New(collector.Config{Templates: reg, Window: *window, MaxAggregates: *maxAggs,
+	s, err := collector.New(collector.Config{MoreTemplates: ts, Window: *window, MaxAggregates: *maxAggs,
 		MaxAggregatesPerTemplate: *maxAggsTpl, MaxBody: *maxBody, MaxLabels: *maxLabels, MaxLabelBytes: *maxLabelBytes,
 		LabelTTL: *labelTTL, MaxConns: *maxConns, MaxHeaderBytes: *maxHeader,
 		ReadHeaderTimeout: *readHeaderTimeout, ReadTimeout: *readTimeout, WriteTimeout: *writeTimeout, IdleTimeout: *idleTimeout,
-		MaxScrapeSeries: *maxSeries, MaxScrapeBytes: *maxScrapeBytes, MaxScrapes: *maxScrapes, Log: log, Export: eopts})
+		MaxScrapeSeries: *maxSeries, MaxScrapeBytes: *maxScrapeBytes, MaxScrapes: *maxScrapes, Log: log, Export: eopts,
+		DataDir: *dataDir, CheckpointInterval: *ckptEvery, History: *historyN, Tokens: tokens})
 	if err != nil {
 		return fail(err)
 	}
@@ -264,6 +329,14 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 			go rw.Run(ctx, s, *rwEvery, time.Now)
 		}
 	}
+	var certs []tls.Certificate
+	if *tlsCert != "" {
+		c, err := tls.LoadX509KeyPair(*tlsCert, *tlsKey)
+		if err != nil {
+			return fail(fmt.Errorf("-tls-cert, -tls-key: %w", err))
+		}
+		certs = []tls.Certificate{c}
+	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fail(err)
@@ -278,13 +351,28 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	srv := s.HTTPServer()
 	go s.RunWindows(ctx)
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go reloadTemplates(ctx, hup, s, *templates, stderr)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(s.Listener(ln)) }()
+	go func() {
+		if certs != nil {
+			srv.TLSConfig = &tls.Config{Certificates: certs, MinVersion: tls.VersionTLS12}
+			served <- srv.ServeTLS(s.Listener(ln), "", "")
+			return
+		}
+		served <- srv.Serve(s.Listener(ln))
+	}()
 	var names []string
 	for _, t := range ts {
 		names = append(names, t.Spec())
 	}
-	fmt.Fprintf(stderr, "statsblob-collector: listening on %s, templates %s\n", ln.Addr(), strings.Join(names, ", "))
+	scheme := ""
+	if *tlsCert != "" {
+		scheme = "https://"
+	}
+	fmt.Fprintf(stderr, "statsblob-collector: listening on %s%s, templates %s\n", scheme, ln.Addr(), strings.Join(names, ", "))
 
 	code := 0
 	select {
@@ -316,5 +404,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		}
 		return code
 	}
-	return code | shutdown(s, srv, pusher != nil || rw != nil, flush, *grace, *otlpTimeout, stderr)
+	code |= shutdown(s, srv, pusher != nil || rw != nil, flush, *grace, *otlpTimeout, stderr)
+	if err := s.Close(); err != nil { // the last checkpoint (-data-dir)
+		code = fail(fmt.Errorf("-data-dir: the last checkpoint: %w", err))
+	}
+	return code
 }

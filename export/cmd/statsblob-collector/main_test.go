@@ -73,6 +73,11 @@ func TestUsage(t *testing.T) {
 	f(1, "-remote-write: remotewrite: URL", "-templates", good, "-remote-write", "ftp://x")
 	f(1, `-remote-write: remotewrite: export: label name "le" is reserved`, "-templates", good, "-remote-write", "http://h/w", "-remote-write-label", "le=1")
 	f(1, "bad.json: collector: template 0", "-templates", bad)
+	f(2, "-tls-cert and -tls-key go together", "-templates", good, "-tls-cert", "c.pem")
+	f(1, "-tls-cert, -tls-key: open", "-templates", good, "-tls-cert", "none.pem", "-tls-key", "none.pem")
+	badTokens := filepath.Join(t.TempDir(), "tokens.json")
+	require.NoError(t, os.WriteFile(badTokens, []byte(`[{"token":"short"}]`), 0o600))
+	f(1, "-tokens "+badTokens+": collector: token 0: 5 bytes, want 16 to 256", "-templates", good, "-tokens", badTokens)
 }
 
 // otlpReceiver records the OTLP/HTTP requests it gets.
@@ -136,6 +141,9 @@ func start(t *testing.T, args ...string) (*exec.Cmd, string, *bufio.Scanner) {
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	lines := bufio.NewScanner(stderr)
 	require.True(t, lines.Scan())
+	for strings.Contains(lines.Text(), "level=INFO") { // -data-dir's recovery
+		require.True(t, lines.Scan())
+	}
 	m := regexp.MustCompile(`listening on (\S+), templates "KITCHEN":\d+`).FindStringSubmatch(lines.Text())
 	require.NotNil(t, m, lines.Text())
 	return cmd, "http://" + strings.TrimSuffix(m[1], ","), lines

@@ -9,7 +9,11 @@
 // and the collector's RSS (now/peak, MB). Every run checks that the collector accepted exactly
 // the blobs it was sent.
 //
-//	statsblob-load [-d 5s] [-server-cpus 0] [-runs posters,batch,aggregates]
+//	statsblob-load [-d 5s] [-server-cpus 0] [-runs posters,batch,aggregates] [-data-dir DIR]
+//
+// With -data-dir the collector is durable (its -data-dir: every post in a
+// write-ahead log, fsynced before the 204), which `make load-durable`
+// measures.
 //
 // `make load` runs it with the load generator on CPU 1 and the collector
 // on CPU 0.
@@ -18,6 +22,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -56,21 +61,27 @@ func run(args []string) int {
 	cpus := fs.String("server-cpus", "0", "CPUs to pin the collector to (taskset -c `LIST`; empty: no pinning)")
 	runs := fs.String("runs", "posters,batch,aggregates", "comma-separated `LIST` of runs: posters, batch, aggregates")
 	nblobs := fs.Int("blobs", 2000, "distinct TCP_DEFAULT blobs to post, `N`")
+	dataDir := fs.String("data-dir", "", "run the collector with -data-dir `DIR` (durable posts: a write-ahead log, fsynced)")
+	ckptEvery := fs.Duration("checkpoint-interval", collector.DefaultCheckpointInterval, "with -data-dir, checkpoint every `D`")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *serve != "" {
-		return serveCollector(*serve, *cpuprofile)
+		return serveCollector(*serve, *cpuprofile, *dataDir, *ckptEvery)
 	}
 	blobs := demoBlobs(*nblobs)
-	srv, err := startServer(*cpus, *cpuprofile)
+	srv, err := startServer(*cpus, *cpuprofile, *dataDir, *ckptEvery)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "statsblob-load:", err)
 		return 1
 	}
 	defer srv.stop()
-	fmt.Printf("collector pid %d on %s (CPUs %q); %d TCP_DEFAULT blobs of %d bytes; %v per run\n\n",
-		srv.cmd.Process.Pid, srv.addr, *cpus, len(blobs), len(blobs[0]), *d)
+	durable := "not durable"
+	if *dataDir != "" {
+		durable = fmt.Sprintf("-data-dir %s, checkpoints every %v", *dataDir, *ckptEvery)
+	}
+	fmt.Printf("collector pid %d on %s (CPUs %q, %s); %d TCP_DEFAULT blobs of %d bytes; %v per run\n\n",
+		srv.cmd.Process.Pid, srv.addr, *cpus, durable, len(blobs), len(blobs[0]), *d)
 	fmt.Printf("%-34s %10s %12s %10s %10s %20s %9s\n", "run", "blobs/s", "blobs/CPU-s", "p50", "p99", "scrape", "RSS MB")
 	status := 0
 	for _, r := range strings.Split(*runs, ",") {
@@ -120,15 +131,18 @@ func demoBlobs(n int) [][]byte {
 }
 
 // serveCollector is the child: a collector of TCP_DEFAULT on addr.
-func serveCollector(addr, cpuprofile string) int {
+func serveCollector(addr, cpuprofile, dataDir string, ckptEvery time.Duration) int {
 	reg := tpl.NewRegistry()
 	if _, err := tcpstats.New(reg); err != nil {
 		panic(err)
 	}
-	s, err := collector.New(collector.Config{Templates: reg, MaxAggregates: 20000})
+	s, err := collector.New(collector.Config{Templates: reg, MaxAggregates: 20000, DataDir: dataDir, CheckpointInterval: ckptEvery})
 	if err != nil {
 		panic(err)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.RunWindows(ctx) // -data-dir's checkpoints
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -151,6 +165,10 @@ func serveCollector(addr, cpuprofile string) int {
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	<-sig
 	_ = hs.Close()
+	if err := s.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	return 0
 }
 
@@ -161,7 +179,7 @@ type server struct {
 	sent atomic.Uint64 // blobs accepted (204) over all runs
 }
 
-func startServer(cpus, cpuprofile string) (*server, error) {
+func startServer(cpus, cpuprofile, dataDir string, ckptEvery time.Duration) (*server, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -169,6 +187,9 @@ func startServer(cpus, cpuprofile string) (*server, error) {
 	argv := []string{self, "-serve", "127.0.0.1:0"}
 	if cpuprofile != "" {
 		argv = append(argv, "-cpuprofile", cpuprofile)
+	}
+	if dataDir != "" {
+		argv = append(argv, "-data-dir", dataDir, "-checkpoint-interval", ckptEvery.String())
 	}
 	if cpus != "" {
 		if ts, err := exec.LookPath("taskset"); err == nil {

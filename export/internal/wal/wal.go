@@ -330,6 +330,34 @@ func (l *Log) Append(payload []byte, apply func()) error {
 	return l.waitDurable(lsn)
 }
 
+// AppendIf is Append with an apply that may refuse: apply runs first,
+// under the log's lock; if it returns an error, nothing is appended and
+// that error is returned (the log stays whole). Otherwise the record is
+// appended in the order of the applies and AppendIf returns once it is
+// durable, or with Append's errors: a log that failed earlier refuses
+// without calling apply. So the log holds exactly the records whose apply
+// succeeded, in the order they were applied, and a checkpoint sees the
+// state of exactly those.
+func (l *Log) AppendIf(payload []byte, apply func() error) error {
+	if len(payload) > MaxRecord {
+		return fmt.Errorf("%w: %d bytes", ErrTooLarge, len(payload))
+	}
+	l.mu.Lock()
+	if err := l.failed(); err != nil {
+		l.mu.Unlock()
+		return err
+	}
+	if err := apply(); err != nil {
+		l.mu.Unlock()
+		return err
+	}
+	l.pending = AppendRecord(l.pending, payload)
+	l.lsn++
+	lsn := l.lsn
+	l.mu.Unlock()
+	return l.waitDurable(lsn)
+}
+
 func (l *Log) failed() error {
 	l.smu.Lock()
 	defer l.smu.Unlock()

@@ -301,3 +301,39 @@ func child(dir string) {
 	}
 	wg.Wait()
 }
+
+// AppendIf appends only the records whose apply succeeds: a refused one
+// is not replayed, and the log goes on.
+func TestAppendIf(t *testing.T) {
+	dir := t.TempDir()
+	var live state
+	l, err := wal.Open(dir, wal.Options{NoSync: true}, live.recovery())
+	require.NoError(t, err)
+	refuse := fmt.Errorf("odd")
+	for v := uint64(1); v <= 10; v++ {
+		err := l.AppendIf(rec(v), func() error {
+			if v%2 == 1 {
+				return refuse
+			}
+			live.sum += v
+			live.n++
+			return nil
+		})
+		if v%2 == 1 {
+			require.ErrorIs(t, err, refuse)
+		} else {
+			require.NoError(t, err)
+		}
+	}
+	require.Equal(t, uint64(5), l.Stats().Appends)
+	require.NoError(t, l.Close())
+	called := false
+	require.ErrorIs(t, l.AppendIf(rec(2), func() error { called = true; return nil }), wal.ErrClosed)
+	require.False(t, called, "a closed log calls no apply")
+
+	var got state
+	l, err = wal.Open(dir, wal.Options{NoSync: true}, got.recovery())
+	require.NoError(t, err)
+	require.Equal(t, state{sum: 2 + 4 + 6 + 8 + 10, n: 5}, got)
+	require.NoError(t, l.Close())
+}

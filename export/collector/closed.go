@@ -1,0 +1,219 @@
+package collector
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// Closed windows a delta OTLP push has yet to ship (with DataDir). The
+// rotation writes the closed window to DIR/closed-START.win (START the
+// window's start, Unix nanoseconds in hexadecimal) in the same step as
+// the checkpoint that leaves its posts out of the log, and the pusher
+// removes the file once it has pushed the window (or dropped it, counted,
+// past MaxPending). On start, New reads the files back and the delta
+// Pusher made from the Server pushes them first, oldest first. A file is
+// written through a temporary name, synced and renamed: whole or absent.
+//
+//	"SBWIN1\n"  magic
+//	start, end  int64, Unix nanoseconds
+//	n           uint32 aggregates, then each:
+//	  hash        uint32 the aggregate's (wide) template hash
+//	  labels      uint32 count, then name and value strings
+//	  blobs       uint64 posted blobs it holds
+//	  blob        string the aggregate's bytes
+//	crc         uint32 CRC-32C of everything before it
+//
+// (a string is its length as a uint32 and its bytes, little-endian).
+
+const closedMagic = "SBWIN1\n"
+
+// errClosedFile is wrapped by decodeClosed's errors of layout.
+var errClosedFile = fmt.Errorf("collector: bad closed-window file: %w", voi.ErrInvalid)
+
+func closedName(start time.Time) string {
+	return fmt.Sprintf("closed-%016x.win", uint64(start.UnixNano()))
+}
+
+// saveClosed writes c for the delta pusher, if there is one and DataDir.
+func (s *Server) saveClosed(c Closed) error {
+	if s.log == nil || !s.keepWindows.Load() || len(c.Blobs) == 0 {
+		return nil
+	}
+	p := []byte(closedMagic)
+	p = binary.LittleEndian.AppendUint64(p, uint64(c.Start.UnixNano()))
+	p = binary.LittleEndian.AppendUint64(p, uint64(c.End.UnixNano()))
+	p = binary.LittleEndian.AppendUint32(p, uint32(len(c.Blobs)))
+	for i, n := range c.Blobs {
+		p = binary.LittleEndian.AppendUint32(p, n.Template.Hash())
+		p = binary.LittleEndian.AppendUint32(p, uint32(len(n.Labels)))
+		for _, l := range n.Labels {
+			p = appendStr(p, l.Name)
+			p = appendStr(p, l.Value)
+		}
+		var cnt uint64
+		if i < len(c.Counts) {
+			cnt = c.Counts[i]
+		}
+		p = binary.LittleEndian.AppendUint64(p, cnt)
+		p = appendStr(p, string(n.Blob.Bytes()))
+	}
+	p = binary.LittleEndian.AppendUint32(p, crc32.Checksum(p, castagnoli))
+	path := filepath.Join(s.cfg.DataDir, closedName(c.Start))
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("collector: closed window: %w", err)
+	}
+	_, err = f.Write(p)
+	if err == nil && !s.cfg.NoSync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("collector: closed window: %w", err)
+	}
+	if !s.cfg.NoSync {
+		if d, err := os.Open(s.cfg.DataDir); err == nil {
+			_ = d.Sync()
+			d.Close()
+		}
+	}
+	return nil
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func appendStr(dst []byte, s string) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(s)))
+	return append(dst, s...)
+}
+
+// closedShipped removes the file of a closed window the pusher is done
+// with.
+func (s *Server) closedShipped(c Closed) {
+	if s.cfg.DataDir == "" {
+		return
+	}
+	err := os.Remove(filepath.Join(s.cfg.DataDir, closedName(c.Start)))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		s.warn("a shipped window's file could not be removed", "err", err)
+	}
+}
+
+// loadClosed reads the closed windows DataDir holds, oldest first.
+func (s *Server) loadClosed() error {
+	ents, err := os.ReadDir(s.cfg.DataDir)
+	if err != nil {
+		return fmt.Errorf("collector: -data-dir: %w", err)
+	}
+	var wide map[uint32]*tpl.Template
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasPrefix(name, "closed-") || !strings.HasSuffix(name, ".win") {
+			continue
+		}
+		if wide == nil {
+			wide = map[uint32]*tpl.Template{}
+			for _, t := range s.tpls.idx.Load().order {
+				if w, err := tpl.Widen(t); err == nil {
+					wide[w.Hash()] = w
+				}
+			}
+		}
+		p, err := os.ReadFile(filepath.Join(s.cfg.DataDir, name))
+		if err != nil {
+			return fmt.Errorf("collector: -data-dir: %w", err)
+		}
+		c, err := decodeClosed(p, wide)
+		if err != nil {
+			return fmt.Errorf("collector: -data-dir %s: %s: %w", s.cfg.DataDir, name, err)
+		}
+		s.recovered = append(s.recovered, c)
+	}
+	slices.SortFunc(s.recovered, func(a, b Closed) int { return a.Start.Compare(b.Start) })
+	return nil
+}
+
+// decodeClosed reads a closed window saveClosed wrote; wide finds the
+// aggregates' templates by hash. Errors wrap voi.ErrInvalid.
+func decodeClosed(p []byte, wide map[uint32]*tpl.Template) (Closed, error) {
+	var c Closed
+	if len(p) < len(closedMagic)+4 || string(p[:len(closedMagic)]) != closedMagic {
+		return c, fmt.Errorf("not a closed window: %w", voi.ErrInvalid)
+	}
+	body := p[:len(p)-4]
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(p[len(p)-4:]) {
+		return c, fmt.Errorf("a closed window failing its checksum: %w", voi.ErrInvalid)
+	}
+	d := decoder{p: body[len(closedMagic):], base: errClosedFile}
+	c.Start = time.Unix(0, int64(d.u64()))
+	c.End = time.Unix(0, int64(d.u64()))
+	n := d.u32()
+	if uint64(n)*20 > uint64(len(d.p)) {
+		d.fail("aggregate count beyond the bytes")
+	}
+	str := func() string { return string(d.bytes(int(d.u32()))) }
+	for i := uint32(0); i < n && d.err == nil; i++ {
+		hash := d.u32()
+		k := d.u32()
+		if uint64(k)*8 > uint64(len(d.p)) {
+			d.fail("label count beyond the bytes")
+			break
+		}
+		labels := make([]export.Label, 0, k)
+		for range k {
+			labels = append(labels, export.Label{Name: str(), Value: str()})
+		}
+		cnt := d.u64()
+		raw := str()
+		if d.err != nil {
+			break
+		}
+		w := wide[hash]
+		if w == nil {
+			return c, fmt.Errorf("aggregate %d: template hash %d is not the wide form of a known template: %w", i, hash, voi.ErrInvalid)
+		}
+		b, err := blob.FromBytes([]byte(raw), nil)
+		if err == nil {
+			err = b.CheckTemplate(w)
+		}
+		if err != nil {
+			return c, fmt.Errorf("aggregate %d: %w: %w", i, voi.ErrInvalid, err)
+		}
+		c.Blobs = append(c.Blobs, export.Named{Blob: b, Template: w, Labels: labels, Start: c.Start})
+		c.Counts = append(c.Counts, cnt)
+		c.Posts += cnt
+	}
+	if d.err == nil && len(d.p) != 0 {
+		d.fail(strconv.Itoa(len(d.p)) + " bytes after the window")
+	}
+	return c, d.err
+}
+
+// takeRecovered returns the closed windows read from DataDir, once.
+func (s *Server) takeRecovered() []Closed {
+	s.recoveredMu.Lock()
+	defer s.recoveredMu.Unlock()
+	r := s.recovered
+	s.recovered = nil
+	return r
+}

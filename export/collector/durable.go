@@ -1,0 +1,410 @@
+package collector
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/export/aggregate"
+	"github.com/statsblob/statsblob/export/internal/wal"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// Durability (Config.DataDir). Every post the server adds is first a
+// record of a write-ahead log in DataDir (package export/internal/wal),
+// and is answered 204 only once that record is on disk (fsync, shared by
+// the posts arriving together). The record is appended in the same step
+// as the add, under the log's lock, and only if the add succeeds: the log
+// holds exactly the posts that were added, in their order. Every
+// CheckpointInterval, at every window rotation and at Close, the current
+// window's aggregates and the senders' sequence marks
+// (aggregate.Set.AppendState) replace the records they cover. On start,
+// New loads the last checkpoint and replays the records since through
+// the same sender check and add as a live post: a post acknowledged
+// before a crash (kill -9, power loss) is counted once after it, and a
+// sender's retry of it is still a duplicate.
+//
+// A window closed and not yet pushed by a delta OTLP Pusher is kept too,
+// until pushed (closed.go). What is not kept: the levels (gauges) of the
+// senders, which come back with their next post, a closed window a remote
+// writer (package remotewrite, fed by OnClose) had not sent when the
+// process died, and the closed windows kept for the query API (History).
+// With a log, idle label sets expire at checkpoints only, so that a
+// replay meets the limits as the live posts met them.
+
+// recordVersion is the first byte of every log record.
+const recordVersion = 1
+
+// frame is one blob of a record: its labels and bytes (the template hash
+// is the blob's own).
+type frame struct {
+	labels []export.Label
+	blob   []byte
+}
+
+// record is one post as the log holds it: the sender's id and sequence
+// number (tracked false: a post without them) and its blobs.
+type record struct {
+	tracked bool
+	sender  string
+	seq     uint64
+	frames  []frame
+}
+
+// appendRecord appends r's encoding to dst (little-endian):
+//
+//	version  byte      recordVersion
+//	flags    byte      bit 0: tracked
+//	sender   uint16 length and bytes, seq uint64   (tracked only)
+//	n        uint32    frames, then each:
+//	  k        uint16  labels, then each name and value as uint16 length and bytes
+//	  blob     uint32 length and bytes
+func appendRecord(dst []byte, r *record) []byte {
+	dst = append(dst, recordVersion)
+	if r.tracked {
+		dst = append(dst, 1)
+		dst = binary.LittleEndian.AppendUint16(dst, uint16(len(r.sender)))
+		dst = append(dst, r.sender...)
+		dst = binary.LittleEndian.AppendUint64(dst, r.seq)
+	} else {
+		dst = append(dst, 0)
+	}
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(r.frames)))
+	for _, f := range r.frames {
+		dst = binary.LittleEndian.AppendUint16(dst, uint16(len(f.labels)))
+		for _, l := range f.labels {
+			dst = binary.LittleEndian.AppendUint16(dst, uint16(len(l.Name)))
+			dst = append(dst, l.Name...)
+			dst = binary.LittleEndian.AppendUint16(dst, uint16(len(l.Value)))
+			dst = append(dst, l.Value...)
+		}
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(f.blob)))
+		dst = append(dst, f.blob...)
+	}
+	return dst
+}
+
+// errRecord is wrapped by decodeRecord's errors.
+var errRecord = fmt.Errorf("collector: bad log record: %w", voi.ErrInvalid)
+
+// decodeRecord reads a record appendRecord wrote. Its strings are copies;
+// its blobs alias p. Bytes that are not such a record (another version,
+// a field cut short, bytes after the end, a sender id CheckSender refuses)
+// give an error wrapping voi.ErrInvalid.
+func decodeRecord(p []byte) (*record, error) {
+	d := decoder{p: p}
+	if v := d.byte(); v != recordVersion && d.err == nil {
+		return nil, fmt.Errorf("%w: version %d, want %d", errRecord, v, recordVersion)
+	}
+	r := &record{}
+	switch fl := d.byte(); {
+	case d.err != nil:
+	case fl == 1:
+		r.tracked = true
+		r.sender = string(d.bytes(int(d.u16())))
+		r.seq = d.u64()
+		if d.err == nil {
+			if err := aggregate.CheckSender(r.sender); err != nil {
+				return nil, fmt.Errorf("%w: %w", errRecord, err)
+			}
+		}
+	case fl != 0:
+		return nil, fmt.Errorf("%w: flags %#x", errRecord, fl)
+	}
+	n := d.u32()
+	if uint64(n)*6 > uint64(len(d.p)) { // a frame is at least 6 bytes
+		d.fail("frame count beyond the bytes")
+	}
+	for i := uint32(0); i < n && d.err == nil; i++ {
+		var f frame
+		k := d.u16()
+		for j := uint16(0); j < k && d.err == nil; j++ {
+			name := string(d.bytes(int(d.u16())))
+			value := string(d.bytes(int(d.u16())))
+			f.labels = append(f.labels, export.Label{Name: name, Value: value})
+		}
+		f.blob = d.bytes(int(d.u32()))
+		r.frames = append(r.frames, f)
+	}
+	if d.err == nil && len(d.p) != 0 {
+		d.fail(fmt.Sprintf("%d bytes after the record", len(d.p)))
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	return r, nil
+}
+
+// decoder reads a record's fields, remembering the first error.
+type decoder struct {
+	p    []byte
+	err  error
+	base error // what the errors wrap (nil: errRecord)
+}
+
+func (d *decoder) fail(what string) {
+	if d.err == nil {
+		base := d.base
+		if base == nil {
+			base = errRecord
+		}
+		d.err = fmt.Errorf("%w: %s", base, what)
+	}
+	d.p = nil
+}
+
+func (d *decoder) bytes(n int) []byte {
+	if n < 0 || n > len(d.p) {
+		d.fail("cut short")
+		return nil
+	}
+	b := d.p[:n:n]
+	d.p = d.p[n:]
+	return b
+}
+
+func (d *decoder) byte() byte {
+	if b := d.bytes(1); b != nil {
+		return b[0]
+	}
+	return 0
+}
+
+func (d *decoder) u16() uint16 {
+	if b := d.bytes(2); b != nil {
+		return binary.LittleEndian.Uint16(b)
+	}
+	return 0
+}
+
+func (d *decoder) u32() uint32 {
+	if b := d.bytes(4); b != nil {
+		return binary.LittleEndian.Uint32(b)
+	}
+	return 0
+}
+
+func (d *decoder) u64() uint64 {
+	if b := d.bytes(8); b != nil {
+		return binary.LittleEndian.Uint64(b)
+	}
+	return 0
+}
+
+// newRecord is the record of a post r whose blobs are frames: the sender
+// and sequence of its headers, if both parse (otherwise once refuses the
+// post and the record is not used).
+func newRecord(r *http.Request, frames []frame) *record {
+	rec := &record{frames: frames}
+	id, seqv := r.Header.Get(aggregate.HeaderSender), r.Header.Get(aggregate.HeaderSeq)
+	if seq, err := aggregate.ParseSeq(seqv); err == nil && aggregate.CheckSender(id) == nil {
+		rec.tracked, rec.sender, rec.seq = true, id, seq
+	}
+	return rec
+}
+
+// header answers the headers of a replayed post, as levels.record asks.
+func (r *record) header(name string) string {
+	if !r.tracked {
+		return ""
+	}
+	switch http.CanonicalHeaderKey(name) {
+	case aggregate.HeaderSender:
+		return r.sender
+	case aggregate.HeaderSeq:
+		return strconv.FormatUint(r.seq, 10)
+	}
+	return ""
+}
+
+// durably adds a post: apply adds it; with a log, it runs under the log's
+// lock and the post's record is appended only if apply succeeds, and
+// durably returns once the record is on disk. A log that fails makes this
+// post and every later one a 503 (the log may have lost the record: the
+// post is not acknowledged).
+func (s *Server) durably(rec func() *record, apply func() *rejection) *rejection {
+	if s.log == nil {
+		return apply()
+	}
+	var rej *rejection
+	err := s.log.AppendIf(appendRecord(nil, rec()), func() error {
+		if rej = apply(); rej != nil {
+			return errRefused
+		}
+		return nil
+	})
+	if rej != nil {
+		return rej
+	}
+	if err != nil {
+		if s.logBroken.CompareAndSwap(false, true) && s.cfg.Log != nil {
+			s.cfg.Log.Error("the write-ahead log failed: posts are refused from now on", "data_dir", s.cfg.DataDir, "err", err)
+		}
+		rej := reject(http.StatusServiceUnavailable, "durability", "the collector cannot store posts (its -data-dir log failed): not acknowledged")
+		rej.retryAfter = time.Minute
+		return rej
+	}
+	return nil
+}
+
+// replay adds a post of the log at start, as accept or acceptBatch added
+// it: the same sender check, the same adds.
+func (s *Server) replay(p []byte) error {
+	rec, err := decodeRecord(p)
+	if err != nil {
+		return err
+	}
+	items := make([]aggregate.Item, len(rec.frames))
+	for i, f := range rec.frames {
+		if err := export.CheckLabels(f.labels); err != nil || !slices.IsSortedFunc(f.labels, func(a, b export.Label) int {
+			return strings.Compare(a.Name, b.Name)
+		}) {
+			return fmt.Errorf("%w: frame %d: labels %v", errRecord, i, f.labels)
+		}
+		b, err := blob.FromBytes(f.blob, nil)
+		if err != nil {
+			return fmt.Errorf("%w: frame %d: %w", errRecord, i, err)
+		}
+		t, err := s.lookup(b.TplHash())
+		if err != nil {
+			return fmt.Errorf("collector: the log holds a blob of template hash %d, which the templates file no longer has: %w", b.TplHash(), err)
+		}
+		items[i] = aggregate.Item{Key: key(b.TplHash(), f.labels), T: t, Labels: f.labels, B: b}
+	}
+	keys := make([]string, len(items))
+	for i, it := range items {
+		keys[i] = it.Key
+	}
+	add := func(skip []bool) error {
+		var add []aggregate.Item
+		for i, it := range items {
+			if !skip[i] {
+				add = append(add, it)
+			}
+		}
+		if err := s.set.AddAll(add); err != nil {
+			return err
+		}
+		now := s.cfg.Now()
+		for _, it := range add {
+			s.levels.record(levelKey(it.T, it.Labels), rec.header, now, it.B)
+		}
+		return nil
+	}
+	if rec.tracked {
+		_, err = s.set.OnceAll(rec.sender, keys, rec.seq, add)
+	} else {
+		err = add(make([]bool, len(keys)))
+	}
+	if err != nil {
+		// The post was added when it arrived: the state replayed differs
+		// from the one it met. Counted and logged; the rest replays.
+		s.replayFailed++
+		if s.cfg.Log != nil {
+			s.cfg.Log.Error("a logged post could not be added again", "err", err)
+		}
+	}
+	return nil
+}
+
+// openLog opens the write-ahead log in DataDir, loading its checkpoint and
+// replaying its records into the (new, empty) set.
+func (s *Server) openLog() error {
+	lock, err := lockDir(s.cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	lookup := s.lookup
+	l, err := wal.Open(s.cfg.DataDir, wal.Options{NoSync: s.cfg.NoSync}, wal.Recovery{
+		Checkpoint: func(state []byte) error { return s.set.LoadState(state, lookup) },
+		Record:     s.replay,
+	})
+	if err != nil {
+		if lock != nil {
+			lock.Close()
+		}
+		return fmt.Errorf("collector: -data-dir %s: %w", s.cfg.DataDir, err)
+	}
+	s.log, s.lock = l, lock
+	stat := func(f func(wal.Stats) uint64) func() float64 {
+		return func() float64 { return float64(f(l.Stats())) }
+	}
+	s.own.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "statsblob_collector_log_records_total",
+			Help: "Posts written to the -data-dir log since the start."}, stat(func(st wal.Stats) uint64 { return st.Appends })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "statsblob_collector_log_syncs_total",
+			Help: "fsyncs of the -data-dir log (each covers the posts that arrived together)."}, stat(func(st wal.Stats) uint64 { return st.Syncs })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "statsblob_collector_log_bytes_total",
+			Help: "Bytes written to the -data-dir log."}, stat(func(st wal.Stats) uint64 { return st.Bytes })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "statsblob_collector_checkpoints_total",
+			Help: "Checkpoints written to -data-dir."}, stat(func(st wal.Stats) uint64 { return st.Checkpoints })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_log_replayed_records",
+			Help: "Posts replayed from the -data-dir log at the start."}, stat(func(st wal.Stats) uint64 { return st.Replayed })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_log_replay_failures",
+			Help: "Posts of the -data-dir log that could not be added again at the start (logged)."},
+			func() float64 { return float64(s.replayFailed) }),
+	)
+	if s.cfg.Log != nil {
+		st := l.Stats()
+		s.cfg.Log.Info("recovered from the data directory", "data_dir", s.cfg.DataDir, "aggregates", s.set.Len(),
+			"posts", s.set.Posts(), "records_replayed", st.Replayed, "torn_bytes_cut", st.Truncated, "records_failed", s.replayFailed)
+	}
+	return nil
+}
+
+// checkpoint writes a checkpoint of the log, running during first what
+// must happen at that point of the log's order (a rotation, an expiry).
+// It reports whether during ran.
+func (s *Server) checkpoint(during func()) (bool, error) {
+	ran := false
+	err := s.log.Checkpoint(func() ([]byte, error) {
+		ran = true
+		if during != nil {
+			during()
+		}
+		return s.set.AppendState(nil), nil
+	})
+	if err != nil && s.cfg.Log != nil {
+		s.cfg.Log.Error("checkpoint failed", "data_dir", s.cfg.DataDir, "err", err)
+	}
+	return ran, err
+}
+
+// Checkpoint writes the aggregates and the senders' marks to DataDir,
+// replacing the log records they cover (and expires idle label sets, see
+// Expire). Without DataDir it does nothing. RunWindows calls it every
+// CheckpointInterval.
+func (s *Server) Checkpoint() error {
+	if s.log == nil {
+		return nil
+	}
+	_, err := s.checkpoint(func() { s.expire() })
+	return err
+}
+
+// Close writes a last checkpoint and closes the log in DataDir; posts
+// after Close are refused (503). Without DataDir it does nothing. Call it
+// once no post is under way (after http.Server.Shutdown).
+func (s *Server) Close() error {
+	if s.log == nil {
+		return nil
+	}
+	_, err := s.checkpoint(nil)
+	if cerr := s.log.Close(); err == nil && !errors.Is(cerr, wal.ErrClosed) {
+		err = cerr
+	}
+	if s.lock != nil {
+		s.lock.Close() // releases the flock
+		s.lock = nil
+	}
+	return err
+}

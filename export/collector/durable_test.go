@@ -1,0 +1,241 @@
+package collector_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/statsblob/statsblob/export/aggregate"
+	"github.com/statsblob/statsblob/export/collector"
+	"github.com/statsblob/statsblob/export/internal/fixture"
+)
+
+// aggLines is what /metrics says of the aggregates (not of the server).
+func aggLines(t *testing.T, s *collector.Server) []string {
+	t.Helper()
+	lines, _ := scrapeLines(t, s, false)
+	return slices.DeleteFunc(lines, func(l string) bool {
+		return strings.HasPrefix(l, "#") || strings.HasPrefix(l, "statsblob_collector_")
+	})
+}
+
+// TestDurableRecovery: with a DataDir, what was acknowledged is there
+// after a crash (Crash: the log left as the process left it), through log
+// replay and through checkpoints; a retry of an acknowledged post is
+// still a duplicate; a refused post was not logged; a rotation's
+// checkpoint keeps the closed window's posts out of the new one; a closed
+// log refuses posts with 503.
+func TestDurableRecovery(t *testing.T) {
+	dir := t.TempDir()
+	c := &clock{t: time.Unix(1700000000, 0)}
+	cfg := collector.Config{DataDir: dir, Now: c.now, MaxAggregates: 4}
+	s1, tp := newServer(t, cfg)
+	kb := fixture.KitchenBlob(tp).Bytes()
+	hdr := func(id, seq string) map[string]string {
+		return map[string]string{aggregate.HeaderSender: id, aggregate.HeaderSeq: seq}
+	}
+	for _, p := range []struct {
+		path, query string
+		body        []byte
+		h           map[string]string
+		code        int
+	}{
+		{"/v1/blobs", "host=a", kb, nil, 204},
+		{"/v1/blobs", "host=a", kb, hdr("web1", "1"), 204},
+		{"/v1/blobs", "host=a", kb, hdr("web1", "1"), 204}, // a duplicate
+		{"/v1/batch", "svc=x", batch(t, "host=a", kb, "host=b", kb), hdr("web1", "2"), 204},
+		{"/v1/blobs", "host=c", kb, nil, 204},
+		{"/v1/blobs", "host=d", kb, nil, 429}, // over -max-aggregates: not logged
+		{"/v1/blobs", "host=a", []byte("junk"), nil, 400},
+	} {
+		code, body := postH(t, s1, p.path, p.query, p.body, p.h)
+		require.Equal(t, p.code, code, body)
+	}
+	want, wantN := aggLines(t, s1), s1.Merged()
+	require.Equal(t, []uint64{2, 1, 1, 1}, wantN) // host=a, svc=x host=a, svc=x host=b, host=c
+
+	// A crash: a new Server on the same directory replays the log.
+	collector.Crash(s1)
+	s2, _ := newServer(t, cfg)
+	require.Equal(t, want, aggLines(t, s2))
+	require.Equal(t, wantN, s2.Merged())
+	code, _ := postH(t, s2, "/v1/blobs", "host=a", kb, hdr("web1", "1"))
+	require.Equal(t, 204, code)
+	require.Equal(t, wantN, s2.Merged(), "a retry of an acknowledged post stays a duplicate")
+	code, _ = postH(t, s2, "/v1/blobs", "host=d", kb, nil)
+	require.Equal(t, 429, code, "the limits are where they were")
+
+	// A checkpoint, posts after it, a crash.
+	require.NoError(t, s2.Checkpoint())
+	code, _ = postH(t, s2, "/v1/blobs", "host=c", kb, hdr("web2", "7"))
+	require.Equal(t, 204, code)
+	want, wantN = aggLines(t, s2), s2.Merged()
+	require.Equal(t, []uint64{2, 1, 1, 2}, wantN)
+	collector.Crash(s2)
+	s3, _ := newServer(t, cfg)
+	require.Equal(t, wantN, s3.Merged())
+	require.Equal(t, want, aggLines(t, s3))
+	code, _ = postH(t, s3, "/v1/blobs", "host=c", kb, hdr("web2", "7"))
+	require.Equal(t, 204, code)
+	require.Equal(t, wantN, s3.Merged(), "the checkpoint keeps the senders' marks")
+
+	// A rotation is a checkpoint: its posts are not replayed into the new
+	// window.
+	c.set(c.now().Add(time.Minute))
+	closed := s3.Rotate()
+	require.Equal(t, uint64(6), closed.Posts)
+	code, _ = postH(t, s3, "/v1/blobs", "host=e", kb, nil)
+	require.Equal(t, 204, code)
+	collector.Crash(s3)
+	s4, _ := newServer(t, cfg)
+	require.Equal(t, []uint64{1}, s4.Merged())
+	require.Equal(t, aggLines(t, s3), aggLines(t, s4))
+	require.Equal(t, c.now(), s4.Blobs()[0].Start, "the window's start is kept")
+
+	// Close checkpoints; a closed log refuses.
+	require.NoError(t, s4.Close())
+	code, body := postH(t, s4, "/v1/blobs", "host=e", kb, nil)
+	require.Equal(t, http.StatusServiceUnavailable, code)
+	require.Equal(t, "the collector cannot store posts (its -data-dir log failed): not acknowledged\n", body)
+	code, body, _ = get(t, s4, "/readyz", nil)
+	require.Equal(t, http.StatusServiceUnavailable, code)
+	require.Equal(t, "the -data-dir log failed: posts are refused\n", body)
+	segs, _ := filepath.Glob(filepath.Join(dir, "seg-*.wal"))
+	ckpts, _ := filepath.Glob(filepath.Join(dir, "ckpt-*.ckpt"))
+	require.Len(t, ckpts, 1)
+	require.Len(t, segs, 1, "the segments a checkpoint covers are deleted")
+	fi, err := os.Stat(segs[0])
+	require.NoError(t, err)
+	require.Zero(t, fi.Size())
+	s5, _ := newServer(t, cfg)
+	require.Equal(t, []uint64{1}, s5.Merged())
+	lines, _ := scrapeLines(t, s5, false)
+	require.Contains(t, lines, "statsblob_collector_log_replayed_records 0", "Close's checkpoint covered every record")
+	require.Contains(t, lines, "statsblob_collector_log_records_total 0")
+	code, _ = postH(t, s5, "/v1/blobs", "host=e", kb, nil)
+	require.Equal(t, 204, code)
+	require.NoError(t, s5.Checkpoint())
+	lines, _ = scrapeLines(t, s5, false)
+	require.Contains(t, lines, "statsblob_collector_log_records_total 1")
+	require.Contains(t, lines, "statsblob_collector_checkpoints_total 1")
+	code, _ = postH(t, s5, "/v1/blobs", "host=e", kb, nil)
+	require.Equal(t, 204, code)
+	collector.Crash(s5)
+	s6, _ := newServer(t, cfg)
+	require.Equal(t, []uint64{3}, s6.Merged())
+	lines, _ = scrapeLines(t, s6, false)
+	require.Contains(t, lines, "statsblob_collector_log_replayed_records 1")
+	require.Contains(t, lines, "statsblob_collector_log_replay_failures 0")
+}
+
+// TestDurableConcurrent: posts, checkpoints and rotations at once; a
+// restart has the current window's posts, exactly (run with -race).
+func TestDurableConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	cfg := collector.Config{DataDir: dir, NoSync: true}
+	s, tp := newServer(t, cfg)
+	kb := fixture.KitchenBlob(tp).Bytes()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if i%5 == 4 {
+				s.Rotate()
+			} else {
+				require.NoError(t, s.Checkpoint())
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 60 {
+				h := map[string]string{aggregate.HeaderSender: fmt.Sprintf("w%d", w), aggregate.HeaderSeq: strconv.Itoa(i)}
+				code, body := postH(t, s, "/v1/blobs", fmt.Sprintf("host=h%d", i%3), kb, h)
+				if code != 204 {
+					t.Errorf("%d %s", code, body)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	<-done
+	want := aggLines(t, s)
+	wantN := s.Merged()
+	_, err := collector.New(collector.Config{Templates: tp.Registry(), DataDir: dir})
+	require.ErrorContains(t, err, "is in use by another collector", "two collectors never share a log")
+	collector.Crash(s)
+	s2, _ := newServer(t, cfg)
+	require.Equal(t, wantN, s2.Merged())
+	require.Equal(t, len(want), len(aggLines(t, s2)))
+}
+
+// TestDurableClosedWindow: a window closed before a crash and not yet
+// pushed (delta OTLP, the endpoint down) is pushed by the restarted
+// collector's pusher, once; its file goes once it is pushed.
+func TestDurableClosedWindow(t *testing.T) {
+	dir := t.TempDir()
+	ck := &clock{t: time.Unix(1000, 0)}
+	cfg := collector.Config{DataDir: dir, Window: time.Minute, Now: ck.now, NoSync: true}
+	s, tp := newServer(t, cfg)
+	down := &blackHole{}
+	p := s.NewPusher(down, metricdata.DeltaTemporality)
+	p.Timeout = 5 * time.Millisecond
+	kb := fixture.KitchenBlob(tp).Bytes()
+	for range 2 {
+		code, body := post(t, s, http.MethodPost, "h=a", kb)
+		require.Equal(t, 204, code, body)
+	}
+	ck.set(time.Unix(1060, 0))
+	s.Rotate()
+	code, body := post(t, s, http.MethodPost, "h=a", kb) // the next window: in the log
+	require.Equal(t, 204, code, body)
+	files, _ := filepath.Glob(filepath.Join(dir, "closed-*.win"))
+	require.Len(t, files, 1)
+	collector.Crash(s)
+
+	s2, _ := newServer(t, cfg)
+	require.Equal(t, []uint64{1}, s2.Merged(), "the window under way, replayed")
+	up := &blackHole{}
+	up.up.Store(true)
+	p2 := s2.NewPusher(up, metricdata.DeltaTemporality)
+	require.Eventually(t, func() bool { return up.count() == 1 }, 10*time.Second, time.Millisecond)
+	up.mu.Lock()
+	sum := bytesSum(t, up.got[0])
+	up.mu.Unlock()
+	require.Equal(t, time.Unix(1000, 0), sum.DataPoints[0].StartTime)
+	require.Equal(t, time.Unix(1060, 0), sum.DataPoints[0].Time)
+	require.Equal(t, 2*1448.0, sum.DataPoints[0].Value)
+	require.Eventually(t, func() bool {
+		files, _ := filepath.Glob(filepath.Join(dir, "closed-*.win"))
+		return len(files) == 0
+	}, 10*time.Second, time.Millisecond, "the pushed window's file is removed")
+	ck.set(time.Unix(1070, 0))
+	require.NoError(t, p2.Close(context.Background()))
+	require.Equal(t, 2, up.count(), "and the window under way at Close")
+	up.mu.Lock()
+	require.Equal(t, 1448.0, bytesSum(t, up.got[1]).DataPoints[0].Value)
+	up.mu.Unlock()
+	_ = p
+}

@@ -1,0 +1,161 @@
+package collector_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export/collector"
+	"github.com/statsblob/statsblob/export/internal/fixture"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// kitchenV2 is another version of the kitchen template: same name, one VOI.
+func kitchenV2(t testing.TB) *tpl.Template {
+	t.Helper()
+	tp, err := tpl.NewRegistry().New("KITCHEN")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "bytes", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	return tp
+}
+
+func v2Blob(t testing.TB, tp *tpl.Template, v uint64) []byte {
+	b := blob.New(tp, nil)
+	require.NoError(t, b.UpdateU64(0, v))
+	return b.Bytes()
+}
+
+func templatesPost(t *testing.T, h http.Handler, body string) (int, string) {
+	r := httptest.NewRequest(http.MethodPost, "/v1/templates", strings.NewReader(body))
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w.Code, w.Body.String()
+}
+
+// TestTemplateVersions: a templates file with two versions of one name
+// loads; both versions are accepted side by side; POST /v1/templates adds
+// a version at run time (refused with 422 before), GET /v1/templates lists
+// them; with a DataDir, an uploaded version's posts replay after a restart
+// whose configuration does not have it.
+func TestTemplateVersions(t *testing.T) {
+	k1 := fixture.Kitchen()
+	k2 := kitchenV2(t)
+	require.NotEqual(t, k1.Hash(), k2.Hash())
+	file, err := json.Marshal([]*tpl.Template{k1, k2})
+	require.NoError(t, err)
+	_, err = tpl.ReadJSONList(tpl.NewRegistry(), file)
+	require.ErrorIs(t, err, voi.ErrExists, "one registry cannot hold both")
+	ts, err := collector.ParseTemplates(file)
+	require.NoError(t, err)
+	require.Equal(t, []uint32{k1.Hash(), k2.Hash()}, []uint32{ts[0].Hash(), ts[1].Hash()})
+
+	dir := t.TempDir()
+	cfg := collector.Config{MoreTemplates: ts, DataDir: dir, NoSync: true}
+	s, err := collector.New(cfg)
+	require.NoError(t, err)
+	kb := fixture.KitchenBlob(k1).Bytes()
+	for _, p := range []struct {
+		q    string
+		body []byte
+	}{{"v=1", kb}, {"v=2", v2Blob(t, k2, 5)}, {"v=2", v2Blob(t, k2, 7)}} {
+		code, body := post(t, s, http.MethodPost, p.q, p.body)
+		require.Equal(t, 204, code, body)
+	}
+	code, body, _ := get(t, s, "/v1/aggregate?tpl=KITCHEN", nil)
+	require.Equal(t, http.StatusConflict, code)
+	require.Contains(t, body, "several versions of template \"KITCHEN\"")
+	code, _, h := get(t, s, "/v1/aggregate?tpl=KITCHEN&v=2", nil)
+	require.Equal(t, 200, code)
+	require.Equal(t, "2", h.Get("Statsblob-Blobs"))
+
+	// A third version, uploaded.
+	k3, err := tpl.NewRegistry().New("KITCHEN")
+	require.NoError(t, err)
+	require.NoError(t, k3.AddVOI(tpl.VOIDef{ID: 0, Name: "bytes", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum(), tpl.Max()}}))
+	b3 := blob.New(k3, nil)
+	require.NoError(t, b3.UpdateU32(0, 9))
+	code, body = post(t, s, http.MethodPost, "v=3", b3.Bytes())
+	require.Equal(t, 422, code, body)
+	j3, err := json.Marshal(k3)
+	require.NoError(t, err)
+	code, body = templatesPost(t, s, string(j3))
+	require.Equal(t, 200, code, body)
+	require.Equal(t, fmt.Sprintf(`[{"name":"KITCHEN","hash":%d,"new":true}]`+"\n", k3.Hash()), body)
+	code, body = templatesPost(t, s, string(j3))
+	require.Equal(t, 200, code, body)
+	require.Contains(t, body, `"new":false`)
+	code, body = post(t, s, http.MethodPost, "v=3", b3.Bytes())
+	require.Equal(t, 204, code, body)
+	for _, bad := range []string{"", "[", "{}", `[{"format":"statsblob-template"}]`, "7"} {
+		code, body = templatesPost(t, s, bad)
+		require.Equal(t, 400, code, "%q: %s", bad, body)
+	}
+
+	code, body, _ = get(t, s, "/v1/templates", nil)
+	require.Equal(t, 200, code)
+	listed, err := collector.ParseTemplates([]byte(body))
+	require.NoError(t, err)
+	require.Equal(t, []uint32{k1.Hash(), k2.Hash(), k3.Hash()}, []uint32{listed[0].Hash(), listed[1].Hash(), listed[2].Hash()})
+	code, body, _ = get(t, s, "/v1/templates?wide=1", nil)
+	require.Equal(t, 200, code)
+	wide, err := collector.ParseTemplates([]byte(body))
+	require.NoError(t, err)
+	require.Len(t, wide, 3)
+	w1, err := tpl.Widen(k1)
+	require.NoError(t, err)
+	require.Equal(t, w1.Hash(), wide[0].Hash())
+	require.Equal(t, "KITCHEN", wide[0].Name())
+
+	// A crash; the restart is configured with the first version only.
+	collector.Crash(s)
+	s2, err := collector.New(collector.Config{MoreTemplates: ts[:1], DataDir: dir, NoSync: true})
+	require.NoError(t, err)
+	require.Equal(t, s.Merged(), s2.Merged())
+	code, body = post(t, s2, http.MethodPost, "v=3", b3.Bytes())
+	require.Equal(t, 204, code, body)
+}
+
+// FuzzParseTemplates: ParseTemplates never panics, its errors are
+// tpl.ReadJSON's (invalid, too big, a VOI twice); what it accepts writes
+// back (json.Marshal) to a document it reads as the same templates.
+func FuzzParseTemplates(f *testing.F) {
+	one, _ := json.Marshal(fixture.Kitchen())
+	two, _ := json.Marshal([]*tpl.Template{fixture.Kitchen(), kitchenV2(f)})
+	f.Add(one)
+	f.Add(two)
+	f.Add([]byte(`[]`))
+	f.Add([]byte(`[{"format":"statsblob-template","version":2,"name":"A","vois":[]}]`))
+	f.Fuzz(func(t *testing.T, p []byte) {
+		ts, err := collector.ParseTemplates(p)
+		if err != nil {
+			require.True(t, errorsIsAny(err, voi.ErrInvalid, voi.ErrTooBig, voi.ErrExists), err)
+			return
+		}
+		again, err := json.Marshal(ts)
+		require.NoError(t, err)
+		back, err := collector.ParseTemplates(again)
+		require.NoError(t, err)
+		require.Len(t, back, len(ts))
+		for i := range ts {
+			require.Equal(t, ts[i].Hash(), back[i].Hash())
+			require.Equal(t, ts[i].Name(), back[i].Name())
+		}
+	})
+}
+
+func errorsIsAny(err error, targets ...error) bool {
+	for _, t := range targets {
+		if errors.Is(err, t) {
+			return true
+		}
+	}
+	return false
+}
