@@ -80,18 +80,27 @@ func TestDeltaQueue(t *testing.T) {
 	s, tp := newServer(t, collector.Config{Window: time.Minute, Now: ck.now})
 	bh := &blackHole{}
 	p := s.NewPusher(bh, metricdata.DeltaTemporality)
-	p.Timeout, p.MaxPending = 5*time.Millisecond, 2
+	// A timeout a push can meet under the race detector: producing the
+	// metrics alone took over 5 ms there, and every push then failed.
+	p.Timeout, p.MaxPending = 250*time.Millisecond, 2
 	kb := fixture.KitchenBlob(tp).Bytes()
 	for i := range 3 {
-		post(t, s, http.MethodPost, "h=a", kb)
+		code, body := post(t, s, http.MethodPost, "h=a", kb)
+		require.Equal(t, http.StatusNoContent, code, body)
 		ck.set(time.Unix(1060+60*int64(i), 0))
-		s.Rotate()
+		c := s.Rotate()
+		require.Len(t, c.Blobs, 1)
 	}
+	// The worker's push under way must meet the endpoint down (a push that
+	// reaches it after it came back would ship the window the queue
+	// dropped): wait for its try before bringing the endpoint up.
+	require.Eventually(t, func() bool { return bh.tries.Load() >= 1 }, 10*time.Second, time.Millisecond)
 	bh.up.Store(true)
-	require.Eventually(t, func() bool { return bh.count() == 2 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return bh.count() >= 2 }, 10*time.Second, time.Millisecond)
 	require.NoError(t, p.Close(context.Background()), "nothing left: the window under way is empty")
 	bh.mu.Lock()
 	defer bh.mu.Unlock()
+	require.Len(t, bh.got, 2)
 	for i, want := range []int64{1060, 1120} { // the window of 1000-1060 was dropped
 		require.Equal(t, time.Unix(want, 0), bytesSum(t, bh.got[i]).DataPoints[0].StartTime)
 	}
