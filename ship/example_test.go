@@ -13,8 +13,8 @@ import (
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/family"
-	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/ship"
+	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -36,8 +36,8 @@ func service(ctx context.Context, collector string, requests <-chan request) err
 	}
 	err = t.AddVOI(tpl.VOIDef{ID: 0, Name: "latency_us", DType: voi.IntU32, Stats: []tpl.StatSpec{
 		tpl.Sum(),
-		tpl.Histogram(hist.Spec{DType: voi.CRHist32, Scheme: hist.Exp, LB: 0, UB: 1 << 20, StepBase: 2}),
-		tpl.TDigest(voi.TDgstClust32, 20, 4)}})
+		tpl.HistExp[uint32](voi.CRHist32, 0, 1<<20, 2, 0, 0),
+		tpl.TDigestOf(tpl.TDigestSpec{DType: voi.TDgstClust32, NCtds: 20, Prec: 4, Mode: tdigest.Accurate})}})
 	if err != nil {
 		return err
 	}

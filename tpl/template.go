@@ -71,10 +71,11 @@ type TDigestSpec struct {
 	// Mode is how the updates of blobs made from the template (blob.New,
 	// blob.Init) cluster samples: tdigest.C (the zero value: the C's
 	// clustering, byte-identical to FreeBSD's) or tdigest.Accurate (a
-	// merging t-digest, as accurate as the best peer sketches at the
-	// same bytes). It is not part of the template's bytes or hash: the
-	// blobs of both modes are the same STATS_ABI_V1 layout, and merge
-	// with each other.
+	// merging t-digest, far more accurate than the C's clustering and
+	// never collapsing on sorted input; README's Accuracy compares it with
+	// the peer sketches at the same bytes). It is not part of the
+	// template's bytes or hash: the blobs of both modes are the same
+	// STATS_ABI_V1 layout, and merge with each other.
 	Mode tdigest.Mode
 }
 
