@@ -14,6 +14,7 @@ import (
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/export/internal/wal"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -71,31 +72,8 @@ func (s *Server) saveClosed(c Closed) error {
 		p = appendStr(p, string(n.Blob.Bytes()))
 	}
 	p = binary.LittleEndian.AppendUint32(p, crc32.Checksum(p, castagnoli))
-	path := filepath.Join(s.cfg.DataDir, closedName(c.Start))
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
+	if err := wal.WriteFile(filepath.Join(s.cfg.DataDir, closedName(c.Start)), p, !s.cfg.NoSync); err != nil {
 		return fmt.Errorf("collector: closed window: %w", err)
-	}
-	_, err = f.Write(p)
-	if err == nil && !s.cfg.NoSync {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("collector: closed window: %w", err)
-	}
-	if !s.cfg.NoSync {
-		if d, err := os.Open(s.cfg.DataDir); err == nil {
-			_ = d.Sync()
-			d.Close()
-		}
 	}
 	return nil
 }

@@ -510,15 +510,23 @@ func (l *Log) rollLocked(snapshot func() ([]byte, error)) (state []byte, upto ui
 }
 
 func (l *Log) writeCheckpoint(n uint64, state []byte) error {
-	path := filepath.Join(l.dir, ckptName(n))
+	if err := WriteFile(filepath.Join(l.dir, ckptName(n)), AppendRecord([]byte(ckptMagic), state), !l.opts.NoSync); err != nil {
+		return fmt.Errorf("wal: checkpoint: %w", err)
+	}
+	return nil
+}
+
+// WriteFile writes data to path whole or not at all: to a temporary file
+// first, then renamed over path; with sync, the file and then its
+// directory are synced, so the rename survives a crash of the machine.
+func WriteFile(path string, data []byte, sync bool) error {
 	tmp := path + ".tmp"
-	buf := AppendRecord([]byte(ckptMagic), state)
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
-		return fmt.Errorf("wal: %w", err)
+		return err
 	}
-	_, err = f.Write(buf)
-	if err == nil && !l.opts.NoSync {
+	_, err = f.Write(data)
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -529,9 +537,17 @@ func (l *Log) writeCheckpoint(n uint64, state []byte) error {
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("wal: checkpoint: %w", err)
+		return err
 	}
-	return l.syncDir()
+	if !sync {
+		return nil
+	}
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // Stats returns the log's counters.
