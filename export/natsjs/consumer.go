@@ -87,7 +87,7 @@ type Consumer struct {
 
 // owned is a partition this consumer holds: its lease and its worker.
 type owned struct {
-	leaseRev uint64
+	leaseRev atomic.Uint64 // the lease's revision (balance renews it)
 	cancel   context.CancelFunc
 	done     chan struct{}
 	release  atomic.Bool // checkpoint and hand back (not lost)
@@ -171,7 +171,7 @@ func (c *Consumer) balance(parent context.Context) {
 	}
 	c.mu.Unlock()
 	for p, o := range held {
-		rev, err := c.owners.Update(ctx, partitionKey(p), []byte(c.cfg.ID), o.leaseRev)
+		rev, err := c.owners.Update(ctx, partitionKey(p), []byte(c.cfg.ID), o.leaseRev.Load())
 		if err != nil {
 			if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyNotFound) || isWrongSeq(err) {
 				c.cfg.Logf("natsjs: partition %d: lease lost: %v", p, err)
@@ -181,7 +181,7 @@ func (c *Consumer) balance(parent context.Context) {
 			c.cfg.Logf("natsjs: partition %d: renew: %v", p, err) // unreachable: retried next tick
 			continue
 		}
-		o.leaseRev = rev
+		o.leaseRev.Store(rev)
 	}
 	members, err := c.members.Keys(ctx)
 	if err != nil || len(members) == 0 {
@@ -247,12 +247,30 @@ func (c *Consumer) drop(p int, release bool) {
 	<-o.done
 	if release {
 		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.LeaseTTL)
-		_ = c.owners.Delete(ctx, partitionKey(p), jetstream.LastRevision(o.leaseRev))
+		_ = c.owners.Delete(ctx, partitionKey(p), jetstream.LastRevision(o.leaseRev.Load()))
 		cancel()
 		c.released.Add(1)
 	} else {
 		c.lost.Add(1)
 	}
+}
+
+// abandon forgets partition p, whose worker o stopped on its own, and
+// gives its lease back.
+func (c *Consumer) abandon(p int, o *owned) {
+	c.mu.Lock()
+	mine := c.owned[p] == o
+	if mine {
+		delete(c.owned, p)
+	}
+	c.mu.Unlock()
+	if !mine {
+		return
+	}
+	c.lost.Add(1)
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.LeaseTTL)
+	defer cancel()
+	_ = c.owners.Delete(ctx, partitionKey(p), jetstream.LastRevision(o.leaseRev.Load()))
 }
 
 func (c *Consumer) releaseAll() {
@@ -271,68 +289,75 @@ func (c *Consumer) releaseAll() {
 func (c *Consumer) start(parent context.Context, p int, leaseRev uint64) error {
 	ctx, cancel := context.WithTimeout(parent, c.cfg.LeaseTTL)
 	defer cancel()
-	covered, stateRev, state, err := c.loadState(ctx, p)
+	merged, stateRev, state, err := c.loadState(ctx, p)
 	if err != nil {
 		return err
 	}
 	// Write the state back at once: a previous owner still running finds
 	// the revision moved and stops before it stores anything.
-	if stateRev, err = c.storeState(ctx, p, stateRev, covered, state); err != nil {
+	if stateRev, err = c.storeState(ctx, p, stateRev, merged, state); err != nil {
 		return err
 	}
 	part, err := c.cfg.Store.Open(p, state)
 	if err != nil {
 		return fmt.Errorf("open: %w", err)
 	}
-	// The partition's consumer starts afresh after what the state covers,
-	// so that messages come in stream order: a consumer that went on would
-	// deliver new messages before redelivering those the previous owner
-	// took and never acknowledged, and those would look covered.
-	if err := c.cfg.JS.DeleteConsumer(ctx, c.cfg.Stream, consumerName(p)); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-		part.Close()
-		return fmt.Errorf("consumer: %w", err)
-	}
-	cons, err := c.cfg.JS.CreateOrUpdateConsumer(ctx, c.cfg.Stream, c.cfg.consumerConfig(p, covered+1))
+	cons, err := c.cfg.JS.CreateOrUpdateConsumer(ctx, c.cfg.Stream, c.cfg.consumerConfig(p))
 	if err != nil {
 		part.Close()
 		return fmt.Errorf("consumer: %w", err)
 	}
 	wctx, cancel := context.WithCancel(context.Background())
-	o := &owned{leaseRev: leaseRev, cancel: cancel, done: make(chan struct{})}
+	o := &owned{cancel: cancel, done: make(chan struct{})}
+	o.leaseRev.Store(leaseRev)
 	c.mu.Lock()
 	c.owned[p] = o
 	c.mu.Unlock()
 	c.taken.Add(1)
-	w := &worker{c: c, p: p, o: o, part: part, cons: cons, covered: covered, stateRev: stateRev}
+	w := &worker{c: c, p: p, o: o, part: part, cons: cons, merged: merged, stateRev: stateRev}
 	go w.run(wctx)
 	return nil
 }
 
-// The stored state of a partition: the stream sequence it covers (every
-// message at or below it is merged), then the Partition's own bytes.
-func (c *Consumer) loadState(ctx context.Context, p int) (covered, rev uint64, state []byte, err error) {
+// The stored state of a partition: the stream sequences of the messages
+// it holds that may not be acknowledged yet (a count, then each as a
+// uint64), then the Partition's own bytes. A message redelivered whose
+// sequence is in the set is already merged; any other is not, whatever
+// its order (redeliveries come after newer messages).
+func (c *Consumer) loadState(ctx context.Context, p int) (merged map[uint64]bool, rev uint64, state []byte, err error) {
+	merged = map[uint64]bool{}
 	e, err := c.states.Get(ctx, partitionKey(p))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return 0, 0, nil, nil
+		return merged, 0, nil, nil
 	}
 	if err != nil {
-		return 0, 0, nil, fmt.Errorf("state: %w", err)
+		return nil, 0, nil, fmt.Errorf("state: %w", err)
 	}
 	v := e.Value()
-	if len(v) < 8 {
-		return 0, 0, nil, fmt.Errorf("state: %d bytes, no sequence", len(v))
+	if len(v) < 4 {
+		return nil, 0, nil, fmt.Errorf("state: %d bytes, no sequences", len(v))
 	}
-	state = v[8:]
+	n := binary.LittleEndian.Uint32(v)
+	if uint64(n)*8 > uint64(len(v)-4) {
+		return nil, 0, nil, fmt.Errorf("state: %d sequences in %d bytes", n, len(v))
+	}
+	for i := range n {
+		merged[binary.LittleEndian.Uint64(v[4+8*i:])] = true
+	}
+	state = v[4+8*n:]
 	if len(state) == 0 {
 		state = nil
 	}
-	return binary.LittleEndian.Uint64(v), e.Revision(), state, nil
+	return merged, e.Revision(), state, nil
 }
 
 // storeState writes a partition's state if its revision is still rev (0:
 // the key must not exist), returning the new revision.
-func (c *Consumer) storeState(ctx context.Context, p int, rev, covered uint64, state []byte) (uint64, error) {
-	v := binary.LittleEndian.AppendUint64(make([]byte, 0, 8+len(state)), covered)
+func (c *Consumer) storeState(ctx context.Context, p int, rev uint64, merged map[uint64]bool, state []byte) (uint64, error) {
+	v := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+8*len(merged)+len(state)), uint32(len(merged)))
+	for _, seq := range slices.Sorted(maps.Keys(merged)) {
+		v = binary.LittleEndian.AppendUint64(v, seq)
+	}
 	v = append(v, state...)
 	var err error
 	if rev == 0 {
@@ -356,16 +381,24 @@ type worker struct {
 	o        *owned
 	part     Partition
 	cons     jetstream.Consumer
-	covered  uint64        // the highest stream sequence merged
-	stored   uint64        // the sequence the stored state covers
-	stateRev uint64        // the stored state's revision
-	last     jetstream.Msg // the newest message taken, to acknowledge with the state
+	merged   map[uint64]bool // messages merged and maybe not acknowledged, by stream sequence
+	dirty    bool            // merged since the stored state
+	stateRev uint64          // the stored state's revision
+	toAck    []jetstream.Msg // messages to acknowledge once the state holding them is stored
 }
 
 func (w *worker) run(ctx context.Context) {
 	defer close(w.o.done)
-	defer w.part.Close()
-	w.stored = w.covered
+	defer func() {
+		w.part.Close()
+		if ctx.Err() == nil {
+			// Stopped on its own: the stored state moved on (another
+			// owner, or a write of ours that timed out after it was
+			// applied). Give the partition up, so that it is taken again
+			// from the state as it is.
+			w.c.abandon(w.p, w.o)
+		}
+	}()
 	next := time.Now().Add(w.c.cfg.Checkpoint)
 	for ctx.Err() == nil {
 		batch, err := w.cons.Fetch(w.c.cfg.Batch, jetstream.FetchMaxWait(min(w.c.cfg.Checkpoint, time.Second)))
@@ -397,19 +430,20 @@ func (w *worker) run(ctx context.Context) {
 	}
 }
 
-// take merges one message unless the state already covers it.
+// take merges one message unless the state already holds it; either way
+// the message is acknowledged after the next stored state.
 func (w *worker) take(msg jetstream.Msg) {
 	md, err := msg.Metadata()
 	if err != nil {
 		return // not a JetStream message: nothing to acknowledge
 	}
-	w.last = msg
+	w.toAck = append(w.toAck, msg)
 	seq := md.Sequence.Stream
-	if seq <= w.covered {
+	if w.merged[seq] {
 		w.c.skipped.Add(1)
 		return
 	}
-	w.covered = seq
+	w.merged[seq], w.dirty = true, true
 	m, err := parse(msg, seq)
 	if err == nil {
 		err = w.part.Merge(m)
@@ -422,29 +456,40 @@ func (w *worker) take(msg jetstream.Msg) {
 	w.c.merged.Add(1)
 }
 
-// checkpoint stores the state if it moved and acknowledges what it covers.
+// checkpoint stores the state if it changed, then acknowledges the
+// messages it holds. Sequences at or below the consumer's acknowledgement
+// floor leave the set first: those messages are never delivered again.
 func (w *worker) checkpoint() error {
-	if w.last == nil {
+	if len(w.toAck) == 0 && !w.dirty {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), w.c.cfg.LeaseTTL)
 	defer cancel()
-	if w.covered > w.stored {
+	if w.dirty {
+		if info, err := w.cons.Info(ctx); err == nil {
+			for seq := range w.merged {
+				if seq <= info.AckFloor.Stream {
+					delete(w.merged, seq)
+				}
+			}
+		}
 		state, err := w.part.Save()
 		if err != nil {
 			return fmt.Errorf("save: %w", err)
 		}
-		rev, err := w.c.storeState(ctx, w.p, w.stateRev, w.covered, state)
+		rev, err := w.c.storeState(ctx, w.p, w.stateRev, w.merged, state)
 		if err != nil {
 			return err
 		}
-		w.stateRev, w.stored = rev, w.covered
+		w.stateRev, w.dirty = rev, false
 		w.c.checkpoints.Add(1)
 	}
-	if err := w.last.Ack(); err != nil && !errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
-		return fmt.Errorf("ack: %w", err)
+	for _, m := range w.toAck {
+		if err := m.Ack(); err != nil && !errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
+			return fmt.Errorf("ack: %w", err) // redelivered later, and skipped
+		}
 	}
-	w.last = nil
+	w.toAck = w.toAck[:0]
 	return nil
 }
 

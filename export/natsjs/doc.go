@@ -31,9 +31,12 @@
 // collector joins.
 //
 // An owner merges its partition's messages into the partition's
-// aggregates and, every checkpoint interval, stores them (with the stream
-// sequence they cover) in an object store bucket, and only then
-// acknowledges the messages. A new owner starts from the last stored state
-// and the unacknowledged messages, skipping those the state already covers:
-// a message is merged once, whoever is killed when.
+// aggregates and, every checkpoint interval, stores them, with the stream
+// sequences of the messages they hold that may not be acknowledged yet, in
+// a key-value bucket (compare-and-swap on the revision, so an owner that
+// lost the partition cannot overwrite its successor's), and only then
+// acknowledges each message. A new owner starts from the last stored state
+// and gets the unacknowledged messages again, in any order, skipping those
+// whose sequence the state holds: a message is merged once, whoever is
+// killed when.
 package natsjs

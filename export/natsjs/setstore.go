@@ -15,8 +15,8 @@ import (
 )
 
 // SetStore is the Store of a collector: each owned partition's aggregates
-// are an aggregate.Set (wide aggregates, MergeAll-quality digests,
-// idempotent by sender and sequence), its state the Set's
+// are an aggregate.Set (wide aggregates, MergeAll-quality digests), its
+// state the Set's
 // (AppendState/LoadState). A SetStore is an export.Source of the owned
 // partitions' aggregates: a partition that moves away stops being
 // exported at once. It is safe for concurrent use.
@@ -77,16 +77,11 @@ func (sp *setPart) Merge(m Message) error {
 	for i, l := range m.Labels {
 		labels[i] = export.Label{Name: l.Name, Value: l.Value}
 	}
-	key := aggregateKey(m.TplHash, labels)
-	add := func() error { return sp.set.Add(key, t, labels, b) }
-	if m.Sender == "" {
-		return add()
-	}
-	if err := aggregate.CheckSender(m.Sender); err != nil {
-		return err
-	}
-	_, err = sp.set.Once(m.Sender, key, m.Seq, add)
-	return err
+	// No check by sender and sequence here (aggregate.Set.Once): the stream
+	// stores a retry once (Nats-Msg-Id), the consumer merges a stored
+	// message once, and redeliveries come out of order, which a high-water
+	// mark of sequences would take for duplicates.
+	return sp.set.Add(aggregateKey(m.TplHash, labels), t, labels, b)
 }
 
 // aggregateKey names a template's label set: the hash, then each label's

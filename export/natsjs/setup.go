@@ -86,22 +86,18 @@ func (s Setup) Ensure(ctx context.Context, js jetstream.JetStream) error {
 	return nil
 }
 
-// consumerConfig is partition p's durable consumer, delivering from
-// stream sequence from on (0: from the start).
-func (s Setup) consumerConfig(p int, from uint64) jetstream.ConsumerConfig {
-	cc := jetstream.ConsumerConfig{
+// consumerConfig is partition p's durable consumer: every message of the
+// partition, each acknowledged on its own once a stored state holds it.
+func (s Setup) consumerConfig(p int) jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
 		Durable:       consumerName(p),
 		FilterSubject: fmt.Sprintf("%s.%d.>", s.Prefix, p),
-		AckPolicy:     jetstream.AckAllPolicy,
+		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       s.LeaseTTL,
 		MaxAckPending: 1 << 20,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 		Replicas:      s.Replicas,
 	}
-	if from > 1 {
-		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from
-	}
-	return cc
 }
 
 var errLost = errors.New("natsjs: partition lost to another collector")

@@ -296,6 +296,22 @@ cluster { name: statsblob, listen: 127.0.0.1:%d, routes: [%s] }
 			break
 		}
 	}
+	if !ok {
+		for p := range partitions {
+			c, err := js.Consumer(ctx, stream, fmt.Sprintf("p%d", p))
+			if err != nil {
+				t.Logf("partition %d: %v", p, err)
+				continue
+			}
+			ci, err := c.Info(ctx)
+			if err != nil {
+				t.Logf("partition %d: %v", p, err)
+				continue
+			}
+			t.Logf("partition %d: pending %d, ack pending %d, redelivered %d, waiting %d, delivered %d, ack floor %d",
+				p, ci.NumPending, ci.NumAckPending, ci.NumRedelivered, ci.NumWaiting, ci.Delivered.Stream, ci.AckFloor.Stream)
+		}
+	}
 	require.True(t, ok, "the collectors never converged: %s", last)
 	for _, c := range colls {
 		c.term()
