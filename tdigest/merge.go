@@ -77,19 +77,28 @@ func Merge(dst, src []byte, dt voi.DType) error {
 // 2^63-1 samples). Merging never fails for precision or underflow
 // reasons. A source may be dst itself (its samples then count twice).
 func MergeAll(dst []byte, dt voi.DType, srcs ...[]byte) error {
+	if err := validateMerge(dst, dt, dt, srcs); err != nil {
+		return err
+	}
+	return mergeAllValid(dst, dt, unbounded, srcs)
+}
+
+// validateMerge checks the digests of a merge from outside: dst of type
+// dt, srcs of type sdt (Valid first, Validate for the reason).
+func validateMerge(dst []byte, dt, sdt voi.DType, srcs [][]byte) error {
 	if !Valid(dst, dt) {
 		if err := Validate(dst, dt); err != nil {
 			return fmt.Errorf("tdigest: merge destination: %w", err)
 		}
 	}
 	for i, s := range srcs {
-		if !Valid(s, dt) {
-			if err := Validate(s, dt); err != nil {
+		if !Valid(s, sdt) {
+			if err := Validate(s, sdt); err != nil {
 				return fmt.Errorf("tdigest: merge source %d: %w", i, err)
 			}
 		}
 	}
-	return mergeAllValid(dst, dt, unbounded, srcs)
+	return nil
 }
 
 // unbounded is the sample range of inputs whose samples have no known

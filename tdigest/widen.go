@@ -1,8 +1,6 @@
 package tdigest
 
 import (
-	"fmt"
-
 	"github.com/statsblob/statsblob/internal/trusted"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -16,17 +14,8 @@ import (
 // empty before the call with at least as many slots as the one source's
 // centroids holds exactly that source's centroids afterwards.
 func MergeAllFrom(dst []byte, dt, sdt voi.DType, srcs ...[]byte) error {
-	if !Valid(dst, dt) {
-		if err := Validate(dst, dt); err != nil {
-			return fmt.Errorf("tdigest: merge destination: %w", err)
-		}
-	}
-	for i, s := range srcs {
-		if !Valid(s, sdt) {
-			if err := Validate(s, sdt); err != nil {
-				return fmt.Errorf("tdigest: merge source %d: %w", i, err)
-			}
-		}
+	if err := validateMerge(dst, dt, sdt, srcs); err != nil {
+		return err
 	}
 	return mergeFromValid(dst, dt, sdt, srcs)
 }
