@@ -134,16 +134,7 @@ func fleets(w io.Writer, counts []int) {
 		for _, g := range []accuracy.Geometry{accuracy.Small, accuracy.Large, {DType: voi.TDgstClust64, Slots: 100, Prec: 8}} {
 			for _, n := range counts {
 				f := accuracy.NewFleet(g, accuracy.DistByName(dn), n, accuracy.BlobSize, 1)
-				one := g.Build()
-				must(tdigest.MergeAll(one, g.DType, f.Digests...))
-				var groups [][]byte
-				for i := 0; i < len(f.Digests); i += 8 {
-					gd := g.Build()
-					must(tdigest.MergeAll(gd, g.DType, f.Digests[i:min(i+8, len(f.Digests))]...))
-					groups = append(groups, gd)
-				}
-				two := g.Build()
-				must(tdigest.MergeAll(two, g.DType, groups...))
+				one, two := mergeLevels(g, f.Digests)
 				tb, cb := accuracy.CaioMergedBytes(f.Digests, g.DType, len(one))
 				tc, _ := accuracy.CaioMerged(f.Digests, g.DType, int(g.Slots))
 				fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %s | %.2f | %.1f | %d | %s | %.2f |\n", dn, name(g), n, len(f.Sorted), f.Lost,
@@ -171,16 +162,7 @@ func streamFleets(w io.Writer, n int, seeds []uint64) {
 			g := accuracy.Geometry{DType: voi.TDgstClust64, Slots: slots, Prec: 8}
 			for _, seed := range seeds {
 				f := accuracy.NewStreamFleet(g, st, n, accuracy.FleetSize, seed)
-				one := g.Build()
-				must(tdigest.MergeAll(one, g.DType, f.Digests...))
-				var groups [][]byte
-				for i := 0; i < len(f.Digests); i += 8 {
-					gd := g.Build()
-					must(tdigest.MergeAll(gd, g.DType, f.Digests[i:min(i+8, len(f.Digests))]...))
-					groups = append(groups, gd)
-				}
-				two := g.Build()
-				must(tdigest.MergeAll(two, g.DType, groups...))
+				one, two := mergeLevels(g, f.Digests)
 				td, _ := accuracy.CaioMergedBytes(f.Digests, g.DType, len(one))
 				e1 := accuracy.Errors(f.Sorted, one, g.DType)
 				e2 := accuracy.Max(accuracy.Errors(f.Sorted, two, g.DType))
@@ -287,4 +269,20 @@ func must(err error) {
 	if err != nil {
 		panic(err)
 	}
+}
+
+// mergeLevels merges the digests of a fleet in one step (one) and in two
+// levels, groups of 8 first (two).
+func mergeLevels(g accuracy.Geometry, digests [][]byte) (one, two []byte) {
+	one = g.Build()
+	must(tdigest.MergeAll(one, g.DType, digests...))
+	var groups [][]byte
+	for i := 0; i < len(digests); i += 8 {
+		gd := g.Build()
+		must(tdigest.MergeAll(gd, g.DType, digests[i:min(i+8, len(digests))]...))
+		groups = append(groups, gd)
+	}
+	two = g.Build()
+	must(tdigest.MergeAll(two, g.DType, groups...))
+	return one, two
 }
