@@ -402,7 +402,7 @@ func (s *Server) accept(r *http.Request) *rejection {
 			if rej := s.merge(k, t, labels, b); rej != nil {
 				return rej
 			}
-			s.levels.record(levelKey(t, labels), r.Header.Get, s.cfg.Now(), b)
+			s.levels.record(t, labels, r.Header.Get, s.cfg.Now(), b)
 			s.accepted.Inc()
 			s.bytesIn.Add(float64(len(body)))
 			return nil

@@ -236,8 +236,10 @@ func (s *Server) addBatch(r *http.Request, keys []string, items []aggregate.Item
 			return s.addRejection(err, items[0].T)
 		}
 		n := 0
+		now := s.cfg.Now()
 		for _, it := range add {
 			n += it.B.CurSz()
+			s.levels.record(it.T, it.Labels, r.Header.Get, now, it.B)
 		}
 		s.accepted.Add(float64(len(add)))
 		s.bytesIn.Add(float64(n))

@@ -32,6 +32,31 @@ const MaxLevelSenders = 4096
 type levels struct {
 	mu sync.Mutex
 	by map[string]map[string]*reading // aggregate key -> sender -> latest
+
+	gauges sync.Map // *tpl.Template -> *gaugeIDs
+}
+
+// gaugeIDs are the VOIs of a template that take relative updates, as of
+// the template's hash.
+type gaugeIDs struct {
+	hash uint32
+	ids  []int32
+}
+
+// gaugeIDs returns the ids of t's relative-update VOIs, the only ones
+// whose blobs hold a level.
+func (l *levels) gaugeIDs(t *tpl.Template) []int32 {
+	if g, ok := l.gauges.Load(t); ok && g.(*gaugeIDs).hash == t.Hash() {
+		return g.(*gaugeIDs).ids
+	}
+	g := &gaugeIDs{hash: t.Hash()}
+	for _, v := range t.VOIs() {
+		if v.Flags&voi.FlagRelUpdate != 0 {
+			g.ids = append(g.ids, v.ID)
+		}
+	}
+	l.gauges.Store(t, g)
+	return g.ids
 }
 
 type reading struct {
@@ -40,12 +65,16 @@ type reading struct {
 	vals map[int32]float64
 }
 
-// record keeps the levels of blob b, posted by the request's sender, for
-// aggregate key k. Blobs without relative-update VOIs cost a scan of
-// their VOI table.
-func (l *levels) record(k string, h func(string) string, now time.Time, b *blob.Blob) {
+// record keeps the levels of blob b of template t, posted by the
+// request's sender, for t's aggregates with labels. Blobs of templates
+// without relative-update VOIs cost a lookup.
+func (l *levels) record(t *tpl.Template, labels []export.Label, h func(string) string, now time.Time, b *blob.Blob) {
+	ids := l.gaugeIDs(t)
+	if len(ids) == 0 {
+		return
+	}
 	var vals map[int32]float64
-	for id := range b.VOIs() {
+	for _, id := range ids {
 		s, err := b.Fetch(id, voi.StatVoiState)
 		if err != nil || s.Type != voi.StatVoiState || len(s.Data) == 0 {
 			continue
@@ -63,6 +92,7 @@ func (l *levels) record(k string, h func(string) string, now time.Time, b *blob.
 	if vals == nil {
 		return
 	}
+	k := levelKey(t, labels)
 	sender := h(ship.HeaderSender)
 	seq, _ := strconv.ParseUint(h(ship.HeaderSeq), 10, 64)
 	l.mu.Lock()

@@ -66,3 +66,38 @@ pool_inflight_max{pool="db"} `+max+`
 	send("b", "2", 1)
 	want("6", "1")
 }
+
+// A batch's blobs record their levels as single posts do: the levels of
+// the batch's sender, the last frame of a label set winning.
+func TestLevelsOfBatch(t *testing.T) {
+	reg := tpl.NewRegistry()
+	tp, err := reg.New("POOL")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "inflight", DType: voi.IntS64, Flags: voi.FlagRelUpdate, Stats: []tpl.StatSpec{tpl.Max()}}))
+	s, err := collector.New(collector.Config{Templates: reg, Now: func() time.Time { return time.Unix(1_700_000_000, 0) }})
+	require.NoError(t, err)
+
+	batch := func(sender, seq string, frames ...any) {
+		t.Helper()
+		body := []byte(collector.BatchMagic)
+		for i := 0; i < len(frames); i += 2 {
+			b := blob.New(tp, nil)
+			require.NoError(t, b.UpdateRelS64(0, int64(frames[i+1].(int))))
+			body, err = collector.AppendBatchFrame(body, frames[i].(string), b.Bytes())
+			require.NoError(t, err)
+		}
+		r := httptest.NewRequest(http.MethodPost, "/v1/batch", bytes.NewReader(body))
+		r.Header.Set(ship.HeaderSender, sender)
+		r.Header.Set(ship.HeaderSeq, seq)
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		require.Equal(t, http.StatusNoContent, w.Code, w.Body.String())
+	}
+	batch("a", "1", "pool=db", 5, "pool=web", 1, "pool=db", 4)
+	batch("b", "1", "pool=db", 7)
+	require.NoError(t, testutil.GatherAndCompare(s.Registry(), strings.NewReader(`# HELP pool_inflight statsblob POOL inflight: level (sum of relative updates) (INT_S64)
+# TYPE pool_inflight gauge
+pool_inflight{pool="db"} 11
+pool_inflight{pool="web"} 1
+`), "pool_inflight"))
+}
