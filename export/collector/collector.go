@@ -380,7 +380,9 @@ func (s *Server) accept(r *http.Request) *rejection {
 	if rej != nil {
 		return rej
 	}
-	body, rej := s.readBody(r)
+	bb := getBodyBuf()
+	defer putBodyBuf(bb)
+	body, rej := s.readBody(r, bb)
 	if rej != nil {
 		return rej
 	}

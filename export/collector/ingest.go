@@ -161,7 +161,9 @@ func (s *Server) acceptBatch(r *http.Request) *rejection {
 	if rej != nil {
 		return rej
 	}
-	body, rej := s.readBodyWithin(r, MaxBatchBody, "MaxBatchBody")
+	bb := getBodyBuf()
+	defer putBodyBuf(bb)
+	body, rej := s.readBodyWithin(r, MaxBatchBody, "MaxBatchBody", bb)
 	if rej != nil {
 		return rej
 	}

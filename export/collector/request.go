@@ -8,19 +8,43 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 )
 
-// readBody reads a post's body: at most MaxBody bytes, after decoding a
-// gzip or zstd Content-Encoding. A body that does not arrive within the read
-// timeout is a 408; the reasons never echo the connection's addresses.
-func (s *Server) readBody(r *http.Request) ([]byte, *rejection) {
-	return s.readBodyWithin(r, s.cfg.MaxBody, "-max-body")
+// A bodyBuf holds the buffer of a post's body for the next post: what is
+// kept of a body is copied (blob.FromBytes, the write-ahead log's
+// record), so the buffer is free once the post is answered.
+type bodyBuf struct{ b []byte }
+
+// maxPooledBody bounds the buffers kept for the next posts, in bytes.
+const maxPooledBody = 1 << 20
+
+var bodyBufs = sync.Pool{New: func() any { return new(bodyBuf) }}
+
+// getBodyBuf returns a buffer for a body; putBodyBuf gives it back once
+// nothing refers to the body read into it.
+func getBodyBuf() *bodyBuf { return bodyBufs.Get().(*bodyBuf) }
+
+func putBodyBuf(bb *bodyBuf) {
+	if cap(bb.b) > maxPooledBody {
+		bb.b = nil
+	}
+	bodyBufs.Put(bb)
 }
 
-// readBodyWithin is readBody with the limit of flag.
-func (s *Server) readBodyWithin(r *http.Request, limit int64, flag string) ([]byte, *rejection) {
+// readBody reads a post's body into bb: at most MaxBody bytes, after
+// decoding a gzip or zstd Content-Encoding. A body that does not arrive
+// within the read timeout is a 408; the reasons never echo the
+// connection's addresses.
+func (s *Server) readBody(r *http.Request, bb *bodyBuf) ([]byte, *rejection) {
+	return s.readBodyWithin(r, s.cfg.MaxBody, "-max-body", bb)
+}
+
+// readBodyWithin is readBody with the limit of flag; a nil bb reads into
+// a new buffer.
+func (s *Server) readBodyWithin(r *http.Request, limit int64, flag string, bb *bodyBuf) ([]byte, *rejection) {
 	var in io.Reader = r.Body
 	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
 	case "", "identity":
@@ -47,7 +71,16 @@ func (s *Server) readBodyWithin(r *http.Request, limit int64, flag string) ([]by
 	if r.ContentLength >= 0 && !gz {
 		size = r.ContentLength + 1 // one more byte to see the end
 	}
-	body, err := readAtMost(make([]byte, 0, size), in, limit+1)
+	var buf []byte
+	if bb != nil && int64(cap(bb.b)) >= size {
+		buf = bb.b[:0]
+	} else {
+		buf = make([]byte, 0, size)
+	}
+	body, err := readAtMost(buf, in, limit+1)
+	if bb != nil {
+		bb.b = body[:0]
+	}
 	if err != nil {
 		return nil, s.bodyError(err, gz)
 	}
