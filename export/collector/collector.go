@@ -205,7 +205,8 @@ type Server struct {
 	set *aggregate.Set // the aggregates of the current window
 
 	onClose []func(Closed)
-	levels  levels // each sender's latest gauges (levels.go)
+	levels  levels     // each sender's latest gauges (levels.go)
+	lcache  labelCache // the labels of recent query strings (labelcache.go)
 
 	reg      *prometheus.Registry // own and the aggregates (promexport)
 	own      *prometheus.Registry // the server's own metrics
@@ -376,7 +377,7 @@ func (s *Server) accept(r *http.Request) *rejection {
 	if rej != nil {
 		return rej
 	}
-	labels, rej := s.labels(r.URL.RawQuery)
+	cl, rej := s.labels(r.URL.RawQuery)
 	if rej != nil {
 		return rej
 	}
@@ -394,17 +395,18 @@ func (s *Server) accept(r *http.Request) *rejection {
 	if err != nil {
 		return reject(http.StatusUnprocessableEntity, "template", "unknown template hash %d", b.TplHash())
 	}
-	if labels, rej = g.admit(t, labels); rej != nil {
+	labels, rej := g.admit(t, cl.labels)
+	if rej != nil {
 		return rej
 	}
-	k := key(b.TplHash(), labels)
+	k := cl.keyOf(b.TplHash(), labels)
 	rec := func() *record { return newRecord(r, []frame{{labels: labels, blob: body}}) }
 	return s.durably(rec, func() *rejection {
 		return s.once(r, []string{k}, func([]bool) *rejection {
 			if rej := s.merge(k, t, labels, b); rej != nil {
 				return rej
 			}
-			s.levels.record(t, labels, r.Header.Get, s.cfg.Now(), b)
+			s.levels.record(t, labels, r.Header.Get, s.cfg.Now, b)
 			s.accepted.Inc()
 			s.bytesIn.Add(float64(len(body)))
 			return nil
@@ -412,8 +414,21 @@ func (s *Server) accept(r *http.Request) *rejection {
 	})
 }
 
-// labels parses and checks the query's labels, sorted by name.
-func (s *Server) labels(rawQuery string) ([]export.Label, *rejection) {
+// labels returns the query's labels, sorted by name and checked (cached:
+// see labelCache).
+func (s *Server) labels(rawQuery string) (*cachedLabels, *rejection) {
+	if cl := s.lcache.get(rawQuery); cl != nil {
+		return cl, nil
+	}
+	labels, rej := s.parseLabels(rawQuery)
+	if rej != nil {
+		return nil, rej
+	}
+	return s.lcache.put(rawQuery, labels), nil
+}
+
+// parseLabels parses and checks the query's labels, sorted by name.
+func (s *Server) parseLabels(rawQuery string) ([]export.Label, *rejection) {
 	q, err := url.ParseQuery(rawQuery)
 	if err != nil {
 		return nil, reject(http.StatusBadRequest, "labels", "query: %v", err)

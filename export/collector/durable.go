@@ -296,7 +296,7 @@ func (s *Server) replay(p []byte) error {
 		}
 		now := s.cfg.Now()
 		for _, it := range add {
-			s.levels.record(it.T, it.Labels, rec.header, now, it.B)
+			s.levels.record(it.T, it.Labels, rec.header, func() time.Time { return now }, it.B)
 		}
 		return nil
 	}

@@ -177,7 +177,7 @@ func (s *Server) acceptBatch(r *http.Request) *rejection {
 		} else if query != "" {
 			q = query
 		}
-		labels, lrej := s.labels(q)
+		cl, lrej := s.labels(q)
 		if lrej != nil {
 			rej = lrej
 			rej.msg = fmt.Sprintf("frame %d: %s", i, rej.msg)
@@ -193,7 +193,8 @@ func (s *Server) acceptBatch(r *http.Request) *rejection {
 			rej = reject(http.StatusUnprocessableEntity, "template", "frame %d: unknown template hash %d", i, b.TplHash())
 			return errRefused
 		}
-		if labels, lrej = g.admit(t, labels); lrej != nil {
+		labels, lrej := g.admit(t, cl.labels)
+		if lrej != nil {
 			rej = lrej
 			rej.msg = fmt.Sprintf("frame %d: %s", i, rej.msg)
 			return errRefused
@@ -207,7 +208,7 @@ func (s *Server) acceptBatch(r *http.Request) *rejection {
 			rej = reject(http.StatusUnprocessableEntity, "layout", "frame %d: blob does not fit its template (hash %d): %v", i, t.Hash(), err)
 			return errRefused
 		}
-		items = append(items, aggregate.Item{Key: key(b.TplHash(), labels), T: t, Labels: labels, B: b})
+		items = append(items, aggregate.Item{Key: cl.keyOf(b.TplHash(), labels), T: t, Labels: labels, B: b})
 		frames = append(frames, frame{labels: labels, blob: p})
 		return nil
 	})
@@ -238,10 +239,9 @@ func (s *Server) addBatch(r *http.Request, keys []string, items []aggregate.Item
 			return s.addRejection(err, items[0].T)
 		}
 		n := 0
-		now := s.cfg.Now()
 		for _, it := range add {
 			n += it.B.CurSz()
-			s.levels.record(it.T, it.Labels, r.Header.Get, now, it.B)
+			s.levels.record(it.T, it.Labels, r.Header.Get, s.cfg.Now, it.B)
 		}
 		s.accepted.Add(float64(len(add)))
 		s.bytesIn.Add(float64(n))

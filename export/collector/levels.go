@@ -66,9 +66,9 @@ type reading struct {
 }
 
 // record keeps the levels of blob b of template t, posted by the
-// request's sender, for t's aggregates with labels. Blobs of templates
+// request's sender at now(), for t's aggregates with labels. Blobs of templates
 // without relative-update VOIs cost a lookup.
-func (l *levels) record(t *tpl.Template, labels []export.Label, h func(string) string, now time.Time, b *blob.Blob) {
+func (l *levels) record(t *tpl.Template, labels []export.Label, h func(string) string, now func() time.Time, b *blob.Blob) {
 	ids := l.gaugeIDs(t)
 	if len(ids) == 0 {
 		return
@@ -117,7 +117,7 @@ func (l *levels) record(t *tpl.Template, labels []export.Label, h func(string) s
 		}
 		delete(m, oldest)
 	}
-	m[sender] = &reading{seq: seq, at: now, vals: vals}
+	m[sender] = &reading{seq: seq, at: now(), vals: vals}
 }
 
 // sum returns the sum over senders of the levels kept for key k.
