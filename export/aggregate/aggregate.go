@@ -398,6 +398,17 @@ func (s *Set) fold(a *group) {
 	a.qbytes = 0
 }
 
+// release drops the queue of a, an aggregate dropped from the current
+// window, from the bytes queued.
+func (s *Set) release(a *group) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s.pending.Add(-a.qbytes)
+	a.qbytes = 0
+	clear(a.queue)
+	a.queue = a.queue[:0]
+}
+
 // add folds srcs into dst, counting what saturates.
 func (s *Set) add(dst *blob.Blob, srcs []*blob.Blob) {
 	sat, err := blob.Fold(dst, srcs...)
@@ -564,6 +575,7 @@ func (s *Set) Expire(cutoff time.Time) (int, time.Time) {
 	for k, a := range w.aggs {
 		last := a.lastAdd.Load()
 		if last <= c {
+			s.release(a)
 			delete(w.aggs, k)
 			w.perTpl[a.t]--
 			n++

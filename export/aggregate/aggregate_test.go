@@ -436,3 +436,29 @@ func TestConcurrentAddsAreExact(t *testing.T) {
 	require.Equal(t, uint64(posters*each), samples)
 	require.Zero(t, s.Stats().PendingBytes)
 }
+
+// The bytes of an aggregate's queued blobs stop counting against
+// Config.PendingBytes when its window closes or it expires.
+func TestPendingBytesOfClosedAndExpired(t *testing.T) {
+	tp := latTpl(t)
+	bs, _ := fleet(t, tp, "conn-rtt", 10, 3)
+	now := time.Unix(100, 0)
+	s, err := aggregate.New(aggregate.Config{Now: func() time.Time { return now }}, time.Unix(0, 0))
+	require.NoError(t, err)
+	for _, b := range bs[:5] {
+		require.NoError(t, s.Add("a", tp, nil, b))
+	}
+	require.Positive(t, s.Stats().PendingBytes)
+	c := s.Rotate(time.Unix(200, 0))
+	require.Equal(t, uint64(5), c.Posts)
+	require.Zero(t, s.Stats().PendingBytes)
+
+	now = time.Unix(300, 0)
+	for _, b := range bs[5:] {
+		require.NoError(t, s.Add("b", tp, nil, b))
+	}
+	require.Positive(t, s.Stats().PendingBytes)
+	n, _ := s.Expire(time.Unix(300, 0))
+	require.Equal(t, 1, n)
+	require.Zero(t, s.Stats().PendingBytes)
+}
