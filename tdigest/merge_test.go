@@ -299,7 +299,7 @@ func TestMergeFleetAccuracy(t *testing.T) {
 // TestMergeFleetVsCaio is issue 20's target for merged fleets of C-mode
 // digests, against caio/go-tdigest merging the same digests into as many
 // bytes as the destination's (accuracy.CaioMergedBytes): on the six
-// streams of accuracy.FleetStreams, TDGSTCLUST64 digests of 50 and 100 slots,
+// streams of accuracy.Streams, TDGSTCLUST64 digests of 50 and 100 slots,
 // blobs of 50 to 500 samples, one merge of all digests and a two-level
 // merge (groups of 8, then the groups), the worst rank error over p50,
 // p90, p99, p99.9 and the seeds is in no cell worse than 1.25 times
@@ -321,7 +321,7 @@ func TestMergeFleetVsCaio(t *testing.T) {
 	const floor = 1e-4
 	var logSum float64
 	var cells int
-	for _, st := range accuracy.FleetStreams {
+	for _, st := range accuracy.Streams {
 		for _, slots := range []uint32{50, 100} {
 			g := accuracy.Geometry{DType: voi.TDgstClust64, Slots: slots, Prec: 8}
 			var worst [2]float64 // over the quantiles and seeds: one merge, two levels

@@ -6,16 +6,57 @@ import (
 	"slices"
 )
 
-// FleetStream draws the samples of one blob of a fleet: n values
-// (non-negative integers, as an INT_U32 VOI holds) in the order the blob
-// is fed them. (Streams are the same six laws for single digests, with
-// the parameters their targets were measured on; the two should become one.)
-type FleetStream struct {
-	Name  string
-	Batch func(r *rand.Rand, n int) []uint32
+// Stream is one of the sample streams of the accuracy targets (issue 20):
+// Draw returns n samples (non-negative integers, as an INT_U32 VOI holds)
+// drawn from r, in the order they are fed. A single digest is fed one
+// Gen; each blob of a fleet one Draw (NewStreamFleet).
+type Stream struct {
+	Name string
+	Draw func(r *rand.Rand, n int) []uint32
 }
 
-// draw returns a Batch of n independent draws of sample.
+// Gen returns n samples of s drawn with seed.
+func (s Stream) Gen(n int, seed uint64) []uint32 {
+	return s.Draw(rand.New(rand.NewPCG(seed, 0x57e4)), n)
+}
+
+// Streams are the six streams the accurate mode's targets are stated on:
+// latencies in µs with a lognormal shape (median 1 ms, σ = 1), a Pareto
+// tail (α = 1.1 from 1 ms), a bimodal mix (90% near 5 ms, 10% near
+// 200 ms, each lognormal with σ = 0.1), a discrete Zipf law over the
+// integers 1..8 (P(k) ∝ 1/k), the lognormal samples in ascending order (a
+// batch replayed sorted; in a fleet, each blob's batch), and a uniform law
+// over 0..10^6.
+var Streams = []Stream{
+	{"lognormal", draw(func(r *rand.Rand) uint32 { return clampU32(lognormal(r, math.Log(1000), 1)) })},
+	{"pareto", draw(func(r *rand.Rand) uint32 { return clampU32(1000 / math.Pow(1-r.Float64(), 1/1.1)) })},
+	{"bimodal", draw(func(r *rand.Rand) uint32 {
+		if r.IntN(10) == 0 {
+			return clampU32(200000 * lognormal(r, 0, 0.1))
+		}
+		return clampU32(5000 * lognormal(r, 0, 0.1))
+	})},
+	{"zipf", draw(func(r *rand.Rand) uint32 {
+		// P(k) ∝ 1/k over 1..8, by inversion.
+		u := r.Float64() * zipfH8
+		for k := 1; ; k++ {
+			if u -= 1 / float64(k); u < 0 || k == 8 {
+				return uint32(k)
+			}
+		}
+	})},
+	{"sorted", func(r *rand.Rand, n int) []uint32 {
+		s := draw(func(r *rand.Rand) uint32 { return clampU32(lognormal(r, math.Log(1000), 1)) })(r, n)
+		slices.Sort(s)
+		return s
+	}},
+	{"uniform", draw(func(r *rand.Rand) uint32 { return uint32(r.IntN(1_000_001)) })},
+}
+
+// zipfH8 is the harmonic number H_8.
+const zipfH8 = 1 + 1.0/2 + 1.0/3 + 1.0/4 + 1.0/5 + 1.0/6 + 1.0/7 + 1.0/8
+
+// draw returns a Draw of n independent draws of sample.
 func draw(sample func(r *rand.Rand) uint32) func(r *rand.Rand, n int) []uint32 {
 	return func(r *rand.Rand, n int) []uint32 {
 		out := make([]uint32, n)
@@ -26,43 +67,9 @@ func draw(sample func(r *rand.Rand) uint32) func(r *rand.Rand, n int) []uint32 {
 	}
 }
 
-// FleetStreams are issue 20's six streams, every blob drawing from the same
-// distribution: lognormal (median 1,000, σ = 1), Pareto (α = 1.1 from
-// 1,000), bimodal (90 % around 5,000 and 10 % around 200,000, each
-// lognormal with σ = 0.2), a discrete Zipf over 1..10 (s = 1.2), the
-// lognormal fed to each blob as an ascending sorted batch, and uniform
-// over 0..99,999.
-var FleetStreams = []FleetStream{
-	{"lognormal", draw(func(r *rand.Rand) uint32 { return clampU32(lognormal(r, math.Log(1000), 1)) })},
-	{"pareto", draw(func(r *rand.Rand) uint32 { return clampU32(1000 / math.Pow(1-r.Float64(), 1/1.1)) })},
-	{"bimodal", draw(func(r *rand.Rand) uint32 {
-		if r.IntN(10) == 0 {
-			return clampU32(lognormal(r, math.Log(200000), 0.2))
-		}
-		return clampU32(lognormal(r, math.Log(5000), 0.2))
-	})},
-	{"zipf", func(r *rand.Rand, n int) []uint32 {
-		z := rand.NewZipf(r, 1.2, 1, 9)
-		out := make([]uint32, n)
-		for i := range out {
-			out[i] = uint32(z.Uint64()) + 1
-		}
-		return out
-	}},
-	{"sorted", func(r *rand.Rand, n int) []uint32 {
-		out := make([]uint32, n)
-		for i := range out {
-			out[i] = clampU32(lognormal(r, math.Log(1000), 1))
-		}
-		slices.Sort(out)
-		return out
-	}},
-	{"uniform", draw(func(r *rand.Rand) uint32 { return uint32(r.IntN(100000)) })},
-}
-
-// FleetStreamByName returns the FleetStream of that name.
-func FleetStreamByName(name string) FleetStream {
-	for _, s := range FleetStreams {
+// StreamByName returns the Stream of that name.
+func StreamByName(name string) Stream {
+	for _, s := range Streams {
 		if s.Name == name {
 			return s
 		}
@@ -76,7 +83,7 @@ func FleetSize(r *rand.Rand) int { return 50 + r.IntN(451) }
 
 // NewStreamFleet returns n digests of geometry g, blob i fed a batch of
 // size(r) samples of s, all seeded by seed.
-func NewStreamFleet(g Geometry, s FleetStream, n int, size func(r *rand.Rand) int, seed uint64) Fleet {
+func NewStreamFleet(g Geometry, s Stream, n int, size func(r *rand.Rand) int, seed uint64) Fleet {
 	r := rand.New(rand.NewPCG(seed, 0xf1ee7))
-	return newFleet(g, n, seed, func() []uint32 { return s.Batch(r, size(r)) })
+	return newFleet(g, n, seed, func() []uint32 { return s.Draw(r, size(r)) })
 }

@@ -147,7 +147,7 @@ func fleets(w io.Writer, counts []int) {
 }
 
 // streamFleets prints the merged fleets of issue 20's six streams
-// (accuracy.FleetStreams) beside caio at equal bytes: n blobs of 50 to 500
+// (accuracy.Streams) beside caio at equal bytes: n blobs of 50 to 500
 // samples per fleet, TDGSTCLUST64 of 50 and 100 slots, one merge and two
 // levels, one row per seed.
 func streamFleets(w io.Writer, n int, seeds []uint64) {
@@ -157,7 +157,7 @@ func streamFleets(w io.Writer, n int, seeds []uint64) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| stream | digest | seed | samples | lost | p50 | p90 | p99 | p99.9 | two levels | caio bytes | caio | ratio |")
 	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
-	for _, st := range accuracy.FleetStreams {
+	for _, st := range accuracy.Streams {
 		for _, slots := range []uint32{50, 100} {
 			g := accuracy.Geometry{DType: voi.TDgstClust64, Slots: slots, Prec: 8}
 			for _, seed := range seeds {
