@@ -223,6 +223,7 @@ type Server struct {
 	tpls templates // the known templates (templates.go)
 	acl  *acl      // Config.Tokens (access.go); nil: none
 	hist history   // closed windows for the query API (query.go)
+	defs defs      // what is exported, /v1/definition (definition.go)
 
 	log          *wal.Log // DataDir's write-ahead log (durable.go); nil without
 	lock         *os.File // DataDir's lock (lock_unix.go)
@@ -282,6 +283,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("/v1/aggregates", s.listAggregates)
 	s.mux.HandleFunc("/v1/aggregate", s.getAggregate)
 	s.mux.HandleFunc("/v1/templates", s.serveTemplates)
+	s.mux.HandleFunc("/v1/definition", s.serveDefinition)
 	s.initOps(pc)
 	if cfg.DataDir != "" {
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
@@ -301,6 +303,9 @@ func New(cfg Config) (*Server, error) {
 		if err := s.loadClosed(); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.initDefs(); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -525,7 +530,7 @@ func (s *Server) addRejection(err error, t *tpl.Template) *rejection {
 // template's wide form (tpl.Widen), with the sum of the senders' latest
 // levels. The blobs are never modified afterwards. Blobs makes the Server
 // an export.Source.
-func (s *Server) Blobs() []export.Named { return s.withLevels(s.set.Blobs()) }
+func (s *Server) Blobs() []export.Named { return s.withDefs(s.withLevels(s.set.Blobs())) }
 
 // posts returns how many blobs the current window's aggregates hold.
 func (s *Server) posts() uint64 { return s.set.Posts() }
@@ -559,7 +564,7 @@ func (s *Server) Rotate() Closed {
 		rotate() // the log is broken: no post is added any more, windows go on
 	}
 	s.windows.Inc()
-	c.Blobs = s.withLevels(c.Blobs)
+	c.Blobs = s.withDefs(s.withLevels(c.Blobs))
 	s.hist.add(c, s.cfg.History)
 	for _, f := range s.onClose {
 		f(c)
