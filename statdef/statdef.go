@@ -12,6 +12,12 @@
 // stopped= times (RFC 3339, UTC), which Apply accepts and ignores, so a
 // definition read back can be written again. Handler serves both over
 // HTTP (GET reads, POST applies), as the definition file in debugfs.
+//
+// Def switches a Switch: a *blob.Control, whose settings the update path
+// obeys, or anything else that keeps per-VOI settings, as a collector
+// does for what it exports (export/collector's /v1/definition). The
+// statsblob command's def reads and changes a served definition, or resets
+// VOIs of a blob file.
 package statdef
 
 import (

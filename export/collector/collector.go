@@ -39,8 +39,10 @@
 // With DataDir every acknowledged post survives a crash (durable.go);
 // GET /v1/aggregates and /v1/aggregate read the aggregates back as blobs
 // (query.go); GET and POST /v1/templates list and add templates, several
-// versions of one name side by side (templates.go); Tokens limit who posts
-// what and who reads (access.go).
+// versions of one name side by side (templates.go); GET and POST
+// /v1/definition?tpl=NAME read and change, in Linux's definition-file form
+// (package statdef), which VOIs of a template are exported and reset them
+// (definition.go); Tokens limit who posts what and who reads (access.go).
 //
 // Served with HTTPServer on Listener (as the command does), the server
 // also bounds connections (MaxConns: 503 with Retry-After, then closed),
@@ -83,7 +85,8 @@
 // statsblob_collector_connections, statsblob_collector_posts_in_flight,
 // statsblob_collector_scrape_omitted_aggregates,
 // statsblob_collector_scrape_interval_seconds,
-// statsblob_collector_window_shorter_than_scrape, the OTLP pushes', and
+// statsblob_collector_window_shorter_than_scrape,
+// statsblob_collector_definition_changes_total{change}, the OTLP pushes', and
 // the go_ and process_ metrics of the Go client.
 package collector
 

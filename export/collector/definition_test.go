@@ -309,3 +309,33 @@ func TestDefinitionDurable(t *testing.T) {
 	require.Equal(t, kitchenDef("on=0 stopped=2026-11-27T12:01:00Z", map[string]string{"bytes": "on=0 stopped=2026-11-27T12:00:00Z"}), got)
 	require.Empty(t, families(t, s3))
 }
+
+// FuzzDefinitionPost: any body is either refused (400) and changes
+// neither the definition nor the aggregates, or applied (200), and then
+// the definition it answers applies again without changing it.
+func FuzzDefinitionPost(f *testing.F) {
+	for _, s := range []string{"on=0", "name=rtt on=0\nname=bytes data=reset", "name=rtt", "=", "name= on=1", "data=reset on=1 started=x", "name=lat data=reset\n\non=1"} {
+		f.Add(s)
+	}
+	kb := fixture.KitchenBlob(fixture.Kitchen()).Bytes()
+	f.Fuzz(func(t *testing.T, text string) {
+		s, _ := newServer(t, collector.Config{Now: func() time.Time { return time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC) }})
+		code, _ := post(t, s, http.MethodPost, "host=a", kb)
+		require.Equal(t, http.StatusNoContent, code)
+		_, before := defDo(t, s, http.MethodGet, "tpl=KITCHEN", "", "")
+		blobs := blobBytes(s.Blobs())
+		code, body := defDo(t, s, http.MethodPost, "tpl=KITCHEN", "", text)
+		if code != http.StatusOK {
+			require.Equal(t, http.StatusBadRequest, code, body)
+			require.True(t, strings.HasPrefix(body, "definition: statdef: line "), body)
+			require.Equal(t, 1, strings.Count(body, "\n"), body)
+			_, after := defDo(t, s, http.MethodGet, "tpl=KITCHEN", "", "")
+			require.Equal(t, before, after)
+			require.Equal(t, blobs, blobBytes(s.Blobs()))
+			return
+		}
+		code, again := defDo(t, s, http.MethodPost, "tpl=KITCHEN", "", body)
+		require.Equal(t, http.StatusOK, code, again)
+		require.Equal(t, body, again)
+	})
+}
