@@ -288,6 +288,9 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("/v1/templates", s.serveTemplates)
 	s.mux.HandleFunc("/v1/definition", s.serveDefinition)
 	s.initOps(pc)
+	if err := s.initDefs(); err != nil { // before the log locks DataDir
+		return nil, err
+	}
 	if cfg.DataDir != "" {
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 			return nil, fmt.Errorf("collector: -data-dir: %w", err)
@@ -306,9 +309,6 @@ func New(cfg Config) (*Server, error) {
 		if err := s.loadClosed(); err != nil {
 			return nil, err
 		}
-	}
-	if err := s.initDefs(); err != nil {
-		return nil, err
 	}
 	return s, nil
 }

@@ -54,10 +54,12 @@ import (
 // /v1/templates (a post token allowed to post NAME and forcing no labels:
 // a tenant's token may not switch or reset everyone's aggregates), and
 // with Tokens GET needs a read token as /metrics does. With DataDir the
-// settings are written to DIR/definitions.json (whole, fsynced) before the
-// answer, and a reset is made at a checkpoint of the log, so both survive
-// a restart; a POST whose settings or reset could not be stored is a 500
-// (503 once the log has failed) and its settings are not applied.
+// settings are written to DIR/definitions.json (whole, fsynced) before
+// they apply, and a reset is made at a checkpoint of the log, so both
+// survive a restart: settings that could not be stored are a 500 and
+// change nothing; a reset whose checkpoint failed is a 500 (it holds until
+// a restart undoes it), one refused because the log had failed a 503
+// (nothing reset); the settings of the same POST, stored first, stay.
 // statsblob_collector_definition_changes_total{change} counts the
 // settings turned on and off and the VOIs reset.
 

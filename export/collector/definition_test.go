@@ -2,6 +2,8 @@ package collector_test
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -338,4 +340,27 @@ func FuzzDefinitionPost(f *testing.F) {
 		require.Equal(t, http.StatusOK, code, again)
 		require.Equal(t, body, again)
 	})
+}
+
+// TestDefinitionStoreFails: settings that cannot be stored in DataDir
+// change nothing; a definitions file that is not one stops New.
+func TestDefinitionStoreFails(t *testing.T) {
+	dir := t.TempDir()
+	cfg := collector.Config{DataDir: dir, NoSync: true}
+	s, tp := newServer(t, cfg)
+	code, _ := post(t, s, http.MethodPost, "host=a", fixture.KitchenBlob(tp).Bytes())
+	require.Equal(t, http.StatusNoContent, code)
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "definitions.json"), 0o755)) // a rename onto it fails
+	code, body := defDo(t, s, http.MethodPost, "tpl=KITCHEN", "", "name=bytes on=0")
+	require.Equal(t, http.StatusInternalServerError, code)
+	require.Equal(t, "definition: the settings could not be stored in -data-dir: not applied\n", body)
+	_, body = defDo(t, s, http.MethodGet, "tpl=KITCHEN", "", "")
+	require.Equal(t, kitchenDef("on=1", nil), body)
+	require.Contains(t, families(t, s), "kitchen_bytes_total")
+	require.NoError(t, s.Close())
+
+	require.NoError(t, os.Remove(filepath.Join(dir, "definitions.json")))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "definitions.json"), []byte(`{"KITCHEN": [1]}`), 0o644))
+	_, err := collector.New(collector.Config{Templates: tp.Registry(), DataDir: dir, NoSync: true})
+	require.ErrorIs(t, err, voi.ErrInvalid)
 }
