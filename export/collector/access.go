@@ -23,7 +23,9 @@ import (
 // from one the token forces, is a 403 (reason auth), and a forced label
 // the post does not give is added to it. If any token may read, GET
 // /metrics, /v1/aggregates, /v1/aggregate, /v1/templates and
-// /v1/definition need a read token too (401 otherwise); /healthz and /readyz stay open. Tokens are
+// /v1/definition need a read token too (401 otherwise); /healthz and
+// /readyz stay open. A POST /v1/definition needs a post token allowed to
+// post the template that forces no labels (definition.go). Tokens are
 // compared in constant time.
 
 // Token is one bearer token of a tokens file (ParseTokens).
