@@ -172,7 +172,7 @@ func (m *Mapper) Append(dst []Metric, n Named) ([]Metric, error) {
 	}
 	out := dst
 	for _, vs := range vois {
-		if vs.hidden {
+		if vs.hidden || n.Off != nil && n.Off(int32(vs.id)) {
 			continue
 		}
 		var err error

@@ -208,6 +208,9 @@ func (m *Mapper) appendDerived(out []Metric, n Named, tplName string, vois []*vo
 		if v.Op == tpl.OpRate || v.Op == tpl.OpAverage && strings.HasSuffix(v.Name, "_mean") && !declared(n.Template, v.Name) {
 			continue
 		}
+		if n.Off != nil && derivedOff(n, v.Name) {
+			continue
+		}
 		name, unit := join(m.opts.Namespace, tplName, v.Name, PromUnit(v.Unit)), PromUnit(v.Unit)
 		switch {
 		case m.otel():
@@ -231,6 +234,22 @@ func (m *Mapper) appendDerived(out []Metric, n Named, tplName string, vois []*vo
 		out = append(out, mt)
 	}
 	return out, nil
+}
+
+// derivedOff reports whether derived metric name reads a VOI n.Off
+// reports.
+func derivedOff(n Named, name string) bool {
+	for _, d := range n.Template.Derived() {
+		if d.Name != name {
+			continue
+		}
+		for _, in := range []string{d.Of, d.By, d.SumSq} {
+			if v, ok := n.Template.VOI(in); in != "" && ok && n.Off(v.ID) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func declared(t *tpl.Template, name string) bool {

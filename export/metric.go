@@ -138,6 +138,10 @@ type Named struct {
 	// relative updates, exported as gauges) read from the blob, in the
 	// VOI's own units: a collector's sum of its senders' latest levels.
 	Levels map[int32]float64
+	// Off, if not nil, reports the VOIs whose statistics are not exported
+	// (a collector's definition: name=rtt on=0), by id; derived metrics
+	// of them are left out too.
+	Off func(id int32) bool
 }
 
 // Source hands out the blobs to export at collection time. Blobs may be

@@ -12,6 +12,12 @@
 // stopped= times (RFC 3339, UTC), which Apply accepts and ignores, so a
 // definition read back can be written again. Handler serves both over
 // HTTP (GET reads, POST applies), as the definition file in debugfs.
+//
+// Def switches a Switch: a *blob.Control, whose settings the update path
+// obeys, or anything else that keeps per-VOI settings, as a collector
+// does for what it exports (export/collector's /v1/definition). The
+// statsblob command's def reads and changes a served definition, or resets
+// VOIs of a blob file.
 package statdef
 
 import (
@@ -31,11 +37,23 @@ type Resetter interface {
 	ResetVOI(id int32) error
 }
 
-// Def is the definition of the VOIs of Template, switched by Control and
-// reset through Reset (nil: data=reset is refused).
+// Switch turns VOIs' statistics on and off and tells their settings: a
+// *blob.Control, or what keeps settings for something else (a
+// collector's export of its aggregates). Set's errors are returned by
+// Apply as they are.
+type Switch interface {
+	Set(id int32, on bool) error
+	SetAll(on bool)
+	State(id int32) blob.VOIState
+	AllState() blob.VOIState
+}
+
+// Def is the definition of the VOIs of Template, switched by Control (a
+// *blob.Control, or another Switch) and reset through Reset (nil:
+// data=reset is refused).
 type Def struct {
 	Template *tpl.Template
-	Control  *blob.Control
+	Control  Switch
 	Reset    Resetter
 }
 
@@ -56,8 +74,8 @@ type op struct {
 // data=reset without a Resetter give an error wrapping voi.ErrInvalid and
 // change nothing. A Resetter's own error stops Apply there.
 func (d Def) Apply(text string) error {
-	if d.Template == nil || d.Control == nil {
-		return fmt.Errorf("statdef: definition without a template or control: %w", voi.ErrInvalid)
+	if err := d.check(); err != nil {
+		return err
 	}
 	var ops []op
 	for n, line := range strings.Split(text, "\n") {
@@ -87,6 +105,15 @@ func (d Def) Apply(text string) error {
 				}
 			}
 		}
+	}
+	return nil
+}
+
+// check refuses a Def without a template or a control (a nil
+// *blob.Control in Control included).
+func (d Def) check() error {
+	if c, ok := d.Control.(*blob.Control); d.Template == nil || d.Control == nil || ok && c == nil {
+		return fmt.Errorf("statdef: definition without a template or control: %w", voi.ErrInvalid)
 	}
 	return nil
 }
@@ -150,8 +177,8 @@ func (d Def) lookup(name string) (int32, bool) {
 // Write prints the definition: a line for all VOIs, then one per VOI in
 // the order they were added.
 func (d Def) Write(w io.Writer) error {
-	if d.Template == nil || d.Control == nil {
-		return fmt.Errorf("statdef: definition without a template or control: %w", voi.ErrInvalid)
+	if err := d.check(); err != nil {
+		return err
 	}
 	var b strings.Builder
 	line := func(prefix string, s blob.VOIState) {

@@ -1,6 +1,7 @@
 package statdef_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -89,6 +90,39 @@ func TestApplyRejectsAndChangesNothing(t *testing.T) {
 	require.ErrorIs(t, d.Apply("name=rtt data=reset"), voi.ErrInvalid)
 	require.ErrorIs(t, statdef.Def{}.Apply("on=1"), voi.ErrInvalid)
 	require.ErrorIs(t, statdef.Def{}.Write(&strings.Builder{}), voi.ErrInvalid)
+	var nilCtl *blob.Control
+	require.ErrorIs(t, statdef.Def{Template: connTpl(t), Control: nilCtl}.Apply("on=1"), voi.ErrInvalid)
+}
+
+// nameSwitch keeps settings by VOI name, as a collector does for the
+// versions of a template: a Switch that is not a blob.Control.
+type nameSwitch struct {
+	tp  *tpl.Template
+	off map[string]bool
+	all bool
+	log []string
+}
+
+func (n *nameSwitch) name(id int32) string { s, _ := n.tp.VOIName(id); return s }
+func (n *nameSwitch) Set(id int32, on bool) error {
+	n.off[n.name(id)] = !on
+	n.log = append(n.log, fmt.Sprintf("set %s %v", n.name(id), on))
+	return nil
+}
+func (n *nameSwitch) SetAll(on bool) { n.all = !on; n.log = append(n.log, fmt.Sprintf("all %v", on)) }
+func (n *nameSwitch) State(id int32) blob.VOIState {
+	return blob.VOIState{On: !n.off[n.name(id)]}
+}
+func (n *nameSwitch) AllState() blob.VOIState { return blob.VOIState{On: !n.all} }
+
+// TestApplyOtherSwitch: Def drives any Switch, in the order of the lines.
+func TestApplyOtherSwitch(t *testing.T) {
+	tp := connTpl(t)
+	sw := &nameSwitch{tp: tp, off: map[string]bool{}}
+	d := statdef.Def{Template: tp, Control: sw}
+	require.NoError(t, d.Apply("name=rtt on=0\non=0\nname=bytes on=1"))
+	require.Equal(t, []string{"set rtt false", "all false", "set bytes true"}, sw.log)
+	require.Equal(t, "on=0\nname=bytes on=1\nname=rtt on=0\n", read(t, d))
 }
 
 // FuzzApply: any text either fails and changes nothing, or succeeds, and

@@ -10,6 +10,8 @@
 //	statsblob merge -o OUT FILE...          merge blob files of one template
 //	statsblob quantile -voi V -q Q FILE...  merge blob files and print quantiles of a VOI
 //	statsblob plot -voi V [-svg F] FILE...  percentile table and plot of a VOI
+//	statsblob fetch -o OUT URL              save a statsblob-collector's merged aggregate
+//	statsblob def URL [LINE...]             read or change a definition: name=rtt on=0, data=reset
 //	statsblob iostat [OLD] NEW              iostat's figures per device from devstat blobs
 //	statsblob derive -templates F [OLD] NEW the derived metrics a template declares
 //	statsblob run FILE...                   run conformance scenarios (FORMAT.md)
@@ -68,6 +70,8 @@ func init() {
 			"statsblob plot -voi TCP_RTT -templates demo-out/templates.json -svg rtt.svg all.blob", runPlot},
 		{"fetch", "save the merged aggregate a statsblob-collector serves (GET /v1/aggregate)",
 			"statsblob fetch -o web.blob 'http://127.0.0.1:9129/v1/aggregate?tpl=TCP_DEFAULT&host=web*'", runFetch},
+		{"def", "read or change a definition (name=rtt on=0, data=reset) a server serves, or reset VOIs of a blob file",
+			"statsblob def 'http://127.0.0.1:9129/v1/definition?tpl=TCP_DEFAULT' 'name=rtt on=0'", runDef},
 		{"iostat", "print iostat's figures per device from devstat blobs (one window, or two readings)",
 			"statsblob iostat readings/0900 readings/0905", runIostat},
 		{"derive", "print the derived metrics a blob's template declares (one reading, or two)",

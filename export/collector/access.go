@@ -22,8 +22,10 @@ import (
 // template the token is not limited to, or a label whose value differs
 // from one the token forces, is a 403 (reason auth), and a forced label
 // the post does not give is added to it. If any token may read, GET
-// /metrics, /v1/aggregates, /v1/aggregate and /v1/templates need a read
-// token too (401 otherwise); /healthz and /readyz stay open. Tokens are
+// /metrics, /v1/aggregates, /v1/aggregate, /v1/templates and
+// /v1/definition need a read token too (401 otherwise); /healthz and
+// /readyz stay open. A POST /v1/definition needs a post token allowed to
+// post the template that forces no labels (definition.go). Tokens are
 // compared in constant time.
 
 // Token is one bearer token of a tokens file (ParseTokens).
@@ -208,6 +210,8 @@ func readGuarded(r *http.Request) bool {
 		return true
 	case "/v1/templates":
 		return r.Method != http.MethodPost
+	case "/v1/definition": // a POST or PUT needs a post token (definition.go)
+		return r.Method != http.MethodPost && r.Method != http.MethodPut
 	}
 	return false
 }

@@ -193,5 +193,8 @@ func (s *Server) takeRecovered() []Closed {
 	defer s.recoveredMu.Unlock()
 	r := s.recovered
 	s.recovered = nil
+	for i := range r {
+		r[i].Blobs = s.withDefs(r[i].Blobs)
+	}
 	return r
 }

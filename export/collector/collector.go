@@ -39,8 +39,10 @@
 // With DataDir every acknowledged post survives a crash (durable.go);
 // GET /v1/aggregates and /v1/aggregate read the aggregates back as blobs
 // (query.go); GET and POST /v1/templates list and add templates, several
-// versions of one name side by side (templates.go); Tokens limit who posts
-// what and who reads (access.go).
+// versions of one name side by side (templates.go); GET and POST
+// /v1/definition?tpl=NAME read and change, in Linux's definition-file form
+// (package statdef), which VOIs of a template are exported and reset them
+// (definition.go); Tokens limit who posts what and who reads (access.go).
 //
 // Served with HTTPServer on Listener (as the command does), the server
 // also bounds connections (MaxConns: 503 with Retry-After, then closed),
@@ -83,7 +85,8 @@
 // statsblob_collector_connections, statsblob_collector_posts_in_flight,
 // statsblob_collector_scrape_omitted_aggregates,
 // statsblob_collector_scrape_interval_seconds,
-// statsblob_collector_window_shorter_than_scrape, the OTLP pushes', and
+// statsblob_collector_window_shorter_than_scrape,
+// statsblob_collector_definition_changes_total{change}, the OTLP pushes', and
 // the go_ and process_ metrics of the Go client.
 package collector
 
@@ -224,6 +227,7 @@ type Server struct {
 	tpls templates // the known templates (templates.go)
 	acl  *acl      // Config.Tokens (access.go); nil: none
 	hist history   // closed windows for the query API (query.go)
+	defs defs      // what is exported, /v1/definition (definition.go)
 
 	log          *wal.Log // DataDir's write-ahead log (durable.go); nil without
 	lock         *os.File // DataDir's lock (lock_unix.go)
@@ -283,7 +287,11 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("/v1/aggregates", s.listAggregates)
 	s.mux.HandleFunc("/v1/aggregate", s.getAggregate)
 	s.mux.HandleFunc("/v1/templates", s.serveTemplates)
+	s.mux.HandleFunc("/v1/definition", s.serveDefinition)
 	s.initOps(pc)
+	if err := s.initDefs(); err != nil { // before the log locks DataDir
+		return nil, err
+	}
 	if cfg.DataDir != "" {
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 			return nil, fmt.Errorf("collector: -data-dir: %w", err)
@@ -542,7 +550,7 @@ func (s *Server) addRejection(err error, t *tpl.Template) *rejection {
 // template's wide form (tpl.Widen), with the sum of the senders' latest
 // levels. The blobs are never modified afterwards. Blobs makes the Server
 // an export.Source.
-func (s *Server) Blobs() []export.Named { return s.withLevels(s.set.Blobs()) }
+func (s *Server) Blobs() []export.Named { return s.withDefs(s.withLevels(s.set.Blobs())) }
 
 // posts returns how many blobs the current window's aggregates hold.
 func (s *Server) posts() uint64 { return s.set.Posts() }
@@ -576,7 +584,7 @@ func (s *Server) Rotate() Closed {
 		rotate() // the log is broken: no post is added any more, windows go on
 	}
 	s.windows.Inc()
-	c.Blobs = s.withLevels(c.Blobs)
+	c.Blobs = s.withDefs(s.withLevels(c.Blobs))
 	s.hist.add(c, s.cfg.History)
 	for _, f := range s.onClose {
 		f(c)

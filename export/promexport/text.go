@@ -67,6 +67,15 @@ func (t *Text) Write(w io.Writer, extra []*dto.MetricFamily) error {
 	return err
 }
 
+// Forget drops the lines kept of every blob, so that the next write
+// renders them all again: after a change the blobs do not show (the Off
+// of a collector's definition).
+func (t *Text) Forget() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	clear(t.cache)
+}
+
 // Omitted counts the blobs a WriteWithin left out, by the bound they would
 // have passed.
 type Omitted struct{ BySeries, ByBytes int }

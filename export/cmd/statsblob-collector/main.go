@@ -14,6 +14,10 @@
 // with their defaults); package collector says what a client sees at each.
 // -tokens FILE limits posting and reading to bearer tokens (package
 // collector, access.go); -tls-cert and -tls-key serve HTTPS.
+// GET /v1/definition?tpl=NAME prints which VOIs of template NAME are
+// exported, POST changes it (name=V on=0 stops exporting V while it is
+// still added up, name=V data=reset resets it; statsblob def is the
+// client; package collector, definition.go).
 // SIGHUP adds the templates file's new templates (several versions of one
 // name may be side by side in it), keeping every aggregate; POST
 // /v1/templates adds templates too, GET /v1/templates lists them.

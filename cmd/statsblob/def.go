@@ -1,0 +1,203 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/statdef"
+)
+
+// maxDefAnswer bounds the definition def reads from a server: a line per
+// VOI of a blob, each well under MaxLine.
+const maxDefAnswer = 1 << 20
+
+// runDef reads or changes a definition (package statdef) a server serves,
+// or resets VOIs of a blob file.
+func runDef(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("def", "def [-token T] [-timeout D] [-f FILE] [-templates TFILE -o OUT] URL|BLOB [LINE...]",
+		"Def reads and changes, in the text form of Linux's statistics definition\n"+
+			"file, which VOIs keep (or export) statistics. With only URL it GETs the\n"+
+			"definition a statdef.Handler or a statsblob-collector's /v1/definition?tpl=NAME\n"+
+			"serves and prints it: a line for all VOIs, then one per VOI, with started= and\n"+
+			"stopped= times. With LINEs (each argument one line), or the lines of -f FILE\n"+
+			"(\"-\": standard input), it POSTs them and prints the definition as it now is:\n"+
+			"\n"+
+			"  on=0                 turn every VOI off at once\n"+
+			"  name=rtt on=1        turn VOI rtt on\n"+
+			"  name=rtt data=reset  reset rtt's statistics\n"+
+			"  data=reset           reset every VOI's statistics\n"+
+			"\n"+
+			"A refusal (4xx, 5xx) prints the status and the server's reason on stderr and\n"+
+			"changes nothing; the exit status is then 1.\n"+
+			"\n"+
+			"With -templates and -o, BLOB is a blob file instead: its data=reset lines\n"+
+			"reset the VOIs' statistics (blob.ResetVOI, the bytes the C's reset gives\n"+
+			"them) and the result is written to OUT (\"-o -\": standard output); on=\n"+
+			"has no meaning for a file and is a usage error.\n"+
+			"\n"+
+			"Examples:\n"+
+			"  statsblob def 'http://127.0.0.1:9129/v1/definition?tpl=TCP_DEFAULT'\n"+
+			"  statsblob def -token $T 'http://127.0.0.1:9129/v1/definition?tpl=TCP_DEFAULT' 'name=rtt on=0' 'data=reset'\n"+
+			"  statsblob def -templates templates.json -o clean.blob conn.blob 'name=rtt data=reset'\n",
+		stdout, stderr)
+	token := fs.String("token", "", "send `T` as a bearer token (Authorization: Bearer T)")
+	timeout := fs.Duration("timeout", 30*time.Second, "give up after `D`")
+	file := fs.String("f", "", "read the lines from `FILE` (- for standard input) instead of arguments")
+	tfile := fs.String("templates", "", "templates `TFILE` of a BLOB file")
+	out := fs.String("o", "", "write the reset blob to `OUT` (- for standard output)")
+	pos, code, ok := fs.parse(args, 1)
+	if !ok {
+		return code
+	}
+	target, lines := pos[0], pos[1:]
+	if *file != "" {
+		if len(lines) > 0 {
+			return fs.usageError("LINE arguments and -f: give the lines one way")
+		}
+		p, err := readInput(*file, statdef.MaxBody, "a definition")
+		if err != nil {
+			fs.fail(err)
+			return 1
+		}
+		lines = strings.Split(strings.TrimSuffix(string(p), "\n"), "\n")
+	}
+	for _, l := range lines {
+		if strings.ContainsAny(l, "\n\r") {
+			return fs.usageError("LINE %q holds a line break: give each line as its own argument", l)
+		}
+	}
+	if strings.HasPrefix(target, "http://") || strings.HasPrefix(target, "https://") {
+		if *tfile != "" || *out != "" {
+			return fs.usageError("-templates and -o are for a BLOB file, not a URL")
+		}
+		return defRemote(fs, target, lines, *token, *timeout, stdout)
+	}
+	if *token != "" {
+		return fs.usageError("-token is for a URL, not a BLOB file")
+	}
+	if *tfile == "" || *out == "" {
+		return fs.usageError("a BLOB file needs -templates TFILE and -o OUT (or give an http:// or https:// URL)")
+	}
+	return defFile(fs, target, lines, *tfile, *out, stdout)
+}
+
+// defRemote GETs the definition at url, or POSTs lines to it, and prints
+// the answer.
+func defRemote(fs *flagSet, url string, lines []string, token string, timeout time.Duration, stdout io.Writer) int {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	method, body := http.MethodGet, io.Reader(nil)
+	if len(lines) > 0 {
+		method, body = http.MethodPost, strings.NewReader(strings.Join(lines, "\n")+"\n")
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, body)
+	if err != nil {
+		return fs.usageError("URL %q: %v", url, err)
+	}
+	req.Header.Set("Accept", "text/plain")
+	if body != nil {
+		req.Header.Set("Content-Type", "text/plain; charset=utf-8")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fs.fail(err)
+		return 1
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxDefAnswer+1))
+	if err != nil {
+		fs.fail(fmt.Errorf("%s: reading the answer: %w", url, err))
+		return 1
+	}
+	if resp.StatusCode != http.StatusOK {
+		reason, _, _ := strings.Cut(strings.TrimSpace(string(answer)), "\n")
+		if len(reason) > 200 {
+			reason = reason[:200]
+		}
+		fs.fail(fmt.Errorf("%s: %s: %s", url, resp.Status, reason))
+		return 1
+	}
+	if len(answer) > maxDefAnswer {
+		fs.fail(fmt.Errorf("%s: an answer over %d bytes is not a definition", url, maxDefAnswer))
+		return 1
+	}
+	if _, err := stdout.Write(answer); err != nil {
+		fs.fail(err)
+		return 1
+	}
+	return 0
+}
+
+// resets records the VOIs a file's definition resets.
+type resets struct {
+	b   *blob.Blob
+	ids []int32
+}
+
+func (r *resets) ResetVOI(id int32) error {
+	if err := r.b.ResetVOI(id); err != nil {
+		return err
+	}
+	r.ids = append(r.ids, id)
+	return nil
+}
+
+// defFile applies data=reset lines to the blob file name and writes the
+// result to out.
+func defFile(fs *flagSet, name string, lines []string, tfile, out string, stdout io.Writer) int {
+	if len(lines) == 0 {
+		return fs.usageError("a BLOB file needs data=reset lines: a file keeps no on/off settings to print")
+	}
+	for i, l := range lines {
+		for _, w := range strings.Fields(l) {
+			if strings.HasPrefix(w, "on=") {
+				return fs.usageError("line %d: %q: on/off has no meaning for a blob file (only data=reset)", i+1, w)
+			}
+		}
+	}
+	ts, err := readTemplates(tfile)
+	if err != nil {
+		fs.fail(err)
+		return 1
+	}
+	b, err := readBlob(name)
+	if err != nil {
+		fs.fail(err)
+		return 1
+	}
+	t, err := ts.byHash(b.TplHash())
+	if err != nil {
+		fs.fail(fmt.Errorf("%s: %w", displayName(name), err))
+		return 1
+	}
+	r := &resets{b: b}
+	// The Control is a stand-in: no on= reaches it.
+	d := statdef.Def{Template: t, Control: &blob.Control{}, Reset: r}
+	if err := d.Apply(strings.Join(lines, "\n")); err != nil {
+		fs.fail(fmt.Errorf("%s: %w", displayName(name), err))
+		return 1
+	}
+	if out == "-" {
+		if _, err := stdout.Write(b.Bytes()); err != nil {
+			fs.fail(err)
+			return 1
+		}
+	} else if err := writeFileAtomic(out, b.Bytes()); err != nil {
+		fs.fail(err)
+		return 1
+	}
+	names := make([]string, len(r.ids))
+	for i, id := range r.ids {
+		names[i], _ = t.VOIName(id)
+	}
+	fmt.Fprintf(fs.stderr, "statsblob def: reset %s of %s\n", strings.Join(names, ", "), t.Name())
+	return 0
+}
