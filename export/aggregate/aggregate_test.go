@@ -462,3 +462,44 @@ func TestPendingBytesOfClosedAndExpired(t *testing.T) {
 	require.Equal(t, 1, n)
 	require.Zero(t, s.Stats().PendingBytes)
 }
+
+// A snapshot of many aggregates folds them on several goroutines: each
+// aggregate's blob and count are its own, while adds go on.
+func TestBlobsOfManyAggregates(t *testing.T) {
+	tp := latTpl(t)
+	s, err := aggregate.New(aggregate.Config{}, time.Unix(0, 0))
+	require.NoError(t, err)
+	const keys = 200
+	add := func(k, v int) {
+		b := blob.New(tp, nil)
+		require.NoError(t, b.UpdateU32(0, uint32(v)))
+		require.NoError(t, s.Add(fmt.Sprintf("k%03d", k), tp, nil, b))
+	}
+	for k := range keys {
+		for j := range 3 {
+			add(k, k*10+j)
+		}
+	}
+	done := make(chan struct{})
+	go func() { // adds to other aggregates meanwhile
+		defer close(done)
+		for i := range 300 {
+			b := blob.New(tp, nil)
+			if err := b.UpdateU32(0, 1); err != nil {
+				panic(err)
+			}
+			if err := s.Add(fmt.Sprintf("z%d", i%7), tp, nil, b); err != nil {
+				panic(err)
+			}
+		}
+	}()
+	named, counts := s.BlobsCounts()
+	<-done
+	for k := range keys {
+		n := named[k]
+		require.Equal(t, uint64(3), counts[k])
+		sum, err := n.Blob.FetchU64(0, voi.Sum)
+		require.NoError(t, err)
+		require.Equal(t, uint64(30*k+3), sum, "aggregate %d", k)
+	}
+}
