@@ -296,8 +296,8 @@ func TestMergeFleetAccuracy(t *testing.T) {
 	}
 }
 
-// TestMergeFleetVsCaio is issue 20's target for merged fleets of C-mode
-// digests, against caio/go-tdigest merging the same digests into as many
+// TestMergeFleetVsCaio is issue 20's target for merged fleets of digests
+// fed in either mode (C and Accurate: the same samples), against caio/go-tdigest merging the same digests into as many
 // bytes as the destination's (accuracy.CaioMergedBytes): on the six
 // streams of accuracy.Streams, TDGSTCLUST64 digests of 50 and 100 slots,
 // blobs of 50 to 500 samples, one merge of all digests and a two-level
@@ -310,6 +310,17 @@ func TestMergeFleetAccuracy(t *testing.T) {
 // where caio's error is small by chance: bimodal at 50 slots, seed 8,
 // 0.12% against caio's 0.08%, while its worst over the seeds is 0.19%
 // against 0.48%.
+//
+// Fleets of accurate-mode digests merge to lower errors still (over the
+// 8 seeds of 2,000 blobs, at most 0.19 %, 0.01-0.12 % on all streams but
+// Zipf), but caio, merging the same well-placed centroids into its more
+// numerous ones, comes closer: the worst over the seeds is within 1.25
+// times caio's in 20 of 24 cells, and 1.45-1.77 times it on Pareto (0.115 %
+// against 0.065 % at 50 slots); the geometric mean over both modes' 48
+// cells is 0.49. On one seed of 300 blobs caio can be exact where the merge
+// is not (Zipf's eight values; ratios up to 24 at the 0.01 % floor), so the
+// test asserts accurateFleetBound per cell for them, and the geometric
+// mean over both modes.
 func TestMergeFleetVsCaio(t *testing.T) {
 	if raceEnabled {
 		t.Skip("single-goroutine arithmetic, 30 s under the race detector: run without -race")
@@ -321,33 +332,39 @@ func TestMergeFleetVsCaio(t *testing.T) {
 	const floor = 1e-4
 	var logSum float64
 	var cells int
-	for _, st := range accuracy.Streams {
-		for _, slots := range []uint32{50, 100} {
-			g := accuracy.Geometry{DType: voi.TDgstClust64, Slots: slots, Prec: 8}
-			var worst [2]float64 // over the quantiles and seeds: one merge, two levels
-			worstCaio := 0.0
-			for _, seed := range seeds {
-				f := accuracy.NewStreamFleet(g, st, blobs, accuracy.FleetSize, seed)
-				require.Zero(t, f.Lost)
-				one := g.Build()
-				require.NoError(t, tdigest.MergeAll(one, g.DType, f.Digests...))
-				two := mergeTwoLevels(t, g, f.Digests)
-				td, _ := accuracy.CaioMergedBytes(f.Digests, g.DType, len(one))
-				ec := accuracy.Max(accuracy.CaioErrors(f.Sorted, td))
-				worstCaio = max(worstCaio, ec)
-				for level, d := range [][]byte{one, two} {
-					e := accuracy.Errors(f.Sorted, d, g.DType)
-					worst[level] = max(worst[level], accuracy.Max(e))
-					t.Logf("%s %d slots seed %d level %d: %.3f%%, caio %.3f%% (%d bytes)",
-						st.Name, slots, seed, level+1, pcts(e), 100*ec, accuracy.Bytes(td))
+	for _, mode := range []tdigest.Mode{tdigest.C, tdigest.Accurate} {
+		for _, st := range accuracy.Streams {
+			for _, slots := range []uint32{50, 100} {
+				g := accuracy.Geometry{DType: voi.TDgstClust64, Slots: slots, Prec: 8}
+				var worst [2]float64 // over the quantiles and seeds: one merge, two levels
+				worstCaio := 0.0
+				for _, seed := range seeds {
+					f := accuracy.NewStreamFleetMode(g, mode, st, blobs, accuracy.FleetSize, seed)
+					require.Zero(t, f.Lost)
+					one := g.Build()
+					require.NoError(t, tdigest.MergeAll(one, g.DType, f.Digests...))
+					two := mergeTwoLevels(t, g, f.Digests)
+					td, _ := accuracy.CaioMergedBytes(f.Digests, g.DType, len(one))
+					ec := accuracy.Max(accuracy.CaioErrors(f.Sorted, td))
+					worstCaio = max(worstCaio, ec)
+					for level, d := range [][]byte{one, two} {
+						e := accuracy.Errors(f.Sorted, d, g.DType)
+						worst[level] = max(worst[level], accuracy.Max(e))
+						t.Logf("%v %s %d slots seed %d level %d: %.3f%%, caio %.3f%% (%d bytes)",
+							mode, st.Name, slots, seed, level+1, pcts(e), 100*ec, accuracy.Bytes(td))
+					}
 				}
-			}
-			for level, w := range worst {
-				r := max(w, floor) / max(worstCaio, floor)
-				t.Logf("%s %d slots level %d: worst %.3f%%, caio's %.3f%%: ratio %.2f", st.Name, slots, level+1, 100*w, 100*worstCaio, r)
-				require.LessOrEqual(t, r, 1.25, "%s %d slots level %d", st.Name, slots, level+1)
-				logSum += math.Log(r)
-				cells++
+				for level, w := range worst {
+					r := max(w, floor) / max(worstCaio, floor)
+					t.Logf("%v %s %d slots level %d: worst %.3f%%, caio's %.3f%%: ratio %.2f", mode, st.Name, slots, level+1, 100*w, 100*worstCaio, r)
+					if mode == tdigest.C {
+						require.LessOrEqual(t, r, 1.25, "%v %s %d slots level %d", mode, st.Name, slots, level+1)
+					} else {
+						require.LessOrEqual(t, w, accurateFleetBound, "%v %s %d slots level %d", mode, st.Name, slots, level+1)
+					}
+					logSum += math.Log(r)
+					cells++
+				}
 			}
 		}
 	}
@@ -373,6 +390,10 @@ func TestMergeKeepsModesApart(t *testing.T) {
 		require.LessOrEqual(t, accuracy.Max(e), 0.01, "seed %d", seed)
 	}
 }
+
+// accurateFleetBound bounds the worst rank error of merged fleets of
+// accurate-mode digests (TestMergeFleetVsCaio).
+const accurateFleetBound = 0.003
 
 // mergeTwoLevels merges digests of geometry g in groups of 8, then the
 // groups, as a collector of collectors does.

@@ -120,11 +120,17 @@ func NewFleet(g Geometry, dist Dist, n int, size func(r *rand.Rand) int, seed ui
 // newFleet returns n digests of geometry g, each fed the values of one
 // call of batch, drawing random() from a source seeded by seed.
 func newFleet(g Geometry, n int, seed uint64, batch func() []uint32) Fleet {
+	return newFleetMode(g, tdigest.C, n, seed, batch)
+}
+
+// newFleetMode is newFleet with digests fed in mode m.
+func newFleetMode(g Geometry, m tdigest.Mode, n int, seed uint64, batch func() []uint32) Fleet {
 	env := &tdigest.Env{Rand: bsdrand.New(uint32(seed))}
 	var f Fleet
 	for range n {
 		d := g.Build()
-		var c trusted.TDigestCache // the update cache blobs use, for speed
+		// The update path blobs use, buffered samples written at the end.
+		c := trusted.TDigestCache{Accurate: m == tdigest.Accurate}
 		for _, v := range batch() {
 			if err := trusted.TDigestUpdate(&c, d, g.DType, voi.IntU32, uint64(v), env.Rand); err != nil {
 				f.Lost++
@@ -132,6 +138,7 @@ func newFleet(g Geometry, n int, seed uint64, batch func() []uint32) Fleet {
 			}
 			f.Sorted = append(f.Sorted, float64(v))
 		}
+		trusted.TDigestFlush(&c, d, g.DType)
 		f.Digests = append(f.Digests, d)
 	}
 	slices.Sort(f.Sorted)

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/statsblob/statsblob/tdigest"
 )
 
 // Stream is one of the sample streams of the accuracy targets (issue 20):
@@ -82,8 +84,14 @@ func StreamByName(name string) Stream {
 func FleetSize(r *rand.Rand) int { return 50 + r.IntN(451) }
 
 // NewStreamFleet returns n digests of geometry g, blob i fed a batch of
-// size(r) samples of s, all seeded by seed.
+// size(r) samples of s, all seeded by seed, in the C's clustering.
 func NewStreamFleet(g Geometry, s Stream, n int, size func(r *rand.Rand) int, seed uint64) Fleet {
+	return NewStreamFleetMode(g, tdigest.C, s, n, size, seed)
+}
+
+// NewStreamFleetMode is NewStreamFleet with the digests fed in mode m:
+// the same samples whatever the mode.
+func NewStreamFleetMode(g Geometry, m tdigest.Mode, s Stream, n int, size func(r *rand.Rand) int, seed uint64) Fleet {
 	r := rand.New(rand.NewPCG(seed, 0xf1ee7))
-	return newFleet(g, n, seed, func() []uint32 { return s.Draw(r, size(r)) })
+	return newFleetMode(g, m, n, seed, func() []uint32 { return s.Draw(r, size(r)) })
 }

@@ -153,22 +153,24 @@ func fleets(w io.Writer, counts []int) {
 func streamFleets(w io.Writer, n int, seeds []uint64) {
 	fmt.Fprintln(w, "#### Merged fleets on six streams")
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Fleets of %d blobs of 50 to 500 samples each, every blob drawing from one stream (sorted: each blob's lognormal batch fed in ascending order), merged with tdigest.MergeAll in one step (p50 | p90 | p99 | p99.9) and in two levels (groups of 8, then the groups: the largest of its four errors); caio/go-tdigest merging the same digests into at most the digest's bytes (the largest of its four errors), and the ratio of the merge's worst (one step or two levels) to caio's. Rank error in %%.\n", n)
+	fmt.Fprintf(w, "Fleets of %d blobs of 50 to 500 samples each, every blob drawing from one stream (sorted: each blob's lognormal batch fed in ascending order) into a digest in the C's clustering or the accurate mode (the same samples), merged with tdigest.MergeAll in one step (p50 | p90 | p99 | p99.9) and in two levels (groups of 8, then the groups: the largest of its four errors); caio/go-tdigest merging the same digests into at most the digest's bytes (the largest of its four errors), and the ratio of the merge's worst (one step or two levels) to caio's. Rank error in %%.\n", n)
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| stream | digest | seed | samples | lost | p50 | p90 | p99 | p99.9 | two levels | caio bytes | caio | ratio |")
-	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	fmt.Fprintln(w, "| stream | digest | mode | seed | samples | lost | p50 | p90 | p99 | p99.9 | two levels | caio bytes | caio | ratio |")
+	fmt.Fprintln(w, "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, st := range accuracy.Streams {
 		for _, slots := range []uint32{50, 100} {
 			g := accuracy.Geometry{DType: voi.TDgstClust64, Slots: slots, Prec: 8}
-			for _, seed := range seeds {
-				f := accuracy.NewStreamFleet(g, st, n, accuracy.FleetSize, seed)
-				one, two := mergeLevels(g, f.Digests)
-				td, _ := accuracy.CaioMergedBytes(f.Digests, g.DType, len(one))
-				e1 := accuracy.Errors(f.Sorted, one, g.DType)
-				e2 := accuracy.Max(accuracy.Errors(f.Sorted, two, g.DType))
-				ec := accuracy.Max(accuracy.CaioErrors(f.Sorted, td))
-				fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %s | %.2f | %d | %.2f | %.2f |\n", st.Name, name(g), seed, len(f.Sorted), f.Lost,
-					pct(e1), 100*e2, accuracy.Bytes(td), 100*ec, max(accuracy.Max(e1), e2, 1e-4)/max(ec, 1e-4))
+			for _, m := range []tdigest.Mode{tdigest.C, tdigest.Accurate} {
+				for _, seed := range seeds {
+					f := accuracy.NewStreamFleetMode(g, m, st, n, accuracy.FleetSize, seed)
+					one, two := mergeLevels(g, f.Digests)
+					td, _ := accuracy.CaioMergedBytes(f.Digests, g.DType, len(one))
+					e1 := accuracy.Errors(f.Sorted, one, g.DType)
+					e2 := accuracy.Max(accuracy.Errors(f.Sorted, two, g.DType))
+					ec := accuracy.Max(accuracy.CaioErrors(f.Sorted, td))
+					fmt.Fprintf(w, "| %s | %s | %v | %d | %d | %d | %s | %.2f | %d | %.2f | %.2f |\n", st.Name, name(g), m, seed, len(f.Sorted), f.Lost,
+						pct(e1), 100*e2, accuracy.Bytes(td), 100*ec, max(accuracy.Max(e1), e2, 1e-4)/max(ec, 1e-4))
+				}
 			}
 		}
 	}

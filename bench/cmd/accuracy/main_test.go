@@ -43,10 +43,10 @@ func TestTables(t *testing.T) {
 	b.Reset()
 	streamFleets(&b, 20, []uint64{1})
 	rs = rows(b.String())
-	require.Len(t, rs, 6*2)
+	require.Len(t, rs, 6*2*2)
 	for _, r := range rs {
-		require.Len(t, r, 13)
-		require.Equal(t, "0", r[4], "lost samples: %v", r)
+		require.Len(t, r, 14)
+		require.Equal(t, "0", r[5], "lost samples: %v", r)
 	}
 	b.Reset()
 	sharded(&b, []int{4000})
