@@ -165,7 +165,8 @@ type group struct {
 	qbytes int64
 	// levels[i] is nil or the fold of 2^i batches (a binary counter of
 	// batches), so that a sample's centroid is merged again about
-	// log2(batches) times, not once per batch.
+	// log2(batches) times, not once per batch. A level is never modified
+	// once made (pub may be one).
 	levels []*blob.Blob
 	pub    *blob.Blob // the fold of all levels: published, never modified; nil when a level changed
 	blobs  uint64     // blobs added, folded or queued
@@ -377,19 +378,22 @@ func (s *Set) fold(a *group) {
 	if len(a.queue) == 0 {
 		return
 	}
+	// The batch and the full levels below the first empty one, k, merge
+	// in one step into level k: what a chain of pairwise carries would
+	// make, with one merge instead of k+1, and each sample's centroid
+	// merged again once instead of k+1 times.
+	k := 0
+	for k < len(a.levels) && a.levels[k] != nil {
+		k++
+	}
+	srcs := append(a.levels[:k:k], a.queue...)
 	carry := a.w.empty.Clone()
-	s.add(carry, a.queue)
-	for i := 0; ; i++ {
-		if i == len(a.levels) {
-			a.levels = append(a.levels, carry)
-			break
-		}
-		if a.levels[i] == nil {
-			a.levels[i] = carry
-			break
-		}
-		s.add(a.levels[i], []*blob.Blob{carry})
-		carry, a.levels[i] = a.levels[i], nil
+	s.add(carry, srcs)
+	clear(a.levels[:k])
+	if k == len(a.levels) {
+		a.levels = append(a.levels, carry)
+	} else {
+		a.levels[k] = carry
 	}
 	a.pub = nil
 	s.folds.Add(1)
@@ -443,8 +447,12 @@ func (s *Set) snapshot(a *group) (*blob.Blob, uint64) {
 				ls = append(ls, l)
 			}
 		}
-		a.pub = a.w.empty.Clone()
-		s.add(a.pub, ls)
+		if len(ls) == 1 {
+			a.pub = ls[0] // levels are never modified once made
+		} else {
+			a.pub = a.w.empty.Clone()
+			s.add(a.pub, ls)
+		}
 	}
 	return a.pub, a.blobs
 }
