@@ -668,9 +668,14 @@ func appendParts(out []item, c item, lo, hi int64, dl, dr, fa, fc, fb float64) [
 // An item's group never decreases along the items (the ranks grow and
 // scale is monotone, in floating point too: square roots, sums and
 // products by positive constants are correctly rounded), so the groups
-// are runs found by binary search: counting the populated groups of a c
-// costs a few searches per group, not a pass over the items, and the
-// scale is computed only where a search looks, once per item.
+// are runs. With many items per slot they are found by binary search:
+// counting the populated groups of a c costs a few searches per group, not
+// a pass over the items, and the scale is computed only where a search
+// looks, once per item. With few (at most combineDense per slot, as in the
+// many small folds of a collector's scrape), every item's scale is
+// computed once and a count is a tight pass over them: the searches'
+// dozen evaluations per group and their mispredicted branches cost more
+// (a fold of 3 digests into an 80-slot one made 25 evaluations per item).
 func (sc *mergeScratch) combine(items []item, total uint64, slots int) []item {
 	n := len(items)
 	cum := slices.Grow(sc.cum[:0], n)[:n]
@@ -680,13 +685,26 @@ func (sc *mergeScratch) combine(items []item, total uint64, slots int) []item {
 		cum[i] = c
 		c += it.n
 	}
-	// The scale of each item, computed when first needed (-1 before).
+	seg := slices.Grow(sc.seg[:0], n)[:n]
+	sc.seg = seg
+	oneSeg := modeGaps(items, cum, total, slots, seg)
 	memo := slices.Grow(sc.h[:0], n)[:n]
 	sc.h = memo
+	ft := float64(total)
+	if n <= combineDense*slots {
+		// Few items per slot: every item's scale once, and each count of
+		// groups a pass over them.
+		for i, it := range items {
+			mid := float64(cum[i]) + float64(it.n)/2
+			memo[i] = scale(float64(mid / ft))
+		}
+		best := bestGroups(slots, func(c int) bool { return denseGroups(memo, seg, oneSeg, c, slots) <= slots })
+		return sc.sumGroups(items, func(i int) int { return denseEnd(memo, seg, best, i) })
+	}
+	// The scale of each item, computed when first needed (-1 before).
 	for i := range memo {
 		memo[i] = -1
 	}
-	ft := float64(total)
 	h := func(i int) float64 {
 		if memo[i] < 0 {
 			mid := float64(cum[i]) + float64(items[i].n)/2
@@ -694,9 +712,6 @@ func (sc *mergeScratch) combine(items []item, total uint64, slots int) []item {
 		}
 		return memo[i]
 	}
-	seg := slices.Grow(sc.seg[:0], n)[:n]
-	sc.seg = seg
-	modeGaps(items, cum, total, slots, seg)
 	groupOf := func(c int, i int) int {
 		return int(seg[i])*(c+1) + min(int(float64(float64(c)*h(i))), c-1)
 	}
@@ -724,9 +739,20 @@ func (sc *mergeScratch) combine(items []item, total uint64, slots int) []item {
 		}
 		return true
 	}
-	// populated(slots) <= slots; find the largest c with that property
-	// (populated is nearly monotone in c; the search keeps the best c seen
-	// that fits).
+	best := bestGroups(slots, fits)
+	return sc.sumGroups(items, func(i int) int { return end(best, i) })
+}
+
+// combineDense is the most items per slot for which combine computes
+// every item's scale (more: only where its searches look).
+const combineDense = 16
+
+// bestGroups returns the largest count of groups c in [1, 64·slots] for
+// which fits(c) (populated(c) <= slots) as a binary search finds it:
+// populated(slots) <= slots unless the segments take slots of their own;
+// populated is nearly monotone in c, and the search keeps the best c seen
+// that fits.
+func bestGroups(slots int, fits func(c int) bool) int {
 	lo := slots
 	if !fits(lo) {
 		lo = 1 // the segments take slots of their own
@@ -740,9 +766,62 @@ func (sc *mergeScratch) combine(items []item, total uint64, slots int) []item {
 			hi = mid - 1
 		}
 	}
+	return best
+}
+
+// denseGroups returns the number of groups populated for c by items of
+// scales h and segments seg (all 0 if oneSeg), or slots+1 once it is
+// past slots. (An item's group never decreases along the items, so the
+// groups are the runs of equal groups.)
+func denseGroups(h []float64, seg []int32, oneSeg bool, c, slots int) int {
+	fc, cm := float64(c), c-1
+	k, prev := 0, -1
+	if oneSeg {
+		for i, x := range h {
+			g := min(int(float64(fc*x)), cm)
+			if g != prev {
+				if k++; k > slots {
+					return k
+				}
+				prev = g
+			}
+			_ = i
+		}
+		return k
+	}
+	seg = seg[:len(h)]
+	for i, x := range h {
+		g := int(seg[i])*(c+1) + min(int(float64(fc*x)), cm)
+		if g != prev {
+			if k++; k > slots {
+				return k
+			}
+			prev = g
+		}
+	}
+	return k
+}
+
+// denseEnd returns the end of the run of items from i in i's group for c.
+func denseEnd(h []float64, seg []int32, c, i int) int {
+	fc, cm := float64(c), c-1
+	g := min(int(float64(fc*h[i])), cm)
+	s := seg[i]
+	j := i + 1
+	for j < len(h) && seg[j] == s && min(int(float64(fc*h[j])), cm) == g {
+		j++
+	}
+	return j
+}
+
+// sumGroups returns the centroids of the groups of items whose runs end
+// returns (from an item, the end of its group's run): the exact
+// count-weighted mean of each group, rounded to nearest with halves away
+// from zero, and its count.
+func (sc *mergeScratch) sumGroups(items []item, end func(i int) int) []item {
 	out := sc.out[:0]
-	for i := 0; i < n; {
-		j := end(best, i)
+	for i := 0; i < len(items); {
+		j := end(i)
 		var sum sum128
 		var cnt uint64
 		for _, it := range items[i:j] {
@@ -774,27 +853,41 @@ const (
 // cut the items into, 0 upwards; no group of combine straddles a mode
 // gap. If there are slots/2 or more, it numbers all items 0: the slots are
 // too few to keep those apart. cum holds the samples before each item.
-func modeGaps(items []item, cum []uint64, total uint64, slots int, seg []int32) {
+func modeGaps(items []item, cum []uint64, total uint64, slots int, seg []int32) (oneSeg bool) {
 	n := len(items)
 	if n == 0 {
-		return
+		return true
 	}
 	width := float64(items[n-1].v-items[0].v) / float64(slots)
 	ft := float64(total)
+	seg, cum = seg[:n], cum[:n]
+	clear(seg)
 	s := int32(0)
-	for i := range items {
-		if r := float64(cum[i]) / ft; i > 1 && i+1 < n && r > gapRank && r < 1-gapRank {
-			g := items[i].v - items[i-1].v
-			near := max(items[i-1].v-items[i-2].v, items[i+1].v-items[i].v)
-			if float64(g) > width && float64(g) > float64(gapFactor*float64(near)) {
-				s++
-			}
+	for i := 2; i+1 < n; i++ {
+		// (The tests of a gap, the cheap ones first.)
+		g := items[i].v - items[i-1].v
+		if !(float64(g) > width) {
+			continue
 		}
+		near := max(items[i-1].v-items[i-2].v, items[i+1].v-items[i].v)
+		if !(float64(g) > float64(gapFactor*float64(near))) {
+			continue
+		}
+		if r := float64(cum[i]) / ft; r > gapRank && r < 1-gapRank {
+			s++
+			seg[i] = 1
+		}
+	}
+	if s == 0 || int(s) >= slots/2 {
+		clear(seg)
+		return true
+	}
+	s = 0
+	for i, g := range seg {
+		s += g
 		seg[i] = s
 	}
-	if int(s) >= slots/2 {
-		clear(seg)
-	}
+	return false
 }
 
 // gapCut is how many times wider than the gap on a centroid's other side
