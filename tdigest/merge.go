@@ -201,7 +201,8 @@ type mergeScratch struct {
 	parts []item    // the split centroids
 	tmp   []item    // the sort's second buffer
 	cum   []uint64  // combine: samples before each item
-	h     []float64 // combine: each item's scale, once computed
+	h     []float64 // combine: the scales of its sample of the items
+	ends  []int     // combine: where each group starts
 	out   []item    // combine's groups
 	seg   []int32   // combine: each item's segment
 	// lo and hi bound the samples of the inputs, as the caller knows them
@@ -668,14 +669,17 @@ func appendParts(out []item, c item, lo, hi int64, dl, dr, fa, fc, fb float64) [
 // An item's group never decreases along the items (the ranks grow and
 // scale is monotone, in floating point too: square roots, sums and
 // products by positive constants are correctly rounded), so the groups
-// are runs. With many items per slot they are found by binary search:
-// counting the populated groups of a c costs a few searches per group, not
-// a pass over the items, and the scale is computed only where a search
-// looks, once per item. With few (at most combineDense per slot, as in the
-// many small folds of a collector's scrape), every item's scale is
-// computed once and a count is a tight pass over them: the searches'
-// dozen evaluations per group and their mispredicted branches cost more
-// (a fold of 3 digests into an 80-slot one made 25 evaluations per item).
+// are runs, and the groups of a sample of the items tell most of them:
+// where two consecutive samples are in the same group, so is every item
+// between them; where in consecutive groups, one run ends between them.
+// Only where the groups of two samples are further apart is the block
+// between them searched (binary search). The sample is every item when
+// there are at most combineDense items per slot, and combineDense per
+// slot otherwise, so the scale is computed about once per sample, and
+// counting the populated groups of a c is a tight pass over the samples
+// (the binary searches per group of every item it replaced cost a dozen
+// evaluations per group with mispredicted branches and cache misses: 25
+// per item in a fold of 3 digests into an 80-slot one).
 func (sc *mergeScratch) combine(items []item, total uint64, slots int) []item {
 	n := len(items)
 	cum := slices.Grow(sc.cum[:0], n)[:n]
@@ -688,64 +692,166 @@ func (sc *mergeScratch) combine(items []item, total uint64, slots int) []item {
 	seg := slices.Grow(sc.seg[:0], n)[:n]
 	sc.seg = seg
 	oneSeg := modeGaps(items, cum, total, slots, seg)
-	memo := slices.Grow(sc.h[:0], n)[:n]
-	sc.h = memo
-	ft := float64(total)
-	if n <= combineDense*slots {
-		// Few items per slot: every item's scale once, and each count of
-		// groups a pass over them.
-		for i, it := range items {
-			mid := float64(cum[i]) + float64(it.n)/2
-			memo[i] = scale(float64(mid / ft))
+	gr := grouper{items: items, cum: cum, seg: seg, ft: float64(total), oneSeg: oneSeg}
+	gr.step = max(1, n/(combineDense*slots))
+	m := (n-1+gr.step-1)/gr.step + 1 // samples at j*step, and n-1
+	hs := slices.Grow(sc.h[:0], m)[:m]
+	sc.h = hs
+	for j := range hs {
+		hs[j] = gr.h(gr.pos(j))
+	}
+	gr.hs = hs
+	best := bestGroups(slots, func(c int) bool {
+		if gr.step == 1 {
+			return denseRuns(hs, seg, oneSeg, c, slots) <= slots
 		}
-		best := bestGroups(slots, func(c int) bool { return denseGroups(memo, seg, oneSeg, c, slots) <= slots })
-		return sc.sumGroups(items, func(i int) int { return denseEnd(memo, seg, best, i) })
-	}
-	// The scale of each item, computed when first needed (-1 before).
-	for i := range memo {
-		memo[i] = -1
-	}
-	h := func(i int) float64 {
-		if memo[i] < 0 {
-			mid := float64(cum[i]) + float64(items[i].n)/2
-			memo[i] = scale(float64(mid / ft))
+		k, _ := gr.runs(c, slots, false, nil)
+		return k <= slots
+	})
+	_, starts := gr.runs(best, n, true, sc.ends[:0])
+	sc.ends = starts
+	out := sc.out[:0]
+	for r, i := range starts {
+		j := n
+		if r+1 < len(starts) {
+			j = starts[r+1]
 		}
-		return memo[i]
-	}
-	groupOf := func(c int, i int) int {
-		return int(seg[i])*(c+1) + min(int(float64(float64(c)*h(i))), c-1)
-	}
-	// end returns the end of the run of items from i in i's group.
-	end := func(c, i int) int {
-		g := groupOf(c, i)
-		lo, hi := i+1, n // the run ends in [lo, hi]
-		for lo < hi {
-			mid := lo + (hi-lo)/2
-			if groupOf(c, mid) == g {
-				lo = mid + 1
-			} else {
-				hi = mid
-			}
+		var sum sum128
+		var cnt uint64
+		for _, it := range items[i:j] {
+			sum.add(it.v, it.n)
+			cnt += it.n
 		}
-		return lo
+		out = append(out, item{sum.mean(cnt), cnt})
 	}
-	// fits reports whether at most slots groups are populated for c.
-	fits := func(c int) bool {
-		k := 0
-		for i := 0; i < n; i = end(c, i) {
-			if k++; k > slots {
-				return false
-			}
-		}
-		return true
-	}
-	best := bestGroups(slots, fits)
-	return sc.sumGroups(items, func(i int) int { return end(best, i) })
+	sc.out = out
+	return out
 }
 
-// combineDense is the most items per slot for which combine computes
-// every item's scale (more: only where its searches look).
+// combineDense is the number of items per slot up to which combine's
+// sample of the items is every item, and the size of its sample per slot
+// beyond.
 const combineDense = 16
+
+// grouper finds combine's groups: items, the samples before each (cum),
+// their segments, the total as a float, and the scales of the samples
+// (hs) of the items at j*step (and the last item).
+type grouper struct {
+	items  []item
+	cum    []uint64
+	seg    []int32
+	ft     float64
+	step   int
+	hs     []float64
+	oneSeg bool // every item in segment 0
+}
+
+// pos returns the index of sample j.
+func (g *grouper) pos(j int) int { return min(j*g.step, len(g.items)-1) }
+
+// h returns item i's scale: of the rank of its middle sample.
+func (g *grouper) h(i int) float64 {
+	mid := float64(g.cum[i]) + float64(g.items[i].n)/2
+	return scale(float64(mid / g.ft))
+}
+
+// group returns the group for c of item i of scale x.
+func (g *grouper) group(c, i int, x float64) int {
+	return int(g.seg[i])*(c+1) + min(int(float64(float64(c)*x)), c-1)
+}
+
+// runs returns the number of runs of items of equal groups for c, or a
+// number past limit once it is past limit, and, if record, appends to
+// starts the index of each run's first item.
+func (g *grouper) runs(c, limit int, record bool, starts []int) (int, []int) {
+	hs, seg := g.hs, g.seg
+	fc, cm, c1 := float64(c), c-1, c+1
+	prev := g.group(c, 0, hs[0])
+	k := 1
+	if record {
+		starts = append(starts, 0)
+	}
+	for j := 1; j < len(hs); j++ {
+		var gj int
+		if g.oneSeg {
+			gj = min(int(float64(fc*hs[j])), cm)
+		} else {
+			gj = int(seg[g.pos(j)])*c1 + min(int(float64(fc*hs[j])), cm)
+		}
+		if gj == prev {
+			continue
+		}
+		a, b := g.pos(j-1), g.pos(j)
+		switch {
+		case b == a+1: // adjacent items
+			k++
+			if record {
+				starts = append(starts, b)
+			}
+		case gj == prev+1 && !record:
+			k++ // one run ends between the two samples
+		default:
+			// The runs between sample j-1 (group prev) and j: each
+			// next one starts at the first item of another group.
+			i, gi := a, prev
+			for {
+				lo, hi := i+1, b // the next run starts in [lo, hi]
+				for lo < hi {
+					mid := lo + (hi-lo)/2
+					if g.group(c, mid, g.h(mid)) == gi {
+						lo = mid + 1
+					} else {
+						hi = mid
+					}
+				}
+				k++
+				if record {
+					starts = append(starts, lo)
+				}
+				if lo == b {
+					break
+				}
+				if gi = g.group(c, lo, g.h(lo)); gi == gj {
+					break
+				}
+				i = lo
+			}
+		}
+		prev = gj
+		if k > limit {
+			break
+		}
+	}
+	return k, starts
+}
+
+// denseRuns is runs(c, slots, false, nil) for a sample of every item, of
+// scales h.
+func denseRuns(h []float64, seg []int32, oneSeg bool, c, slots int) int {
+	fc, cm := float64(c), c-1
+	k, prev := 0, -1
+	if oneSeg {
+		for _, x := range h {
+			if g := min(int(float64(fc*x)), cm); g != prev {
+				if k++; k > slots {
+					return k
+				}
+				prev = g
+			}
+		}
+		return k
+	}
+	seg = seg[:len(h)]
+	for i, x := range h {
+		if g := int(seg[i])*(c+1) + min(int(float64(fc*x)), cm); g != prev {
+			if k++; k > slots {
+				return k
+			}
+			prev = g
+		}
+	}
+	return k
+}
 
 // bestGroups returns the largest count of groups c in [1, 64·slots] for
 // which fits(c) (populated(c) <= slots) as a binary search finds it:
@@ -767,72 +873,6 @@ func bestGroups(slots int, fits func(c int) bool) int {
 		}
 	}
 	return best
-}
-
-// denseGroups returns the number of groups populated for c by items of
-// scales h and segments seg (all 0 if oneSeg), or slots+1 once it is
-// past slots. (An item's group never decreases along the items, so the
-// groups are the runs of equal groups.)
-func denseGroups(h []float64, seg []int32, oneSeg bool, c, slots int) int {
-	fc, cm := float64(c), c-1
-	k, prev := 0, -1
-	if oneSeg {
-		for i, x := range h {
-			g := min(int(float64(fc*x)), cm)
-			if g != prev {
-				if k++; k > slots {
-					return k
-				}
-				prev = g
-			}
-			_ = i
-		}
-		return k
-	}
-	seg = seg[:len(h)]
-	for i, x := range h {
-		g := int(seg[i])*(c+1) + min(int(float64(fc*x)), cm)
-		if g != prev {
-			if k++; k > slots {
-				return k
-			}
-			prev = g
-		}
-	}
-	return k
-}
-
-// denseEnd returns the end of the run of items from i in i's group for c.
-func denseEnd(h []float64, seg []int32, c, i int) int {
-	fc, cm := float64(c), c-1
-	g := min(int(float64(fc*h[i])), cm)
-	s := seg[i]
-	j := i + 1
-	for j < len(h) && seg[j] == s && min(int(float64(fc*h[j])), cm) == g {
-		j++
-	}
-	return j
-}
-
-// sumGroups returns the centroids of the groups of items whose runs end
-// returns (from an item, the end of its group's run): the exact
-// count-weighted mean of each group, rounded to nearest with halves away
-// from zero, and its count.
-func (sc *mergeScratch) sumGroups(items []item, end func(i int) int) []item {
-	out := sc.out[:0]
-	for i := 0; i < len(items); {
-		j := end(i)
-		var sum sum128
-		var cnt uint64
-		for _, it := range items[i:j] {
-			sum.add(it.v, it.n)
-			cnt += it.n
-		}
-		out = append(out, item{sum.mean(cnt), cnt})
-		i = j
-	}
-	sc.out = out
-	return out
 }
 
 // Mode gaps: where the pooled items jump across an empty stretch, as
