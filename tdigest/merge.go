@@ -1014,6 +1014,7 @@ func (d *digest[N]) rebuild(ctrl uint64, cs []item, total uint64, comp uint32) {
 	}
 	d.setSmplcnt(total)
 	le.PutUint32(d.b[d.compOff():], comp)
+	last, maxV := null, int64(0) // the rightmost node, its mean
 	for _, c := range cs {
 		e := d.getFree()
 		if is32[N]() {
@@ -1022,7 +1023,14 @@ func (d *digest[N]) rebuild(ctrl uint64, cs []item, total uint64, comp uint32) {
 			d.setMuRaw(e, setS64(ctrl, c.v))
 		}
 		d.setCnt(e, int64(c.n))
-		d.insert(e)
+		if last != null && c.v < maxV {
+			// (Not in order, which no merge passes: the descent finds
+			// its place.)
+			d.insert(e)
+			continue
+		}
+		d.insertGreatest(e, last)
+		last, maxV = e, c.v
 	}
 }
 
