@@ -625,9 +625,10 @@ func appendParts(out []item, c item, lo, hi int64, dl, dr, fa, fc, fb float64) [
 	var ns [4]uint64
 	prev, cum := 0.0, uint64(0)
 	room := 1.0 // the largest scale of the distances that fits [lo, hi]
+	q, r := c.n/k, c.n%k
 	for j := range k {
-		n := c.n / k
-		if j < c.n%k {
+		n := q
+		if j < r {
 			n++
 		}
 		cum += n

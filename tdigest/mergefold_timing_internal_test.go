@@ -1,21 +1,35 @@
 package tdigest
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/statsblob/statsblob/bsdrand"
+	"github.com/statsblob/statsblob/internal/trusted"
 	"github.com/statsblob/statsblob/voi"
 )
 
 // foldFleet returns n C-mode TDGSTCLUST32(20,4) digests of 20 to 419
-// lognormal-like samples each, like the RTT digests of TCP_DEFAULT
-// connections, and an empty wide destination (TDGSTCLUST64(80,4), as
-// tpl.Widen makes it).
+// samples each, like the RTT digests of TCP_DEFAULT connections (µs,
+// about lognormal around a base that differs between connections), and
+// an empty wide destination (TDGSTCLUST64(80,4), as tpl.Widen makes it).
 func foldFleet(b *testing.B, n int) (srcs [][]byte, wide []byte) {
 	r := rand.New(rand.NewPCG(1, 2))
 	srcs = make([][]byte, n)
 	for i := range srcs {
-		srcs[i] = fpDigest(b, r, voi.TDgstClust32, 20, 4, false, 2, 20+r.IntN(400))
+		d, err := Build(voi.TDgstClust32, 20, 4)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c := trusted.TDigestCache{}
+		rnd := bsdrand.New(r.Uint32())
+		base := math.Ldexp(1+r.Float64(), 13+r.IntN(3)+r.IntN(3)) // 8 ms to 250 ms
+		for range 20 + r.IntN(400) {
+			v := float64(base*float64(0.5+r.Float64())) * float64(0.7+0.6*r.Float64())
+			_ = updateTrusted(&c, d, voi.TDgstClust32, voi.IntU32, uint64(v), rnd)
+		}
+		srcs[i] = d
 	}
 	wide, err := Build(voi.TDgstClust64, 80, 4)
 	if err != nil {
