@@ -47,6 +47,12 @@ func Fold(dst *Blob, srcs ...*Blob) (saturated int, err error) {
 			return 0, fmt.Errorf("blob: fold: source %d: %w", i, err)
 		}
 	}
+	// Samples accurate-mode digests buffer are written in first: every
+	// view does so, and the digests' caches are dropped below.
+	dst.settle()
+	for _, s := range srcs {
+		s.settle()
+	}
 	for _, s := range srcs {
 		saturated += dst.foldStats(s)
 	}
