@@ -337,12 +337,15 @@ func (d *digest[N]) mergeInputs(g geometry, sc *mergeScratch) error {
 // sortItems sorts items by mean, then count, with tmp (returned, grown)
 // as the second buffer: a least-significant-digit radix sort of the
 // means' offsets from the smallest, in as few passes of at most 12 bits
-// as the offsets' range needs (a pass in which every item has the same
-// digit is skipped), then an insertion sort by count of each run of equal
-// means (rare and short). Items of equal mean and count are
-// interchangeable, so any sort by the two gives the same sequence.
+// as the offsets' range needs, or one more of smaller digits for fewer
+// items than a digit has values (a pass clears and sums a counter per
+// value: for the few hundred items of a small fold those cost more than
+// the items; a pass in which every item has the same digit is skipped),
+// then an insertion sort by count of each run of equal means (rare and
+// short). Items of equal mean and count are interchangeable, so any sort
+// by the two gives the same sequence.
 func sortItems(items, tmp []item) []item {
-	if len(items) < 256 {
+	if len(items) < 64 {
 		slices.SortFunc(items, func(a, b item) int {
 			if c := cmp.Compare(a.v, b.v); c != 0 {
 				return c
@@ -359,28 +362,18 @@ func sortItems(items, tmp []item) []item {
 	src, dst := items, tmp
 	width := uint(bits.Len64(uint64(vmax - vmin)))
 	passes := (width + 11) / 12
+	if passes > 0 && len(items) < 1<<(width/passes) {
+		// Few items: one pass more, of smaller digits (each pass clears
+		// and sums 2^bits counters).
+		passes = min(passes+1, width)
+	}
 	var counts [1 << 12]uint32
 	for p := uint(0); p < passes; p++ {
 		shift := width * p / passes
 		mask := uint64(1)<<(width*(p+1)/passes-shift) - 1
-		clear(counts[:])
-		for _, it := range src {
-			counts[uint64(it.v-vmin)>>shift&mask]++
+		if radixPass(src, dst, vmin, shift, mask, &counts) {
+			src, dst = dst, src
 		}
-		if int(counts[uint64(src[0].v-vmin)>>shift&mask]) == len(src) {
-			continue // one digit for all: nothing moves
-		}
-		at := uint32(0)
-		for k, c := range counts[:mask+1] {
-			counts[k] = at
-			at += c
-		}
-		for _, it := range src {
-			k := uint64(it.v-vmin) >> shift & mask
-			dst[counts[k]] = it
-			counts[k]++
-		}
-		src, dst = dst, src
 	}
 	if &src[0] != &items[0] {
 		copy(items, src)
@@ -395,6 +388,32 @@ func sortItems(items, tmp []item) []item {
 		}
 	}
 	return tmp
+}
+
+// radixPass moves src to dst by digit (v-vmin)>>shift&mask (mask+1 <=
+// len(counts)), keeping the order of items of equal digits, and reports
+// whether it did: not if every item has the same digit.
+func radixPass(src, dst []item, vmin int64, shift uint, mask uint64, counts *[1 << 12]uint32) bool {
+	cnt := counts[:mask+1]
+	clear(cnt)
+	for _, it := range src {
+		cnt[uint64(it.v-vmin)>>shift&mask]++
+	}
+	if int(cnt[uint64(src[0].v-vmin)>>shift&mask]) == len(src) {
+		return false // one digit for all: nothing moves
+	}
+	at := uint32(0)
+	for k, c := range cnt {
+		cnt[k] = at
+		at += c
+	}
+	dst = dst[:len(src)]
+	for _, it := range src {
+		k := uint64(it.v-vmin) >> shift & mask
+		dst[cnt[k]] = it
+		cnt[k]++
+	}
+	return true
 }
 
 // item is a centroid being merged: its mean as a combined value with the

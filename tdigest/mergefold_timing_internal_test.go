@@ -111,3 +111,29 @@ func BenchmarkSortItems(b *testing.B) {
 		tmp = sortItems(items, tmp)
 	}
 }
+
+// BenchmarkSortItemsSmall: sortItems of the parts of an 8-digest fold, as
+// many as a small fold into a wide digest sorts (per item).
+func BenchmarkSortItemsSmall(b *testing.B) {
+	parts := foldParts(b, 8)
+	items := make([]item, len(parts))
+	var tmp []item
+	b.ResetTimer()
+	for i := 0; i < b.N; i += len(items) {
+		copy(items, parts)
+		tmp = sortItems(items, tmp)
+	}
+}
+
+// BenchmarkSortItemsTiny: sortItems of the parts of a 2-digest fold
+// (per item).
+func BenchmarkSortItemsTiny(b *testing.B) {
+	parts := foldParts(b, 2)
+	items := make([]item, len(parts))
+	var tmp []item
+	b.ResetTimer()
+	for i := 0; i < b.N; i += len(items) {
+		copy(items, parts)
+		tmp = sortItems(items, tmp)
+	}
+}

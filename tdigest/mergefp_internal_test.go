@@ -8,6 +8,7 @@ package tdigest
 // exact bytes.
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -193,4 +194,30 @@ func fpCase(t testing.TB, h hash.Hash, r *rand.Rand, i int, dt voi.DType, slots,
 	mw := slices.Clone(srcs[0])
 	err = MergeWeighted(mw, dt, vals, ws)
 	put(mw, err)
+}
+
+// TestSortItems: sortItems orders items by mean, then count, as a
+// comparison sort does, for every size and range of means (its passes
+// and digits depend on both).
+func TestSortItems(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var tmp []item
+	for i := range 400 {
+		n := r.IntN([]int{70, 300, 5000}[i%3])
+		width := r.IntN(63)
+		items := make([]item, n)
+		base := r.Int64N(1<<62) - 1<<61
+		for j := range items {
+			items[j] = item{base + r.Int64N(1<<width+1)/2 - 1<<width/4, uint64(r.IntN(1 + r.IntN(5)))}
+		}
+		want := slices.Clone(items)
+		slices.SortFunc(want, func(a, b item) int {
+			if a.v != b.v {
+				return cmp.Compare(a.v, b.v)
+			}
+			return cmp.Compare(a.n, b.n)
+		})
+		tmp = sortItems(items, tmp)
+		require.Equal(t, want, items, "case %d: %d items, %d bits", i, n, width)
+	}
 }
