@@ -642,27 +642,34 @@ func appendParts(out []item, c item, lo, hi int64, dl, dr, fa, fc, fb float64) [
 	mean := gTot / tot  // the density's mean, to be moved to c's
 	var offs [4]float64 // each part's distance from the density's mean
 	var ns [4]uint64
-	prev, cum := 0.0, uint64(0)
-	room := 1.0 // the largest scale of the distances that fits [lo, hi]
+	var gs [4]float64 // the first moment of the first parts' samples
 	q, r := c.n/k, c.n%k
+	cum := uint64(0)
+	// (The parts' moments are independent of each other: computed
+	// first, their square roots and divisions overlap.)
 	for j := range k {
 		n := q
 		if j < r {
 			n++
 		}
 		cum += n
+		ns[j] = n
 		g := gTot
 		if j < k-1 {
-			// The first moment of the first cum samples.
 			if m := float64(cum) * perSample; m <= m1 {
 				g = left.moment(m, 0)
 			} else {
 				g = g1 + right.moment(min(m-m1, m2), 0)
 			}
 		}
-		off := (g-prev)/float64(float64(n)*perSample) - mean
-		prev = g
-		offs[j], ns[j] = off, n
+		gs[j] = g
+	}
+	prev := 0.0
+	room := 1.0 // the largest scale of the distances that fits [lo, hi]
+	for j := range k {
+		off := (gs[j]-prev)/float64(float64(ns[j])*perSample) - mean
+		prev = gs[j]
+		offs[j] = off
 		// An offset is at most a gap, and lo, c.v and hi are within
 		// ±2^62: the differences do not wrap.
 		if r := float64(c.v - lo); -off > r {
