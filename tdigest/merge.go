@@ -1,6 +1,7 @@
 package tdigest
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"math"
@@ -196,15 +197,16 @@ func curNodes(in []byte, dt voi.DType) int {
 // hundreds of thousands of centroids, which would otherwise be allocated
 // (and collected) per merge.
 type mergeScratch struct {
-	cs    []item    // every input's centroids, input after input
-	ins   []input   // each input's part of cs
-	parts []item    // the split centroids
-	tmp   []item    // the sort's second buffer
-	cum   []uint64  // combine: samples before each item
-	h     []float64 // combine: the scales of its sample of the items
-	ends  []int     // combine: where each group starts
-	out   []item    // combine's groups
-	seg   []int32   // combine: each item's segment
+	cs     []item              // every input's centroids, input after input
+	ins    []input             // each input's part of cs
+	parts  []item              // the split centroids
+	tmp    []item              // the sort's second buffer
+	cum    []uint64            // combine: samples before each item
+	h      []float64           // combine: the scales of its sample of the items
+	ends   []int               // combine: where each group starts
+	out    []item              // combine's groups
+	seg    []int32             // combine: each item's segment
+	shapes map[shapeKey][]byte // rebuilt trees' shapes (rebuildShaped)
 	// lo and hi bound the samples of the inputs, as the caller knows them
 	// (a VOI's MIN and MAX), NaN if unknown: see dataRange.
 	lo, hi float64
@@ -330,7 +332,7 @@ func (d *digest[N]) mergeInputs(g geometry, sc *mergeScratch) error {
 			return fmt.Errorf("tdigest: merge: a centroid of %d samples: %w", c.n, voi.ErrOverflow)
 		}
 	}
-	d.rebuild(g.ctrl, items, total, comp)
+	d.rebuildShaped(sc, g.ctrl, items, total, comp)
 	return nil
 }
 
@@ -853,28 +855,32 @@ func (g *grouper) runs(c, limit int, record bool, starts []int) (int, []int) {
 }
 
 // denseRuns is runs(c, slots, false, nil) for a sample of every item, of
-// scales h.
+// scales h: without branches on the groups (which change every few items,
+// unpredictably), checking for more than slots every 64 items.
 func denseRuns(h []float64, seg []int32, oneSeg bool, c, slots int) int {
 	fc, cm := float64(c), c-1
 	k, prev := 0, -1
-	if oneSeg {
-		for _, x := range h {
-			if g := min(int(float64(fc*x)), cm); g != prev {
-				if k++; k > slots {
-					return k
-				}
+	seg = seg[:len(h)]
+	for at := 0; at < len(h); at += 64 {
+		blk := h[at:min(at+64, len(h))]
+		if oneSeg {
+			for _, x := range blk {
+				g := min(int(float64(fc*x)), cm)
+				d := g ^ prev
+				k += int(uint(d|-d) >> 63) // 1 if g != prev
+				prev = g
+			}
+		} else {
+			sg := seg[at : at+len(blk)]
+			for i, x := range blk {
+				g := int(sg[i])*(c+1) + min(int(float64(fc*x)), cm)
+				d := g ^ prev
+				k += int(uint(d|-d) >> 63)
 				prev = g
 			}
 		}
-		return k
-	}
-	seg = seg[:len(h)]
-	for i, x := range h {
-		if g := int(seg[i])*(c+1) + min(int(float64(fc*x)), cm); g != prev {
-			if k++; k > slots {
-				return k
-			}
-			prev = g
+		if k > slots {
+			return k
 		}
 	}
 	return k
@@ -1060,6 +1066,56 @@ func (d *digest[N]) rebuild(ctrl uint64, cs []item, total uint64, comp uint32) {
 		last, maxV = e, c.v
 	}
 }
+
+// rebuildShaped is rebuild with the tree's shape taken from sc's cache.
+// Centroids in ascending order go to slots 0, 1, 2, ... (the free list
+// is in index order), each linked as the rightmost node's right child
+// and rebalanced by colours and links alone, so the bytes rebuild writes
+// are those of a rebuild of as many centroids of mean 0 (the shape,
+// computed once per geometry, count and control bits), with each slot's
+// mean and count set, and the sample counts. (A rebuild of 80 slots was a
+// sixth of the CPU of a scrape of many small folds.)
+func (d *digest[N]) rebuildShaped(sc *mergeScratch, ctrl uint64, cs []item, total uint64, comp uint32) {
+	for i := 1; i < len(cs); i++ {
+		if cs[i].v < cs[i-1].v { // (not in order: never from a merge)
+			d.rebuild(ctrl, cs, total, comp)
+			return
+		}
+	}
+	key := shapeKey{len(d.b), len(cs), ctrl, is32[N]()}
+	shape, ok := sc.shapes[key]
+	if !ok {
+		if sc.shapes == nil || len(sc.shapes) >= maxShapes {
+			sc.shapes = make(map[shapeKey][]byte)
+		}
+		d.rebuild(ctrl, make([]item, len(cs)), 0, 0)
+		shape = bytes.Clone(d.b)
+		sc.shapes[key] = shape
+	}
+	copy(d.b, shape)
+	for e, c := range cs {
+		if is32[N]() {
+			d.setMuRaw(e, uint64(setS32(ctrl, int32(c.v))))
+		} else {
+			d.setMuRaw(e, setS64(ctrl, c.v))
+		}
+		d.setCnt(e, int64(c.n))
+	}
+	d.setSmplcnt(total)
+	le.PutUint32(d.b[d.compOff():], comp)
+}
+
+// shapeKey identifies a rebuilt tree's shape: the digest's size, the
+// number of centroids, their control bits and the node layout.
+type shapeKey struct {
+	size, n int
+	ctrl    uint64
+	is32    bool
+}
+
+// maxShapes bounds the shapes a scratch keeps (about 2 KB each for a
+// wide TCP_DEFAULT digest; more are made again).
+const maxShapes = 256
 
 // MergeWeighted adds weighted samples to digest data of type dt: value i
 // with weight weights[i] (weight 0 adds nothing), merged as MergeAll

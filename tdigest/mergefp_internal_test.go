@@ -221,3 +221,45 @@ func TestSortItems(t *testing.T) {
 		require.Equal(t, want, items, "case %d: %d items, %d bits", i, n, width)
 	}
 }
+
+// TestRebuildShaped: a rebuild from a cached shape writes the bytes of a
+// rebuild, for both layouts, every count of centroids, several precisions
+// and equal means, on a cache hit and a miss.
+func TestRebuildShaped(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	sc := new(mergeScratch)
+	for i := range 300 {
+		dt := []voi.DType{voi.TDgstClust32, voi.TDgstClust64}[i%2]
+		slots := uint32(1 + r.IntN(90))
+		want, err := Build(dt, slots, uint32(r.IntN(9)))
+		require.NoError(t, err)
+		got, again := slices.Clone(want), slices.Clone(want)
+		cs := make([]item, r.IntN(int(slots)+1))
+		for j := range cs {
+			cs[j] = item{r.Int64N(1<<20) - 1<<19, 1 + r.Uint64N(1000)}
+		}
+		slices.SortFunc(cs, func(a, b item) int { return cmp.Compare(a.v, b.v) })
+		total, comp := r.Uint64N(1<<40), r.Uint32()
+		if dt == voi.TDgstClust32 {
+			var d digest[node32]
+			require.NoError(t, d.init(want, nil))
+			ctrl := d.muRaw(0) & ctrlMask
+			d.rebuild(ctrl, cs, total, comp)
+			require.NoError(t, d.init(got, nil))
+			d.rebuildShaped(sc, ctrl, cs, total, comp)
+			require.NoError(t, d.init(again, nil))
+			d.rebuildShaped(sc, ctrl, cs, total, comp) // from the cache
+		} else {
+			var d digest[node64]
+			require.NoError(t, d.init(want, nil))
+			ctrl := d.muRaw(0) & ctrlMask
+			d.rebuild(ctrl, cs, total, comp)
+			require.NoError(t, d.init(got, nil))
+			d.rebuildShaped(sc, ctrl, cs, total, comp)
+			require.NoError(t, d.init(again, nil))
+			d.rebuildShaped(sc, ctrl, cs, total, comp)
+		}
+		require.Equal(t, want, got, "case %d: %v, %d slots, %d centroids", i, dt, slots, len(cs))
+		require.Equal(t, want, again, "case %d, again", i)
+	}
+}
