@@ -197,16 +197,17 @@ func curNodes(in []byte, dt voi.DType) int {
 // hundreds of thousands of centroids, which would otherwise be allocated
 // (and collected) per merge.
 type mergeScratch struct {
-	cs     []item              // every input's centroids, input after input
-	ins    []input             // each input's part of cs
-	parts  []item              // the split centroids
-	tmp    []item              // the sort's second buffer
-	cum    []uint64            // combine: samples before each item
-	h      []float64           // combine: the scales of its sample of the items
-	ends   []int               // combine: where each group starts
-	out    []item              // combine's groups
-	seg    []int32             // combine: each item's segment
-	shapes map[shapeKey][]byte // rebuilt trees' shapes (rebuildShaped)
+	cs         []item              // every input's centroids, input after input
+	ins        []input             // each input's part of cs
+	parts      []item              // the split centroids
+	tmp        []item              // the sort's second buffer
+	cum        []uint64            // combine: samples before each item
+	h          []float64           // combine: the scales of its sample of the items
+	ends       []int               // combine: where each group starts
+	out        []item              // combine's groups
+	seg        []int32             // combine: each item's segment
+	shapes     map[shapeKey][]byte // rebuilt trees' shapes (rebuildShaped)
+	shapeBytes int                 // their bytes
 	// lo and hi bound the samples of the inputs, as the caller knows them
 	// (a VOI's MIN and MAX), NaN if unknown: see dataRange.
 	lo, hi float64
@@ -1085,9 +1086,10 @@ func (d *digest[N]) rebuildShaped(sc *mergeScratch, ctrl uint64, cs []item, tota
 	key := shapeKey{len(d.b), len(cs), ctrl, is32[N]()}
 	shape, ok := sc.shapes[key]
 	if !ok {
-		if sc.shapes == nil || len(sc.shapes) >= maxShapes {
-			sc.shapes = make(map[shapeKey][]byte)
+		if sc.shapes == nil || sc.shapeBytes+len(d.b) > maxShapeBytes {
+			sc.shapes, sc.shapeBytes = make(map[shapeKey][]byte), 0
 		}
+		sc.shapeBytes += len(d.b)
 		d.rebuild(ctrl, make([]item, len(cs)), 0, 0)
 		shape = bytes.Clone(d.b)
 		sc.shapes[key] = shape
@@ -1113,9 +1115,9 @@ type shapeKey struct {
 	is32    bool
 }
 
-// maxShapes bounds the shapes a scratch keeps (about 2 KB each for a
-// wide TCP_DEFAULT digest; more are made again).
-const maxShapes = 256
+// maxShapeBytes bounds the bytes of the shapes a scratch keeps (a wide
+// TCP_DEFAULT digest's are 1.9 KB; past it, the shapes are made again).
+const maxShapeBytes = 1 << 20
 
 // MergeWeighted adds weighted samples to digest data of type dt: value i
 // with weight weights[i] (weight 0 adds nothing), merged as MergeAll
