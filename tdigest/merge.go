@@ -161,6 +161,7 @@ func mergeAllLayout[N node](dst []byte, bounds [2]float64, srcs [][]byte) error 
 	// Read every input before writing dst (a source may be dst).
 	sc.cs, sc.ins = sc.cs[:0], sc.ins[:0]
 	sc.lo, sc.hi = bounds[0], bounds[1]
+	sc.prefetch(dst, srcs)
 	nonEmpty, last := 0, 0
 	for i := 0; i <= len(srcs); i++ {
 		in := dst
@@ -186,6 +187,26 @@ func mergeAllLayout[N node](dst []byte, bounds [2]float64, srcs [][]byte) error 
 	return d.mergeInputs(g, sc)
 }
 
+// prefetch reads a byte of every cache line of the inputs before the
+// merge reads them (a fleet's digests, decoded a while ago, are not in the
+// cache): its loads are independent, so that their cache misses overlap,
+// where the walks of the inputs' trees, following links from node to
+// node, would take them one after another.
+func (sc *mergeScratch) prefetch(dst []byte, srcs [][]byte) {
+	const line = 64
+	t := sc.touched
+	for i := -1; i < len(srcs); i++ {
+		in := dst
+		if i >= 0 {
+			in = srcs[i]
+		}
+		for off := 0; off < len(in); off += line {
+			t += in[off]
+		}
+	}
+	sc.touched = t // (a store, so that the loads are kept)
+}
+
 // curNodes returns the curnodes field of digest bytes that passed
 // Validate.
 func curNodes(in []byte, dt voi.DType) int {
@@ -206,6 +227,7 @@ type mergeScratch struct {
 	ends       []int               // combine: where each group starts
 	out        []item              // combine's groups
 	seg        []int32             // combine: each item's segment
+	touched    byte                // see prefetch
 	shapes     map[shapeKey][]byte // rebuilt trees' shapes (rebuildShaped)
 	shapeBytes int                 // their bytes
 	// lo and hi bound the samples of the inputs, as the caller knows them
