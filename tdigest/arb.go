@@ -300,6 +300,18 @@ func (d *digest[N]) insert(e int) {
 			x = t.right(x)
 		}
 	}
+	d.attach(e, parent, goLeft)
+}
+
+// insertGreatest is insert for a free node e whose mean is at least every
+// mean in the tree, and last the tree's rightmost node (null if empty):
+// insert's descent, which goes right at every node, would end at last.
+func (d *digest[N]) insertGreatest(e, last int) { d.attach(e, last, false) }
+
+// attach is insert once its descent found e's parent (null: e is the
+// root) and side.
+func (d *digest[N]) attach(e, parent int, goLeft bool) {
+	t := &d.tree
 	t.setParent(e, parent)
 	t.setLeft(e, null)
 	t.setRight(e, null)

@@ -1,6 +1,7 @@
 package tdigest
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"math"
@@ -160,6 +161,7 @@ func mergeAllLayout[N node](dst []byte, bounds [2]float64, srcs [][]byte) error 
 	// Read every input before writing dst (a source may be dst).
 	sc.cs, sc.ins = sc.cs[:0], sc.ins[:0]
 	sc.lo, sc.hi = bounds[0], bounds[1]
+	sc.prefetch(dst, srcs)
 	nonEmpty, last := 0, 0
 	for i := 0; i <= len(srcs); i++ {
 		in := dst
@@ -185,6 +187,26 @@ func mergeAllLayout[N node](dst []byte, bounds [2]float64, srcs [][]byte) error 
 	return d.mergeInputs(g, sc)
 }
 
+// prefetch reads a byte of every cache line of the inputs before the
+// merge reads them (a fleet's digests, decoded a while ago, are not in the
+// cache): its loads are independent, so that their cache misses overlap,
+// where the walks of the inputs' trees, following links from node to
+// node, would take them one after another.
+func (sc *mergeScratch) prefetch(dst []byte, srcs [][]byte) {
+	const line = 64
+	t := sc.touched
+	for i := -1; i < len(srcs); i++ {
+		in := dst
+		if i >= 0 {
+			in = srcs[i]
+		}
+		for off := 0; off < len(in); off += line {
+			t += in[off]
+		}
+	}
+	sc.touched = t // (a store, so that the loads are kept)
+}
+
 // curNodes returns the curnodes field of digest bytes that passed
 // Validate.
 func curNodes(in []byte, dt voi.DType) int {
@@ -196,14 +218,18 @@ func curNodes(in []byte, dt voi.DType) int {
 // hundreds of thousands of centroids, which would otherwise be allocated
 // (and collected) per merge.
 type mergeScratch struct {
-	cs    []item    // every input's centroids, input after input
-	ins   []input   // each input's part of cs
-	parts []item    // the split centroids
-	tmp   []item    // the sort's second buffer
-	cum   []uint64  // combine: samples before each item
-	h     []float64 // combine: each item's scale, once computed
-	out   []item    // combine's groups
-	seg   []int32   // combine: each item's segment
+	cs         []item              // every input's centroids, input after input
+	ins        []input             // each input's part of cs
+	parts      []item              // the split centroids
+	tmp        []item              // the sort's second buffer
+	cum        []uint64            // combine: samples before each item
+	h          []float64           // combine: the scales of its sample of the items
+	ends       []int               // combine: where each group starts
+	out        []item              // combine's groups
+	seg        []int32             // combine: each item's segment
+	touched    byte                // see prefetch
+	shapes     map[shapeKey][]byte // rebuilt trees' shapes (rebuildShaped)
+	shapeBytes int                 // their bytes
 	// lo and hi bound the samples of the inputs, as the caller knows them
 	// (a VOI's MIN and MAX), NaN if unknown: see dataRange.
 	lo, hi float64
@@ -329,19 +355,22 @@ func (d *digest[N]) mergeInputs(g geometry, sc *mergeScratch) error {
 			return fmt.Errorf("tdigest: merge: a centroid of %d samples: %w", c.n, voi.ErrOverflow)
 		}
 	}
-	d.rebuild(g.ctrl, items, total, comp)
+	d.rebuildShaped(sc, g.ctrl, items, total, comp)
 	return nil
 }
 
 // sortItems sorts items by mean, then count, with tmp (returned, grown)
 // as the second buffer: a least-significant-digit radix sort of the
 // means' offsets from the smallest, in as few passes of at most 12 bits
-// as the offsets' range needs (a pass in which every item has the same
-// digit is skipped), then an insertion sort by count of each run of equal
-// means (rare and short). Items of equal mean and count are
-// interchangeable, so any sort by the two gives the same sequence.
+// as the offsets' range needs, or one more of smaller digits for fewer
+// items than a digit has values (a pass clears and sums a counter per
+// value: for the few hundred items of a small fold those cost more than
+// the items; a pass in which every item has the same digit is skipped),
+// then an insertion sort by count of each run of equal means (rare and
+// short). Items of equal mean and count are interchangeable, so any sort
+// by the two gives the same sequence.
 func sortItems(items, tmp []item) []item {
-	if len(items) < 256 {
+	if len(items) < 64 {
 		slices.SortFunc(items, func(a, b item) int {
 			if c := cmp.Compare(a.v, b.v); c != 0 {
 				return c
@@ -358,28 +387,18 @@ func sortItems(items, tmp []item) []item {
 	src, dst := items, tmp
 	width := uint(bits.Len64(uint64(vmax - vmin)))
 	passes := (width + 11) / 12
+	if passes > 0 && len(items) < 1<<(width/passes) {
+		// Few items: one pass more, of smaller digits (each pass clears
+		// and sums 2^bits counters).
+		passes = min(passes+1, width)
+	}
 	var counts [1 << 12]uint32
 	for p := uint(0); p < passes; p++ {
 		shift := width * p / passes
 		mask := uint64(1)<<(width*(p+1)/passes-shift) - 1
-		clear(counts[:])
-		for _, it := range src {
-			counts[uint64(it.v-vmin)>>shift&mask]++
+		if radixPass(src, dst, vmin, shift, mask, &counts) {
+			src, dst = dst, src
 		}
-		if int(counts[uint64(src[0].v-vmin)>>shift&mask]) == len(src) {
-			continue // one digit for all: nothing moves
-		}
-		at := uint32(0)
-		for k, c := range counts[:mask+1] {
-			counts[k] = at
-			at += c
-		}
-		for _, it := range src {
-			k := uint64(it.v-vmin) >> shift & mask
-			dst[counts[k]] = it
-			counts[k]++
-		}
-		src, dst = dst, src
 	}
 	if &src[0] != &items[0] {
 		copy(items, src)
@@ -394,6 +413,32 @@ func sortItems(items, tmp []item) []item {
 		}
 	}
 	return tmp
+}
+
+// radixPass moves src to dst by digit (v-vmin)>>shift&mask (mask+1 <=
+// len(counts)), keeping the order of items of equal digits, and reports
+// whether it did: not if every item has the same digit.
+func radixPass(src, dst []item, vmin int64, shift uint, mask uint64, counts *[1 << 12]uint32) bool {
+	cnt := counts[:mask+1]
+	clear(cnt)
+	for _, it := range src {
+		cnt[uint64(it.v-vmin)>>shift&mask]++
+	}
+	if int(cnt[uint64(src[0].v-vmin)>>shift&mask]) == len(src) {
+		return false // one digit for all: nothing moves
+	}
+	at := uint32(0)
+	for k, c := range cnt {
+		cnt[k] = at
+		at += c
+	}
+	dst = dst[:len(src)]
+	for _, it := range src {
+		k := uint64(it.v-vmin) >> shift & mask
+		dst[cnt[k]] = it
+		cnt[k]++
+	}
+	return true
 }
 
 // item is a centroid being merged: its mean as a combined value with the
@@ -622,26 +667,34 @@ func appendParts(out []item, c item, lo, hi int64, dl, dr, fa, fc, fb float64) [
 	mean := gTot / tot  // the density's mean, to be moved to c's
 	var offs [4]float64 // each part's distance from the density's mean
 	var ns [4]uint64
-	prev, cum := 0.0, uint64(0)
-	room := 1.0 // the largest scale of the distances that fits [lo, hi]
+	var gs [4]float64 // the first moment of the first parts' samples
+	q, r := c.n/k, c.n%k
+	cum := uint64(0)
+	// (The parts' moments are independent of each other: computed
+	// first, their square roots and divisions overlap.)
 	for j := range k {
-		n := c.n / k
-		if j < c.n%k {
+		n := q
+		if j < r {
 			n++
 		}
 		cum += n
+		ns[j] = n
 		g := gTot
 		if j < k-1 {
-			// The first moment of the first cum samples.
 			if m := float64(cum) * perSample; m <= m1 {
 				g = left.moment(m, 0)
 			} else {
 				g = g1 + right.moment(min(m-m1, m2), 0)
 			}
 		}
-		off := (g-prev)/float64(float64(n)*perSample) - mean
-		prev = g
-		offs[j], ns[j] = off, n
+		gs[j] = g
+	}
+	prev := 0.0
+	room := 1.0 // the largest scale of the distances that fits [lo, hi]
+	for j := range k {
+		off := (gs[j]-prev)/float64(float64(ns[j])*perSample) - mean
+		prev = gs[j]
+		offs[j] = off
 		// An offset is at most a gap, and lo, c.v and hi are within
 		// ±2^62: the differences do not wrap.
 		if r := float64(c.v - lo); -off > r {
@@ -668,9 +721,17 @@ func appendParts(out []item, c item, lo, hi int64, dl, dr, fa, fc, fb float64) [
 // An item's group never decreases along the items (the ranks grow and
 // scale is monotone, in floating point too: square roots, sums and
 // products by positive constants are correctly rounded), so the groups
-// are runs found by binary search: counting the populated groups of a c
-// costs a few searches per group, not a pass over the items, and the
-// scale is computed only where a search looks, once per item.
+// are runs, and the groups of a sample of the items tell most of them:
+// where two consecutive samples are in the same group, so is every item
+// between them; where in consecutive groups, one run ends between them.
+// Only where the groups of two samples are further apart is the block
+// between them searched (binary search). The sample is every item when
+// there are at most combineDense items per slot, and combineDense per
+// slot otherwise, so the scale is computed about once per sample, and
+// counting the populated groups of a c is a tight pass over the samples
+// (the binary searches per group of every item it replaced cost a dozen
+// evaluations per group with mispredicted branches and cache misses: 25
+// per item in a fold of 3 digests into an 80-slot one).
 func (sc *mergeScratch) combine(items []item, total uint64, slots int) []item {
 	n := len(items)
 	cum := slices.Grow(sc.cum[:0], n)[:n]
@@ -680,53 +741,180 @@ func (sc *mergeScratch) combine(items []item, total uint64, slots int) []item {
 		cum[i] = c
 		c += it.n
 	}
-	// The scale of each item, computed when first needed (-1 before).
-	memo := slices.Grow(sc.h[:0], n)[:n]
-	sc.h = memo
-	for i := range memo {
-		memo[i] = -1
-	}
-	ft := float64(total)
-	h := func(i int) float64 {
-		if memo[i] < 0 {
-			mid := float64(cum[i]) + float64(items[i].n)/2
-			memo[i] = scale(float64(mid / ft))
-		}
-		return memo[i]
-	}
 	seg := slices.Grow(sc.seg[:0], n)[:n]
 	sc.seg = seg
-	modeGaps(items, cum, total, slots, seg)
-	groupOf := func(c int, i int) int {
-		return int(seg[i])*(c+1) + min(int(float64(float64(c)*h(i))), c-1)
+	oneSeg := modeGaps(items, cum, total, slots, seg)
+	gr := grouper{items: items, cum: cum, seg: seg, ft: float64(total), oneSeg: oneSeg}
+	gr.step = max(1, n/(combineDense*slots))
+	m := (n-1+gr.step-1)/gr.step + 1 // samples at j*step, and n-1
+	hs := slices.Grow(sc.h[:0], m)[:m]
+	sc.h = hs
+	for j := range hs {
+		hs[j] = gr.h(gr.pos(j))
 	}
-	// end returns the end of the run of items from i in i's group.
-	end := func(c, i int) int {
-		g := groupOf(c, i)
-		lo, hi := i+1, n // the run ends in [lo, hi]
-		for lo < hi {
-			mid := lo + (hi-lo)/2
-			if groupOf(c, mid) == g {
-				lo = mid + 1
-			} else {
-				hi = mid
+	gr.hs = hs
+	best := bestGroups(slots, func(c int) bool {
+		if gr.step == 1 {
+			return denseRuns(hs, seg, oneSeg, c, slots) <= slots
+		}
+		k, _ := gr.runs(c, slots, false, nil)
+		return k <= slots
+	})
+	_, starts := gr.runs(best, n, true, sc.ends[:0])
+	sc.ends = starts
+	out := sc.out[:0]
+	for r, i := range starts {
+		j := n
+		if r+1 < len(starts) {
+			j = starts[r+1]
+		}
+		var sum sum128
+		var cnt uint64
+		for _, it := range items[i:j] {
+			sum.add(it.v, it.n)
+			cnt += it.n
+		}
+		out = append(out, item{sum.mean(cnt), cnt})
+	}
+	sc.out = out
+	return out
+}
+
+// combineDense is the number of items per slot up to which combine's
+// sample of the items is every item, and the size of its sample per slot
+// beyond.
+const combineDense = 16
+
+// grouper finds combine's groups: items, the samples before each (cum),
+// their segments, the total as a float, and the scales of the samples
+// (hs) of the items at j*step (and the last item).
+type grouper struct {
+	items  []item
+	cum    []uint64
+	seg    []int32
+	ft     float64
+	step   int
+	hs     []float64
+	oneSeg bool // every item in segment 0
+}
+
+// pos returns the index of sample j.
+func (g *grouper) pos(j int) int { return min(j*g.step, len(g.items)-1) }
+
+// h returns item i's scale: of the rank of its middle sample.
+func (g *grouper) h(i int) float64 {
+	mid := float64(g.cum[i]) + float64(g.items[i].n)/2
+	return scale(float64(mid / g.ft))
+}
+
+// group returns the group for c of item i of scale x.
+func (g *grouper) group(c, i int, x float64) int {
+	return int(g.seg[i])*(c+1) + min(int(float64(float64(c)*x)), c-1)
+}
+
+// runs returns the number of runs of items of equal groups for c, or a
+// number past limit once it is past limit, and, if record, appends to
+// starts the index of each run's first item.
+func (g *grouper) runs(c, limit int, record bool, starts []int) (int, []int) {
+	hs, seg := g.hs, g.seg
+	fc, cm, c1 := float64(c), c-1, c+1
+	prev := g.group(c, 0, hs[0])
+	k := 1
+	if record {
+		starts = append(starts, 0)
+	}
+	for j := 1; j < len(hs); j++ {
+		var gj int
+		if g.oneSeg {
+			gj = min(int(float64(fc*hs[j])), cm)
+		} else {
+			gj = int(seg[g.pos(j)])*c1 + min(int(float64(fc*hs[j])), cm)
+		}
+		if gj == prev {
+			continue
+		}
+		a, b := g.pos(j-1), g.pos(j)
+		switch {
+		case b == a+1: // adjacent items
+			k++
+			if record {
+				starts = append(starts, b)
+			}
+		case gj == prev+1 && !record:
+			k++ // one run ends between the two samples
+		default:
+			// The runs between sample j-1 (group prev) and j: each
+			// next one starts at the first item of another group.
+			i, gi := a, prev
+			for {
+				lo, hi := i+1, b // the next run starts in [lo, hi]
+				for lo < hi {
+					mid := lo + (hi-lo)/2
+					if g.group(c, mid, g.h(mid)) == gi {
+						lo = mid + 1
+					} else {
+						hi = mid
+					}
+				}
+				k++
+				if record {
+					starts = append(starts, lo)
+				}
+				if lo == b {
+					break
+				}
+				if gi = g.group(c, lo, g.h(lo)); gi == gj {
+					break
+				}
+				i = lo
 			}
 		}
-		return lo
+		prev = gj
+		if k > limit {
+			break
+		}
 	}
-	// fits reports whether at most slots groups are populated for c.
-	fits := func(c int) bool {
-		k := 0
-		for i := 0; i < n; i = end(c, i) {
-			if k++; k > slots {
-				return false
+	return k, starts
+}
+
+// denseRuns is runs(c, slots, false, nil) for a sample of every item, of
+// scales h: without branches on the groups (which change every few items,
+// unpredictably), checking for more than slots every 64 items.
+func denseRuns(h []float64, seg []int32, oneSeg bool, c, slots int) int {
+	fc, cm := float64(c), c-1
+	k, prev := 0, -1
+	seg = seg[:len(h)]
+	for at := 0; at < len(h); at += 64 {
+		blk := h[at:min(at+64, len(h))]
+		if oneSeg {
+			for _, x := range blk {
+				g := min(int(float64(fc*x)), cm)
+				d := g ^ prev
+				k += int(uint(d|-d) >> 63) // 1 if g != prev
+				prev = g
+			}
+		} else {
+			sg := seg[at : at+len(blk)]
+			for i, x := range blk {
+				g := int(sg[i])*(c+1) + min(int(float64(fc*x)), cm)
+				d := g ^ prev
+				k += int(uint(d|-d) >> 63)
+				prev = g
 			}
 		}
-		return true
+		if k > slots {
+			return k
+		}
 	}
-	// populated(slots) <= slots; find the largest c with that property
-	// (populated is nearly monotone in c; the search keeps the best c seen
-	// that fits).
+	return k
+}
+
+// bestGroups returns the largest count of groups c in [1, 64·slots] for
+// which fits(c) (populated(c) <= slots) as a binary search finds it:
+// populated(slots) <= slots unless the segments take slots of their own;
+// populated is nearly monotone in c, and the search keeps the best c seen
+// that fits.
+func bestGroups(slots int, fits func(c int) bool) int {
 	lo := slots
 	if !fits(lo) {
 		lo = 1 // the segments take slots of their own
@@ -740,20 +928,7 @@ func (sc *mergeScratch) combine(items []item, total uint64, slots int) []item {
 			hi = mid - 1
 		}
 	}
-	out := sc.out[:0]
-	for i := 0; i < n; {
-		j := end(best, i)
-		var sum sum128
-		var cnt uint64
-		for _, it := range items[i:j] {
-			sum.add(it.v, it.n)
-			cnt += it.n
-		}
-		out = append(out, item{sum.mean(cnt), cnt})
-		i = j
-	}
-	sc.out = out
-	return out
+	return best
 }
 
 // Mode gaps: where the pooled items jump across an empty stretch, as
@@ -774,27 +949,41 @@ const (
 // cut the items into, 0 upwards; no group of combine straddles a mode
 // gap. If there are slots/2 or more, it numbers all items 0: the slots are
 // too few to keep those apart. cum holds the samples before each item.
-func modeGaps(items []item, cum []uint64, total uint64, slots int, seg []int32) {
+func modeGaps(items []item, cum []uint64, total uint64, slots int, seg []int32) (oneSeg bool) {
 	n := len(items)
 	if n == 0 {
-		return
+		return true
 	}
 	width := float64(items[n-1].v-items[0].v) / float64(slots)
 	ft := float64(total)
+	seg, cum = seg[:n], cum[:n]
+	clear(seg)
 	s := int32(0)
-	for i := range items {
-		if r := float64(cum[i]) / ft; i > 1 && i+1 < n && r > gapRank && r < 1-gapRank {
-			g := items[i].v - items[i-1].v
-			near := max(items[i-1].v-items[i-2].v, items[i+1].v-items[i].v)
-			if float64(g) > width && float64(g) > float64(gapFactor*float64(near)) {
-				s++
-			}
+	for i := 2; i+1 < n; i++ {
+		// (The tests of a gap, the cheap ones first.)
+		g := items[i].v - items[i-1].v
+		if !(float64(g) > width) {
+			continue
 		}
+		near := max(items[i-1].v-items[i-2].v, items[i+1].v-items[i].v)
+		if !(float64(g) > float64(gapFactor*float64(near))) {
+			continue
+		}
+		if r := float64(cum[i]) / ft; r > gapRank && r < 1-gapRank {
+			s++
+			seg[i] = 1
+		}
+	}
+	if s == 0 || int(s) >= slots/2 {
+		clear(seg)
+		return true
+	}
+	s = 0
+	for i, g := range seg {
+		s += g
 		seg[i] = s
 	}
-	if int(s) >= slots/2 {
-		clear(seg)
-	}
+	return false
 }
 
 // gapCut is how many times wider than the gap on a centroid's other side
@@ -881,6 +1070,7 @@ func (d *digest[N]) rebuild(ctrl uint64, cs []item, total uint64, comp uint32) {
 	}
 	d.setSmplcnt(total)
 	le.PutUint32(d.b[d.compOff():], comp)
+	last, maxV := null, int64(0) // the rightmost node, its mean
 	for _, c := range cs {
 		e := d.getFree()
 		if is32[N]() {
@@ -889,9 +1079,67 @@ func (d *digest[N]) rebuild(ctrl uint64, cs []item, total uint64, comp uint32) {
 			d.setMuRaw(e, setS64(ctrl, c.v))
 		}
 		d.setCnt(e, int64(c.n))
-		d.insert(e)
+		if last != null && c.v < maxV {
+			// (Not in order, which no merge passes: the descent finds
+			// its place.)
+			d.insert(e)
+			continue
+		}
+		d.insertGreatest(e, last)
+		last, maxV = e, c.v
 	}
 }
+
+// rebuildShaped is rebuild with the tree's shape taken from sc's cache.
+// Centroids in ascending order go to slots 0, 1, 2, ... (the free list
+// is in index order), each linked as the rightmost node's right child
+// and rebalanced by colours and links alone, so the bytes rebuild writes
+// are those of a rebuild of as many centroids of mean 0 (the shape,
+// computed once per geometry, count and control bits), with each slot's
+// mean and count set, and the sample counts. (A rebuild of 80 slots was a
+// sixth of the CPU of a scrape of many small folds.)
+func (d *digest[N]) rebuildShaped(sc *mergeScratch, ctrl uint64, cs []item, total uint64, comp uint32) {
+	for i := 1; i < len(cs); i++ {
+		if cs[i].v < cs[i-1].v { // (not in order: never from a merge)
+			d.rebuild(ctrl, cs, total, comp)
+			return
+		}
+	}
+	key := shapeKey{len(d.b), len(cs), ctrl, is32[N]()}
+	shape, ok := sc.shapes[key]
+	if !ok {
+		if sc.shapes == nil || sc.shapeBytes+len(d.b) > maxShapeBytes {
+			sc.shapes, sc.shapeBytes = make(map[shapeKey][]byte), 0
+		}
+		sc.shapeBytes += len(d.b)
+		d.rebuild(ctrl, make([]item, len(cs)), 0, 0)
+		shape = bytes.Clone(d.b)
+		sc.shapes[key] = shape
+	}
+	copy(d.b, shape)
+	for e, c := range cs {
+		if is32[N]() {
+			d.setMuRaw(e, uint64(setS32(ctrl, int32(c.v))))
+		} else {
+			d.setMuRaw(e, setS64(ctrl, c.v))
+		}
+		d.setCnt(e, int64(c.n))
+	}
+	d.setSmplcnt(total)
+	le.PutUint32(d.b[d.compOff():], comp)
+}
+
+// shapeKey identifies a rebuilt tree's shape: the digest's size, the
+// number of centroids, their control bits and the node layout.
+type shapeKey struct {
+	size, n int
+	ctrl    uint64
+	is32    bool
+}
+
+// maxShapeBytes bounds the bytes of the shapes a scratch keeps (a wide
+// TCP_DEFAULT digest's are 1.9 KB; past it, the shapes are made again).
+const maxShapeBytes = 1 << 20
 
 // MergeWeighted adds weighted samples to digest data of type dt: value i
 // with weight weights[i] (weight 0 adds nothing), merged as MergeAll

@@ -68,6 +68,7 @@ func mergeFromLayout[N, S node](dst []byte, srcs [][]byte) error {
 	defer mergeScratchPool.Put(sc)
 	sc.cs, sc.ins = sc.cs[:0], sc.ins[:0]
 	sc.lo, sc.hi = unbounded[0], unbounded[1]
+	sc.prefetch(dst, srcs)
 	nonEmpty, dstHolds := 0, false
 	if curNodes(dst, dtypeOf[N]()) > 0 {
 		nonEmpty, dstHolds = 1, true
