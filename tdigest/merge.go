@@ -262,6 +262,7 @@ type input struct {
 	start, end int
 	total      uint64
 	comp       uint32
+	maxn       int // the digest's centroid slots
 }
 
 // readInput appends to the scratch the input of digest bytes in that
@@ -270,7 +271,7 @@ type input struct {
 func readInput[N node](sc *mergeScratch, g geometry, in []byte) {
 	var d digest[N]
 	_ = d.init(in, nil)
-	r := input{start: len(sc.cs), comp: le.Uint32(in[d.compOff():])}
+	r := input{start: len(sc.cs), comp: le.Uint32(in[d.compOff():]), maxn: d.maxn}
 	// An in-order walk with the path on a stack: a valid tree is at most
 	// 30 deep.
 	// (Bytes that are not a valid digest, which only trusted callers may
@@ -342,7 +343,7 @@ func (d *digest[N]) mergeInputs(g geometry, sc *mergeScratch) error {
 		lo, hi := sc.dataRange(g)
 		items = slices.Grow(sc.parts[:0], 4*ncs)
 		for _, in := range sc.ins {
-			items = splitCentroids(items, sc.cs[in.start:in.end], lo, hi)
+			items = splitCentroids(items, sc.cs[in.start:in.end], lo, hi, in.maxn >= d.maxn)
 		}
 		sc.parts = items
 	}
@@ -512,8 +513,8 @@ func (sc *mergeScratch) dataRange(g geometry) (lo, hi int64) {
 //
 // Its samples are modelled as spread from the midpoint to its left
 // neighbour to the midpoint to its right one (towards a neighbour of less
-// than a third of its count, as far as its share of the two counts: see
-// shareOf), with a piecewise linear
+// than a third of its count, as far as its share of the two counts, when
+// share: see shareOf), with a piecewise linear
 // density (as in Dunning's interpolation between centroids): a
 // centroid's own density is its count over its width (half the gaps to
 // its neighbours on both sides), and the density at a midpoint is the
@@ -540,7 +541,15 @@ func (sc *mergeScratch) dataRange(g geometry) (lo, hi int64) {
 // up to half of those of spreading each centroid evenly over its share
 // of the gaps (the largest at 50 slots over 8 seeds and 300 or 2000
 // blobs: Pareto 0.48% -> 0.25%, lognormal 0.31% -> 0.16%).
-func splitCentroids(out, cs []item, lo, hi int64) []item {
+//
+// share is set for a digest with at least the destination's slots (a
+// fleet's merge, a collector's levels), whose collapsed centroids the
+// spread by share models; the merge of narrow digests into a wider one
+// (the collector's batches into its wide levels) spreads them as far
+// towards either side: by share, a 90/10 bimodal fleet of 20-slot digests
+// folded into 80-slot levels was 0.18% off at p90 and is 0.026% off
+// without (20,000 blobs; one MergeAll of them 0.19%).
+func splitCentroids(out, cs []item, lo, hi int64, share bool) []item {
 	if len(cs) < 2 {
 		return append(out, cs...)
 	}
@@ -551,10 +560,10 @@ func splitCentroids(out, cs []item, lo, hi int64) []item {
 		}
 		gl, gr := gapAt(cs, i), gapAt(cs, i+1)
 		sl, sr := 0.5, 0.5 // each side's share of its gap
-		if i > 0 {
+		if share && i > 0 {
 			sl = shareOf(c.n, cs[i-1].n)
 		}
-		if i+1 < len(cs) {
+		if share && i+1 < len(cs) {
 			sr = shareOf(c.n, cs[i+1].n)
 		}
 		if i == 0 {

@@ -94,7 +94,7 @@ func foldParts(b *testing.B, n int) []item {
 	lo, hi := sc.dataRange(g)
 	var items []item
 	for _, in := range sc.ins {
-		items = splitCentroids(items, sc.cs[in.start:in.end], lo, hi)
+		items = splitCentroids(items, sc.cs[in.start:in.end], lo, hi, in.maxn >= d.maxn)
 	}
 	return items
 }

@@ -26,7 +26,7 @@ import (
 )
 
 // mergeFingerprint is the SHA-256 of TestMergeFingerprint's outputs.
-const mergeFingerprint = "c4f8659896d44339d1c086ba88cf5cf439174b2ac46c389d49a89d23d411a726"
+const mergeFingerprint = "7b9bf6f66da4f32463fabcec6f5f1d99cb90c484cc4fceb5496946e4c4572192"
 
 // fpDigest returns a digest of dt (slots, prec) fed n samples of stream
 // kind by the C's clustering or, if accurate, the accurate mode's.

@@ -71,7 +71,7 @@ func mergeAllRefLayout[N node](dst []byte, srcs [][]byte) error {
 
 func (g geometry) readRef(in []byte, dt voi.DType) inputRef {
 	info, _ := ReadInfo(in, dt)
-	r := inputRef{cs: make([]item, 0, info.CurNodes), comp: info.CompCnt}
+	r := inputRef{cs: make([]item, 0, info.CurNodes), comp: info.CompCnt, maxn: int(info.MaxNodes)}
 	for c := range Centroids(in, dt) {
 		r.cs = append(r.cs, item{g.rescaleRef(c), c.Count})
 		r.total += c.Count
@@ -102,7 +102,7 @@ func (d *digest[N]) mergeInputsRef(g geometry, ins []inputRef) error {
 			lo, hi = min(lo, in.cs[0].v), max(hi, in.cs[len(in.cs)-1].v)
 		}
 		for _, in := range ins {
-			items = splitCentroids(items, in.cs, lo, hi)
+			items = splitCentroids(items, in.cs, lo, hi, in.maxn >= d.maxn)
 		}
 	} else {
 		items = make([]item, 0, ncs)
@@ -213,6 +213,7 @@ type inputRef struct {
 	cs    []item
 	total uint64
 	comp  uint32
+	maxn  int
 }
 
 func (g geometry) rescaleRef(c Centroid) int64 {

@@ -157,6 +157,13 @@ func TestAccuracyWhateverTheOrder(t *testing.T) {
 				got := worstRankError(t, sorted, wd, wdt)
 				t.Logf("%s %s N=%d batch %d: aggregate %.4f%%, MergeAll %.4f%%", dist, order, nblobs, batch, 100*got, 100*ref)
 				require.LessOrEqual(t, got, 1.2*ref, "%s %s batch %d", dist, order, batch)
+				if dist != "pareto" {
+					// The wide digests keep what one MergeAll cannot:
+					// 0.15-0.18 of its error at 2,000 blobs (0.72 on the
+					// bimodal fleet while narrow sources' heavy centroids
+					// spread towards light neighbours by their share).
+					require.LessOrEqual(t, got, 0.3*ref, "%s %s batch %d", dist, order, batch)
+				}
 			}
 		}
 	}
