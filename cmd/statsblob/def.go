@@ -1,7 +1,7 @@
 package main
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -89,44 +89,19 @@ func runDef(args []string, stdout, stderr io.Writer) int {
 // defRemote GETs the definition at url, or POSTs lines to it, and prints
 // the answer.
 func defRemote(fs *flagSet, url string, lines []string, token string, timeout time.Duration, stdout io.Writer) int {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	method, body := http.MethodGet, io.Reader(nil)
+	x := exchange{method: http.MethodGet, url: url, accept: "text/plain", token: token,
+		timeout: timeout, limit: maxDefAnswer, what: "definition"}
 	if len(lines) > 0 {
-		method, body = http.MethodPost, strings.NewReader(strings.Join(lines, "\n")+"\n")
+		x.method, x.body = http.MethodPost, strings.NewReader(strings.Join(lines, "\n")+"\n")
+		x.contentType = "text/plain; charset=utf-8"
 	}
-	req, err := http.NewRequestWithContext(ctx, method, url, body)
-	if err != nil {
-		return fs.usageError("URL %q: %v", url, err)
+	answer, _, err := x.do()
+	var bad errBadURL
+	if errors.As(err, &bad) {
+		return fs.usageError("URL %q: %v", url, bad.err)
 	}
-	req.Header.Set("Accept", "text/plain")
-	if body != nil {
-		req.Header.Set("Content-Type", "text/plain; charset=utf-8")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		fs.fail(err)
-		return 1
-	}
-	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxDefAnswer+1))
-	if err != nil {
-		fs.fail(fmt.Errorf("%s: reading the answer: %w", url, err))
-		return 1
-	}
-	if resp.StatusCode != http.StatusOK {
-		reason, _, _ := strings.Cut(strings.TrimSpace(string(answer)), "\n")
-		if len(reason) > 200 {
-			reason = reason[:200]
-		}
-		fs.fail(fmt.Errorf("%s: %s: %s", url, resp.Status, reason))
-		return 1
-	}
-	if len(answer) > maxDefAnswer {
-		fs.fail(fmt.Errorf("%s: an answer over %d bytes is not a definition", url, maxDefAnswer))
 		return 1
 	}
 	if _, err := stdout.Write(answer); err != nil {

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -44,37 +44,14 @@ func runFetch(args []string, stdout, stderr io.Writer) int {
 	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
 		return fs.usageError("URL %q: http:// or https://", url)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return fs.usageError("URL %q: %v", url, err)
+	body, header, err := exchange{method: http.MethodGet, url: url, accept: "application/octet-stream",
+		token: *token, timeout: *timeout, limit: maxFetch, what: "blob"}.do()
+	var bad errBadURL
+	if errors.As(err, &bad) {
+		return fs.usageError("URL %q: %v", url, bad.err)
 	}
-	req.Header.Set("Accept", "application/octet-stream")
-	if *token != "" {
-		req.Header.Set("Authorization", "Bearer "+*token)
-	}
-	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		fs.fail(err)
-		return 1
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxFetch+1))
-	if err != nil {
-		fs.fail(fmt.Errorf("%s: reading the answer: %w", url, err))
-		return 1
-	}
-	if resp.StatusCode != http.StatusOK {
-		reason := strings.TrimSpace(string(body))
-		if len(reason) > 200 {
-			reason = reason[:200]
-		}
-		fs.fail(fmt.Errorf("%s: %s: %s", url, resp.Status, reason))
-		return 1
-	}
-	if len(body) > maxFetch {
-		fs.fail(fmt.Errorf("%s: an answer over %d bytes is not a blob", url, maxFetch))
 		return 1
 	}
 	b, err := blob.FromBytes(body, nil)
@@ -92,8 +69,8 @@ func runFetch(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stderr, "statsblob fetch: %s aggregates, %s blobs, window from %s\n",
-		orDash(resp.Header.Get("Statsblob-Aggregates")), orDash(resp.Header.Get("Statsblob-Blobs")),
-		orDash(resp.Header.Get("Statsblob-Window-Start")))
+		orDash(header.Get("Statsblob-Aggregates")), orDash(header.Get("Statsblob-Blobs")),
+		orDash(header.Get("Statsblob-Window-Start")))
 	return 0
 }
 
