@@ -120,36 +120,46 @@ func init() {
 // right type and size from making it panic (see package trusted). The
 // inputs' samples lie in [bounds[0], bounds[1]] where those are not NaN.
 func mergeAllTrusted(dst []byte, dt voi.DType, bounds [2]float64, srcs [][]byte) error {
-	if !dt.IsTDigest() {
+	if err := checkTrusted(dst, dt, dt, srcs); err != nil {
+		return err
+	}
+	return mergeAllValid(dst, dt, bounds, srcs)
+}
+
+// checkTrusted is the check of trusted merges: dst a digest of type dt and
+// srcs of type sdt, each of its full size.
+func checkTrusted(dst []byte, dt, sdt voi.DType, srcs [][]byte) error {
+	if !dt.IsTDigest() || !sdt.IsTDigest() {
 		return errDType
 	}
-	ok := func(b []byte) bool {
+	ok := func(b []byte, dt voi.DType) bool {
 		var t tree
 		return t.init(b, dt) == nil && len(b) == Size(dt, uint32(t.maxn))
 	}
-	if !ok(dst) {
+	if !ok(dst, dt) {
 		return errShort
 	}
 	for _, s := range srcs {
-		if !ok(s) {
+		if !ok(s, sdt) {
 			return errShort
 		}
 	}
-	return mergeAllValid(dst, dt, bounds, srcs)
+	return nil
 }
 
 // mergeAllValid is MergeAll for valid inputs whose samples lie in bounds
 // (see mergeAllTrusted), its node layout chosen once.
 func mergeAllValid(dst []byte, dt voi.DType, bounds [2]float64, srcs [][]byte) error {
 	if dt == voi.TDgstClust32 {
-		return mergeAllLayout[node32](dst, bounds, srcs)
+		return mergeLayout[node32, node32](dst, bounds, srcs)
 	}
-	return mergeAllLayout[node64](dst, bounds, srcs)
+	return mergeLayout[node64, node64](dst, bounds, srcs)
 }
 
-// mergeAllLayout is mergeAllValid for digests of layout N.
-func mergeAllLayout[N node](dst []byte, bounds [2]float64, srcs [][]byte) error {
-	dt := dtypeOf[N]()
+// mergeLayout is mergeAllValid for a dst of layout N and sources of layout
+// S (MergeAllFrom: S may be the other width).
+func mergeLayout[N, S node](dst []byte, bounds [2]float64, srcs [][]byte) error {
+	dt, sdt := dtypeOf[N](), dtypeOf[S]()
 	var d digest[N]
 	_ = d.init(dst, nil)
 	if d.maxn == 0 {
@@ -163,16 +173,16 @@ func mergeAllLayout[N node](dst []byte, bounds [2]float64, srcs [][]byte) error 
 	sc.lo, sc.hi = bounds[0], bounds[1]
 	sc.prefetch(dst, srcs)
 	nonEmpty, last := 0, 0
-	for i := 0; i <= len(srcs); i++ {
-		in := dst
-		if i > 0 {
-			in = srcs[i-1]
-		}
-		if curNodes(in, dt) == 0 {
+	if curNodes(dst, dt) > 0 {
+		nonEmpty = 1
+		readInput[N](sc, g, dst)
+	}
+	for i, s := range srcs {
+		if curNodes(s, sdt) == 0 {
 			continue
 		}
-		nonEmpty, last = nonEmpty+1, i
-		readInput[N](sc, g, in)
+		nonEmpty, last = nonEmpty+1, i+1
+		readInput[S](sc, g, s)
 	}
 	switch {
 	case nonEmpty == 0:
@@ -180,7 +190,7 @@ func mergeAllLayout[N node](dst []byte, bounds [2]float64, srcs [][]byte) error 
 		return nil
 	case nonEmpty == 1 && last == 0:
 		return nil
-	case nonEmpty == 1 && len(srcs[last-1]) == len(dst) && ReadCentroid(srcs[last-1], dt, 0).Mu.Raw&ctrlMask == g.ctrl:
+	case nonEmpty == 1 && sdt == dt && len(srcs[last-1]) == len(dst) && ReadCentroid(srcs[last-1], dt, 0).Mu.Raw&ctrlMask == g.ctrl:
 		copy(dst, srcs[last-1])
 		return nil
 	}
