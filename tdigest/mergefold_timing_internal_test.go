@@ -1,6 +1,7 @@
 package tdigest
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -99,41 +100,20 @@ func foldParts(b *testing.B, n int) []item {
 	return items
 }
 
-// BenchmarkSortItems: sortItems of the parts of a 1,024-digest fold (per
+// BenchmarkSortItems: sortItems of the parts of a fold of 1,024 digests,
+// of 8 (as many as a small fold into a wide digest sorts) and of 2 (per
 // item).
 func BenchmarkSortItems(b *testing.B) {
-	parts := foldParts(b, 1024)
-	items := make([]item, len(parts))
-	var tmp []item
-	b.ResetTimer()
-	for i := 0; i < b.N; i += len(items) {
-		copy(items, parts)
-		tmp = sortItems(items, tmp)
-	}
-}
-
-// BenchmarkSortItemsSmall: sortItems of the parts of an 8-digest fold, as
-// many as a small fold into a wide digest sorts (per item).
-func BenchmarkSortItemsSmall(b *testing.B) {
-	parts := foldParts(b, 8)
-	items := make([]item, len(parts))
-	var tmp []item
-	b.ResetTimer()
-	for i := 0; i < b.N; i += len(items) {
-		copy(items, parts)
-		tmp = sortItems(items, tmp)
-	}
-}
-
-// BenchmarkSortItemsTiny: sortItems of the parts of a 2-digest fold
-// (per item).
-func BenchmarkSortItemsTiny(b *testing.B) {
-	parts := foldParts(b, 2)
-	items := make([]item, len(parts))
-	var tmp []item
-	b.ResetTimer()
-	for i := 0; i < b.N; i += len(items) {
-		copy(items, parts)
-		tmp = sortItems(items, tmp)
+	for _, n := range []int{1024, 8, 2} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			parts := foldParts(b, n)
+			items := make([]item, len(parts))
+			var tmp []item
+			b.ResetTimer()
+			for i := 0; i < b.N; i += len(items) {
+				copy(items, parts)
+				tmp = sortItems(items, tmp)
+			}
+		})
 	}
 }
