@@ -397,10 +397,7 @@ func (s *Set) fold(a *group) {
 	}
 	a.pub = nil
 	s.folds.Add(1)
-	clear(a.queue)
-	a.queue = a.queue[:0]
-	s.pending.Add(-a.qbytes)
-	a.qbytes = 0
+	s.dropQueue(a)
 }
 
 // release drops the queue of a, an aggregate dropped from the current
@@ -408,10 +405,16 @@ func (s *Set) fold(a *group) {
 func (s *Set) release(a *group) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	s.pending.Add(-a.qbytes)
-	a.qbytes = 0
+	s.dropQueue(a)
+}
+
+// dropQueue empties a's queue and gives its bytes back to the budget; the
+// caller holds a.mu.
+func (s *Set) dropQueue(a *group) {
 	clear(a.queue)
 	a.queue = a.queue[:0]
+	s.pending.Add(-a.qbytes)
+	a.qbytes = 0
 }
 
 // add folds srcs into dst, counting what saturates.
