@@ -68,9 +68,19 @@ type result struct {
 // sbIn runs the binary in dir with stdin and args.
 func sbIn(t *testing.T, dir string, stdin []byte, args ...string) result {
 	t.Helper()
+	return sbRun(t, dir, stdin, nil, args...)
+}
+
+// sbRun runs the binary in dir with stdin, extra environment variables
+// and args, and returns its exit status and output.
+func sbRun(t *testing.T, dir string, stdin []byte, env []string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(sbBinary(t), args...)
 	cmd.Dir = dir
 	cmd.Stdin = bytes.NewReader(stdin)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()

@@ -4,8 +4,6 @@ package main
 // exact stdout, stderr and exit status of the built binary.
 
 import (
-	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,20 +21,7 @@ import (
 // sbEnv runs the binary in dir with extra environment variables.
 func sbEnv(t *testing.T, dir string, env []string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(sbBinary(t), args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else {
-		require.NoError(t, err)
-	}
-	return result{code, o.String(), e.String()}
+	return sbRun(t, dir, nil, env, args...)
 }
 
 func TestVersion(t *testing.T) {
