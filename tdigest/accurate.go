@@ -92,6 +92,10 @@ type accCache[N node] struct {
 	kb     []float32 // a flush: the scale at each item's left edge
 	cuts   []int32   // a flush: where each group starts
 	forced []int32   // a flush: the items that are groups of their own
+	mids   []float64 // a flush: each finer centroid's middle rank (fit)
+	cum    []float64 // a flush: the samples before each finer centroid (fit)
+	fcuts  []int32   // a flush: fit's groups at one tolerance
+	fknots []fitKnot // a flush: the knots fit measures
 }
 
 // accItem is a centroid or a run of equal samples: combined mean, count.
@@ -150,6 +154,10 @@ func (c *accCache[N]) init(data []byte) bool {
 		c.out = make([]accItem, 0, d.maxn)
 		c.split = make([]accItem, 0, d.maxn)
 		c.mark = make([]int8, d.maxn)
+		c.mids = make([]float64, 0, r)
+		c.cum = make([]float64, 0, r+1)
+		c.fcuts = make([]int32, 0, d.maxn+2)
+		c.fknots = make([]fitKnot, 0, d.maxn+1)
 	}
 	c.buf = c.buf[:0]
 	c.valid, c.synced = true, false
@@ -301,6 +309,7 @@ func (c *accCache[N]) flush(data []byte) {
 	cuts := c.partition(items, total, accRes*c.maxn, false)
 	c.state = group(arr[:0], items, cuts)
 	cuts = c.partition(c.state, total, c.maxn, true)
+	cuts = c.fit(c.state, c.maxn, cuts)
 	c.out = knots(c.out[:0], c.state, cuts)
 	c.split = splitRuns(c.split[:0], c.out, c.maxn, c.mark)
 	if comp < math.MaxUint32 {
