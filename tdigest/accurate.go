@@ -96,6 +96,7 @@ type accCache[N node] struct {
 	cum    []float64 // a flush: the samples before each finer centroid (fit)
 	fcuts  []int32   // a flush: fit's groups at one tolerance
 	fknots []fitKnot // a flush: the knots fit measures
+	fitted bool      // the bytes were written with fit (by a view's flush)
 }
 
 // accItem is a centroid or a run of equal samples: combined mean, count.
@@ -186,7 +187,7 @@ func (c *accCache[N]) update(data []byte, voiDT voi.DType, v uint64) error {
 	}
 	c.buf = append(c.buf, x)
 	if len(c.buf) == cap(c.buf) {
-		c.flush(data)
+		c.flush(data, false)
 	}
 	return nil
 }
@@ -250,7 +251,9 @@ func (c *accCache[N]) combined(voiDT voi.DType, v uint64) (int64, error) {
 }
 
 // flush merges the buffered samples into the cache's centroids and writes
-// the digest's bytes from them (see knots for their values).
+// the digest's bytes from them (see knots for their values); view is set
+// when the flush is for a view of the bytes (flushTrusted), not for a full
+// buffer.
 //
 // The cache keeps the samples at a finer resolution than the bytes can
 // (accRes centroids per slot): the buffer is merged into those centroids,
@@ -259,10 +262,13 @@ func (c *accCache[N]) combined(voiDT voi.DType, v uint64) (int64, error) {
 // flush. When the bytes were changed by other means (Invalidate, or a
 // sample count or compcnt that is not the one the last flush wrote) the
 // centroids are read back from the bytes first.
-func (c *accCache[N]) flush(data []byte) {
-	if len(c.buf) == 0 {
-		return
-	}
+//
+// A full buffer's flush groups the bytes' slots by partition alone; a
+// view's also runs fit (it costs several passes over the finer
+// centroids), rewriting the bytes from the same centroids if the last
+// flush did not: what a view reads is always fitted, and updates do not
+// pay for fitting bytes that nothing reads.
+func (c *accCache[N]) flush(data []byte, view bool) {
 	if !c.valid || len(data) < Size(dtypeOf[N](), uint32(c.maxn)) {
 		c.buf = c.buf[:0] // not this digest's samples (see Invalidate)
 		return
@@ -271,7 +277,14 @@ func (c *accCache[N]) flush(data []byte) {
 	_ = d.init(data, nil)
 	w32 := is32[N]()
 	comp := le.Uint32(data[compOffset(w32):])
-	if !c.synced || loadSmplcnt(data, w32) != c.wrote || comp != c.wcomp {
+	synced := c.synced && loadSmplcnt(data, w32) == c.wrote && comp == c.wcomp
+	if len(c.buf) == 0 {
+		if view && synced && !c.fitted {
+			c.writeState(&d, c.wrote, comp, true)
+		}
+		return
+	}
+	if !synced {
 		c.readBytes(&d)
 	}
 	radixSort(c.buf, c.tmp[:len(c.buf)])
@@ -308,15 +321,24 @@ func (c *accCache[N]) flush(data []byte) {
 	// The finer centroids (grouped in place), then the bytes' from them.
 	cuts := c.partition(items, total, accRes*c.maxn, false)
 	c.state = group(arr[:0], items, cuts)
-	cuts = c.partition(c.state, total, c.maxn, true)
-	cuts = c.fit(c.state, c.maxn, cuts)
-	c.out = knots(c.out[:0], c.state, cuts)
-	c.split = splitRuns(c.split[:0], c.out, c.maxn, c.mark)
 	if comp < math.MaxUint32 {
 		comp++
 	}
-	c.write(&d, c.split, total, comp)
-	c.synced, c.wrote, c.wcomp = true, total, comp
+	c.writeState(&d, total, comp, view)
+}
+
+// writeState writes the digest's bytes from the finer centroids, which
+// hold total samples, with compcnt comp: grouped by partition, and by fit
+// when fitted is set.
+func (c *accCache[N]) writeState(d *digest[N], total uint64, comp uint32, fitted bool) {
+	cuts := c.partition(c.state, total, c.maxn, true)
+	if fitted {
+		cuts = c.fit(c.state, c.maxn, cuts)
+	}
+	c.out = knots(c.out[:0], c.state, cuts)
+	c.split = splitRuns(c.split[:0], c.out, c.maxn, c.mark)
+	c.write(d, c.split, total, comp)
+	c.synced, c.wrote, c.wcomp, c.fitted = true, total, comp, fitted
 }
 
 // radixSort sorts a, with tmp (of a's length) as its second buffer: a
@@ -744,11 +766,11 @@ func flushTrusted(c *trusted.TDigestCache, data []byte, dt voi.DType) {
 	switch cc := c.C.(type) {
 	case *accCache[node32]:
 		if dt == voi.TDgstClust32 {
-			cc.flush(data)
+			cc.flush(data, true)
 		}
 	case *accCache[node64]:
 		if dt == voi.TDgstClust64 {
-			cc.flush(data)
+			cc.flush(data, true)
 		}
 	}
 }

@@ -22,7 +22,7 @@ func fitState(t *testing.T, slots uint32, n int, draw func() float64) *accCache[
 	for range n {
 		require.NoError(t, c.update(d, voi.IntU32, uint64(min(draw(), 1<<24-1))))
 	}
-	c.flush(d)
+	c.flush(d, true)
 	return c
 }
 
@@ -76,4 +76,37 @@ func TestFit(t *testing.T) {
 			require.Nil(t, c.fitPass(items, forced, ep/1000, c.maxn), "%s/%d", tc.name, slots)
 		}
 	}
+}
+
+// TestFitAtViews: a full buffer's flush writes the bytes grouped by
+// partition alone; the next view rewrites them from the same finer
+// centroids with fit (same sample count and compcnt, other groups), and a
+// view after that changes nothing.
+func TestFitAtViews(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	d, err := Build(voi.TDgstClust32, 20, 4)
+	require.NoError(t, err)
+	c := new(accCache[node32])
+	require.True(t, c.init(d))
+	for range 4 * cap(c.buf) { // ends on a full buffer's flush
+		require.NoError(t, c.update(d, voi.IntU32, uint64(1000*math.Exp(r.NormFloat64()))))
+	}
+	require.Empty(t, c.buf)
+	require.False(t, c.fitted)
+	before := append([]byte(nil), d...)
+	infoBefore, err := ReadInfo(d, voi.TDgstClust32)
+	require.NoError(t, err)
+
+	c.flush(d, true)
+	require.True(t, c.fitted)
+	require.NotEqual(t, before, d, "the view did not refit the bytes")
+	info, err := ReadInfo(d, voi.TDgstClust32)
+	require.NoError(t, err)
+	require.Equal(t, infoBefore.SmplCnt, info.SmplCnt)
+	require.Equal(t, infoBefore.CompCnt, info.CompCnt)
+	require.NoError(t, Validate(d, voi.TDgstClust32))
+
+	after := append([]byte(nil), d...)
+	c.flush(d, true)
+	require.Equal(t, after, d)
 }
