@@ -14,19 +14,28 @@ func Quantiles(data []byte, dt voi.DType, qs []float64, lo, hi float64, out []fl
 			return out, errQuantile
 		}
 	}
-	it, n, err := populated(data, dt)
+	// One walk reads the centroids and adds up their counts (populated
+	// walks twice): a scrape reads thousands of digests.
+	it, err := Iter(data, dt, MeanOrder)
 	if err != nil {
 		return out, err
 	}
 	var buf [128]meanCount
 	cs := buf[:0]
+	var total uint64
 	for it.Next() {
-		c := it.Centroid()
-		if c.Count == 0 {
-			continue
+		m, c := it.meanCount()
+		if total, err = addCount(total, c); err != nil {
+			return out, err
 		}
-		cs = append(cs, meanCount{c.Mean(), float64(c.Count)})
+		if c != 0 {
+			cs = append(cs, meanCount{m, float64(c)})
+		}
 	}
+	if total == 0 {
+		return out, ErrEmpty
+	}
+	n := float64(total)
 	for _, q := range qs {
 		out = append(out, quantileOf(cs, n, q, lo, hi))
 	}

@@ -173,6 +173,20 @@ func (it *Iterator) Next() bool {
 // one.
 func (it *Iterator) Centroid() Centroid { return it.t.centroid(it.cur) }
 
+// meanCount returns the current centroid's Mean and Count without reading
+// its links.
+func (it *Iterator) meanCount() (float64, uint64) {
+	t, i := &it.t, it.cur
+	c := Centroid{Mu: qmath.Q{Raw: t.muRaw(i), Kind: qmath.S64}}
+	if t.is32 {
+		c.Mu.Kind = qmath.S32
+		c.Count = uint64(uint32(t.cnt(i)))
+	} else {
+		c.Count = uint64(t.cnt(i))
+	}
+	return c.Mean(), c.Count
+}
+
 // Centroids returns the centroids of a digest in ascending mean order as a
 // sequence (nothing if the bytes are not a digest of type dt).
 func Centroids(data []byte, dt voi.DType) iter.Seq[Centroid] {

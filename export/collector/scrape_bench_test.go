@@ -42,3 +42,30 @@ func BenchmarkScrape10k(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkScrape10kChanged: as BenchmarkScrape10k, but every aggregate
+// got a blob since the last scrape (posted untimed), so each scrape folds
+// and renders all 10,000 afresh: the load test's scrape under ingest.
+func BenchmarkScrape10kChanged(b *testing.B) {
+	tp, bs := demoBlobs(b, 64)
+	s, err := collector.New(collector.Config{Templates: tp.Registry()})
+	require.NoError(b, err)
+	postAll := func() {
+		for i := range 10000 {
+			code, body := post(b, s, http.MethodPost, fmt.Sprintf("host=h%05d&svc=api", i), bs[i%len(bs)].Bytes())
+			require.Equal(b, http.StatusNoContent, code, body)
+		}
+	}
+	postAll()
+	s.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		postAll()
+		b.StartTimer()
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+		r.Header.Set("Accept-Encoding", "gzip")
+		s.ServeHTTP(w, r)
+	}
+}

@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -43,10 +45,63 @@ type rendered struct {
 	labels []export.Label
 	start  time.Time
 	fams   []famText
+	valid  bool // the mapping accepted the blob
 	seen   bool // handed out by the source in the latest scrape
 	series int  // sample lines
 	size   int  // bytes of the lines
 }
+
+// renderChanged renders the blobs of named whose lines the cache does not
+// hold (new blobs, or other labels or start), on up to GOMAXPROCS
+// goroutines: after a scrape interval of ingest nearly every aggregate is
+// a new blob, and mapping them is most of a scrape's work (10,000
+// TCP_DEFAULT aggregates: 0.57 of 0.96 s on one core). The caller holds
+// t.mu.
+func (t *Text) renderChanged(named []export.Named) {
+	var todo []int
+	for i, n := range named {
+		r := t.cache[n.Blob]
+		if r == nil || !slices.Equal(r.labels, n.Labels) || !r.start.Equal(n.Start) {
+			todo = append(todo, i)
+		}
+	}
+	out := make([]*rendered, len(todo))
+	workers := min(runtime.GOMAXPROCS(0), len(todo)/renderMin)
+	render := func(next func() int) {
+		var ms []export.Metric
+		for k := next(); k < len(todo); k = next() {
+			n := named[todo[k]]
+			r := &rendered{labels: n.Labels, start: n.Start}
+			var err error
+			if ms, err = t.c.mapper.Append(ms[:0], n); err == nil {
+				r.valid = true
+				r.fams = renderBlob(ms)
+				for _, ft := range r.fams {
+					r.series += bytes.Count(ft.lines, []byte{'\n'})
+					r.size += len(ft.lines)
+				}
+			}
+			out[k] = r
+		}
+	}
+	if workers < 2 {
+		k := -1
+		render(func() int { k++; return k })
+	} else {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() { render(func() int { return int(next.Add(1) - 1) }) })
+		}
+		wg.Wait()
+	}
+	for k, i := range todo {
+		t.cache[named[i].Blob] = out[k]
+	}
+}
+
+// renderMin is the fewest blobs per goroutine of renderChanged.
+const renderMin = 64
 
 // famText is one family's lines of one blob.
 type famText struct {
@@ -107,22 +162,14 @@ func (t *Text) WriteWithin(w io.Writer, extra []*dto.MetricFamily, maxSeries, ma
 	for _, r := range t.cache {
 		r.seen = false
 	}
-	var ms []export.Metric
-	for _, n := range t.c.src.Blobs() {
+	named := t.c.src.Blobs()
+	t.renderChanged(named)
+	for _, n := range named {
 		r := t.cache[n.Blob]
-		if r == nil || !slices.Equal(r.labels, n.Labels) || !r.start.Equal(n.Start) {
-			var err error
-			if ms, err = t.c.mapper.Append(ms[:0], n); err != nil {
-				continue
-			}
-			r = &rendered{labels: n.Labels, start: n.Start, fams: renderBlob(ms)}
-			for _, ft := range r.fams {
-				r.series += bytes.Count(ft.lines, []byte{'\n'})
-				r.size += len(ft.lines)
-			}
-			t.cache[n.Blob] = r
-		}
 		r.seen = true
+		if !r.valid {
+			continue // the mapping rejected it
+		}
 		switch {
 		case maxSeries > 0 && series+r.series > maxSeries:
 			om.BySeries++
