@@ -40,6 +40,17 @@ type fitKnot struct{ r, v float64 }
 // flush): updates pay nothing for it. Its greedy passes are not monotone
 // in the tolerance, which is why it tries fitSteps of them: 5 or 6 tries,
 // or a bisection instead of the linear shrink in fitPass, measured worse.
+//
+// Also tried: knot values off the quantile function (any value in the
+// group's items' range whose segment from the previous knot stays in the
+// cone, the nearest to the quantile), so that segments pass through the
+// items instead of lying on one side of them. Over the targets' streams
+// (10^4 and 10^5 samples, 20 to 100 slots, both widths, two seeds) the
+// worst rank error fell by 14% in geometric mean (10% over 999
+// quantiles), but against the peers more TDGSTCLUST32 cells went above
+// 1.25 (21 of 54 against 18) and fewer TDGSTCLUST64 ones (22 against 27);
+// values confined to the items either side of the knot's rank, which
+// keep fitPass's tolerance exact, gained 2%. Not kept.
 func (c *accCache[N]) fit(items []accItem, maxn int, cuts []int32) []int32 {
 	m := len(items)
 	if m <= maxn || maxn < 3 {
