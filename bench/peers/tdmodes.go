@@ -41,8 +41,13 @@ func (c ModeCell) Ratio() float64 {
 // each sample count of sizes, over seeds 1..seeds. progress, if not nil,
 // is called after each cell.
 func TDigestModes(dt voi.DType, slots []uint32, sizes []int, seeds int, progress func(ModeCell)) []ModeCell {
+	return TDigestModesOf(accuracy.Streams, dt, slots, sizes, seeds, progress)
+}
+
+// TDigestModesOf is TDigestModes over the given streams only.
+func TDigestModesOf(streams []accuracy.Stream, dt voi.DType, slots []uint32, sizes []int, seeds int, progress func(ModeCell)) []ModeCell {
 	var cells []ModeCell
-	for _, st := range accuracy.Streams {
+	for _, st := range streams {
 		for _, s := range slots {
 			for _, n := range sizes {
 				cell := ModeCell{Stream: st.Name, DType: dt, Slots: s, Samples: n}

@@ -10,6 +10,7 @@
 //	go run ./cmd/tdmodes                 # 10^3, 10^5 and 10^6 samples, 2 seeds
 //	go run ./cmd/tdmodes -long           # and 10^7 (tens of minutes)
 //	go run ./cmd/tdmodes -dtype 64       # TDGSTCLUST64(·,8)
+//	go run ./cmd/tdmodes -streams sorted,uniform -sizes 10000000 -seeds 1
 package main
 
 import (
@@ -17,8 +18,12 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/statsblob/statsblob/bench/peers"
+	"github.com/statsblob/statsblob/internal/accuracy"
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -26,7 +31,21 @@ func main() {
 	long := flag.Bool("long", false, "also 10^7 samples")
 	dtype := flag.Int("dtype", 32, "32 for TDGSTCLUST32(·,4), 64 for TDGSTCLUST64(·,8)")
 	seeds := flag.Int("seeds", 2, "seeds per cell")
+	only := flag.String("streams", "", "comma-separated `NAMES` of the streams to measure (default: all six)")
+	sizesFlag := flag.String("sizes", "", "comma-separated sample `COUNTS` (default: 10^3, 10^5, 10^6, and 10^7 with -long)")
 	flag.Parse()
+	streams := accuracy.Streams
+	if *only != "" {
+		streams = nil
+		for _, name := range strings.Split(*only, ",") {
+			i := slices.IndexFunc(accuracy.Streams, func(s accuracy.Stream) bool { return s.Name == name })
+			if i < 0 {
+				fmt.Fprintf(os.Stderr, "tdmodes: no stream %q\n", name)
+				os.Exit(2)
+			}
+			streams = append(streams, accuracy.Streams[i])
+		}
+	}
 	dt := voi.TDgstClust32
 	if *dtype == 64 {
 		dt = voi.TDgstClust64
@@ -35,13 +54,24 @@ func main() {
 	if *long {
 		sizes = append(sizes, 10_000_000)
 	}
+	if *sizesFlag != "" {
+		sizes = nil
+		for _, f := range strings.Split(*sizesFlag, ",") {
+			n, err := strconv.Atoi(f)
+			if err != nil || n <= 0 {
+				fmt.Fprintf(os.Stderr, "tdmodes: bad sample count %q\n", f)
+				os.Exit(2)
+			}
+			sizes = append(sizes, n)
+		}
+	}
 	fmt.Printf("Worst rank error (%% of samples) over p50, p90, p99, p99.9 and seeds 1..%d; %v digests; peers at equal bytes.\n\n", *seeds, dt)
 	fmt.Println("| stream | slots | samples | bytes | C mode | accurate | caio | influx | DDSketch | HDR | accurate / best t-digest peer |")
 	fmt.Println("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	var logSum float64
 	var n, over int
 	worst := 0.0
-	peers.TDigestModes(dt, []uint32{20, 50, 100}, sizes, *seeds, func(c peers.ModeCell) {
+	peers.TDigestModesOf(streams, dt, []uint32{20, 50, 100}, sizes, *seeds, func(c peers.ModeCell) {
 		r := c.Ratio()
 		logSum += math.Log(r)
 		n++
