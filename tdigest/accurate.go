@@ -252,8 +252,8 @@ func (c *accCache[N]) combined(voiDT voi.DType, v uint64) (int64, error) {
 
 // flush merges the buffered samples into the cache's centroids and writes
 // the digest's bytes from them (see knots for their values); view is set
-// when the flush is for a view of the bytes (flushTrusted), not for a full
-// buffer.
+// when the flush is for a view of the bytes (flushTrusted with fit), not
+// for a full buffer or a merge.
 //
 // The cache keeps the samples at a finer resolution than the bytes can
 // (accRes centroids per slot): the buffer is merged into those centroids,
@@ -267,7 +267,8 @@ func (c *accCache[N]) combined(voiDT voi.DType, v uint64) (int64, error) {
 // view's also runs fit (it costs several passes over the finer
 // centroids), rewriting the bytes from the same centroids if the last
 // flush did not: what a view reads is always fitted, and updates do not
-// pay for fitting bytes that nothing reads.
+// pay for fitting bytes that nothing reads. A flush for a merge rewrites
+// fitted bytes with partition's groups (see trusted.TDigestFlush).
 func (c *accCache[N]) flush(data []byte, view bool) {
 	if !c.valid || len(data) < Size(dtypeOf[N](), uint32(c.maxn)) {
 		c.buf = c.buf[:0] // not this digest's samples (see Invalidate)
@@ -279,8 +280,8 @@ func (c *accCache[N]) flush(data []byte, view bool) {
 	comp := le.Uint32(data[compOffset(w32):])
 	synced := c.synced && loadSmplcnt(data, w32) == c.wrote && comp == c.wcomp
 	if len(c.buf) == 0 {
-		if view && synced && !c.fitted {
-			c.writeState(&d, c.wrote, comp, true)
+		if synced && c.fitted != view {
+			c.writeState(&d, c.wrote, comp, view)
 		}
 		return
 	}
@@ -762,15 +763,15 @@ func (s *wsum) mean(n uint64) int64 {
 func init() { trusted.TDigestFlush = flushTrusted }
 
 // flushTrusted is trusted.TDigestFlush.
-func flushTrusted(c *trusted.TDigestCache, data []byte, dt voi.DType) {
+func flushTrusted(c *trusted.TDigestCache, data []byte, dt voi.DType, fit bool) {
 	switch cc := c.C.(type) {
 	case *accCache[node32]:
 		if dt == voi.TDgstClust32 {
-			cc.flush(data, true)
+			cc.flush(data, fit)
 		}
 	case *accCache[node64]:
 		if dt == voi.TDgstClust64 {
-			cc.flush(data, true)
+			cc.flush(data, fit)
 		}
 	}
 }

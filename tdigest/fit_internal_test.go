@@ -81,7 +81,8 @@ func TestFit(t *testing.T) {
 // TestFitAtViews: a full buffer's flush writes the bytes grouped by
 // partition alone; the next view rewrites them from the same finer
 // centroids with fit (same sample count and compcnt, other groups), and a
-// view after that changes nothing.
+// view after that changes nothing; a flush for a merge writes partition's
+// groups again, and a view fits them again.
 func TestFitAtViews(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	d, err := Build(voi.TDgstClust32, 20, 4)
@@ -107,6 +108,14 @@ func TestFitAtViews(t *testing.T) {
 	require.NoError(t, Validate(d, voi.TDgstClust32))
 
 	after := append([]byte(nil), d...)
+	c.flush(d, true)
+	require.Equal(t, after, d)
+
+	// A flush for a merge gives partition's groups back, and the next
+	// view the fitted ones.
+	c.flush(d, false)
+	require.False(t, c.fitted)
+	require.Equal(t, before, d)
 	c.flush(d, true)
 	require.Equal(t, after, d)
 }

@@ -48,7 +48,7 @@ func fpDigest(t testing.TB, r *rand.Rand, dt voi.DType, slots, prec uint32, accu
 		}
 	}
 	if accurate {
-		flushTrusted(&c, d, dt)
+		flushTrusted(&c, d, dt, true)
 	}
 	return d
 }
