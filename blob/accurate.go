@@ -90,31 +90,16 @@ func (bl *Blob) UseModes(t *tpl.Template) error {
 	return nil
 }
 
-// settle writes the samples accurate-mode t-digests buffer into the bytes,
-// their groups chosen for the queries (see trusted.TDigestFlush).
+// settle writes the samples accurate-mode t-digests buffer into the bytes.
 func (bl *Blob) settle() {
 	if !bl.pending {
 		return
 	}
 	bl.pending = false
-	bl.flushDigests(true)
-}
-
-// settleForMerge is settle for bytes about to be merged (a snapshot of
-// shards): the groups are the scale function's, which merge better (see
-// trusted.TDigestFlush); the blob stays pending, so that a view of it
-// still gets fitted bytes.
-func (bl *Blob) settleForMerge() {
-	if bl.pending {
-		bl.flushDigests(false)
-	}
-}
-
-func (bl *Blob) flushDigests(fit bool) {
 	for _, sp := range bl.plan.digestStats() {
 		c := &bl.digests[sp.digest]
 		if c.Accurate {
-			trusted.TDigestFlush(c, bl.b[sp.dataOff:int(sp.dataOff)+int(sp.dsz)], sp.dtype, fit)
+			trusted.TDigestFlush(c, bl.b[sp.dataOff:int(sp.dataOff)+int(sp.dsz)], sp.dtype)
 		}
 	}
 }

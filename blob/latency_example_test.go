@@ -58,6 +58,6 @@ func Example_latency() {
 	js, _ := json.Marshal(tostr.JSONMarshaler{Blob: all, Flags: tostr.Meta, Template: t})
 	fmt.Println(string(js))
 	// Output:
-	// p50 298 µs, p99 491 µs
-	// {"tplname":"CONN","tplhash":1888381441,"vois":{"latency_us":{"stats":{"MAX":{"errs":0,"val":499},"MIN":{"errs":0,"val":100},"HIST":{"errs":0,"nbkts":6,"oob":0,"bkts":[{"lb":0,"ub":100,"cnt":0},{"lb":100,"ub":200,"cnt":89},{"lb":200,"ub":300,"cnt":115},{"lb":300,"ub":400,"cnt":113},{"lb":400,"ub":500,"cnt":83},{"lb":500,"ub":18446744073709551615,"cnt":0}]},"TDGST":{"errs":0,"smplcnt":400,"compcnt":4,"maxctds":8,"nctds":8,"ctds":[{"mu":107.4558410644531250,"cnt":8},{"mu":144.8865509033203125,"cnt":44},{"mu":202.9685363769531250,"cnt":68},{"mu":267.5530853271484375,"cnt":83},{"mu":330.2332153320312500,"cnt":76},{"mu":390.6718292236328125,"cnt":71},{"mu":449.7796630859375000,"cnt":41},{"mu":489.6873321533203125,"cnt":9}]}}}}}
+	// p50 296 µs, p99 494 µs
+	// {"tplname":"CONN","tplhash":1888381441,"vois":{"latency_us":{"stats":{"MAX":{"errs":0,"val":499},"MIN":{"errs":0,"val":100},"HIST":{"errs":0,"nbkts":6,"oob":0,"bkts":[{"lb":0,"ub":100,"cnt":0},{"lb":100,"ub":200,"cnt":89},{"lb":200,"ub":300,"cnt":115},{"lb":300,"ub":400,"cnt":113},{"lb":400,"ub":500,"cnt":83},{"lb":500,"ub":18446744073709551615,"cnt":0}]},"TDGST":{"errs":0,"smplcnt":400,"compcnt":4,"maxctds":8,"nctds":8,"ctds":[{"mu":105.6492156982421875,"cnt":10},{"mu":140.6825714111328125,"cnt":42},{"mu":197.4804992675781250,"cnt":68},{"mu":261.6965637207031250,"cnt":81},{"mu":332.1822967529296875,"cnt":79},{"mu":395.4072875976562500,"cnt":68},{"mu":455.2389068603515625,"cnt":42},{"mu":492.4615173339843750,"cnt":10}]}}}}}
 }

@@ -183,11 +183,7 @@ func (s *Sharded) Snapshot(reset bool) (*Blob, error) {
 	s.lockAll()
 	defer s.unlockAll()
 	for i := range s.shards {
-		if len(s.shards) == 1 {
-			s.shards[i].b.settle() // no merge: the snapshot is its bytes
-		} else {
-			s.shards[i].b.settleForMerge()
-		}
+		s.shards[i].b.settle()
 	}
 	out := s.shards[0].b.Clone()
 	out.env = s.env

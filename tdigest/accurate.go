@@ -92,11 +92,6 @@ type accCache[N node] struct {
 	kb     []float32 // a flush: the scale at each item's left edge
 	cuts   []int32   // a flush: where each group starts
 	forced []int32   // a flush: the items that are groups of their own
-	mids   []float64 // a flush: each finer centroid's middle rank (fit)
-	cum    []float64 // a flush: the samples before each finer centroid (fit)
-	fcuts  []int32   // a flush: fit's groups at one tolerance
-	fknots []fitKnot // a flush: the knots fit measures
-	fitted bool      // the bytes were written with fit (by a view's flush)
 }
 
 // accItem is a centroid or a run of equal samples: combined mean, count.
@@ -155,10 +150,6 @@ func (c *accCache[N]) init(data []byte) bool {
 		c.out = make([]accItem, 0, d.maxn)
 		c.split = make([]accItem, 0, d.maxn)
 		c.mark = make([]int8, d.maxn)
-		c.mids = make([]float64, 0, r)
-		c.cum = make([]float64, 0, r+1)
-		c.fcuts = make([]int32, 0, d.maxn+2)
-		c.fknots = make([]fitKnot, 0, d.maxn+1)
 	}
 	c.buf = c.buf[:0]
 	c.valid, c.synced = true, false
@@ -187,7 +178,7 @@ func (c *accCache[N]) update(data []byte, voiDT voi.DType, v uint64) error {
 	}
 	c.buf = append(c.buf, x)
 	if len(c.buf) == cap(c.buf) {
-		c.flush(data, false)
+		c.flush(data)
 	}
 	return nil
 }
@@ -251,9 +242,7 @@ func (c *accCache[N]) combined(voiDT voi.DType, v uint64) (int64, error) {
 }
 
 // flush merges the buffered samples into the cache's centroids and writes
-// the digest's bytes from them (see knots for their values); view is set
-// when the flush is for a view of the bytes (flushTrusted with fit), not
-// for a full buffer or a merge.
+// the digest's bytes from them (see knots for their values).
 //
 // The cache keeps the samples at a finer resolution than the bytes can
 // (accRes centroids per slot): the buffer is merged into those centroids,
@@ -262,14 +251,10 @@ func (c *accCache[N]) combined(voiDT voi.DType, v uint64) (int64, error) {
 // flush. When the bytes were changed by other means (Invalidate, or a
 // sample count or compcnt that is not the one the last flush wrote) the
 // centroids are read back from the bytes first.
-//
-// A full buffer's flush groups the bytes' slots by partition alone; a
-// view's also runs fit (it costs several passes over the finer
-// centroids), rewriting the bytes from the same centroids if the last
-// flush did not: what a view reads is always fitted, and updates do not
-// pay for fitting bytes that nothing reads. A flush for a merge rewrites
-// fitted bytes with partition's groups (see trusted.TDigestFlush).
-func (c *accCache[N]) flush(data []byte, view bool) {
+func (c *accCache[N]) flush(data []byte) {
+	if len(c.buf) == 0 {
+		return
+	}
 	if !c.valid || len(data) < Size(dtypeOf[N](), uint32(c.maxn)) {
 		c.buf = c.buf[:0] // not this digest's samples (see Invalidate)
 		return
@@ -278,14 +263,7 @@ func (c *accCache[N]) flush(data []byte, view bool) {
 	_ = d.init(data, nil)
 	w32 := is32[N]()
 	comp := le.Uint32(data[compOffset(w32):])
-	synced := c.synced && loadSmplcnt(data, w32) == c.wrote && comp == c.wcomp
-	if len(c.buf) == 0 {
-		if synced && c.fitted != view {
-			c.writeState(&d, c.wrote, comp, view)
-		}
-		return
-	}
-	if !synced {
+	if !c.synced || loadSmplcnt(data, w32) != c.wrote || comp != c.wcomp {
 		c.readBytes(&d)
 	}
 	radixSort(c.buf, c.tmp[:len(c.buf)])
@@ -322,24 +300,14 @@ func (c *accCache[N]) flush(data []byte, view bool) {
 	// The finer centroids (grouped in place), then the bytes' from them.
 	cuts := c.partition(items, total, accRes*c.maxn, false)
 	c.state = group(arr[:0], items, cuts)
+	cuts = c.partition(c.state, total, c.maxn, true)
+	c.out = knots(c.out[:0], c.state, cuts)
+	c.split = splitRuns(c.split[:0], c.out, c.maxn, c.mark)
 	if comp < math.MaxUint32 {
 		comp++
 	}
-	c.writeState(&d, total, comp, view)
-}
-
-// writeState writes the digest's bytes from the finer centroids, which
-// hold total samples, with compcnt comp: grouped by partition, and by fit
-// when fitted is set.
-func (c *accCache[N]) writeState(d *digest[N], total uint64, comp uint32, fitted bool) {
-	cuts := c.partition(c.state, total, c.maxn, true)
-	if fitted {
-		cuts = c.fit(c.state, c.maxn, cuts)
-	}
-	c.out = knots(c.out[:0], c.state, cuts)
-	c.split = splitRuns(c.split[:0], c.out, c.maxn, c.mark)
-	c.write(d, c.split, total, comp)
-	c.synced, c.wrote, c.wcomp, c.fitted = true, total, comp, fitted
+	c.write(&d, c.split, total, comp)
+	c.synced, c.wrote, c.wcomp = true, total, comp
 }
 
 // radixSort sorts a, with tmp (of a's length) as its second buffer: a
@@ -763,15 +731,15 @@ func (s *wsum) mean(n uint64) int64 {
 func init() { trusted.TDigestFlush = flushTrusted }
 
 // flushTrusted is trusted.TDigestFlush.
-func flushTrusted(c *trusted.TDigestCache, data []byte, dt voi.DType, fit bool) {
+func flushTrusted(c *trusted.TDigestCache, data []byte, dt voi.DType) {
 	switch cc := c.C.(type) {
 	case *accCache[node32]:
 		if dt == voi.TDgstClust32 {
-			cc.flush(data, fit)
+			cc.flush(data)
 		}
 	case *accCache[node64]:
 		if dt == voi.TDgstClust64 {
-			cc.flush(data, fit)
+			cc.flush(data)
 		}
 	}
 }

@@ -29,10 +29,10 @@ func accFeed(t testing.TB, dt voi.DType, slots uint32, vals []int64, flushEvery 
 			ok = append(ok, v)
 		}
 		if flushEvery > 0 && (i+1)%flushEvery == 0 {
-			flushTrusted(&c, d, dt, true)
+			flushTrusted(&c, d, dt)
 		}
 	}
-	flushTrusted(&c, d, dt, true)
+	flushTrusted(&c, d, dt)
 	return d, ok
 }
 
@@ -144,7 +144,7 @@ func TestAccurateLimits(t *testing.T) {
 		require.NoError(t, err)
 		c := trusted.TDigestCache{Accurate: true}
 		err = updateTrusted(&c, d, dt, voiDT, v, nil)
-		flushTrusted(&c, d, dt, true)
+		flushTrusted(&c, d, dt)
 		n, _ := Count(d, dt)
 		if ok {
 			require.NoError(t, err)
@@ -174,7 +174,7 @@ func TestAccurateNoAllocs(t *testing.T) {
 			_ = updateTrusted(&c, d, dt, voi.IntU32, v>>44, nil)
 		})
 		require.Zero(t, allocs)
-		require.Zero(t, testing.AllocsPerRun(10, func() { flushTrusted(&c, d, dt, true) }))
+		require.Zero(t, testing.AllocsPerRun(10, func() { flushTrusted(&c, d, dt) }))
 	}
 }
 

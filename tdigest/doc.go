@@ -91,15 +91,11 @@
 // (internal/trusted; not this package's API): samples are buffered beside
 // the bytes (32 per slot, at least 1024); a full buffer, or any view of the
 // blob, is sorted and merged into finer centroids kept beside the bytes
-// (32 per slot), which are then grouped into the digest's slots: first
-// each group spanning an equal step of the scale sqrt(q) (mirrored above
-// the median), the step the smallest that fits the slots (bisection);
-// then, where it finds better, groups chosen for the largest rank error of
-// a quantile read from the slots, measured against the finer centroids
-// (greedy passes at decreasing tolerances, fit.go): the quantile function
-// curves in different places for different data, and the groups follow
-// it. The smallest and largest samples (or runs of equal ones) stay
-// centroids of their own; spare slots split runs of equal samples so that discrete
+// (32 per slot), which are then grouped into the digest's slots, each
+// group spanning an equal step of the scale sqrt(q) (mirrored above the
+// median), the step the smallest that fits the slots (bisection). The
+// smallest and largest samples (or runs of equal ones) stay centroids of
+// their own; spare slots split runs of equal samples so that discrete
 // data is exact. A group's "mean" is the finer centroids' quantile at the
 // group's middle rank, where the queries read it (the exact mean of a
 // group lies above that point where the distribution's quantile function

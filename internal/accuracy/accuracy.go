@@ -138,7 +138,7 @@ func newFleetMode(g Geometry, m tdigest.Mode, n int, seed uint64, batch func() [
 			}
 			f.Sorted = append(f.Sorted, float64(v))
 		}
-		trusted.TDigestFlush(&c, d, g.DType, true)
+		trusted.TDigestFlush(&c, d, g.DType)
 		f.Digests = append(f.Digests, d)
 	}
 	slices.Sort(f.Sorted)
@@ -301,7 +301,7 @@ func FeedMode(g Geometry, m tdigest.Mode, samples []uint32, seed uint64) Fleet {
 		}
 		f.Sorted = append(f.Sorted, float64(v))
 	}
-	trusted.TDigestFlush(&c, d, g.DType, true)
+	trusted.TDigestFlush(&c, d, g.DType)
 	slices.Sort(f.Sorted)
 	f.Digests = [][]byte{d}
 	return f

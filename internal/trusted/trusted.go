@@ -51,15 +51,10 @@ func (c *TDigestCache) Invalidate() {
 var TDigestUpdate func(c *TDigestCache, data []byte, dt, voiDT voi.DType, v uint64, rnd *bsdrand.Source) error
 
 // TDigestFlush writes the samples an accurate-mode cache c buffers into
-// the digest data of type dt (nothing for a C-mode cache). With fit, the
-// bytes' groups are chosen for the queries (tdigest's fit, rewriting
-// bytes the last flush wrote without it): what a view of the blob reads.
-// Without, they are the scale function's, better inputs to a merge (a
-// snapshot of shards): fit's groups can be heavy where the quantile
-// function is straight, and a merge spreads a heavy centroid's samples
-// by guess. It never fails: the updates that buffered the samples checked
+// the digest data of type dt (nothing for a C-mode cache or an empty
+// buffer). It never fails: the updates that buffered the samples checked
 // that they fit.
-var TDigestFlush func(c *TDigestCache, data []byte, dt voi.DType, fit bool)
+var TDigestFlush func(c *TDigestCache, data []byte, dt voi.DType)
 
 // TDigestMergeAll is tdigest.MergeAll without its validation of dst and
 // srcs.

@@ -219,7 +219,7 @@ func shardedSnapshot(g accuracy.Geometry, m tdigest.Mode, samples []float64, k i
 		_ = trusted.TDigestUpdate(&caches[i%k], shards[i%k], g.DType, voi.IntU32, uint64(v), envs[i%k].Rand)
 	}
 	for i := range shards {
-		trusted.TDigestFlush(&caches[i], shards[i], g.DType, k == 1) // as Sharded.Snapshot
+		trusted.TDigestFlush(&caches[i], shards[i], g.DType)
 	}
 	must(tdigest.MergeAll(shards[0], g.DType, shards[1:]...))
 	return shards[0]
