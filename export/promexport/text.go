@@ -70,18 +70,7 @@ func (t *Text) renderChanged(named []export.Named) {
 	render := func(next func() int) {
 		var ms []export.Metric
 		for k := next(); k < len(todo); k = next() {
-			n := named[todo[k]]
-			r := &rendered{labels: n.Labels, start: n.Start}
-			var err error
-			if ms, err = t.c.mapper.Append(ms[:0], n); err == nil {
-				r.valid = true
-				r.fams = renderBlob(ms)
-				for _, ft := range r.fams {
-					r.series += bytes.Count(ft.lines, []byte{'\n'})
-					r.size += len(ft.lines)
-				}
-			}
-			out[k] = r
+			out[k], ms = t.render(ms, named[todo[k]])
 		}
 	}
 	if workers < 2 {
@@ -102,6 +91,22 @@ func (t *Text) renderChanged(named []export.Named) {
 
 // renderMin is the fewest blobs per goroutine of renderChanged.
 const renderMin = 64
+
+// render maps and renders n's blob, with ms as the mapping's scratch
+// (returned for reuse).
+func (t *Text) render(ms []export.Metric, n export.Named) (*rendered, []export.Metric) {
+	r := &rendered{labels: n.Labels, start: n.Start}
+	var err error
+	if ms, err = t.c.mapper.Append(ms[:0], n); err == nil {
+		r.valid = true
+		r.fams = renderBlob(ms)
+		for _, ft := range r.fams {
+			r.series += bytes.Count(ft.lines, []byte{'\n'})
+			r.size += len(ft.lines)
+		}
+	}
+	return r, ms
+}
 
 // famText is one family's lines of one blob.
 type famText struct {
@@ -166,6 +171,12 @@ func (t *Text) WriteWithin(w io.Writer, extra []*dto.MetricFamily, maxSeries, ma
 	t.renderChanged(named)
 	for _, n := range named {
 		r := t.cache[n.Blob]
+		if !slices.Equal(r.labels, n.Labels) || !r.start.Equal(n.Start) {
+			// The same blob handed out again under other labels or start
+			// (a source may): rendered for each.
+			r, _ = t.render(nil, n)
+			t.cache[n.Blob] = r
+		}
 		r.seen = true
 		if !r.valid {
 			continue // the mapping rejected it

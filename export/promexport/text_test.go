@@ -17,8 +17,9 @@ import (
 
 // TestTextRendersInParallel: a Text renders the blobs it has not seen on
 // up to GOMAXPROCS goroutines (from 128 of them); the text is the one a
-// single goroutine writes, every blob's series once, and a blob the
-// mapping rejects (exported with another template) left out either way.
+// single goroutine writes, every blob's series once (a blob handed out
+// twice under two label sets twice), and a blob the mapping rejects
+// (exported with another template) left out either way.
 func TestTextRendersInParallel(t *testing.T) {
 	tp := fixture.Kitchen()
 	other, err := tpl.NewRegistry().New("OTHER")
@@ -31,6 +32,10 @@ func TestTextRendersInParallel(t *testing.T) {
 			Labels: []export.Label{{Name: "host", Value: fmt.Sprintf("h%03d", i)}}})
 		if i == n/2 {
 			named = append(named, export.Named{Blob: fixture.KitchenBlob(tp), Template: other})
+			// The same blob under another label set: its own series.
+			dup := named[len(named)-2]
+			dup.Labels = []export.Label{{Name: "host", Value: "dup"}}
+			named = append(named, dup)
 		}
 	}
 	c, err := promexport.New(export.Static(named...), export.Options{})
@@ -42,7 +47,9 @@ func TestTextRendersInParallel(t *testing.T) {
 		return b.String()
 	}
 	serial := render(1)
-	require.Equal(t, n, strings.Count(serial, "kitchen_bytes_total{host="))
+	require.Equal(t, n+1, strings.Count(serial, "kitchen_bytes_total{host="))
+	require.Contains(t, serial, `kitchen_bytes_total{host="dup"}`)
+	require.Contains(t, serial, fmt.Sprintf(`kitchen_bytes_total{host="h%03d"}`, n/2))
 	require.NotContains(t, serial, "other_")
 	require.Equal(t, serial, render(4))
 
