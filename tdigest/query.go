@@ -78,21 +78,25 @@ func ReadCentroid(data []byte, dt voi.DType, i int) Centroid {
 
 func (t *tree) centroid(i int) Centroid {
 	lk := t.links(i)
-	c := Centroid{
+	mu, n := t.muCount(i)
+	return Centroid{
 		Index:  i,
+		Mu:     mu,
+		Count:  n,
 		Parent: int16(lkParent(lk)),
 		Left:   int16(lkLeft(lk)),
 		Right:  int16(lkRight(lk)),
 		Color:  int8(lk >> 48),
 	}
+}
+
+// muCount returns slot i's mean as a Q of the digest's width and its count
+// as the C prints it (uint32 for TDGSTCLUST32).
+func (t *tree) muCount(i int) (qmath.Q, uint64) {
 	if t.is32 {
-		c.Mu = qmath.Q{Raw: t.muRaw(i), Kind: qmath.S32}
-		c.Count = uint64(uint32(t.cnt(i)))
-	} else {
-		c.Mu = qmath.Q{Raw: t.muRaw(i), Kind: qmath.S64}
-		c.Count = uint64(t.cnt(i))
+		return qmath.Q{Raw: t.muRaw(i), Kind: qmath.S32}, uint64(uint32(t.cnt(i)))
 	}
-	return c
+	return qmath.Q{Raw: t.muRaw(i), Kind: qmath.S64}, uint64(t.cnt(i))
 }
 
 // Order selects how an Iterator walks a digest.
@@ -176,15 +180,8 @@ func (it *Iterator) Centroid() Centroid { return it.t.centroid(it.cur) }
 // meanCount returns the current centroid's Mean and Count without reading
 // its links.
 func (it *Iterator) meanCount() (float64, uint64) {
-	t, i := &it.t, it.cur
-	c := Centroid{Mu: qmath.Q{Raw: t.muRaw(i), Kind: qmath.S64}}
-	if t.is32 {
-		c.Mu.Kind = qmath.S32
-		c.Count = uint64(uint32(t.cnt(i)))
-	} else {
-		c.Count = uint64(t.cnt(i))
-	}
-	return c.Mean(), c.Count
+	mu, n := it.t.muCount(it.cur)
+	return Centroid{Mu: mu}.Mean(), n
 }
 
 // Centroids returns the centroids of a digest in ascending mean order as a
