@@ -211,7 +211,8 @@ func Count(data []byte, dt voi.DType) (uint64, error) {
 	}
 	var n uint64
 	for it.Next() {
-		if n, err = addCount(n, it.Centroid().Count); err != nil {
+		_, c := it.t.muCount(it.cur) // the count alone, not the links
+		if n, err = addCount(n, c); err != nil {
 			return 0, err
 		}
 	}
