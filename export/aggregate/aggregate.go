@@ -28,7 +28,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -36,6 +35,7 @@ import (
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/export/internal/par"
 	"github.com/statsblob/statsblob/ship"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
@@ -491,7 +491,9 @@ func (s *Set) named(w *window) ([]export.Named, []uint64) {
 	w.mu.RUnlock()
 	out := make([]export.Named, len(aggs))
 	counts := make([]uint64, len(aggs))
-	parallel(len(aggs), func(i int) {
+	// Each fold under its own lock: a snapshot of many aggregates takes
+	// the cores there are.
+	par.Do(len(aggs), parallelMin, func(_, i int) {
 		a := aggs[i]
 		b, n := s.snapshot(a)
 		out[i] = export.Named{Blob: b, Template: a.w.wide, Labels: a.labels, Start: w.start}
@@ -500,32 +502,7 @@ func (s *Set) named(w *window) ([]export.Named, []uint64) {
 	return out, counts
 }
 
-// parallel calls f(0) to f(n-1) on up to GOMAXPROCS goroutines: the folds
-// of a snapshot of many aggregates, each under its own lock, take the
-// cores there are.
-func parallel(n int, f func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n/parallelMin)
-	if workers < 2 {
-		for i := range n {
-			f(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				f(i)
-			}
-		}()
-	}
-	wg.Wait()
-}
-
-// parallelMin is the fewest aggregates per goroutine of parallel.
+// parallelMin is the fewest aggregates a goroutine of a snapshot folds.
 const parallelMin = 16
 
 // Len returns the number of aggregates in the current window.

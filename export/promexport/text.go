@@ -5,12 +5,10 @@ import (
 	"bytes"
 	"io"
 	"math"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/export/internal/par"
 )
 
 // Text writes the metrics of a Collector's source in the Prometheus text
@@ -60,30 +59,15 @@ type rendered struct {
 func (t *Text) renderChanged(named []export.Named) {
 	var todo []int
 	for i, n := range named {
-		r := t.cache[n.Blob]
-		if r == nil || !slices.Equal(r.labels, n.Labels) || !r.start.Equal(n.Start) {
+		if !t.cache[n.Blob].current(n) {
 			todo = append(todo, i)
 		}
 	}
 	out := make([]*rendered, len(todo))
-	workers := min(runtime.GOMAXPROCS(0), len(todo)/renderMin)
-	render := func(next func() int) {
-		var ms []export.Metric
-		for k := next(); k < len(todo); k = next() {
-			out[k], ms = t.render(ms, named[todo[k]])
-		}
-	}
-	if workers < 2 {
-		k := -1
-		render(func() int { k++; return k })
-	} else {
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Go(func() { render(func() int { return int(next.Add(1) - 1) }) })
-		}
-		wg.Wait()
-	}
+	scratch := make([][]export.Metric, par.Workers(len(todo), renderMin))
+	par.Do(len(todo), renderMin, func(w, k int) {
+		out[k], scratch[w] = t.render(scratch[w], named[todo[k]])
+	})
 	for k, i := range todo {
 		t.cache[named[i].Blob] = out[k]
 	}
@@ -91,6 +75,12 @@ func (t *Text) renderChanged(named []export.Named) {
 
 // renderMin is the fewest blobs per goroutine of renderChanged.
 const renderMin = 64
+
+// current reports whether r, the lines of n's blob (nil if none), are
+// n's: rendered with its labels and start.
+func (r *rendered) current(n export.Named) bool {
+	return r != nil && slices.Equal(r.labels, n.Labels) && r.start.Equal(n.Start)
+}
 
 // render maps and renders n's blob, with ms as the mapping's scratch
 // (returned for reuse).
@@ -171,7 +161,7 @@ func (t *Text) WriteWithin(w io.Writer, extra []*dto.MetricFamily, maxSeries, ma
 	t.renderChanged(named)
 	for _, n := range named {
 		r := t.cache[n.Blob]
-		if !slices.Equal(r.labels, n.Labels) || !r.start.Equal(n.Start) {
+		if !r.current(n) {
 			// The same blob handed out again under other labels or start
 			// (a source may): rendered for each.
 			r, _ = t.render(nil, n)
