@@ -47,7 +47,7 @@ func aggregateLines(t *testing.T, base string) []string {
 // A t-digest's quantile estimates depend on how the digests were merged,
 // and a restart merges the checkpoint's digest with the replayed ones in
 // other steps, so those are checked against the data instead: the kitchen
-// blob's rtt holds 10, 20, 30 and 40 once each, so every aggregate holds
+// blob's rtt holds fixture.KitchenRTT once each, so every aggregate holds
 // them in equal numbers, and the estimate x for quantile q must have
 // q within 0.1 of its rank interval [share below x, share at or below x].
 func requireSameAggregates(t *testing.T, want, got []string, msg string) {
@@ -67,12 +67,13 @@ func requireSameAggregates(t *testing.T, want, got []string, msg string) {
 		x, err := strconv.ParseFloat(gv, 64)
 		require.NoError(t, err)
 		below, atOrBelow := 0.0, 0.0
-		for _, v := range []float64{10, 20, 30, 40} {
-			if v < x {
-				below += 0.25
+		share := 1 / float64(len(fixture.KitchenRTT))
+		for _, v := range fixture.KitchenRTT {
+			if float64(v) < x {
+				below += share
 			}
-			if v <= x {
-				atOrBelow += 0.25
+			if float64(v) <= x {
+				atOrBelow += share
 			}
 		}
 		require.True(t, below-0.1 <= q && q <= atOrBelow+0.1, "%s: %s is %v, ranks %v to %v", msg, gs, x, below, atOrBelow)
