@@ -86,6 +86,7 @@ type Mapper struct {
 	opts      Options
 	quantiles []float64
 	scale     int32
+	names     nameCache
 }
 
 // NewMapper checks opts and returns a Mapper. Errors wrap voi.ErrInvalid:
@@ -163,7 +164,7 @@ func (m *Mapper) Append(dst []Metric, n Named) ([]Metric, error) {
 		}
 	}
 	m.readMeta(n.Template, b, n.Levels, vois)
-	if err := m.name(tplName, vois); err != nil {
+	if err := m.names.name(m, tplName, vois); err != nil {
 		return dst, err
 	}
 	start := n.Start
@@ -338,7 +339,7 @@ func clean(s *blob.Stat) bool { return s != nil && s.Errs == 0 }
 
 func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []Label, start time.Time) ([]Metric, error) {
 	metric := func(name string, k Kind, what string) Metric {
-		return Metric{Name: name, Help: vs.help(tplName, what), Unit: vs.unit, Kind: k, Labels: labels, Start: start}
+		return Metric{Name: name, Help: m.names.help(vs, tplName, what), Unit: vs.unit, Kind: k, Labels: labels, Start: start}
 	}
 	// counts are counts of values, whatever the VOI's unit (UCUM: an
 	// annotation of the unit 1).
@@ -409,15 +410,16 @@ func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []
 		if err != nil {
 			return out, err
 		}
-		sum := 0.0
-		for c := range tdigest.Centroids(s.Data, dt) {
-			sum += c.Mean() * float64(c.Count)
-		}
 		// The VOI's SUM saw exactly the digest's samples when no update of
 		// either failed: then it is the exact sum, where the digest's is
 		// an estimate.
+		var sum float64
 		if vsum := vs.stats[voi.Sum]; clean(vsum) && s.Errs == 0 {
 			sum = numeric(vsum)
+		} else {
+			for c := range tdigest.Centroids(s.Data, dt) {
+				sum += c.Mean() * float64(c.Count)
+			}
 		}
 		if m.digestKind() == KindSummary {
 			mt := metric(m.fam(vs, sfxTDigest), KindSummary, dt.String()+" t-digest")

@@ -45,10 +45,8 @@ type voiMeta struct {
 
 // readMeta resolves the metadata of the VOIs of blob b.
 func (m *Mapper) readMeta(t *tpl.Template, b *blob.Blob, levels map[int32]float64, vois []*voiStats) {
-	byName := map[string]*voiStats{}
 	for _, vs := range vois {
 		vs.scale = 1
-		byName[vs.name] = vs
 		if s, err := b.Fetch(int32(vs.id), voi.StatVoiState); err == nil && s.Type == voi.StatVoiState && len(s.Data) > 0 {
 			s.DType = s.VOIDType // the state holds a value of the VOI's type
 			v := numeric(&s)
@@ -66,10 +64,24 @@ func (m *Mapper) readMeta(t *tpl.Template, b *blob.Blob, levels map[int32]float6
 		if u, ok := m.opts.Units[vs.name]; ok {
 			vs.unit, vs.scale = u, 1
 		}
-		if c := byName[vs.meta.Count]; c != nil && c != vs && c.stats[voi.Sum] != nil && vs.stats[voi.Sum] != nil {
+		if vs.meta.Count == "" {
+			continue
+		}
+		if c := byName(vois, vs.meta.Count); c != nil && c != vs && c.stats[voi.Sum] != nil && vs.stats[voi.Sum] != nil {
 			c.hidden, vs.count = true, c.stats[voi.Sum]
 		}
 	}
+}
+
+// byName returns the VOI of vois named name, or nil. (A template has a few
+// VOIs: a map would cost more than it saves.)
+func byName(vois []*voiStats, name string) *voiStats {
+	for _, vs := range vois {
+		if vs.name == name {
+			return vs
+		}
+	}
+	return nil
 }
 
 // nameForUnit returns the VOI's name for its metric names: without a

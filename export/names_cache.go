@@ -1,0 +1,124 @@
+package export
+
+import (
+	"strconv"
+	"sync"
+
+	"github.com/statsblob/statsblob/voi"
+)
+
+// nameCache remembers Mapper.name's results and the help texts by what
+// they depend on, so that the blobs of one template (every blob of a
+// collector's aggregate, scrape after scrape) are named once, not once per
+// blob: naming checks the series names for collisions and help texts are
+// formatted, which cost a scrape of 10,000 aggregates about a sixth of its
+// time.
+type nameCache struct {
+	mu    sync.RWMutex
+	m     map[string][]nameOut // by nameKey
+	helps map[helpKey]string
+}
+
+// helpKey is what voiStats.help reads.
+type helpKey struct {
+	help, tpl, voi, what string
+	dt                   voi.DType
+}
+
+// help returns vs.help(tplName, what), made once per family of a
+// template.
+func (c *nameCache) help(vs *voiStats, tplName, what string) string {
+	k := helpKey{vs.meta.Help, tplName, vs.name, what, vs.dt}
+	c.mu.RLock()
+	h, ok := c.helps[k]
+	c.mu.RUnlock()
+	if ok {
+		return h
+	}
+	h = vs.help(tplName, what)
+	c.mu.Lock()
+	if c.helps == nil {
+		c.helps = map[helpKey]string{}
+	}
+	if len(c.helps) < maxHelps {
+		c.helps[k] = h
+	}
+	c.mu.Unlock()
+	return h
+}
+
+// nameOut is what name sets on one VOI.
+type nameOut struct{ base, unit string }
+
+// maxNames bounds the cache's entries: one per template and metadata in
+// use, so that it never grows with what the blobs hold.
+const (
+	maxNames = 4096
+	maxHelps = 16 * maxNames
+)
+
+// name sets every VOI's base name and unit as m.name does.
+func (c *nameCache) name(m *Mapper, tplName string, vois []*voiStats) error {
+	var buf [512]byte
+	key := nameKey(buf[:0], tplName, vois)
+	c.mu.RLock()
+	outs, ok := c.m[string(key)]
+	c.mu.RUnlock()
+	if ok {
+		for i, vs := range vois {
+			vs.base, vs.unit = outs[i].base, outs[i].unit
+		}
+		return nil
+	}
+	if err := m.name(tplName, vois); err != nil {
+		return err // not cached: rare, and the message is made afresh
+	}
+	outs = make([]nameOut, len(vois))
+	for i, vs := range vois {
+		outs[i] = nameOut{vs.base, vs.unit}
+	}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[string][]nameOut{}
+	}
+	if len(c.m) < maxNames {
+		c.m[string(key)] = outs
+	}
+	c.mu.Unlock()
+	return nil
+}
+
+// nameKey appends to dst everything Mapper.name reads of the VOIs besides
+// the Mapper's options: the template's name, and per VOI its id, name,
+// unit, whether it is hidden, the kind of its SUM family, which
+// statistics and level it has, and its histogram's shape.
+func nameKey(dst []byte, tplName string, vois []*voiStats) []byte {
+	dst = append(dst, tplName...)
+	for _, vs := range vois {
+		dst = append(dst, 0)
+		dst = strconv.AppendInt(dst, int64(vs.id), 10)
+		dst = append(dst, 0)
+		dst = append(dst, vs.name...)
+		dst = append(dst, 0)
+		dst = append(dst, vs.unit...)
+		dst = append(dst, 0)
+		var has uint16 // a bit per statistic type (voi.NumSTypes: 6)
+		for t, s := range vs.stats {
+			if s != nil {
+				has |= 1 << t
+			}
+		}
+		flags := byte(0)
+		if vs.hidden {
+			flags |= 1
+		}
+		if vs.level != nil {
+			flags |= 2
+		}
+		dst = append(dst, byte(has), byte(has>>8), flags, byte(vs.sumKind()))
+		if h := vs.hv; h != nil {
+			dst = append(dst, 1, byte(h.shape), byte(h.kind))
+		}
+	}
+	return dst
+}
