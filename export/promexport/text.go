@@ -64,9 +64,9 @@ func (t *Text) renderChanged(named []export.Named) {
 		}
 	}
 	out := make([]*rendered, len(todo))
-	scratch := make([][]export.Metric, par.Workers(len(todo), renderMin))
+	sc := make([]scratch, par.Workers(len(todo), renderMin))
 	par.Do(len(todo), renderMin, func(w, k int) {
-		out[k], scratch[w] = t.render(scratch[w], named[todo[k]])
+		out[k] = t.render(&sc[w], named[todo[k]])
 	})
 	for k, i := range todo {
 		t.cache[named[i].Blob] = out[k]
@@ -82,20 +82,26 @@ func (r *rendered) current(n export.Named) bool {
 	return r != nil && slices.Equal(r.labels, n.Labels) && r.start.Equal(n.Start)
 }
 
-// render maps and renders n's blob, with ms as the mapping's scratch
-// (returned for reuse).
-func (t *Text) render(ms []export.Metric, n export.Named) (*rendered, []export.Metric) {
+// scratch is what rendering a blob reuses from one blob to the next.
+type scratch struct {
+	ms  []export.Metric // the blob's metrics
+	buf []byte          // its lines
+	fam []int           // each metric's family
+}
+
+// render maps and renders n's blob, with sc as its scratch.
+func (t *Text) render(sc *scratch, n export.Named) *rendered {
 	r := &rendered{labels: n.Labels, start: n.Start}
 	var err error
-	if ms, err = t.c.mapper.Append(ms[:0], n); err == nil {
+	if sc.ms, err = t.c.mapper.Append(sc.ms[:0], n); err == nil {
 		r.valid = true
-		r.fams = renderBlob(ms)
+		r.fams = renderBlob(sc.ms, sc)
 		for _, ft := range r.fams {
 			r.series += bytes.Count(ft.lines, []byte{'\n'})
 			r.size += len(ft.lines)
 		}
 	}
-	return r, ms
+	return r
 }
 
 // famText is one family's lines of one blob.
@@ -164,7 +170,7 @@ func (t *Text) WriteWithin(w io.Writer, extra []*dto.MetricFamily, maxSeries, ma
 		if !r.current(n) {
 			// The same blob handed out again under other labels or start
 			// (a source may): rendered for each.
-			r, _ = t.render(nil, n)
+			r = t.render(&scratch{}, n)
 			t.cache[n.Blob] = r
 		}
 		r.seen = true
@@ -233,84 +239,115 @@ var (
 )
 
 // renderBlob renders one blob's metrics by family, as client_golang's
-// const metrics and expfmt.MetricFamilyToText would.
-func renderBlob(ms []export.Metric) []famText {
+// const metrics and expfmt.MetricFamilyToText would. The lines of all
+// families share one allocation of the exact size; sc is the scratch of
+// the rendering (the lines as they grow, and each metric's family).
+func renderBlob(ms []export.Metric, sc *scratch) []famText {
 	var out []famText
-	at := func(name, help, typ string) *famText {
-		for i := range out {
-			if out[i].name == name {
-				return &out[i]
-			}
-		}
-		out = append(out, famText{name: name, help: help, typ: typ})
-		return &out[len(out)-1]
-	}
-	var labels []export.Label
+	fam := sc.fam[:0]
 	for i := range ms {
 		m := &ms[i]
-		labels = append(labels[:0], m.Labels...)
-		slices.SortStableFunc(labels, func(a, b export.Label) int { return strings.Compare(a.Name, b.Name) })
+		name, typ := m.Name, "gauge"
 		switch m.Kind {
 		case export.KindCounter:
-			f := at(m.Name+"_total", m.Help, "counter")
-			f.lines = sample(f.lines, f.name, "", labels, "", 0, m.Value)
-		case export.KindHistogram:
-			h := m.Histogram
-			f := at(m.Name, m.Help, "histogram")
-			// NewConstHistogram keeps one bucket per bound (a map) in
-			// ascending order; +Inf comes from the count.
-			bounds := slices.Clone(h.Bounds)
-			cum := make(map[float64]uint64, len(bounds))
-			var c uint64
-			for k, le := range h.Bounds {
-				c += h.Counts[k]
-				cum[le] = c
-			}
-			slices.Sort(bounds)
-			bounds = slices.Compact(bounds)
-			inf := false
-			for _, le := range bounds {
-				f.lines = sample(f.lines, f.name, "_bucket", labels, "le", le, float64(cum[le]))
-				inf = inf || math.IsInf(le, +1)
-			}
-			if !inf {
-				f.lines = sample(f.lines, f.name, "_bucket", labels, "le", math.Inf(+1), float64(h.Count))
-			}
-			f.lines = sample(f.lines, f.name, "_sum", labels, "", 0, h.Sum)
-			f.lines = sample(f.lines, f.name, "_count", labels, "", 0, float64(h.Count))
+			name, typ = m.Name+"_total", "counter"
+		case export.KindHistogram, export.KindExpHistogram:
+			typ = "histogram"
 		case export.KindSummary:
-			s := m.Summary
-			f := at(m.Name, m.Help, "summary")
-			qs := slices.Clone(s.Quantiles)
-			slices.SortStableFunc(qs, func(a, b export.QuantileValue) int { return cmpFloat(a.Q, b.Q) })
-			for k, q := range qs {
-				if k > 0 && qs[k-1].Q == q.Q {
-					continue
-				}
-				last := q
-				for _, r := range qs[k:] { // a map keeps the last value of a quantile
-					if r.Q == q.Q {
-						last = r
-					}
-				}
-				f.lines = sample(f.lines, f.name, "", labels, "quantile", q.Q, last.Value)
-			}
-			f.lines = sample(f.lines, f.name, "_sum", labels, "", 0, s.Sum)
-			f.lines = sample(f.lines, f.name, "_count", labels, "", 0, float64(s.Count))
-		case export.KindExpHistogram:
-			// Native histograms exist in the protobuf format only; the
-			// text format shows their count and sum as a histogram.
-			e := m.Exp
-			f := at(m.Name, m.Help, "histogram")
-			f.lines = sample(f.lines, f.name, "_bucket", labels, "le", math.Inf(+1), float64(e.Count))
-			f.lines = sample(f.lines, f.name, "_sum", labels, "", 0, e.Sum)
-			f.lines = sample(f.lines, f.name, "_count", labels, "", 0, float64(e.Count))
-		default:
-			f := at(m.Name, m.Help, "gauge")
-			f.lines = sample(f.lines, f.name, "", labels, "", 0, m.Value)
+			typ = "summary"
 		}
+		k := slices.IndexFunc(out, func(f famText) bool { return f.name == name })
+		if k < 0 {
+			k = len(out)
+			out = append(out, famText{name: name, help: m.Help, typ: typ})
+		}
+		fam = append(fam, k)
 	}
+	// The families' lines one after the other, each in its metrics' order
+	// (a family's metrics need not be adjacent in ms).
+	buf := sc.buf[:0]
+	var labels []export.Label
+	ends := make([]int, len(out))
+	for k := range out {
+		for i := range ms {
+			if fam[i] != k {
+				continue
+			}
+			m := &ms[i]
+			labels = append(labels[:0], m.Labels...)
+			slices.SortStableFunc(labels, func(a, b export.Label) int { return strings.Compare(a.Name, b.Name) })
+			buf = appendMetric(buf, out[k].name, m, labels)
+		}
+		ends[k] = len(buf)
+	}
+	lines := bytes.Clone(buf)
+	start := 0
+	for k := range out {
+		out[k].lines = lines[start:ends[k]:ends[k]]
+		start = ends[k]
+	}
+	sc.buf, sc.fam = buf, fam
 	return out
+}
+
+// appendMetric appends the sample lines of m, of the family name, with
+// labels (m's, sorted by name).
+func appendMetric(dst []byte, name string, m *export.Metric, labels []export.Label) []byte {
+	switch m.Kind {
+	case export.KindCounter:
+		dst = sample(dst, name, "", labels, "", 0, m.Value)
+	case export.KindHistogram:
+		h := m.Histogram
+		// NewConstHistogram keeps one bucket per bound (a map) in
+		// ascending order; +Inf comes from the count.
+		bounds := slices.Clone(h.Bounds)
+		cum := make(map[float64]uint64, len(bounds))
+		var c uint64
+		for k, le := range h.Bounds {
+			c += h.Counts[k]
+			cum[le] = c
+		}
+		slices.Sort(bounds)
+		bounds = slices.Compact(bounds)
+		inf := false
+		for _, le := range bounds {
+			dst = sample(dst, name, "_bucket", labels, "le", le, float64(cum[le]))
+			inf = inf || math.IsInf(le, +1)
+		}
+		if !inf {
+			dst = sample(dst, name, "_bucket", labels, "le", math.Inf(+1), float64(h.Count))
+		}
+		dst = sample(dst, name, "_sum", labels, "", 0, h.Sum)
+		dst = sample(dst, name, "_count", labels, "", 0, float64(h.Count))
+	case export.KindSummary:
+		s := m.Summary
+		qs := slices.Clone(s.Quantiles)
+		slices.SortStableFunc(qs, func(a, b export.QuantileValue) int { return cmpFloat(a.Q, b.Q) })
+		for k, q := range qs {
+			if k > 0 && qs[k-1].Q == q.Q {
+				continue
+			}
+			last := q
+			for _, r := range qs[k:] { // a map keeps the last value of a quantile
+				if r.Q == q.Q {
+					last = r
+				}
+			}
+			dst = sample(dst, name, "", labels, "quantile", q.Q, last.Value)
+		}
+		dst = sample(dst, name, "_sum", labels, "", 0, s.Sum)
+		dst = sample(dst, name, "_count", labels, "", 0, float64(s.Count))
+	case export.KindExpHistogram:
+		// Native histograms exist in the protobuf format only; the
+		// text format shows their count and sum as a histogram.
+		e := m.Exp
+		dst = sample(dst, name, "_bucket", labels, "le", math.Inf(+1), float64(e.Count))
+		dst = sample(dst, name, "_sum", labels, "", 0, e.Sum)
+		dst = sample(dst, name, "_count", labels, "", 0, float64(e.Count))
+	default:
+		dst = sample(dst, name, "", labels, "", 0, m.Value)
+	}
+	return dst
 }
 
 func cmpFloat(a, b float64) int {
