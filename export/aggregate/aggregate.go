@@ -10,7 +10,9 @@
 // folded in batches (blob.Fold: every statistic added exactly, each
 // t-digest merging the batch in one step) when the batch is full
 // (Config.Batch), when the queues of all aggregates hold more than a
-// memory budget (Config.PendingBytes), and before every snapshot. The
+// memory budget (Config.PendingBytes), and at a snapshot that finds eight
+// or more queued (a snapshot publishes the levels and the queue in one
+// merge, which costs less than a fold and then a merge of the levels). The
 // folded batches are kept as a binary counter of levels (level i holds
 // 2^i batches; two full levels merge into the next), so a sample's
 // centroid is merged again about log2(batches) times, and a snapshot
@@ -168,7 +170,7 @@ type group struct {
 	// log2(batches) times, not once per batch. A level is never modified
 	// once made (pub may be one).
 	levels []*blob.Blob
-	pub    *blob.Blob // the fold of all levels: published, never modified; nil when a level changed
+	pub    *blob.Blob // the fold of all levels and the queue: published, never modified; nil when either changed
 	blobs  uint64     // blobs added, folded or queued
 	last   *blob.Blob // the last blob added: the next ones are compared with it
 
@@ -350,6 +352,7 @@ func (a *group) add(s *Set, b *blob.Blob) error {
 	n := int64(b.CurSz())
 	a.qbytes += n
 	a.blobs++
+	a.pub = nil
 	if total := s.pending.Add(n); len(a.queue) >= s.cfg.Batch || total > s.cfg.PendingBytes {
 		s.fold(a)
 	}
@@ -437,27 +440,63 @@ func (s *Set) add(dst *blob.Blob, srcs []*blob.Blob) {
 	s.saturated.Add(uint64(sat))
 }
 
-// snapshot folds the queue and returns the published blob: the levels
-// folded into one, in one step per t-digest.
+// snapshot returns the published blob: the levels and the queue folded
+// into one, in one step per t-digest. The queue joins the levels only once
+// it holds keepQueued blobs: until then each snapshot merges it again,
+// which costs less than folding it first (a merge of its own) would in a
+// collector's common case, a snapshot per scrape and a blob or two per
+// aggregate between them; and a batch folds more blobs at once. A
+// publication that saturates folds everything first, so that
+// Stats.Saturated counts it when it is published.
 func (s *Set) snapshot(a *group) (*blob.Blob, uint64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	s.fold(a)
-	if a.pub == nil {
-		var ls []*blob.Blob
-		for _, l := range a.levels {
-			if l != nil {
-				ls = append(ls, l)
-			}
-		}
-		if len(ls) == 1 {
-			a.pub = ls[0] // levels are never modified once made
-		} else {
-			a.pub = a.w.empty.Clone()
-			s.add(a.pub, ls)
+	if len(a.queue) >= keepQueued {
+		s.fold(a)
+	}
+	if a.pub != nil {
+		return a.pub, a.blobs
+	}
+	srcs := make([]*blob.Blob, 0, len(a.levels)+len(a.queue))
+	for _, l := range a.levels {
+		if l != nil {
+			srcs = append(srcs, l)
 		}
 	}
+	if len(srcs) == 1 && len(a.queue) == 0 {
+		a.pub = srcs[0] // levels are never modified once made
+		return a.pub, a.blobs
+	}
+	srcs = append(srcs, a.queue...)
+	pub := a.w.empty.Clone()
+	if sat, err := blob.Fold(pub, srcs...); err != nil || sat > 0 {
+		s.collapse(a)
+		return a.pub, a.blobs
+	}
+	a.pub = pub
 	return a.pub, a.blobs
+}
+
+// keepQueued is how many queued blobs make a snapshot fold the queue
+// into the levels before it publishes.
+const keepQueued = 8
+
+// collapse folds the queue and every level of a into one level, at the
+// top, and publishes it; the caller holds a.mu.
+func (s *Set) collapse(a *group) {
+	srcs := slices.DeleteFunc(slices.Clone(a.levels), func(l *blob.Blob) bool { return l == nil })
+	srcs = append(srcs, a.queue...)
+	top := a.w.empty.Clone()
+	s.add(top, srcs)
+	if len(a.levels) == 0 {
+		a.levels = make([]*blob.Blob, 1)
+	} else {
+		clear(a.levels)
+	}
+	a.levels[len(a.levels)-1] = top
+	a.pub = top
+	s.folds.Add(1)
+	s.dropQueue(a)
 }
 
 // Blobs returns the current window's aggregates, sorted by key, each
@@ -553,6 +592,11 @@ func (s *Set) Rotate(now time.Time) Closed {
 	s.rot.Unlock()
 	s.pruneSenders()
 	named, counts := s.named(old)
+	old.mu.RLock()
+	for _, a := range old.aggs { // no add reaches them any more
+		s.release(a) // their queues are in named
+	}
+	old.mu.RUnlock()
 	c := Closed{Start: old.start, End: now, Blobs: named, Counts: counts}
 	for _, n := range counts {
 		c.Posts += n

@@ -512,3 +512,67 @@ func TestBlobsOfManyAggregates(t *testing.T) {
 		require.Equal(t, uint64(30*k+3), sum, "aggregate %d", k)
 	}
 }
+
+// A snapshot publishes the levels and the queue in one merge and leaves
+// fewer than eight queued blobs queued; the queue is folded once a
+// snapshot finds eight, and its bytes are freed when the window closes.
+func TestSnapshotPublishesTheQueue(t *testing.T) {
+	tp := latTpl(t)
+	bs, _ := fleet(t, tp, "conn-rtt", 12, 5)
+	wt, err := tpl.Widen(tp)
+	require.NoError(t, err)
+	s, err := aggregate.New(aggregate.Config{}, time.Unix(0, 0))
+	require.NoError(t, err)
+	for _, b := range bs[:3] {
+		require.NoError(t, s.Add("a", tp, nil, b))
+	}
+	want := blob.New(wt, blob.NewEnv(nil, 1))
+	_, err = blob.Fold(want, bs[:3]...)
+	require.NoError(t, err)
+	requireSameStats(t, want, s.Blobs()[0].Blob)
+	require.Zero(t, s.Stats().Folds)
+	require.Positive(t, s.Stats().PendingBytes)
+
+	for _, b := range bs[3:8] {
+		require.NoError(t, s.Add("a", tp, nil, b))
+	}
+	got := s.Blobs()[0].Blob
+	want = blob.New(wt, blob.NewEnv(nil, 1))
+	_, err = blob.Fold(want, bs[:8]...)
+	require.NoError(t, err)
+	requireSameStats(t, want, got) // eight queued: folded, the fold published
+	require.Equal(t, uint64(1), s.Stats().Folds)
+	require.Zero(t, s.Stats().PendingBytes)
+	require.Same(t, got, s.Blobs()[0].Blob, "nothing added: the same blob")
+
+	for _, b := range bs[8:] {
+		require.NoError(t, s.Add("a", tp, nil, b))
+	}
+	sum, err := s.Blobs()[0].Blob.FetchU64(0, voi.Sum)
+	require.NoError(t, err)
+	var total uint64
+	for _, b := range bs {
+		v, err := b.FetchU32(0, voi.Sum)
+		require.NoError(t, err)
+		total += uint64(v)
+	}
+	require.Equal(t, total, sum)
+	c := s.Rotate(time.Unix(60, 0))
+	require.Equal(t, uint64(12), c.Posts)
+	require.Zero(t, s.Stats().PendingBytes, "the closed window's queue is published and freed")
+}
+
+// requireSameStats requires the statistics of two blobs (not their
+// headers' times) to be equal.
+func requireSameStats(t *testing.T, want, got *blob.Blob) {
+	t.Helper()
+	var w, g [][]byte
+	for _, s := range want.Stats() {
+		w = append(w, s.Data)
+	}
+	for _, s := range got.Stats() {
+		g = append(g, s.Data)
+	}
+	require.NotEmpty(t, w)
+	require.Equal(t, w, g)
+}

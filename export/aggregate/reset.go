@@ -54,6 +54,7 @@ func (s *Set) resetGroup(a *group, ids []int32) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	s.dropQueue(a) // in pub
 	if len(a.levels) == 0 {
 		a.levels = make([]*blob.Blob, 1)
 	} else {
