@@ -61,25 +61,36 @@ func BenchmarkMergeAll(b *testing.B) {
 	}
 }
 
-// BenchmarkScrapeSmallFolds: 1,000 aggregates each given 3 blobs between
-// snapshots (a scrape of many label sets that each posted a little): the
-// cost per snapshot of the folds.
+// BenchmarkScrapeSmallFolds: 1,000 aggregates each given 1, 3 or 15 blobs
+// between snapshots (a scrape of many label sets that each posted a
+// little): the time of a snapshot (ns/op), and the adds' time per blob
+// (the folds of full batches are theirs).
 func BenchmarkScrapeSmallFolds(b *testing.B) {
 	tp, fleet := tcpFleet(b, 3000)
-	s, _ := aggregate.New(aggregate.Config{}, time.Unix(0, 0))
-	keys := make([]string, 1000)
-	for i := range keys {
-		keys[i] = fmt.Sprint("k", i)
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		for k, key := range keys {
-			for j := range 3 {
-				if err := s.Add(key, tp, nil, fleet[(3*k+j)%len(fleet)]); err != nil {
-					b.Fatal(err)
-				}
+	for _, per := range []int{1, 3, 15} {
+		b.Run(fmt.Sprint(per), func(b *testing.B) {
+			s, _ := aggregate.New(aggregate.Config{}, time.Unix(0, 0))
+			keys := make([]string, 1000)
+			for i := range keys {
+				keys[i] = fmt.Sprint("k", i)
 			}
-		}
-		s.Blobs()
+			var adding time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				t0 := time.Now()
+				for k, key := range keys {
+					for j := range per {
+						if err := s.Add(key, tp, nil, fleet[(per*(k+i)+j)%len(fleet)]); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				adding += time.Since(t0)
+				b.StartTimer()
+				s.Blobs()
+			}
+			b.ReportMetric(float64(adding.Nanoseconds())/float64(b.N*len(keys)*per), "add-ns/blob")
+		})
 	}
 }
