@@ -134,7 +134,7 @@ func (s *Server) aggregateMetrics() []prometheus.Collector {
 func (s *Server) postBatch(w http.ResponseWriter, r *http.Request) {
 	rej := s.acceptBatch(r)
 	if rej == nil {
-		w.WriteHeader(http.StatusNoContent)
+		accepted(w)
 		return
 	}
 	s.rejected.WithLabelValues(rej.reason).Inc()

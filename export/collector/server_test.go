@@ -290,3 +290,18 @@ func TestHeaderAndIdleTimeouts(t *testing.T) {
 	closed(c2) // kept alive, then idle
 	require.Equal(t, []uint64{1}, s.Merged())
 }
+
+// An accepted post is answered 204 without a Date header (formatting it
+// cost a share of the CPU of every post); a refusal keeps it.
+func TestAcceptedPostHasNoDate(t *testing.T) {
+	tp, bs := demoBlobs(t, 1)
+	s, err := collector.New(collector.Config{Templates: tp.Registry()})
+	require.NoError(t, err)
+	addr := serve(t, s)
+	resp, _ := exchange(t, addr, postReq("/v1/blobs?svc=a", bs[0].Bytes()))
+	require.Equal(t, http.StatusNoContent, resp.StatusCode)
+	require.NotContains(t, resp.Header, "Date")
+	resp, _ = exchange(t, addr, postReq("/v1/blobs?svc=a", []byte("no blob")))
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	require.Contains(t, resp.Header, "Date")
+}
