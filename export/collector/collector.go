@@ -48,7 +48,8 @@
 // also bounds connections (MaxConns: 503 with Retry-After, then closed),
 // request lines and headers (MaxHeaderBytes: 431) and the time to read a
 // request and to write a response. /metrics serves at most MaxScrapes
-// scrapes at once (503 with Retry-After beyond), each of at most
+// scrapes at once (503 with Retry-After beyond), paced so that scrapes
+// back to back take at most ScrapeShare of the time, each of at most
 // MaxScrapeSeries samples and about MaxScrapeBytes bytes (aggregates past
 // either are left out of that scrape, counted and logged). /healthz
 // answers 200 while the process serves; /readyz 200 until Drain (SIGTERM),
@@ -165,6 +166,13 @@ type Config struct {
 	MaxScrapeSeries, MaxScrapeBytes int
 	// MaxScrapes bounds the scrapes served at once (0: DefaultMaxScrapes).
 	MaxScrapes int
+	// ScrapeShare bounds the share of the time that scrapes coming back to
+	// back take from posts: a scrape waits until (1/ScrapeShare - 1) times
+	// the last scrape's rendering time has passed since that rendering
+	// ended (0: DefaultScrapeShare, 0.2: four times; 1: no wait). On one
+	// core, 10,000 aggregates scraped back to back took ingest from 35,000
+	// to 440 blobs a second.
+	ScrapeShare float64
 	// Export configures the mapping to metrics.
 	Export export.Options
 	// Now is the clock (nil: time.Now).

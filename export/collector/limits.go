@@ -27,6 +27,7 @@ const (
 	DefaultMaxScrapeSeries   = 1_000_000
 	DefaultMaxScrapeBytes    = 128 << 20
 	DefaultMaxScrapes        = 2
+	DefaultScrapeShare       = 0.2
 )
 
 // Limits names the limits as statsblob_collector_limit_hits_total labels
@@ -55,6 +56,12 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.ReadHeaderTimeout < 0 || cfg.ReadTimeout < 0 || cfg.WriteTimeout < 0 || cfg.IdleTimeout < 0 ||
 		cfg.MaxScrapeSeries < 0 || cfg.MaxScrapeBytes < 0 || cfg.MaxScrapes < 0 || cfg.CheckpointInterval < 0 || cfg.History < 0 {
 		return cfg, fmt.Errorf("collector: negative window or limit: %w", voi.ErrInvalid)
+	}
+	if !(cfg.ScrapeShare >= 0 && cfg.ScrapeShare <= 1) {
+		return cfg, fmt.Errorf("collector: scrape share %v outside [0, 1]: %w", cfg.ScrapeShare, voi.ErrInvalid)
+	}
+	if cfg.ScrapeShare == 0 {
+		cfg.ScrapeShare = DefaultScrapeShare
 	}
 	def := func(v *int, d int) {
 		if *v == 0 {

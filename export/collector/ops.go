@@ -24,6 +24,8 @@ type ops struct {
 	promHandler    http.Handler
 	scrapes        chan struct{} // a semaphore of MaxScrapes
 	writing        atomic.Int64  // scrapes rendered, being written
+	paceMu         sync.Mutex    // guards paceUntil
+	paceUntil      time.Time     // when the next scrape may render (ScrapeShare)
 	scrapeMu       sync.Mutex    // guards lastScrape, shortWindow, shortTTL
 	lastScrape     map[string]time.Time
 	shortWindow    bool

@@ -116,15 +116,20 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.noteScrape(r)
+	if !s.pace(r) {
+		return // the client left while its scrape waited
+	}
 	// Render first, then write within WriteTimeout: a reader that stops
 	// reading is cut off then, and holds only the rendered text meanwhile,
 	// not the scrape's working memory (issue 22, defect 3).
 	buf := &bufferedResponse{header: http.Header{}, status: http.StatusOK}
+	began := time.Now()
 	if s.cfg.Export.NativeHistogram { // the protobuf format, negotiated by promhttp
 		s.promHandler.ServeHTTP(buf, r)
 	} else {
 		s.renderText(buf, r)
 	}
+	s.paced(began, time.Now())
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
 	maps.Copy(w.Header(), buf.header)
 	w.Header().Set("Content-Length", strconv.Itoa(buf.body.Len()))
@@ -132,6 +137,38 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	defer s.writing.Add(-1)
 	w.WriteHeader(buf.status)
 	_, _ = w.Write(buf.body.Bytes())
+}
+
+// pace waits until a scrape may render (see Config.ScrapeShare); false if
+// r's client left meanwhile. (A wait refuses nothing: it is not counted
+// as a limit's hit, and shows in the scrape's duration.) It reads the real
+// clock: it shares out the processor's time.
+func (s *Server) pace(r *http.Request) bool {
+	s.paceMu.Lock()
+	wait := time.Until(s.paceUntil)
+	s.paceMu.Unlock()
+	if wait <= 0 {
+		return true
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
+// paced records a rendering from began to end: the next may start
+// (1/ScrapeShare - 1) times its length after end.
+func (s *Server) paced(began, end time.Time) {
+	next := end.Add(time.Duration(float64(end.Sub(began)) * (1/s.cfg.ScrapeShare - 1)))
+	s.paceMu.Lock()
+	if next.After(s.paceUntil) {
+		s.paceUntil = next
+	}
+	s.paceMu.Unlock()
 }
 
 // bufferedResponse is a rendered response.

@@ -196,6 +196,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	maxSeries := fs.Int("max-scrape-series", collector.DefaultMaxScrapeSeries, "at most `N` samples per scrape (later aggregates left out)")
 	maxScrapeBytes := fs.Int("max-scrape-bytes", collector.DefaultMaxScrapeBytes, "about `BYTES` of text per scrape at most (later aggregates left out)")
 	maxScrapes := fs.Int("max-scrapes", collector.DefaultMaxScrapes, "at most `N` scrapes served at once (then 503)")
+	scrapeShare := fs.Float64("scrape-share", collector.DefaultScrapeShare, "scrapes back to back take at most `F` of the time (0 < F <= 1; a scrape waits (1/F - 1) times the last one's rendering after it)")
 	otlpTimeout := fs.Duration("otlp-timeout", collector.DefaultPushTimeout, "each OTLP push's deadline `D`")
 	otlpPending := fs.Int("otlp-max-pending", collector.DefaultMaxPending, "at most `N` closed windows waiting to be pushed (delta; then the oldest is dropped)")
 	grace := fs.Duration("shutdown-grace", 20*time.Second, "on SIGTERM, finish requests and push what is left within `D`")
@@ -296,7 +297,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		MaxAggregatesPerTemplate: *maxAggsTpl, MaxBody: *maxBody, MaxLabels: *maxLabels, MaxLabelBytes: *maxLabelBytes,
 		LabelTTL: *labelTTL, MaxConns: *maxConns, MaxHeaderBytes: *maxHeader,
 		ReadHeaderTimeout: *readHeaderTimeout, ReadTimeout: *readTimeout, WriteTimeout: *writeTimeout, IdleTimeout: *idleTimeout,
-		MaxScrapeSeries: *maxSeries, MaxScrapeBytes: *maxScrapeBytes, MaxScrapes: *maxScrapes, Log: log, Export: eopts,
+		MaxScrapeSeries: *maxSeries, MaxScrapeBytes: *maxScrapeBytes, MaxScrapes: *maxScrapes, ScrapeShare: *scrapeShare, Log: log, Export: eopts,
 		DataDir: *dataDir, CheckpointInterval: *ckptEvery, History: *historyN, Tokens: tokens})
 	if err != nil {
 		return fail(err)
