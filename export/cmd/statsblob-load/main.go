@@ -388,7 +388,14 @@ func (s *server) measure(name string, posters, batch, aggs int, blobs [][]byte, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for next := time.Now(); !stop.Load(); next = next.Add(scrape) {
+			// Periodic scrapes start one interval in, as Prometheus'
+			// do, not right after the last run's check (a scrape too,
+			// which the next one would wait for: -scrape-share).
+			next := time.Now()
+			if scrape > time.Millisecond {
+				next = next.Add(scrape)
+			}
+			for ; !stop.Load(); next = next.Add(scrape) {
 				time.Sleep(time.Until(next))
 				t := time.Now()
 				resp, err := http.Get("http://" + s.addr + "/metrics")
