@@ -501,7 +501,7 @@ func (s *Set) collapse(a *group) {
 
 // Blobs returns the current window's aggregates, sorted by key, each
 // starting at the window's start, as blobs of their template's wide form
-// (queued blobs folded first). The blobs are never modified afterwards.
+// (the blobs queued included). The blobs are never modified afterwards.
 // Blobs makes the Set an export.Source.
 func (s *Set) Blobs() []export.Named {
 	s.rot.RLock()

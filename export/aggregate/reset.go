@@ -11,7 +11,7 @@ import (
 // for each aggregate, ids is called with its template's wide form (the
 // template of the blobs Blobs returns: the senders' template name and VOI
 // names) and returns the VOIs to reset, none to leave it alone. The
-// aggregate's queued blobs are folded first, so none of them comes back;
+// aggregate's queued blobs are reset with it, so none of them comes back:
 // what Blobs returns next is exactly what blob.ResetVOI makes of what it
 // returned before, until the next add. ResetVOIs waits for adds under
 // way and returns how many aggregates it reset. Errors (an id the
