@@ -1,7 +1,7 @@
 package export
 
 import (
-	"strconv"
+	"encoding/binary"
 	"sync"
 
 	"github.com/statsblob/statsblob/voi"
@@ -50,8 +50,9 @@ func (c *nameCache) help(vs *voiStats, tplName, what string) string {
 // nameOut is what name sets on one VOI.
 type nameOut struct{ base, unit string }
 
-// maxNames bounds the cache's entries: one per template and metadata in
-// use, so that it never grows with what the blobs hold.
+// The cache's bounds: names are kept for maxNames templates (with their
+// metadata), help texts for maxHelps families, so that it never grows with
+// what the blobs hold; past them, names and texts are made afresh.
 const (
 	maxNames = 4096
 	maxHelps = 16 * maxNames
@@ -92,16 +93,17 @@ func (c *nameCache) name(m *Mapper, tplName string, vois []*voiStats) error {
 // the Mapper's options: the template's name, and per VOI its id, name,
 // unit, whether it is hidden, the kind of its SUM family, which
 // statistics and level it has, and its histogram's shape.
+// Strings are preceded by their lengths, so that no two inputs share a
+// key whatever bytes the names hold.
 func nameKey(dst []byte, tplName string, vois []*voiStats) []byte {
-	dst = append(dst, tplName...)
+	str := func(dst []byte, s string) []byte {
+		return append(binary.AppendUvarint(dst, uint64(len(s))), s...)
+	}
+	dst = str(dst, tplName)
 	for _, vs := range vois {
-		dst = append(dst, 0)
-		dst = strconv.AppendInt(dst, int64(vs.id), 10)
-		dst = append(dst, 0)
-		dst = append(dst, vs.name...)
-		dst = append(dst, 0)
-		dst = append(dst, vs.unit...)
-		dst = append(dst, 0)
+		dst = binary.AppendVarint(dst, int64(vs.id))
+		dst = str(dst, vs.name)
+		dst = str(dst, vs.unit)
 		var has uint16 // a bit per statistic type (voi.NumSTypes: 6)
 		for t, s := range vs.stats {
 			if s != nil {

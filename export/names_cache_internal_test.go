@@ -39,6 +39,11 @@ func TestNameCacheKey(t *testing.T) {
 		require.NotEqual(t, ref, string(nameKey(nil, "T", v)), name)
 	}
 	require.NotEqual(t, ref, string(nameKey(nil, "U", base())), "template")
+	// Names holding the bytes a separator would be: still two keys.
+	a, b := base(), base()
+	a[0].name, a[0].unit = "x\x00", "y"
+	b[0].name, b[0].unit = "x", "\x00y"
+	require.NotEqual(t, string(nameKey(nil, "T", a)), string(nameKey(nil, "T", b)), "NUL in names")
 
 	m, err := NewMapper(Options{})
 	require.NoError(t, err)
