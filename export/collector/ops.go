@@ -24,8 +24,9 @@ type ops struct {
 	promHandler    http.Handler
 	scrapes        chan struct{} // a semaphore of MaxScrapes
 	writing        atomic.Int64  // scrapes rendered, being written
-	paceMu         sync.Mutex    // guards paceUntil
+	paceMu         sync.Mutex    // guards paceUntil, paceLast
 	paceUntil      time.Time     // when the next scrape may render (ScrapeShare)
+	paceLast       time.Duration // the rendering that set paceUntil
 	scrapeMu       sync.Mutex    // guards lastScrape, shortWindow, shortTTL
 	lastScrape     map[string]time.Time
 	shortWindow    bool

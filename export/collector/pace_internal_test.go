@@ -39,6 +39,25 @@ func TestScrapePacing(t *testing.T) {
 		s.paced(end.Add(-time.Hour), end.Add(-time.Hour+time.Millisecond))
 		require.Equal(t, c.wait, s.paceUntil.Sub(end), "share %v: an older rendering moves nothing", c.share)
 	}
+	// A Prometheus scrape whose timeout leaves no room for the wait and
+	// twice the last rendering (100 ms) does not wait; one with room does.
+	s, err := New(Config{Templates: fixture.Kitchen().Registry()})
+	require.NoError(t, err)
+	end := time.Now()
+	s.paced(end.Add(-100*time.Millisecond), end)
+	for _, c := range []struct {
+		timeout string
+		waits   bool
+	}{{"0.2", false}, {"0.5", true}, {"", true}, {"x", true}, {"-1", true}} {
+		ctx, cancel := context.WithCancel(context.Background())
+		r := httptest.NewRequest("GET", "/metrics", nil).WithContext(ctx)
+		if c.timeout != "" {
+			r.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", c.timeout)
+		}
+		cancel()
+		require.Equal(t, !c.waits, s.pace(r), "timeout %q", c.timeout)
+	}
+
 	for _, bad := range []float64{-0.1, 1.5, math.NaN()} {
 		_, err := New(Config{Templates: fixture.Kitchen().Registry(), ScrapeShare: bad})
 		require.ErrorIs(t, err, voi.ErrInvalid, "%v", bad)

@@ -143,10 +143,19 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 // r's client left meanwhile. (A wait refuses nothing: it is not counted
 // as a limit's hit, and shows in the scrape's duration.) It reads the real
 // clock: it shares out the processor's time.
+//
+// A Prometheus scrape says how long it waits for its answer
+// (X-Prometheus-Scrape-Timeout-Seconds): the wait then leaves it twice
+// the last rendering's time, so that pacing never makes a scrape time out
+// (a rendering of over a fifth of the scrape interval would otherwise
+// wait into the timeout).
 func (s *Server) pace(r *http.Request) bool {
 	s.paceMu.Lock()
-	wait := time.Until(s.paceUntil)
+	wait, last := time.Until(s.paceUntil), s.paceLast
 	s.paceMu.Unlock()
+	if t, err := strconv.ParseFloat(r.Header.Get(scrapeTimeoutHeader), 64); err == nil && t > 0 && t < 1e6 {
+		wait = min(wait, time.Duration(t*float64(time.Second))-2*last)
+	}
 	if wait <= 0 {
 		return true
 	}
@@ -163,13 +172,18 @@ func (s *Server) pace(r *http.Request) bool {
 // paced records a rendering from began to end: the next may start
 // (1/ScrapeShare - 1) times its length after end.
 func (s *Server) paced(began, end time.Time) {
-	next := end.Add(time.Duration(float64(end.Sub(began)) * (1/s.cfg.ScrapeShare - 1)))
+	d := end.Sub(began)
+	next := end.Add(time.Duration(float64(d) * (1/s.cfg.ScrapeShare - 1)))
 	s.paceMu.Lock()
 	if next.After(s.paceUntil) {
-		s.paceUntil = next
+		s.paceUntil, s.paceLast = next, d
 	}
 	s.paceMu.Unlock()
 }
+
+// scrapeTimeoutHeader is the header in which Prometheus sends a scrape's
+// timeout, in seconds.
+const scrapeTimeoutHeader = "X-Prometheus-Scrape-Timeout-Seconds"
 
 // bufferedResponse is a rendered response.
 type bufferedResponse struct {
