@@ -457,17 +457,11 @@ func (s *Set) snapshot(a *group) (*blob.Blob, uint64) {
 	if a.pub != nil {
 		return a.pub, a.blobs
 	}
-	srcs := make([]*blob.Blob, 0, len(a.levels)+len(a.queue))
-	for _, l := range a.levels {
-		if l != nil {
-			srcs = append(srcs, l)
-		}
-	}
+	srcs := a.sources()
 	if len(srcs) == 1 && len(a.queue) == 0 {
 		a.pub = srcs[0] // levels are never modified once made
 		return a.pub, a.blobs
 	}
-	srcs = append(srcs, a.queue...)
 	pub := a.w.empty.Clone()
 	if sat, err := blob.Fold(pub, srcs...); err != nil || sat > 0 {
 		s.collapse(a)
@@ -484,19 +478,37 @@ const keepQueued = 8
 // collapse folds the queue and every level of a into one level, at the
 // top, and publishes it; the caller holds a.mu.
 func (s *Set) collapse(a *group) {
-	srcs := slices.DeleteFunc(slices.Clone(a.levels), func(l *blob.Blob) bool { return l == nil })
-	srcs = append(srcs, a.queue...)
 	top := a.w.empty.Clone()
-	s.add(top, srcs)
+	s.add(top, a.sources())
+	s.dropQueue(a)
+	a.setTop(top, top)
+	s.folds.Add(1)
+}
+
+// sources returns what a's published blob folds: the levels that hold a
+// blob, then the queue. The caller holds a.mu.
+func (a *group) sources() []*blob.Blob {
+	srcs := make([]*blob.Blob, 0, len(a.levels)+len(a.queue))
+	for _, l := range a.levels {
+		if l != nil {
+			srcs = append(srcs, l)
+		}
+	}
+	return append(srcs, a.queue...)
+}
+
+// setTop makes level, the fold of everything a holds (its queue dropped),
+// a's only level, at the top so that later batches merge into it as
+// rarely as before, and publishes pub (level, or an equal blob). The
+// caller holds a.mu.
+func (a *group) setTop(level, pub *blob.Blob) {
 	if len(a.levels) == 0 {
 		a.levels = make([]*blob.Blob, 1)
 	} else {
 		clear(a.levels)
 	}
-	a.levels[len(a.levels)-1] = top
-	a.pub = top
-	s.folds.Add(1)
-	s.dropQueue(a)
+	a.levels[len(a.levels)-1] = level
+	a.pub = pub
 }
 
 // Blobs returns the current window's aggregates, sorted by key, each

@@ -3,7 +3,6 @@ package aggregate
 import (
 	"fmt"
 
-	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/tpl"
 )
 
@@ -42,8 +41,7 @@ func (s *Set) ResetVOIs(ids func(wide *tpl.Template) []int32) (int, error) {
 }
 
 // resetGroup resets VOIs ids of a: its fold, reset, becomes its only
-// level, at the top so that later batches merge into it as rarely as
-// before.
+// level (setTop).
 func (s *Set) resetGroup(a *group, ids []int32) error {
 	pub, _ := s.snapshot(a)
 	nb := pub.Clone()
@@ -55,12 +53,6 @@ func (s *Set) resetGroup(a *group, ids []int32) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s.dropQueue(a) // in pub
-	if len(a.levels) == 0 {
-		a.levels = make([]*blob.Blob, 1)
-	} else {
-		clear(a.levels)
-	}
-	a.levels[len(a.levels)-1] = nb.Clone()
-	a.pub = nb
+	a.setTop(nb.Clone(), nb)
 	return nil
 }
