@@ -164,7 +164,7 @@ func (m *Mapper) Append(dst []Metric, n Named) ([]Metric, error) {
 		}
 	}
 	m.readMeta(n.Template, b, n.Levels, vois)
-	if err := m.names.name(m, tplName, vois); err != nil {
+	if err := m.cachedName(tplName, vois); err != nil {
 		return dst, err
 	}
 	start := n.Start
@@ -339,7 +339,7 @@ func clean(s *blob.Stat) bool { return s != nil && s.Errs == 0 }
 
 func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []Label, start time.Time) ([]Metric, error) {
 	metric := func(name string, k Kind, what string) Metric {
-		return Metric{Name: name, Help: m.names.help(vs, tplName, what), Unit: vs.unit, Kind: k, Labels: labels, Start: start}
+		return Metric{Name: name, Help: m.help(vs, tplName, what), Unit: vs.unit, Kind: k, Labels: labels, Start: start}
 	}
 	// counts are counts of values, whatever the VOI's unit (UCUM: an
 	// annotation of the unit 1).

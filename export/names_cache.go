@@ -27,7 +27,8 @@ type helpKey struct {
 
 // help returns vs.help(tplName, what), made once per family of a
 // template.
-func (c *nameCache) help(vs *voiStats, tplName, what string) string {
+func (m *Mapper) help(vs *voiStats, tplName, what string) string {
+	c := &m.names
 	k := helpKey{vs.meta.Help, tplName, vs.name, what, vs.dt}
 	c.mu.RLock()
 	h, ok := c.helps[k]
@@ -58,8 +59,9 @@ const (
 	maxHelps = 16 * maxNames
 )
 
-// name sets every VOI's base name and unit as m.name does.
-func (c *nameCache) name(m *Mapper, tplName string, vois []*voiStats) error {
+// cachedName sets every VOI's base name and unit as m.name does.
+func (m *Mapper) cachedName(tplName string, vois []*voiStats) error {
+	c := &m.names
 	var buf [512]byte
 	key := nameKey(buf[:0], tplName, vois)
 	c.mu.RLock()

@@ -49,7 +49,7 @@ func TestNameCacheKey(t *testing.T) {
 	require.NoError(t, err)
 	for range 2 { // made, then cached
 		got, want := base(), base()
-		require.NoError(t, m.names.name(m, "T", got))
+		require.NoError(t, m.cachedName("T", got))
 		require.NoError(t, m.name("T", want))
 		for i := range got {
 			require.Equal(t, want[i].base, got[i].base)
