@@ -84,9 +84,10 @@ func (r *rendered) current(n export.Named) bool {
 
 // scratch is what rendering a blob reuses from one blob to the next.
 type scratch struct {
-	ms  []export.Metric // the blob's metrics
-	buf []byte          // its lines
-	fam []int           // each metric's family
+	ms   []export.Metric // the blob's metrics
+	buf  []byte          // its lines
+	fam  []int           // each metric's family
+	ends []int           // where each family's lines end in buf
 }
 
 // render maps and renders n's blob, with sc as its scratch.
@@ -95,7 +96,7 @@ func (t *Text) render(sc *scratch, n export.Named) *rendered {
 	var err error
 	if sc.ms, err = t.c.mapper.Append(sc.ms[:0], n); err == nil {
 		r.valid = true
-		r.fams = renderBlob(sc.ms, sc)
+		r.fams = renderBlob(sc)
 		for _, ft := range r.fams {
 			r.series += bytes.Count(ft.lines, []byte{'\n'})
 			r.size += len(ft.lines)
@@ -238,11 +239,12 @@ var (
 	valueEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
 )
 
-// renderBlob renders one blob's metrics by family, as client_golang's
-// const metrics and expfmt.MetricFamilyToText would. The lines of all
-// families share one allocation of the exact size; sc is the scratch of
-// the rendering (the lines as they grow, and each metric's family).
-func renderBlob(ms []export.Metric, sc *scratch) []famText {
+// renderBlob renders the blob's metrics sc.ms by family, as
+// client_golang's const metrics and expfmt.MetricFamilyToText would. The
+// lines of all families share one allocation of the exact size; the rest
+// of sc is the rendering's working memory.
+func renderBlob(sc *scratch) []famText {
+	ms := sc.ms
 	var out []famText
 	fam := sc.fam[:0]
 	for i := range ms {
@@ -267,7 +269,7 @@ func renderBlob(ms []export.Metric, sc *scratch) []famText {
 	// (a family's metrics need not be adjacent in ms).
 	buf := sc.buf[:0]
 	var labels []export.Label
-	ends := make([]int, len(out))
+	ends := sc.ends[:0]
 	for k := range out {
 		for i := range ms {
 			if fam[i] != k {
@@ -278,7 +280,7 @@ func renderBlob(ms []export.Metric, sc *scratch) []famText {
 			slices.SortStableFunc(labels, func(a, b export.Label) int { return strings.Compare(a.Name, b.Name) })
 			buf = appendMetric(buf, out[k].name, m, labels)
 		}
-		ends[k] = len(buf)
+		ends = append(ends, len(buf))
 	}
 	lines := bytes.Clone(buf)
 	start := 0
@@ -286,7 +288,7 @@ func renderBlob(ms []export.Metric, sc *scratch) []famText {
 		out[k].lines = lines[start:ends[k]:ends[k]]
 		start = ends[k]
 	}
-	sc.buf, sc.fam = buf, fam
+	sc.buf, sc.fam, sc.ends = buf, fam, ends
 	return out
 }
 
