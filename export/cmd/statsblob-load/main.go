@@ -9,7 +9,14 @@
 // and the collector's RSS (now/peak, MB). Every run checks that the collector accepted exactly
 // the blobs it was sent.
 //
-//	statsblob-load [-d 5s] [-server-cpus 0] [-runs posters,batch,aggregates] [-data-dir DIR]
+// The first run, "net/http alone", posts the same blobs from 8 posters to
+// a child that only reads each body and answers 204, as the collector
+// answers an accepted post: the most any Go HTTP server takes per CPU
+// second on the machine as it is during the run (loopback system calls
+// and net/http's own work), beside which the collector's figures are
+// read: a shared machine's speed varies by a quarter from hour to hour.
+//
+//	statsblob-load [-d 5s] [-server-cpus 0] [-runs baseline,posters,batch,aggregates] [-data-dir DIR]
 //
 // With -data-dir the collector is durable (its -data-dir: every post in a
 // write-ahead log, fsynced before the 204), which `make load-durable`
@@ -56,10 +63,11 @@ func main() {
 func run(args []string) int {
 	fs := flag.NewFlagSet("statsblob-load", flag.ContinueOnError)
 	serve := fs.String("serve", "", "internal: serve a collector on `ADDR` and print its address")
+	serveBare := fs.String("serve-bare", "", "internal: serve net/http alone (read the body, answer 204) on `ADDR` and print its address")
 	cpuprofile := fs.String("cpuprofile", "", "write the collector's CPU profile to `FILE`")
 	d := fs.Duration("d", 5*time.Second, "duration `D` of each run")
 	cpus := fs.String("server-cpus", "0", "CPUs to pin the collector to (taskset -c `LIST`; empty: no pinning)")
-	runs := fs.String("runs", "posters,batch,aggregates", "comma-separated `LIST` of runs: posters, batch, aggregates")
+	runs := fs.String("runs", "baseline,posters,batch,aggregates", "comma-separated `LIST` of runs: baseline, posters, batch, aggregates")
 	nblobs := fs.Int("blobs", 2000, "distinct TCP_DEFAULT blobs to post, `N`")
 	dataDir := fs.String("data-dir", "", "run the collector with -data-dir `DIR` (durable posts: a write-ahead log, fsynced)")
 	ckptEvery := fs.Duration("checkpoint-interval", collector.DefaultCheckpointInterval, "with -data-dir, checkpoint every `D`")
@@ -69,8 +77,11 @@ func run(args []string) int {
 	if *serve != "" {
 		return serveCollector(*serve, *cpuprofile, *dataDir, *ckptEvery)
 	}
+	if *serveBare != "" {
+		return serveBareHTTP(*serveBare)
+	}
 	blobs := demoBlobs(*nblobs)
-	srv, err := startServer(*cpus, *cpuprofile, *dataDir, *ckptEvery)
+	srv, err := startServer(*cpus, "-serve", *cpuprofile, *dataDir, *ckptEvery)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "statsblob-load:", err)
 		return 1
@@ -87,6 +98,8 @@ func run(args []string) int {
 	for _, r := range strings.Split(*runs, ",") {
 		var err error
 		switch r {
+		case "baseline":
+			err = measureBaseline(*cpus, blobs, *d)
 		case "posters":
 			for _, p := range []int{1, 8, 64} {
 				if err = srv.measure(fmt.Sprintf("%d posters, 100 aggregates", p), p, 1, 100, blobs, *d, 0); err != nil {
@@ -172,19 +185,64 @@ func serveCollector(addr, cpuprofile, dataDir string, ckptEvery time.Duration) i
 	return 0
 }
 
+// serveBareHTTP is the baseline's child: net/http alone on addr, reading
+// each body (into a buffer reused per connection's goroutine, through a
+// pool) and answering 204 without a Date header, as the collector answers
+// an accepted post.
+func serveBareHTTP(addr string) int {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(ln.Addr().String())
+	bufs := sync.Pool{New: func() any { return new([64 << 10]byte) }}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b := bufs.Get().(*[64 << 10]byte)
+		defer bufs.Put(b)
+		if _, err := io.ReadFull(r.Body, b[:min(max(r.ContentLength, 0), int64(len(b)))]); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		w.Header()["Date"] = nil
+		w.WriteHeader(http.StatusNoContent)
+	})
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	<-sig
+	_ = hs.Close()
+	return 0
+}
+
+// measureBaseline runs 8 posters against net/http alone (serveBareHTTP)
+// on the collector's CPUs.
+func measureBaseline(cpus string, blobs [][]byte, d time.Duration) error {
+	srv, err := startServer(cpus, "-serve-bare", "", "", 0)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	srv.bare = true
+	return srv.measure("net/http alone, 8 posters", 8, 1, 100, blobs, d, 0)
+}
+
 // server is the child process.
 type server struct {
 	cmd  *exec.Cmd
 	addr string
 	sent atomic.Uint64 // blobs accepted (204) over all runs
+	bare bool          // net/http alone: nothing to check
 }
 
-func startServer(cpus, cpuprofile, dataDir string, ckptEvery time.Duration) (*server, error) {
+// startServer starts the child that mode (-serve or -serve-bare) makes.
+func startServer(cpus, mode, cpuprofile, dataDir string, ckptEvery time.Duration) (*server, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	argv := []string{self, "-serve", "127.0.0.1:0"}
+	argv := []string{self, mode, "127.0.0.1:0"}
 	if cpuprofile != "" {
 		argv = append(argv, "-cpuprofile", cpuprofile)
 	}
@@ -451,6 +509,9 @@ func cmpOr(a, b error) error {
 
 // check compares the collector's accepted count with the blobs sent.
 func (s *server) check() error {
+	if s.bare {
+		return nil
+	}
 	resp, err := http.Get("http://" + s.addr + "/metrics")
 	if err != nil {
 		return err
