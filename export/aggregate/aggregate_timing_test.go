@@ -96,29 +96,35 @@ func BenchmarkScrapeSmallFolds(b *testing.B) {
 }
 
 // BenchmarkAddDecoded: a collector's path per blob, decode (FromBytes of
-// the bytes a sender posted) and add, over 100 aggregates in turn, so
-// that, as in a collector, a blob is folded long after it was decoded
-// (a batch of every aggregate fills once in 100 x Batch blobs).
+// the bytes a sender posted) and add, over 100 or 10,000 aggregates in
+// turn, so that, as in a collector, a blob is folded long after it was
+// decoded (with 100, a batch of every aggregate fills once in 100 x Batch
+// blobs; with 10,000, the queues' memory budget makes each aggregate fold
+// every few blobs).
 func BenchmarkAddDecoded(b *testing.B) {
 	tp, fleet := tcpFleet(b, 2000)
 	raw := make([][]byte, len(fleet))
 	for i, f := range fleet {
 		raw[i] = f.Bytes()
 	}
-	keys := make([]string, 100)
-	for i := range keys {
-		keys[i] = fmt.Sprint("k", i)
-	}
-	s, _ := aggregate.New(aggregate.Config{}, time.Unix(0, 0))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		bl, err := blob.FromBytes(raw[i%len(raw)], nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := s.Add(keys[i%len(keys)], tp, nil, bl); err != nil {
-			b.Fatal(err)
-		}
+	for _, n := range []int{100, 10000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			keys := make([]string, n)
+			for i := range keys {
+				keys[i] = fmt.Sprint("k", i)
+			}
+			s, _ := aggregate.New(aggregate.Config{MaxAggregates: n}, time.Unix(0, 0))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				bl, err := blob.FromBytes(raw[i%len(raw)], nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := s.Add(keys[i%len(keys)], tp, nil, bl); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
