@@ -186,9 +186,8 @@ func serveCollector(addr, cpuprofile, dataDir string, ckptEvery time.Duration) i
 }
 
 // serveBareHTTP is the baseline's child: net/http alone on addr, reading
-// each body (into a buffer reused per connection's goroutine, through a
-// pool) and answering 204 without a Date header, as the collector answers
-// an accepted post.
+// each body into a pooled buffer and answering 204 without a Date header,
+// as the collector answers an accepted post.
 func serveBareHTTP(addr string) int {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
