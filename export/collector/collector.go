@@ -79,8 +79,9 @@
 // statsblob_collector_accepted_bytes_total,
 // statsblob_collector_merge_seconds (a histogram),
 // statsblob_collector_aggregates, statsblob_collector_windows_total,
-// statsblob_collector_saturated_total, statsblob_collector_duplicates_total
+// statsblob_collector_saturated_total, statsblob_collector_duplicates_total,
 // statsblob_collector_untracked_senders_total,
+// statsblob_collector_folds_total, statsblob_collector_queued_bytes,
 // statsblob_collector_limit_hits_total{limit},
 // statsblob_collector_label_sets_expired_total,
 // statsblob_collector_connections, statsblob_collector_posts_in_flight,
@@ -166,6 +167,15 @@ type Config struct {
 	MaxScrapeSeries, MaxScrapeBytes int
 	// MaxScrapes bounds the scrapes served at once (0: DefaultMaxScrapes).
 	MaxScrapes int
+	// QueueBytes bounds the bytes of accepted blobs queued, not yet folded
+	// into their aggregates, over all aggregates (0: DefaultQueueBytes).
+	// Past it a post folds its aggregate's queue at once: nothing is
+	// refused, but a fold of few blobs costs more CPU per blob (each fold
+	// merges the aggregate's wide levels). With 10,000 label sets posting
+	// in turn the default leaves about four blobs per fold, at about
+	// twice the CPU per blob of full batches (bench/README.md); a larger
+	// budget trades memory for that.
+	QueueBytes int64
 	// ScrapeShare bounds the share of the time that scrapes coming back to
 	// back take from posts: a scrape waits until (1/ScrapeShare - 1) times
 	// the last scrape's rendering time has passed since that rendering
@@ -265,7 +275,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if s.set, err = aggregate.New(aggregate.Config{MaxAggregates: cfg.MaxAggregates,
-		MaxPerTemplate: cfg.MaxAggregatesPerTemplate, Now: cfg.Now}, cfg.Now()); err != nil {
+		MaxPerTemplate: cfg.MaxAggregatesPerTemplate, PendingBytes: cfg.QueueBytes, Now: cfg.Now}, cfg.Now()); err != nil {
 		return nil, err
 	}
 	pc, err := promexport.New(s, cfg.Export)

@@ -127,6 +127,12 @@ func (s *Server) aggregateMetrics() []prometheus.Collector {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "statsblob_collector_untracked_senders_total",
 			Help: "Posts with a sender id added without the duplicate check (more senders than the collector keeps)."},
 			func() float64 { return float64(s.set.Stats().Untracked) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "statsblob_collector_folds_total",
+			Help: "Folds of an aggregate's queued blobs into the aggregate (a full batch, the queue budget -queue-bytes passed, or a scrape)."},
+			func() float64 { return float64(s.set.Stats().Folds) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_queued_bytes",
+			Help: "Bytes of accepted blobs queued, not yet folded into their aggregates (bounded by -queue-bytes)."},
+			func() float64 { return float64(s.set.Stats().PendingBytes) }),
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/statsblob/statsblob/export/aggregate"
+
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -28,6 +30,7 @@ const (
 	DefaultMaxScrapeBytes    = 128 << 20
 	DefaultMaxScrapes        = 2
 	DefaultScrapeShare       = 0.2
+	DefaultQueueBytes        = aggregate.DefaultPendingBytes
 )
 
 // Limits names the limits as statsblob_collector_limit_hits_total labels
@@ -54,7 +57,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.Window < 0 || cfg.MaxBody < 0 || cfg.MaxAggregates < 0 || cfg.MaxAggregatesPerTemplate < 0 ||
 		cfg.MaxLabels < 0 || cfg.MaxLabelBytes < 0 || cfg.MaxConns < 0 || cfg.MaxHeaderBytes < 0 ||
 		cfg.ReadHeaderTimeout < 0 || cfg.ReadTimeout < 0 || cfg.WriteTimeout < 0 || cfg.IdleTimeout < 0 ||
-		cfg.MaxScrapeSeries < 0 || cfg.MaxScrapeBytes < 0 || cfg.MaxScrapes < 0 || cfg.CheckpointInterval < 0 || cfg.History < 0 {
+		cfg.MaxScrapeSeries < 0 || cfg.MaxScrapeBytes < 0 || cfg.MaxScrapes < 0 || cfg.CheckpointInterval < 0 || cfg.History < 0 || cfg.QueueBytes < 0 {
 		return cfg, fmt.Errorf("collector: negative window or limit: %w", voi.ErrInvalid)
 	}
 	if !(cfg.ScrapeShare >= 0 && cfg.ScrapeShare <= 1) {
@@ -75,6 +78,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.MaxBody == 0 {
 		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.QueueBytes == 0 {
+		cfg.QueueBytes = DefaultQueueBytes
 	}
 	def(&cfg.MaxAggregates, DefaultMaxAggregates)
 	def(&cfg.MaxAggregatesPerTemplate, cfg.MaxAggregates)

@@ -446,3 +446,46 @@ func TestExpireUnderLoad(t *testing.T) {
 		require.Equal(t, http.StatusNoContent, code, body)
 	}
 }
+
+// QueueBytes bounds the accepted blobs queued unfolded: past it a post
+// folds its aggregate's queue at once (statsblob_collector_folds_total),
+// the queued bytes never exceed it, and the aggregates hold exactly what
+// was posted, as with the default budget, under which these few blobs
+// all stay queued.
+func TestQueueBytes(t *testing.T) {
+	tp, bs := demoBlobs(t, 12)
+	size := len(bs[0].Bytes())
+	_, err := collector.New(collector.Config{Templates: tp.Registry(), QueueBytes: -1})
+	require.ErrorIs(t, err, voi.ErrInvalid)
+	for _, budget := range []int64{0, int64(2*size + size/2)} {
+		t.Run(fmt.Sprint(budget), func(t *testing.T) {
+			s, err := collector.New(collector.Config{Templates: tp.Registry(), QueueBytes: budget})
+			require.NoError(t, err)
+			sent := make([][]*blob.Blob, 4)
+			queued := 0
+			for i, b := range bs {
+				require.Len(t, b.Bytes(), size)
+				code, body := post(t, s, http.MethodPost, fmt.Sprintf("host=h%d", i%4), b.Bytes())
+				require.Equal(t, http.StatusNoContent, code, body)
+				sent[i%4] = append(sent[i%4], b)
+				queued += size
+				q := gauge(t, s, "statsblob_collector_queued_bytes")
+				if budget == 0 {
+					require.Equal(t, float64(queued), q)
+				} else {
+					require.LessOrEqual(t, q, float64(budget))
+				}
+			}
+			folds := counterValue(t, s, "statsblob_collector_folds_total")
+			if budget == 0 {
+				require.Zero(t, folds)
+			} else {
+				require.Positive(t, folds)
+			}
+			require.Equal(t, []uint64{3, 3, 3, 3}, s.Merged())
+			for h, n := range s.Blobs() {
+				require.Equal(t, totalsOf(t, sent[h]...), totalsOf(t, n.Blob), "host h%d", h)
+			}
+		})
+	}
+}

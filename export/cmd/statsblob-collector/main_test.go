@@ -63,6 +63,7 @@ func TestUsage(t *testing.T) {
 	f(0, "-shutdown-grace D\n    \ton SIGTERM, finish requests and push what is left within D (default 20s)", "-h")
 	f(2, "must not be negative", "-templates", "t.json", "-max-body", "-1")
 	f(2, "must not be negative", "-templates", "t.json", "-write-timeout", "-1s")
+	f(2, "must not be negative", "-templates", "t.json", "-queue-bytes", "-1")
 	f(1, "no such file", "-templates", filepath.Join(t.TempDir(), "none.json"))
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte("[{}]"), 0o644))
