@@ -71,17 +71,18 @@ func run(args []string) int {
 	nblobs := fs.Int("blobs", 2000, "distinct TCP_DEFAULT blobs to post, `N`")
 	dataDir := fs.String("data-dir", "", "run the collector with -data-dir `DIR` (durable posts: a write-ahead log, fsynced)")
 	ckptEvery := fs.Duration("checkpoint-interval", collector.DefaultCheckpointInterval, "with -data-dir, checkpoint every `D`")
+	queueBytes := fs.Int64("queue-bytes", collector.DefaultQueueBytes, "the collector's -queue-bytes `N`: blobs queued before they fold")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *serve != "" {
-		return serveCollector(*serve, *cpuprofile, *dataDir, *ckptEvery)
+		return serveCollector(*serve, child{*cpuprofile, *dataDir, *ckptEvery, *queueBytes})
 	}
 	if *serveBare != "" {
 		return serveBareHTTP(*serveBare)
 	}
 	blobs := demoBlobs(*nblobs)
-	srv, err := startServer(*cpus, "-serve", *cpuprofile, *dataDir, *ckptEvery)
+	srv, err := startServer(*cpus, "-serve", child{*cpuprofile, *dataDir, *ckptEvery, *queueBytes})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "statsblob-load:", err)
 		return 1
@@ -91,8 +92,8 @@ func run(args []string) int {
 	if *dataDir != "" {
 		durable = fmt.Sprintf("-data-dir %s, checkpoints every %v", *dataDir, *ckptEvery)
 	}
-	fmt.Printf("collector pid %d on %s (CPUs %q, %s); %d TCP_DEFAULT blobs of %d bytes; %v per run\n\n",
-		srv.cmd.Process.Pid, srv.addr, *cpus, durable, len(blobs), len(blobs[0]), *d)
+	fmt.Printf("collector pid %d on %s (CPUs %q, %s, -queue-bytes %d); %d TCP_DEFAULT blobs of %d bytes; %v per run\n\n",
+		srv.cmd.Process.Pid, srv.addr, *cpus, durable, *queueBytes, len(blobs), len(blobs[0]), *d)
 	fmt.Printf("%-34s %10s %12s %10s %10s %20s %9s\n", "run", "blobs/s", "blobs/CPU-s", "p50", "p99", "scrape", "RSS MB")
 	status := 0
 	for _, r := range strings.Split(*runs, ",") {
@@ -144,12 +145,13 @@ func demoBlobs(n int) [][]byte {
 }
 
 // serveCollector is the child: a collector of TCP_DEFAULT on addr.
-func serveCollector(addr, cpuprofile, dataDir string, ckptEvery time.Duration) int {
+func serveCollector(addr string, c child) int {
 	reg := tpl.NewRegistry()
 	if _, err := tcpstats.New(reg); err != nil {
 		panic(err)
 	}
-	s, err := collector.New(collector.Config{Templates: reg, MaxAggregates: 20000, DataDir: dataDir, CheckpointInterval: ckptEvery})
+	s, err := collector.New(collector.Config{Templates: reg, MaxAggregates: 20000, DataDir: c.dataDir,
+		CheckpointInterval: c.ckptEvery, QueueBytes: c.queueBytes})
 	if err != nil {
 		panic(err)
 	}
@@ -161,8 +163,8 @@ func serveCollector(addr, cpuprofile, dataDir string, ckptEvery time.Duration) i
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if cpuprofile != "" {
-		f, err := os.Create(cpuprofile)
+	if c.cpuprofile != "" {
+		f, err := os.Create(c.cpuprofile)
 		if err != nil {
 			panic(err)
 		}
@@ -218,7 +220,7 @@ func serveBareHTTP(addr string) int {
 // measureBaseline runs 8 posters against net/http alone (serveBareHTTP)
 // on the collector's CPUs.
 func measureBaseline(cpus string, blobs [][]byte, d time.Duration) error {
-	srv, err := startServer(cpus, "-serve-bare", "", "", 0)
+	srv, err := startServer(cpus, "-serve-bare", child{})
 	if err != nil {
 		return err
 	}
@@ -235,18 +237,29 @@ type server struct {
 	bare bool          // net/http alone: nothing to check
 }
 
+// child is what the collector child is run with.
+type child struct {
+	cpuprofile string        // its CPU profile's file, if any
+	dataDir    string        // its -data-dir, if any
+	ckptEvery  time.Duration // with dataDir, its checkpoint interval
+	queueBytes int64         // its -queue-bytes
+}
+
 // startServer starts the child that mode (-serve or -serve-bare) makes.
-func startServer(cpus, mode, cpuprofile, dataDir string, ckptEvery time.Duration) (*server, error) {
+func startServer(cpus, mode string, c child) (*server, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	argv := []string{self, mode, "127.0.0.1:0"}
-	if cpuprofile != "" {
-		argv = append(argv, "-cpuprofile", cpuprofile)
+	if c.cpuprofile != "" {
+		argv = append(argv, "-cpuprofile", c.cpuprofile)
 	}
-	if dataDir != "" {
-		argv = append(argv, "-data-dir", dataDir, "-checkpoint-interval", ckptEvery.String())
+	if c.dataDir != "" {
+		argv = append(argv, "-data-dir", c.dataDir, "-checkpoint-interval", c.ckptEvery.String())
+	}
+	if c.queueBytes != 0 {
+		argv = append(argv, "-queue-bytes", strconv.FormatInt(c.queueBytes, 10))
 	}
 	if cpus != "" {
 		if ts, err := exec.LookPath("taskset"); err == nil {
