@@ -173,13 +173,7 @@ func serveCollector(addr string, c child) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	fmt.Println(ln.Addr().String())
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = hs.Serve(ln) }()
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
-	<-sig
-	_ = hs.Close()
+	serveUntilSignalled(ln, s)
 	if err := s.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -196,7 +190,6 @@ func serveBareHTTP(addr string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	fmt.Println(ln.Addr().String())
 	bufs := sync.Pool{New: func() any { return new([64 << 10]byte) }}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b := bufs.Get().(*[64 << 10]byte)
@@ -208,13 +201,20 @@ func serveBareHTTP(addr string) int {
 		w.Header()["Date"] = nil
 		w.WriteHeader(http.StatusNoContent)
 	})
+	serveUntilSignalled(ln, h)
+	return 0
+}
+
+// serveUntilSignalled prints ln's address (the parent reads it) and
+// serves h on ln until SIGTERM or SIGINT, then closes the server.
+func serveUntilSignalled(ln net.Listener, h http.Handler) {
+	fmt.Println(ln.Addr().String())
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	<-sig
 	_ = hs.Close()
-	return 0
 }
 
 // measureBaseline runs 8 posters against net/http alone (serveBareHTTP)
