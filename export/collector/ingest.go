@@ -115,24 +115,31 @@ func (s *Server) once(r *http.Request, keys []string, add func(skip []bool) *rej
 	return rej
 }
 
-// aggregateMetrics are the counters of the aggregate.Set.
+// aggregateMetrics are the counters and the gauge of the aggregate.Set's
+// Stats.
 func (s *Server) aggregateMetrics() []prometheus.Collector {
+	stat := func(f func(aggregate.Stats) float64) func() float64 {
+		return func() float64 { return f(s.set.Stats()) }
+	}
+	counter := func(name, help string, f func(aggregate.Stats) float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, stat(f))
+	}
 	return []prometheus.Collector{
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "statsblob_collector_saturated_total",
-			Help: "Statistics of an aggregate that saturated at their 64-bit limit (each also counted in the statistic's errors)."},
-			func() float64 { return float64(s.set.Stats().Saturated) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "statsblob_collector_duplicates_total",
-			Help: "Posts answered 204 without being added again: their sender's sequence number was already added."},
-			func() float64 { return float64(s.set.Stats().Duplicates) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "statsblob_collector_untracked_senders_total",
-			Help: "Posts with a sender id added without the duplicate check (more senders than the collector keeps)."},
-			func() float64 { return float64(s.set.Stats().Untracked) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "statsblob_collector_folds_total",
-			Help: "Folds of an aggregate's queued blobs into the aggregate (a full batch, the queue budget -queue-bytes passed, or a scrape)."},
-			func() float64 { return float64(s.set.Stats().Folds) }),
+		counter("statsblob_collector_saturated_total",
+			"Statistics of an aggregate that saturated at their 64-bit limit (each also counted in the statistic's errors).",
+			func(st aggregate.Stats) float64 { return float64(st.Saturated) }),
+		counter("statsblob_collector_duplicates_total",
+			"Posts answered 204 without being added again: their sender's sequence number was already added.",
+			func(st aggregate.Stats) float64 { return float64(st.Duplicates) }),
+		counter("statsblob_collector_untracked_senders_total",
+			"Posts with a sender id added without the duplicate check (more senders than the collector keeps).",
+			func(st aggregate.Stats) float64 { return float64(st.Untracked) }),
+		counter("statsblob_collector_folds_total",
+			"Folds of an aggregate's queued blobs into the aggregate (a full batch, the queue budget -queue-bytes passed, or a scrape).",
+			func(st aggregate.Stats) float64 { return float64(st.Folds) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_queued_bytes",
 			Help: "Bytes of accepted blobs queued, not yet folded into their aggregates (bounded by -queue-bytes)."},
-			func() float64 { return float64(s.set.Stats().PendingBytes) }),
+			stat(func(st aggregate.Stats) float64 { return float64(st.PendingBytes) })),
 	}
 }
 
