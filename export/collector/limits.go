@@ -9,7 +9,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/statsblob/statsblob/export/aggregate"
-
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -63,44 +62,35 @@ func (cfg Config) withDefaults() (Config, error) {
 	if !(cfg.ScrapeShare >= 0 && cfg.ScrapeShare <= 1) {
 		return cfg, fmt.Errorf("collector: scrape share %v outside [0, 1]: %w", cfg.ScrapeShare, voi.ErrInvalid)
 	}
-	if cfg.ScrapeShare == 0 {
-		cfg.ScrapeShare = DefaultScrapeShare
-	}
-	def := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	defDur := func(v *time.Duration, d time.Duration) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	if cfg.MaxBody == 0 {
-		cfg.MaxBody = DefaultMaxBody
-	}
-	if cfg.QueueBytes == 0 {
-		cfg.QueueBytes = DefaultQueueBytes
-	}
-	def(&cfg.MaxAggregates, DefaultMaxAggregates)
-	def(&cfg.MaxAggregatesPerTemplate, cfg.MaxAggregates)
-	def(&cfg.MaxLabels, DefaultMaxLabels)
-	def(&cfg.MaxLabelBytes, DefaultMaxLabelBytes)
-	def(&cfg.MaxConns, DefaultMaxConns)
-	def(&cfg.MaxHeaderBytes, DefaultMaxHeaderBytes)
-	def(&cfg.MaxScrapeSeries, DefaultMaxScrapeSeries)
-	def(&cfg.MaxScrapeBytes, DefaultMaxScrapeBytes)
-	def(&cfg.MaxScrapes, DefaultMaxScrapes)
-	defDur(&cfg.LabelTTL, DefaultLabelTTL)
-	defDur(&cfg.ReadHeaderTimeout, DefaultReadHeaderTimeout)
-	defDur(&cfg.ReadTimeout, DefaultReadTimeout)
-	defDur(&cfg.WriteTimeout, DefaultWriteTimeout)
-	defDur(&cfg.IdleTimeout, DefaultIdleTimeout)
-	defDur(&cfg.CheckpointInterval, DefaultCheckpointInterval)
+	orDefault(&cfg.ScrapeShare, DefaultScrapeShare)
+	orDefault(&cfg.MaxBody, DefaultMaxBody)
+	orDefault(&cfg.QueueBytes, DefaultQueueBytes)
+	orDefault(&cfg.MaxAggregates, DefaultMaxAggregates)
+	orDefault(&cfg.MaxAggregatesPerTemplate, cfg.MaxAggregates)
+	orDefault(&cfg.MaxLabels, DefaultMaxLabels)
+	orDefault(&cfg.MaxLabelBytes, DefaultMaxLabelBytes)
+	orDefault(&cfg.MaxConns, DefaultMaxConns)
+	orDefault(&cfg.MaxHeaderBytes, DefaultMaxHeaderBytes)
+	orDefault(&cfg.MaxScrapeSeries, DefaultMaxScrapeSeries)
+	orDefault(&cfg.MaxScrapeBytes, DefaultMaxScrapeBytes)
+	orDefault(&cfg.MaxScrapes, DefaultMaxScrapes)
+	orDefault(&cfg.LabelTTL, DefaultLabelTTL)
+	orDefault(&cfg.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	orDefault(&cfg.ReadTimeout, DefaultReadTimeout)
+	orDefault(&cfg.WriteTimeout, DefaultWriteTimeout)
+	orDefault(&cfg.IdleTimeout, DefaultIdleTimeout)
+	orDefault(&cfg.CheckpointInterval, DefaultCheckpointInterval)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
 	return cfg, nil
+}
+
+// orDefault sets *v to d if it is zero (a Config field left unset).
+func orDefault[T int | int64 | float64 | time.Duration](v *T, d T) {
+	if *v == 0 {
+		*v = d
+	}
 }
 
 // limitHits is statsblob_collector_limit_hits_total.
