@@ -52,7 +52,7 @@ func TestScrapePacing(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		r := httptest.NewRequest("GET", "/metrics", nil).WithContext(ctx)
 		if c.timeout != "" {
-			r.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", c.timeout)
+			r.Header.Set(scrapeTimeoutHeader, c.timeout)
 		}
 		cancel()
 		require.Equal(t, !c.waits, s.pace(r), "timeout %q", c.timeout)
