@@ -144,9 +144,9 @@ func newACL(ts []Token) (*acl, error) {
 	return a, nil
 }
 
-// find returns the grant of r's bearer token, or nil.
-func (a *acl) find(r *http.Request) *grant {
-	h := r.Header.Get("Authorization")
+// find returns the grant of the bearer token of h, an Authorization
+// header, or nil.
+func (a *acl) find(h string) *grant {
 	const prefix = "Bearer "
 	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
 		return nil
@@ -159,13 +159,13 @@ func (a *acl) find(r *http.Request) *grant {
 	return g
 }
 
-// poster returns the grant of a post, nil without access control, or the
-// 401.
-func (s *Server) poster(r *http.Request) (*grant, *rejection) {
+// poster returns the grant of a post whose Authorization header is auth,
+// nil without access control, or the 401.
+func (s *Server) poster(auth string) (*grant, *rejection) {
 	if s.acl == nil {
 		return nil, nil
 	}
-	if g := s.acl.find(r); g != nil && g.post {
+	if g := s.acl.find(auth); g != nil && g.post {
 		return g, nil
 	}
 	rej := reject(http.StatusUnauthorized, "auth", "a post token is required (Authorization: Bearer TOKEN; -tokens)")
@@ -222,7 +222,7 @@ func (s *Server) authorizeRead(w http.ResponseWriter, r *http.Request) bool {
 	if s.acl == nil || !s.acl.readable || !readGuarded(r) {
 		return true
 	}
-	if g := s.acl.find(r); g != nil && g.read {
+	if g := s.acl.find(r.Header.Get("Authorization")); g != nil && g.read {
 		return true
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="statsblob-collector"`)
@@ -234,7 +234,7 @@ func (s *Server) authorizeRead(w http.ResponseWriter, r *http.Request) bool {
 // templates (if limited) include every uploaded name; it answers the
 // refusal and returns false otherwise.
 func (s *Server) allowTemplates(w http.ResponseWriter, r *http.Request, ts []*tpl.Template) bool {
-	g, rej := s.poster(r)
+	g, rej := s.poster(r.Header.Get("Authorization"))
 	if rej == nil {
 		for _, t := range ts {
 			if _, rej = g.admit(t, nil); rej != nil {

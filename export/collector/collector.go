@@ -378,7 +378,7 @@ func reject(status int, reason, format string, args ...any) *rejection {
 func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 	s.inflight.Add(1)
 	defer s.inflight.Add(-1)
-	if rej := s.accept(r); rej != nil {
+	if rej := s.accept(fromHTTP(r)); rej != nil {
 		s.rejected.WithLabelValues(rej.reason).Inc()
 		if rej.status == http.StatusMethodNotAllowed {
 			w.Header().Set("Allow", http.MethodPost)
@@ -408,16 +408,16 @@ func accepted(w http.ResponseWriter) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// accept handles one post; nil means the blob was merged.
-func (s *Server) accept(r *http.Request) *rejection {
-	if r.Method != http.MethodPost {
-		return reject(http.StatusMethodNotAllowed, "method", "method %s not allowed: POST a blob's bytes", r.Method)
+// accept handles one post of a blob; nil means the blob was merged.
+func (s *Server) accept(r *post) *rejection {
+	if r.method != http.MethodPost {
+		return reject(http.StatusMethodNotAllowed, "method", "method %s not allowed: POST a blob's bytes", r.method)
 	}
-	g, rej := s.poster(r)
+	g, rej := s.poster(r.auth)
 	if rej != nil {
 		return rej
 	}
-	cl, rej := s.labels(r.URL.RawQuery)
+	cl, rej := s.labels(r.query)
 	if rej != nil {
 		return rej
 	}
@@ -446,7 +446,7 @@ func (s *Server) accept(r *http.Request) *rejection {
 			if rej := s.merge(k, t, labels, b); rej != nil {
 				return rej
 			}
-			s.levels.record(t, labels, r.Header.Get, s.cfg.Now, b)
+			s.levels.record(t, labels, r.header, s.cfg.Now, b)
 			s.accepted.Inc()
 			s.bytesIn.Add(float64(len(body)))
 			return nil

@@ -203,9 +203,9 @@ func (d *decoder) u64() uint64 {
 // newRecord is the record of a post r whose blobs are frames: the sender
 // and sequence of its headers, if both parse (otherwise once refuses the
 // post and the record is not used).
-func newRecord(r *http.Request, frames []frame) *record {
+func newRecord(r *post, frames []frame) *record {
 	rec := &record{frames: frames}
-	id, seqv := r.Header.Get(aggregate.HeaderSender), r.Header.Get(aggregate.HeaderSeq)
+	id, seqv := r.sender, r.seq
 	if seq, err := aggregate.ParseSeq(seqv); err == nil && aggregate.CheckSender(id) == nil {
 		rec.tracked, rec.sender, rec.seq = true, id, seq
 	}

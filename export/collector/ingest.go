@@ -88,8 +88,8 @@ var errRefused = errors.New("refused")
 // keys' blobs were added before (aggregate.Set.OnceAll: a post all of
 // whose blobs were is answered as accepted without calling add); when it
 // carries neither, add adds everything.
-func (s *Server) once(r *http.Request, keys []string, add func(skip []bool) *rejection) *rejection {
-	id, seqv := r.Header.Get(aggregate.HeaderSender), r.Header.Get(aggregate.HeaderSeq)
+func (s *Server) once(r *post, keys []string, add func(skip []bool) *rejection) *rejection {
+	id, seqv := r.sender, r.seq
 	if id == "" && seqv == "" {
 		return add(make([]bool, len(keys)))
 	}
@@ -145,7 +145,7 @@ func (s *Server) aggregateMetrics() []prometheus.Collector {
 
 // postBatch serves POST /v1/batch.
 func (s *Server) postBatch(w http.ResponseWriter, r *http.Request) {
-	rej := s.acceptBatch(r)
+	rej := s.acceptBatch(fromHTTP(r))
 	if rej == nil {
 		accepted(w)
 		return
@@ -166,11 +166,11 @@ func (s *Server) postBatch(w http.ResponseWriter, r *http.Request) {
 // acceptBatch handles one batch post: every frame is checked (labels,
 // blob, template, layout, the aggregate limit) before any is added, so a
 // refused batch adds nothing.
-func (s *Server) acceptBatch(r *http.Request) *rejection {
-	if r.Method != http.MethodPost {
-		return reject(http.StatusMethodNotAllowed, "method", "method %s not allowed: POST a batch", r.Method)
+func (s *Server) acceptBatch(r *post) *rejection {
+	if r.method != http.MethodPost {
+		return reject(http.StatusMethodNotAllowed, "method", "method %s not allowed: POST a batch", r.method)
 	}
-	g, rej := s.poster(r)
+	g, rej := s.poster(r.auth)
 	if rej != nil {
 		return rej
 	}
@@ -184,7 +184,7 @@ func (s *Server) acceptBatch(r *http.Request) *rejection {
 	var frames []frame                    // for the log
 	ref := map[*tpl.Template]*blob.Blob{} // a checked blob of each template in the batch
 	err := DecodeBatch(body, func(i int, query string, p []byte) error {
-		q := r.URL.RawQuery
+		q := r.query
 		if query != "" && q != "" {
 			q += "&" + query
 		} else if query != "" {
@@ -240,7 +240,7 @@ func (s *Server) acceptBatch(r *http.Request) *rejection {
 }
 
 // addBatch adds a checked batch's items (acceptBatch).
-func (s *Server) addBatch(r *http.Request, keys []string, items []aggregate.Item) *rejection {
+func (s *Server) addBatch(r *post, keys []string, items []aggregate.Item) *rejection {
 	return s.once(r, keys, func(skip []bool) *rejection {
 		add := items[:0:0]
 		for i, it := range items {
@@ -254,7 +254,7 @@ func (s *Server) addBatch(r *http.Request, keys []string, items []aggregate.Item
 		n := 0
 		for _, it := range add {
 			n += it.B.CurSz()
-			s.levels.record(it.T, it.Labels, r.Header.Get, s.cfg.Now, it.B)
+			s.levels.record(it.T, it.Labels, r.header, s.cfg.Now, it.B)
 		}
 		s.accepted.Add(float64(len(add)))
 		s.bytesIn.Add(float64(n))

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 	"github.com/stretchr/testify/require"
@@ -314,4 +315,27 @@ func TestMetricsTextMatchesRegistry(t *testing.T) {
 	got, _ = scrapeLines(t, s, false)
 	require.Equal(t, registryLines(t, s), got)
 	require.NotContains(t, strings.Join(got, "\n"), `host="z"`)
+}
+
+// The zstd decoder is shared by /v1/blobs and /v1/batch: a batch over
+// MaxBody bytes decoded is accepted after a zstd blob set the decoder up,
+// and a blob is still held to MaxBody after a batch did.
+func TestZstdLimitsPerEndpoint(t *testing.T) {
+	s, tp := newServer(t, collector.Config{})
+	kb := fixture.KitchenBlob(tp).Bytes()
+	enc, err := zstd.NewWriter(nil)
+	require.NoError(t, err)
+	zh := map[string]string{"Content-Encoding": "zstd"}
+	code, body := postH(t, s, "/v1/blobs", "host=a", enc.EncodeAll(kb, nil), zh)
+	require.Equal(t, http.StatusNoContent, code, body)
+	var frames []any
+	for len(frames)/2*len(kb) <= collector.DefaultMaxBody {
+		frames = append(frames, "host=b", kb)
+	}
+	code, body = postH(t, s, "/v1/batch", "", enc.EncodeAll(batch(t, frames...), nil), zh)
+	require.Equal(t, http.StatusNoContent, code, body)
+	require.Equal(t, []uint64{1, uint64(len(frames) / 2)}, s.Merged())
+	code, body = postH(t, s, "/v1/blobs", "host=a", enc.EncodeAll(make([]byte, collector.DefaultMaxBody+1), nil), zh)
+	require.Equal(t, http.StatusRequestEntityTooLarge, code, body)
+	require.Equal(t, "decoded body over the limit of 65535 bytes (-max-body)\n", body)
 }

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"bytes"
 	"compress/gzip"
 	"errors"
 	"io"
@@ -11,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/statsblob/statsblob/export/aggregate"
 )
 
 // A bodyBuf holds the buffer of a post's body for the next post: what is
@@ -34,42 +37,90 @@ func putBodyBuf(bb *bodyBuf) {
 	bodyBufs.Put(bb)
 }
 
+// A post is a POST /v1/blobs or /v1/batch as the accept path reads it,
+// whichever HTTP server received it: net/http (fromHTTP) or the ingest
+// listener (ingest.go). Its strings may be the request's own bytes: what
+// is kept is copied.
+type post struct {
+	method   string
+	query    string // the URL's raw query
+	auth     string // Authorization
+	sender   string // aggregate.HeaderSender
+	seq      string // aggregate.HeaderSeq
+	encoding string // Content-Encoding
+	length   int64  // Content-Length; -1: unknown
+	body     io.Reader
+	whole    []byte // the whole body, already read, when body is nil
+}
+
+// fromHTTP is the post of r.
+func fromHTTP(r *http.Request) *post {
+	return &post{method: r.Method, query: r.URL.RawQuery, auth: r.Header.Get("Authorization"),
+		sender: r.Header.Get(aggregate.HeaderSender), seq: r.Header.Get(aggregate.HeaderSeq),
+		encoding: r.Header.Get("Content-Encoding"), length: r.ContentLength, body: r.Body}
+}
+
+// header answers the post's sender headers, as levels.record asks.
+func (p *post) header(name string) string {
+	switch name {
+	case aggregate.HeaderSender:
+		return p.sender
+	case aggregate.HeaderSeq:
+		return p.seq
+	}
+	return ""
+}
+
+// maxCompressedSlack is how many bytes a compressed body may have over the
+// decoded limit: gzip or zstd of a blob is never more than a few bytes
+// over it.
+const maxCompressedSlack = 1024
+
 // readBody reads a post's body into bb: at most MaxBody bytes, after
 // decoding a gzip or zstd Content-Encoding. A body that does not arrive
 // within the read timeout is a 408; the reasons never echo the
 // connection's addresses.
-func (s *Server) readBody(r *http.Request, bb *bodyBuf) ([]byte, *rejection) {
-	return s.readBodyWithin(r, s.cfg.MaxBody, "-max-body", bb)
+func (s *Server) readBody(p *post, bb *bodyBuf) ([]byte, *rejection) {
+	return s.readBodyWithin(p, s.cfg.MaxBody, "-max-body", bb)
 }
 
 // readBodyWithin is readBody with the limit of flag; a nil bb reads into
-// a new buffer.
-func (s *Server) readBodyWithin(r *http.Request, limit int64, flag string, bb *bodyBuf) ([]byte, *rejection) {
-	var in io.Reader = r.Body
-	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
+// a new buffer. A post whose whole body is already read is not copied.
+func (s *Server) readBodyWithin(p *post, limit int64, flag string, bb *bodyBuf) ([]byte, *rejection) {
+	body := p.body
+	if body == nil {
+		body = bytes.NewReader(p.whole)
+	}
+	in := body
+	switch enc := strings.ToLower(strings.TrimSpace(p.encoding)); enc {
 	case "", "identity":
-		if r.ContentLength > limit {
+		if p.length > limit {
 			s.hit("body_bytes")
-			return nil, reject(http.StatusRequestEntityTooLarge, "size", "body of %d bytes over the limit of %d (%s)", r.ContentLength, limit, flag)
+			return nil, reject(http.StatusRequestEntityTooLarge, "size", "body of %d bytes over the limit of %d (%s)", p.length, limit, flag)
+		}
+		if p.body == nil {
+			if int64(len(p.whole)) > limit {
+				s.hit("body_bytes")
+				return nil, reject(http.StatusRequestEntityTooLarge, "size", "body over the limit of %d bytes (%s)", limit, flag)
+			}
+			return p.whole, nil
 		}
 	case "gzip":
-		// The compressed body is bounded too: gzip of a blob is never
-		// more than a few bytes over it.
-		zr, err := gzip.NewReader(io.LimitReader(r.Body, limit+1024))
+		zr, err := gzip.NewReader(io.LimitReader(body, limit+maxCompressedSlack))
 		if err != nil {
 			return nil, s.bodyError(err, true)
 		}
 		defer zr.Close()
 		in = zr
 	case "zstd":
-		return s.readZstd(r, limit)
+		return s.readZstd(p, body, limit, flag)
 	default:
 		return nil, reject(http.StatusUnsupportedMediaType, "encoding", "Content-Encoding %.40q: gzip, zstd or none", enc)
 	}
-	gz := in != r.Body
+	gz := in != body
 	size := int64(4096)
-	if r.ContentLength >= 0 && !gz {
-		size = r.ContentLength + 1 // one more byte to see the end
+	if p.length >= 0 && !gz {
+		size = p.length + 1 // one more byte to see the end
 	}
 	var buf []byte
 	if bb != nil && int64(cap(bb.b)) >= size {
@@ -77,47 +128,54 @@ func (s *Server) readBodyWithin(r *http.Request, limit int64, flag string, bb *b
 	} else {
 		buf = make([]byte, 0, size)
 	}
-	body, err := readAtMost(buf, in, limit+1)
+	got, err := readAtMost(buf, in, limit+1)
 	if bb != nil {
-		bb.b = body[:0]
+		bb.b = got[:0]
 	}
 	if err != nil {
 		return nil, s.bodyError(err, gz)
 	}
-	if int64(len(body)) > limit {
+	if int64(len(got)) > limit {
 		s.hit("body_bytes")
 		if gz {
 			return nil, reject(http.StatusRequestEntityTooLarge, "size", "decoded body over the limit of %d bytes (%s)", limit, flag)
 		}
 		return nil, reject(http.StatusRequestEntityTooLarge, "size", "body over the limit of %d bytes (%s)", limit, flag)
 	}
-	return body, nil
+	return got, nil
 }
 
-// readZstd reads a zstd body: the compressed bytes (at most limit and a
-// KiB), then their decoding, at most limit bytes, with a window of at most
-// 1 MiB (a larger one is refused, not allocated).
-func (s *Server) readZstd(r *http.Request, limit int64) ([]byte, *rejection) {
-	comp, err := readAtMost(make([]byte, 0, 4096), r.Body, limit+1024)
-	if err != nil {
-		return nil, s.bodyError(err, false)
+// readZstd reads p's zstd body: the compressed bytes (at most limit and
+// maxCompressedSlack), then their decoding, at most limit bytes, with a
+// window of at most 1 MiB (a larger one is refused, not allocated).
+func (s *Server) readZstd(p *post, body io.Reader, limit int64, flag string) ([]byte, *rejection) {
+	comp := p.whole
+	if p.body != nil {
+		var err error
+		if comp, err = readAtMost(make([]byte, 0, 4096), body, limit+maxCompressedSlack); err != nil {
+			return nil, s.bodyError(err, false)
+		}
 	}
-	s.zstdOnce.Do(func() {
+	if int64(len(comp)) > limit+maxCompressedSlack {
+		s.hit("body_bytes")
+		return nil, reject(http.StatusRequestEntityTooLarge, "size", "compressed body over the limit of %d bytes (%s)", limit+maxCompressedSlack, flag)
+	}
+	s.zstdOnce.Do(func() { // one decoder for every limit: the larger bounds its memory
 		s.zstd, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
-			zstd.WithDecoderMaxMemory(uint64(limit)), zstd.WithDecoderMaxWindow(1<<20))
+			zstd.WithDecoderMaxMemory(uint64(max(s.cfg.MaxBody, MaxBatchBody))), zstd.WithDecoderMaxWindow(1<<20))
 	})
 	if s.zstd == nil {
 		return nil, reject(http.StatusUnsupportedMediaType, "encoding", "zstd is not available")
 	}
-	body, err := s.zstd.DecodeAll(comp, nil)
+	dec, err := s.zstd.DecodeAll(comp, nil)
 	switch {
-	case errors.Is(err, zstd.ErrDecoderSizeExceeded):
+	case errors.Is(err, zstd.ErrDecoderSizeExceeded) || err == nil && int64(len(dec)) > limit:
 		s.hit("body_bytes")
-		return nil, reject(http.StatusRequestEntityTooLarge, "size", "decoded body over the limit of %d bytes (-max-body)", limit)
+		return nil, reject(http.StatusRequestEntityTooLarge, "size", "decoded body over the limit of %d bytes (%s)", limit, flag)
 	case err != nil:
 		return nil, reject(http.StatusBadRequest, "encoding", "the zstd body is not a valid zstd stream")
 	}
-	return body, nil
+	return dec, nil
 }
 
 // readAtMost appends to dst what r holds, up to n bytes.

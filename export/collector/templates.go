@@ -221,7 +221,7 @@ func (s *Server) serveTemplates(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(append(p, '\n'))
 	case http.MethodPost:
-		body, rej := s.readBodyWithin(r, MaxTemplatesBody, "MaxTemplatesBody", nil)
+		body, rej := s.readBodyWithin(fromHTTP(r), MaxTemplatesBody, "MaxTemplatesBody", nil)
 		if rej != nil {
 			queryError(w, rej.status, "%s", rej.msg)
 			return
