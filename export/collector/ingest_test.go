@@ -41,80 +41,86 @@ func postH(t testing.TB, h http.Handler, path, query string, body []byte, hdr ma
 // would overflow the aggregate's is accepted, an INT_U32 SUM keeps
 // counting exactly past 2^32, and what passes 2^64 saturates, counted.
 func TestOverflowNeverRefused(t *testing.T) {
-	s, tp := newServer(t, collector.Config{})
-	kb := fixture.KitchenBlob(tp)
-	// "lat" (VOI 3) is an INT_U32 SUM: 1,051 per blob; make it 2^32-1.
-	lat := kb.Clone()
-	st, err := lat.Fetch(3, voi.Sum)
-	require.NoError(t, err)
-	binary.LittleEndian.PutUint32(st.Data, math.MaxUint32)
-	big := blob.New(tp, nil)
-	require.NoError(t, big.UpdateU64(0, math.MaxUint64-100))
-	for _, b := range [][]byte{lat.Bytes(), lat.Bytes(), kb.Bytes(), big.Bytes(), kb.Bytes()} {
-		code, body := post(t, s, http.MethodPost, "host=a", b)
-		require.Equal(t, http.StatusNoContent, code, body)
-	}
-	// The posts are folded when the aggregate is first read: read it before
-	// the registry, whose collectors run concurrently (the saturation
-	// counter is read beside the scrape that folds).
-	require.Len(t, s.Blobs(), 1)
-	require.NoError(t, testutil.GatherAndCompare(s.Registry(), strings.NewReader(`# HELP kitchen_bytes_total statsblob KITCHEN bytes: SUM (INT_U64)
-# TYPE kitchen_bytes_total counter
-kitchen_bytes_total{host="a"} 1.8446744073709552e+19
-# HELP kitchen_lat_total statsblob KITCHEN lat: SUM (INT_U64)
-# TYPE kitchen_lat_total counter
-kitchen_lat_total{host="a"} 8.589936692e+09
-# HELP statsblob_collector_saturated_total Statistics of an aggregate that saturated at their 64-bit limit (each also counted in the statistic's errors).
-# TYPE statsblob_collector_saturated_total counter
-statsblob_collector_saturated_total 2
-`), "kitchen_bytes_total", "kitchen_lat_total", "statsblob_collector_saturated_total"))
-	v, err := s.Blobs()[0].Blob.FetchU64(0, voi.Sum)
-	require.NoError(t, err)
-	require.Equal(t, uint64(math.MaxUint64), v)
-	l, err := s.Blobs()[0].Blob.FetchU64(3, voi.Sum)
-	require.NoError(t, err)
-	require.Equal(t, 2*uint64(math.MaxUint32)+2*1051, l)
-	require.Equal(t, []uint64{5}, s.Merged())
+	forEachStack(t, func(t *testing.T, via func(testing.TB, *collector.Server) http.Handler) {
+		s, tp := newServer(t, collector.Config{})
+		h := via(t, s)
+		kb := fixture.KitchenBlob(tp)
+		// "lat" (VOI 3) is an INT_U32 SUM: 1,051 per blob; make it 2^32-1.
+		lat := kb.Clone()
+		st, err := lat.Fetch(3, voi.Sum)
+		require.NoError(t, err)
+		binary.LittleEndian.PutUint32(st.Data, math.MaxUint32)
+		big := blob.New(tp, nil)
+		require.NoError(t, big.UpdateU64(0, math.MaxUint64-100))
+		for _, b := range [][]byte{lat.Bytes(), lat.Bytes(), kb.Bytes(), big.Bytes(), kb.Bytes()} {
+			code, body := post(t, h, http.MethodPost, "host=a", b)
+			require.Equal(t, http.StatusNoContent, code, body)
+		}
+		// The posts are folded when the aggregate is first read: read it before
+		// the registry, whose collectors run concurrently (the saturation
+		// counter is read beside the scrape that folds).
+		require.Len(t, s.Blobs(), 1)
+		require.NoError(t, testutil.GatherAndCompare(s.Registry(), strings.NewReader(`# HELP kitchen_bytes_total statsblob KITCHEN bytes: SUM (INT_U64)
+	# TYPE kitchen_bytes_total counter
+	kitchen_bytes_total{host="a"} 1.8446744073709552e+19
+	# HELP kitchen_lat_total statsblob KITCHEN lat: SUM (INT_U64)
+	# TYPE kitchen_lat_total counter
+	kitchen_lat_total{host="a"} 8.589936692e+09
+	# HELP statsblob_collector_saturated_total Statistics of an aggregate that saturated at their 64-bit limit (each also counted in the statistic's errors).
+	# TYPE statsblob_collector_saturated_total counter
+	statsblob_collector_saturated_total 2
+	`), "kitchen_bytes_total", "kitchen_lat_total", "statsblob_collector_saturated_total"))
+		v, err := s.Blobs()[0].Blob.FetchU64(0, voi.Sum)
+		require.NoError(t, err)
+		require.Equal(t, uint64(math.MaxUint64), v)
+		l, err := s.Blobs()[0].Blob.FetchU64(3, voi.Sum)
+		require.NoError(t, err)
+		require.Equal(t, 2*uint64(math.MaxUint32)+2*1051, l)
+		require.Equal(t, []uint64{5}, s.Merged())
+	})
 }
 
 func TestIdempotentPosts(t *testing.T) {
-	s, tp := newServer(t, collector.Config{})
-	kb := fixture.KitchenBlob(tp).Bytes()
-	hdr := func(id, seq string) map[string]string {
-		return map[string]string{aggregate.HeaderSender: id, aggregate.HeaderSeq: seq}
-	}
-	for _, p := range []struct {
-		h    map[string]string
-		code int
-		msg  string
-	}{
-		{hdr("web1", "1"), 204, ""},
-		{hdr("web1", "1"), 204, ""}, // a retry that had arrived: not added again
-		{hdr("web1", "2"), 204, ""},
-		{hdr("web2", "1"), 204, ""},
-		{nil, 204, ""},
-		{nil, 204, ""},
-		{hdr("web1", ""), 400, "Statsblob-Sender and Statsblob-Seq go together"},
-		{hdr("", "3"), 400, "go together"},
-		{hdr("web1", "-3"), 400, "not a decimal uint64"},
-		{hdr("web\x01", "3"), 400, "holds byte 0x1"},
-	} {
-		code, body := postH(t, s, "/v1/blobs", "host=a", kb, p.h)
-		require.Equal(t, p.code, code, body)
-		require.Contains(t, body, p.msg)
-	}
-	require.Equal(t, []uint64{5}, s.Merged())
-	require.Equal(t, 4.0, counter(t, s, "sender").value())
-	require.NoError(t, testutil.GatherAndCompare(s.Registry(), strings.NewReader(`# HELP statsblob_collector_duplicates_total Posts answered 204 without being added again: their sender's sequence number was already added.
-# TYPE statsblob_collector_duplicates_total counter
-statsblob_collector_duplicates_total 1
-`), "statsblob_collector_duplicates_total"))
-	// A refused post is not recorded: the retry of its number is added.
-	code, _ := postH(t, s, "/v1/blobs", "host=a", []byte("junk"), hdr("web1", "3"))
-	require.Equal(t, 400, code)
-	code, _ = postH(t, s, "/v1/blobs", "host=a", kb, hdr("web1", "3"))
-	require.Equal(t, 204, code)
-	require.Equal(t, []uint64{6}, s.Merged())
+	forEachStack(t, func(t *testing.T, via func(testing.TB, *collector.Server) http.Handler) {
+		s, tp := newServer(t, collector.Config{})
+		h := via(t, s)
+		kb := fixture.KitchenBlob(tp).Bytes()
+		hdr := func(id, seq string) map[string]string {
+			return map[string]string{aggregate.HeaderSender: id, aggregate.HeaderSeq: seq}
+		}
+		for _, p := range []struct {
+			h    map[string]string
+			code int
+			msg  string
+		}{
+			{hdr("web1", "1"), 204, ""},
+			{hdr("web1", "1"), 204, ""}, // a retry that had arrived: not added again
+			{hdr("web1", "2"), 204, ""},
+			{hdr("web2", "1"), 204, ""},
+			{nil, 204, ""},
+			{nil, 204, ""},
+			{hdr("web1", ""), 400, "Statsblob-Sender and Statsblob-Seq go together"},
+			{hdr("", "3"), 400, "go together"},
+			{hdr("web1", "-3"), 400, "not a decimal uint64"},
+			{hdr("web\xe9", "3"), 400, "holds byte 0xe9"}, // obs-text: HTTP servers pass it, control bytes they refuse
+		} {
+			code, body := postH(t, h, "/v1/blobs", "host=a", kb, p.h)
+			require.Equal(t, p.code, code, body)
+			require.Contains(t, body, p.msg)
+		}
+		require.Equal(t, []uint64{5}, s.Merged())
+		require.Equal(t, 4.0, counter(t, s, "sender").value())
+		require.NoError(t, testutil.GatherAndCompare(s.Registry(), strings.NewReader(`# HELP statsblob_collector_duplicates_total Posts answered 204 without being added again: their sender's sequence number was already added.
+	# TYPE statsblob_collector_duplicates_total counter
+	statsblob_collector_duplicates_total 1
+	`), "statsblob_collector_duplicates_total"))
+		// A refused post is not recorded: the retry of its number is added.
+		code, _ := postH(t, h, "/v1/blobs", "host=a", []byte("junk"), hdr("web1", "3"))
+		require.Equal(t, 400, code)
+		code, _ = postH(t, h, "/v1/blobs", "host=a", kb, hdr("web1", "3"))
+		require.Equal(t, 204, code)
+		require.Equal(t, []uint64{6}, s.Merged())
+	})
 }
 
 func batch(t testing.TB, frames ...any) []byte {
@@ -129,50 +135,53 @@ func batch(t testing.TB, frames ...any) []byte {
 }
 
 func TestBatch(t *testing.T) {
-	s, tp := newServer(t, collector.Config{MaxAggregates: 3})
-	kb := fixture.KitchenBlob(tp).Bytes()
-	code, body := postH(t, s, "/v1/batch", "svc=api", batch(t, "host=a", kb, "host=b", kb, "host=a", kb), nil)
-	require.Equal(t, http.StatusNoContent, code, body)
-	require.Equal(t, []uint64{2, 1}, s.Merged())
-	named := s.Blobs()
-	require.Equal(t, "host", named[0].Labels[0].Name)
-	require.Equal(t, "svc", named[0].Labels[1].Name)
-	require.Equal(t, 3.0, counter(t, s, "").value())
-
-	// A batch with a bad frame adds nothing, whatever the frame.
-	before := snapshot(s)
-	other := blob.New(fixture.Kitchen(), nil).Bytes() // the same layout
-	binary.LittleEndian.PutUint32(other[8:], 7)       // another hash
-	for _, c := range []struct {
-		name, query string
-		body        []byte
-		code        int
-		reason, msg string
-	}{
-		{"no magic", "", kb, 400, "batch", `does not start with "SBB1"`},
-		{"cut short", "", batch(t, "host=a", kb)[:100], 400, "batch", "frame 0 at 4"},
-		{"bad blob", "", batch(t, "host=a", kb, "host=a", kb[:40]), 400, "blob", "frame 1: blob:"},
-		{"bad labels", "", batch(t, "host=a", kb, "le=1", kb), 400, "labels", `frame 1: `},
-		{"label twice", "host=x", batch(t, "host=a", kb), 400, "labels", `frame 0: label "host" given 2 times`},
-		{"unknown template", "", batch(t, "host=a", kb, "host=a", other), 422, "template", "frame 1: unknown template hash 7"},
-		{"limit", "", batch(t, "host=a", kb, "host=c", kb, "host=d", kb), 429, "limit", "at most 3"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			rejected := counter(t, s, c.reason).value()
-			code, body := postH(t, s, "/v1/batch", c.query, c.body, nil)
-			require.Equal(t, c.code, code, body)
-			require.Contains(t, body, c.msg)
-			require.Equal(t, rejected+1, counter(t, s, c.reason).value())
-			require.Equal(t, before[:2], snapshot(s)[:2], "nothing added")
-		})
-	}
-	// Idempotent as a whole.
-	h := map[string]string{aggregate.HeaderSender: "s", aggregate.HeaderSeq: "9"}
-	for range 2 {
-		code, body := postH(t, s, "/v1/batch", "svc=api", batch(t, "host=b", kb, "host=b", kb), h)
+	forEachStack(t, func(t *testing.T, via func(testing.TB, *collector.Server) http.Handler) {
+		s, tp := newServer(t, collector.Config{MaxAggregates: 3})
+		h := via(t, s)
+		kb := fixture.KitchenBlob(tp).Bytes()
+		code, body := postH(t, h, "/v1/batch", "svc=api", batch(t, "host=a", kb, "host=b", kb, "host=a", kb), nil)
 		require.Equal(t, http.StatusNoContent, code, body)
-	}
-	require.Equal(t, uint64(3), s.Merged()[1])
+		require.Equal(t, []uint64{2, 1}, s.Merged())
+		named := s.Blobs()
+		require.Equal(t, "host", named[0].Labels[0].Name)
+		require.Equal(t, "svc", named[0].Labels[1].Name)
+		require.Equal(t, 3.0, counter(t, s, "").value())
+
+		// A batch with a bad frame adds nothing, whatever the frame.
+		before := snapshot(s)
+		other := blob.New(fixture.Kitchen(), nil).Bytes() // the same layout
+		binary.LittleEndian.PutUint32(other[8:], 7)       // another hash
+		for _, c := range []struct {
+			name, query string
+			body        []byte
+			code        int
+			reason, msg string
+		}{
+			{"no magic", "", kb, 400, "batch", `does not start with "SBB1"`},
+			{"cut short", "", batch(t, "host=a", kb)[:100], 400, "batch", "frame 0 at 4"},
+			{"bad blob", "", batch(t, "host=a", kb, "host=a", kb[:40]), 400, "blob", "frame 1: blob:"},
+			{"bad labels", "", batch(t, "host=a", kb, "le=1", kb), 400, "labels", `frame 1: `},
+			{"label twice", "host=x", batch(t, "host=a", kb), 400, "labels", `frame 0: label "host" given 2 times`},
+			{"unknown template", "", batch(t, "host=a", kb, "host=a", other), 422, "template", "frame 1: unknown template hash 7"},
+			{"limit", "", batch(t, "host=a", kb, "host=c", kb, "host=d", kb), 429, "limit", "at most 3"},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				rejected := counter(t, s, c.reason).value()
+				code, body := postH(t, h, "/v1/batch", c.query, c.body, nil)
+				require.Equal(t, c.code, code, body)
+				require.Contains(t, body, c.msg)
+				require.Equal(t, rejected+1, counter(t, s, c.reason).value())
+				require.Equal(t, before[:2], snapshot(s)[:2], "nothing added")
+			})
+		}
+		// Idempotent as a whole.
+		hdr := map[string]string{aggregate.HeaderSender: "s", aggregate.HeaderSeq: "9"}
+		for range 2 {
+			code, body := postH(t, h, "/v1/batch", "svc=api", batch(t, "host=b", kb, "host=b", kb), hdr)
+			require.Equal(t, http.StatusNoContent, code, body)
+		}
+		require.Equal(t, uint64(3), s.Merged()[1])
+	})
 }
 
 func TestDecodeBatch(t *testing.T) {
@@ -321,21 +330,24 @@ func TestMetricsTextMatchesRegistry(t *testing.T) {
 // MaxBody bytes decoded is accepted after a zstd blob set the decoder up,
 // and a blob is still held to MaxBody after a batch did.
 func TestZstdLimitsPerEndpoint(t *testing.T) {
-	s, tp := newServer(t, collector.Config{})
-	kb := fixture.KitchenBlob(tp).Bytes()
-	enc, err := zstd.NewWriter(nil)
-	require.NoError(t, err)
-	zh := map[string]string{"Content-Encoding": "zstd"}
-	code, body := postH(t, s, "/v1/blobs", "host=a", enc.EncodeAll(kb, nil), zh)
-	require.Equal(t, http.StatusNoContent, code, body)
-	var frames []any
-	for len(frames)/2*len(kb) <= collector.DefaultMaxBody {
-		frames = append(frames, "host=b", kb)
-	}
-	code, body = postH(t, s, "/v1/batch", "", enc.EncodeAll(batch(t, frames...), nil), zh)
-	require.Equal(t, http.StatusNoContent, code, body)
-	require.Equal(t, []uint64{1, uint64(len(frames) / 2)}, s.Merged())
-	code, body = postH(t, s, "/v1/blobs", "host=a", enc.EncodeAll(make([]byte, collector.DefaultMaxBody+1), nil), zh)
-	require.Equal(t, http.StatusRequestEntityTooLarge, code, body)
-	require.Equal(t, "decoded body over the limit of 65535 bytes (-max-body)\n", body)
+	forEachStack(t, func(t *testing.T, via func(testing.TB, *collector.Server) http.Handler) {
+		s, tp := newServer(t, collector.Config{})
+		h := via(t, s)
+		kb := fixture.KitchenBlob(tp).Bytes()
+		enc, err := zstd.NewWriter(nil)
+		require.NoError(t, err)
+		zh := map[string]string{"Content-Encoding": "zstd"}
+		code, body := postH(t, h, "/v1/blobs", "host=a", enc.EncodeAll(kb, nil), zh)
+		require.Equal(t, http.StatusNoContent, code, body)
+		var frames []any
+		for len(frames)/2*len(kb) <= collector.DefaultMaxBody {
+			frames = append(frames, "host=b", kb)
+		}
+		code, body = postH(t, h, "/v1/batch", "", enc.EncodeAll(batch(t, frames...), nil), zh)
+		require.Equal(t, http.StatusNoContent, code, body)
+		require.Equal(t, []uint64{1, uint64(len(frames) / 2)}, s.Merged())
+		code, body = postH(t, h, "/v1/blobs", "host=a", enc.EncodeAll(make([]byte, collector.DefaultMaxBody+1), nil), zh)
+		require.Equal(t, http.StatusRequestEntityTooLarge, code, body)
+		require.Equal(t, "decoded body over the limit of 65535 bytes (-max-body)\n", body)
+	})
 }

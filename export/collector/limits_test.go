@@ -59,117 +59,122 @@ func gz(t testing.TB, p []byte) []byte {
 // Each request limit refuses with its status and a reason naming the
 // flag, counts the refusal under its name, and changes nothing.
 func TestRequestLimits(t *testing.T) {
-	ck := &clock{t: time.Unix(1000, 0)}
-	reg := tpl.NewRegistry()
-	tp := fixture.Kitchen()
-	_, err := collector.LoadTemplates(reg, mustJSON(t, tp))
-	require.NoError(t, err)
-	other, _ := reg.New("OTHER")
-	require.NoError(t, other.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
-	s, err := collector.New(collector.Config{Templates: reg, MaxLabels: 2, MaxLabelBytes: 8, MaxAggregates: 3,
-		MaxAggregatesPerTemplate: 2, MaxBody: 2000, Window: time.Minute, Now: ck.now})
-	require.NoError(t, err)
-	good := fixture.KitchenBlob(tp).Bytes()
-	ob := blob.New(other, nil).Bytes()
-	for _, q := range []string{"h=a", "h=b"} {
-		code, body := post(t, s, http.MethodPost, q, good)
-		require.Equal(t, http.StatusNoContent, code, body)
-	}
-	ck.set(time.Unix(1020, 0))
-
-	cases := []struct {
-		name, query, encoding string
-		body                  []byte
-		chunked               bool
-		status                int
-		limit, msg            string
-		retryAfter            string
-	}{
-		{"labels", "a=1&b=2&c=3", "", good, false, 400, "labels", "3 labels, at most 2 (-max-labels)\n", ""},
-		{"label value bytes", "h=123456789", "", good, false, 400, "label_bytes", `label "h": name or value over 8 bytes (-max-label-bytes)` + "\n", ""},
-		{"label name bytes", "abcdefghi=1", "", good, false, 400, "label_bytes", `label "abcdefghi": name or value over 8 bytes (-max-label-bytes)` + "\n", ""},
-		{"label sets per template", "h=c", "", good, false, 429, "label_sets_per_template",
-			"aggregate: too many aggregates of one template: 2 aggregates of template hash " + itoa(int(tp.Hash())) +
-				" in this window and 1 new, at most 2 (-max-aggregates-per-template)\n", "40"},
-		{"body bytes", "h=a", "", make([]byte, 2001), false, 413, "body_bytes", "body of 2001 bytes over the limit of 2000 (-max-body)\n", ""},
-		{"body bytes chunked", "h=a", "", make([]byte, 2001), true, 413, "body_bytes", "body over the limit of 2000 bytes (-max-body)\n", ""},
-		{"decoded body bytes", "h=a", "gzip", gz(t, make([]byte, 2001)), false, 413, "body_bytes", "decoded body over the limit of 2000 bytes (-max-body)\n", ""},
-	}
-	before := snapshot(s)
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			n := hits(t, s, c.limit)
-			r := httptest.NewRequest(http.MethodPost, "/v1/blobs?"+c.query, bytes.NewReader(c.body))
-			if c.chunked {
-				r.ContentLength = -1
-			}
-			if c.encoding != "" {
-				r.Header.Set("Content-Encoding", c.encoding)
-			}
-			w := httptest.NewRecorder()
-			s.ServeHTTP(w, r)
-			require.Equal(t, c.status, w.Code)
-			require.Equal(t, c.msg, w.Body.String())
-			require.Equal(t, c.retryAfter, w.Header().Get("Retry-After"))
-			require.Equal(t, n+1, hits(t, s, c.limit))
-			require.Equal(t, before, snapshot(s))
-		})
-	}
-
-	// The total: the other template's label sets fill the window.
-	code, body := post(t, s, http.MethodPost, "h=a", ob)
-	require.Equal(t, http.StatusNoContent, code, body)
-	w := httptest.NewRecorder()
-	s.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/v1/blobs?h=b", bytes.NewReader(ob)))
-	require.Equal(t, http.StatusTooManyRequests, w.Code)
-	require.Equal(t, "aggregate: too many aggregates: 3 aggregates in this window and 1 new, at most 3 (-max-aggregates)\n", w.Body.String())
-	require.Equal(t, "40", w.Header().Get("Retry-After"), "the window ends at 1060")
-	require.Equal(t, 1.0, hits(t, s, "label_sets"))
-
-	// A gzip body is decoded; another encoding or bad gzip is refused.
-	r := httptest.NewRequest(http.MethodPost, "/v1/blobs?h=a", bytes.NewReader(gz(t, good)))
-	r.Header.Set("Content-Encoding", "gzip")
-	w = httptest.NewRecorder()
-	s.ServeHTTP(w, r)
-	require.Equal(t, http.StatusNoContent, w.Code, w.Body.String())
-	for _, c := range []struct{ enc, body, msg string }{
-		{"br", "x", `Content-Encoding "br": gzip, zstd or none`},
-		{"gzip", "not gzip", "the gzip body is not a valid gzip stream"},
-		{"gzip", string(gz(t, good)[:40]), "the gzip body is not a valid gzip stream"},
-	} {
-		r := httptest.NewRequest(http.MethodPost, "/v1/blobs?h=a", strings.NewReader(c.body))
-		r.Header.Set("Content-Encoding", c.enc)
-		w := httptest.NewRecorder()
-		s.ServeHTTP(w, r)
-		require.Equal(t, c.msg+"\n", w.Body.String())
-		require.Contains(t, []int{400, 415}, w.Code)
-	}
-	require.Equal(t, 3.0, counter(t, s, "encoding").value())
-
-	// zstd too, its window and its decoded size bounded.
-	zw := func(window int, single bool, p []byte) []byte {
-		enc, err := zstd.NewWriter(nil, zstd.WithWindowSize(window), zstd.WithSingleSegment(single))
+	forEachStack(t, func(t *testing.T, via func(testing.TB, *collector.Server) http.Handler) {
+		ck := &clock{t: time.Unix(1000, 0)}
+		reg := tpl.NewRegistry()
+		tp := fixture.Kitchen()
+		_, err := collector.LoadTemplates(reg, mustJSON(t, tp))
 		require.NoError(t, err)
-		return enc.EncodeAll(p, nil)
-	}
-	for _, c := range []struct {
-		name   string
-		body   []byte
-		status int
-		msg    string
-	}{
-		{"zstd", zw(1<<20, true, good), 204, ""},
-		{"zstd over the limit", zw(1<<20, true, make([]byte, 2001)), 413, "decoded body over the limit of 2000 bytes (-max-body)\n"},
-		{"zstd window of 8 MiB", zw(8<<20, false, make([]byte, 2<<20)), 400, "the zstd body is not a valid zstd stream\n"}, // 228 bytes
-		{"zstd cut", zw(1<<20, true, good)[:30], 400, "the zstd body is not a valid zstd stream\n"},
-	} {
-		r := httptest.NewRequest(http.MethodPost, "/v1/blobs?h=a", bytes.NewReader(c.body))
-		r.Header.Set("Content-Encoding", "zstd")
+		other, _ := reg.New("OTHER")
+		require.NoError(t, other.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+		s, err := collector.New(collector.Config{Templates: reg, MaxLabels: 2, MaxLabelBytes: 8, MaxAggregates: 3,
+			MaxAggregatesPerTemplate: 2, MaxBody: 2000, Window: time.Minute, Now: ck.now})
+		require.NoError(t, err)
+		h := via(t, s)
+		good := fixture.KitchenBlob(tp).Bytes()
+		ob := blob.New(other, nil).Bytes()
+		for _, q := range []string{"h=a", "h=b"} {
+			code, body := post(t, h, http.MethodPost, q, good)
+			require.Equal(t, http.StatusNoContent, code, body)
+		}
+		ck.set(time.Unix(1020, 0))
+
+		cases := []struct {
+			name, query, encoding string
+			body                  []byte
+			chunked               bool
+			status                int
+			limit, msg            string
+			retryAfter            string
+		}{
+			{"labels", "a=1&b=2&c=3", "", good, false, 400, "labels", "3 labels, at most 2 (-max-labels)\n", ""},
+			{"label value bytes", "h=123456789", "", good, false, 400, "label_bytes", `label "h": name or value over 8 bytes (-max-label-bytes)` + "\n", ""},
+			{"label name bytes", "abcdefghi=1", "", good, false, 400, "label_bytes", `label "abcdefghi": name or value over 8 bytes (-max-label-bytes)` + "\n", ""},
+			{"label sets per template", "h=c", "", good, false, 429, "label_sets_per_template",
+				"aggregate: too many aggregates of one template: 2 aggregates of template hash " + itoa(int(tp.Hash())) +
+					" in this window and 1 new, at most 2 (-max-aggregates-per-template)\n", "40"},
+			{"body bytes", "h=a", "", make([]byte, 2001), false, 413, "body_bytes", "body of 2001 bytes over the limit of 2000 (-max-body)\n", ""},
+			{"body bytes chunked", "h=a", "", make([]byte, 2001), true, 413, "body_bytes", "body over the limit of 2000 bytes (-max-body)\n", ""},
+			{"body bytes far over", "h=a", "", make([]byte, 5000), false, 413, "body_bytes", "body of 5000 bytes over the limit of 2000 (-max-body)\n", ""},
+			{"body bytes far over chunked", "h=a", "", make([]byte, 5000), true, 413, "body_bytes", "body over the limit of 2000 bytes (-max-body)\n", ""},
+			{"decoded body bytes", "h=a", "gzip", gz(t, make([]byte, 2001)), false, 413, "body_bytes", "decoded body over the limit of 2000 bytes (-max-body)\n", ""},
+		}
+		before := snapshot(s)
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				n := hits(t, s, c.limit)
+				r := httptest.NewRequest(http.MethodPost, "/v1/blobs?"+c.query, bytes.NewReader(c.body))
+				if c.chunked {
+					r.ContentLength = -1
+				}
+				if c.encoding != "" {
+					r.Header.Set("Content-Encoding", c.encoding)
+				}
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				require.Equal(t, c.status, w.Code)
+				require.Equal(t, c.msg, w.Body.String())
+				require.Equal(t, c.retryAfter, w.Header().Get("Retry-After"))
+				require.Equal(t, n+1, hits(t, s, c.limit))
+				require.Equal(t, before, snapshot(s))
+			})
+		}
+
+		// The total: the other template's label sets fill the window.
+		code, body := post(t, h, http.MethodPost, "h=a", ob)
+		require.Equal(t, http.StatusNoContent, code, body)
 		w := httptest.NewRecorder()
-		s.ServeHTTP(w, r)
-		require.Equal(t, c.status, w.Code, c.name)
-		require.Equal(t, c.msg, w.Body.String(), c.name)
-	}
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/v1/blobs?h=b", bytes.NewReader(ob)))
+		require.Equal(t, http.StatusTooManyRequests, w.Code)
+		require.Equal(t, "aggregate: too many aggregates: 3 aggregates in this window and 1 new, at most 3 (-max-aggregates)\n", w.Body.String())
+		require.Equal(t, "40", w.Header().Get("Retry-After"), "the window ends at 1060")
+		require.Equal(t, 1.0, hits(t, s, "label_sets"))
+
+		// A gzip body is decoded; another encoding or bad gzip is refused.
+		r := httptest.NewRequest(http.MethodPost, "/v1/blobs?h=a", bytes.NewReader(gz(t, good)))
+		r.Header.Set("Content-Encoding", "gzip")
+		w = httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		require.Equal(t, http.StatusNoContent, w.Code, w.Body.String())
+		for _, c := range []struct{ enc, body, msg string }{
+			{"br", "x", `Content-Encoding "br": gzip, zstd or none`},
+			{"gzip", "not gzip", "the gzip body is not a valid gzip stream"},
+			{"gzip", string(gz(t, good)[:40]), "the gzip body is not a valid gzip stream"},
+		} {
+			r := httptest.NewRequest(http.MethodPost, "/v1/blobs?h=a", strings.NewReader(c.body))
+			r.Header.Set("Content-Encoding", c.enc)
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			require.Equal(t, c.msg+"\n", w.Body.String())
+			require.Contains(t, []int{400, 415}, w.Code)
+		}
+		require.Equal(t, 3.0, counter(t, s, "encoding").value())
+
+		// zstd too, its window and its decoded size bounded.
+		zw := func(window int, single bool, p []byte) []byte {
+			enc, err := zstd.NewWriter(nil, zstd.WithWindowSize(window), zstd.WithSingleSegment(single))
+			require.NoError(t, err)
+			return enc.EncodeAll(p, nil)
+		}
+		for _, c := range []struct {
+			name   string
+			body   []byte
+			status int
+			msg    string
+		}{
+			{"zstd", zw(1<<20, true, good), 204, ""},
+			{"zstd over the limit", zw(1<<20, true, make([]byte, 2001)), 413, "decoded body over the limit of 2000 bytes (-max-body)\n"},
+			{"zstd window of 8 MiB", zw(8<<20, false, make([]byte, 2<<20)), 400, "the zstd body is not a valid zstd stream\n"}, // 228 bytes
+			{"zstd cut", zw(1<<20, true, good)[:30], 400, "the zstd body is not a valid zstd stream\n"},
+		} {
+			r := httptest.NewRequest(http.MethodPost, "/v1/blobs?h=a", bytes.NewReader(c.body))
+			r.Header.Set("Content-Encoding", "zstd")
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			require.Equal(t, c.status, w.Code, c.name)
+			require.Equal(t, c.msg, w.Body.String(), c.name)
+		}
+	})
 }
 
 // Label sets idle for the TTL expire, with or without a window, freeing

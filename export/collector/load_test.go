@@ -79,12 +79,17 @@ func totalsOf(t testing.TB, bs ...*blob.Blob) totals {
 // TestLoad: concurrent posters over loopback HTTP; every aggregate holds
 // exactly what was posted to it, nothing lost or doubled.
 func TestLoad(t *testing.T) {
+	forEachServer(t, func(t *testing.T, _ string, on httpServer) { testLoad(t, on) })
+}
+
+func testLoad(t *testing.T, on httpServer) {
 	const posters, perPoster, hosts = 8, 250, 4
 	tp, bs := demoBlobs(t, 64)
 	s, err := collector.New(collector.Config{Templates: tp.Registry()})
 	require.NoError(t, err)
-	srv := httptest.NewServer(s)
-	defer srv.Close()
+	base := "http://" + serveWith(t, s, on)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: posters}}
+	defer client.CloseIdleConnections()
 
 	sent := make([][]*blob.Blob, hosts)
 	var mu sync.Mutex
@@ -94,11 +99,11 @@ func TestLoad(t *testing.T) {
 	for p := range posters {
 		wg.Go(func() {
 			host := p % hosts
-			url := fmt.Sprintf("%s/v1/blobs?host=h%d&poster=x", srv.URL, host)
+			url := fmt.Sprintf("%s/v1/blobs?host=h%d&poster=x", base, host)
 			var mine []*blob.Blob
 			for j := range perPoster {
 				b := bs[(p*perPoster+j)%len(bs)]
-				resp, err := srv.Client().Post(url, "application/octet-stream", bytes.NewReader(b.Bytes()))
+				resp, err := client.Post(url, "application/octet-stream", bytes.NewReader(b.Bytes()))
 				if err != nil {
 					failed.Add(1)
 					continue

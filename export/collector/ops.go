@@ -19,7 +19,10 @@ import (
 // ops is the Server's operational state: readiness, scrapes, expiry.
 type ops struct {
 	draining atomic.Bool
-	inflight atomic.Int64 // posts under way
+
+	connSemOnce sync.Once
+	connSem     chan struct{} // MaxConns, over every listener (server.go)
+	inflight    atomic.Int64  // posts under way
 
 	promHandler    http.Handler
 	scrapes        chan struct{} // a semaphore of MaxScrapes
@@ -73,17 +76,24 @@ func (s *Server) initOps(pc *promexport.Collector) {
 	s.mux.HandleFunc("/metrics", s.metrics)
 	s.mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { text(w, http.StatusOK, "ok") })
 	s.mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if s.draining.Load() {
+		status, msg, retry := s.readiness()
+		if retry {
 			w.Header().Set("Retry-After", "1")
-			text(w, http.StatusServiceUnavailable, "shutting down")
-			return
 		}
-		if s.logBroken.Load() {
-			text(w, http.StatusServiceUnavailable, "the -data-dir log failed: posts are refused")
-			return
-		}
-		text(w, http.StatusOK, "ready")
+		text(w, status, msg)
 	})
+}
+
+// readiness is the answer of /readyz: 200 until Drain, or while the
+// -data-dir log works; retry asks for a Retry-After.
+func (s *Server) readiness() (status int, msg string, retry bool) {
+	switch {
+	case s.draining.Load():
+		return http.StatusServiceUnavailable, "shutting down", true
+	case s.logBroken.Load():
+		return http.StatusServiceUnavailable, "the -data-dir log failed: posts are refused", false
+	}
+	return http.StatusOK, "ready", false
 }
 
 // MustRegister registers collectors of the server's own metrics (an

@@ -24,19 +24,45 @@ func (s *Server) HTTPServer() *http.Server {
 	}
 }
 
-// Listener wraps ln: at most MaxConns connections are open at once; one
-// more is answered 503 with Retry-After and closed. It counts the requests
+// Listener wraps ln: at most MaxConns connections are open at once, over
+// every listener of s (this one, others, the IngestServer's); one more is
+// answered 503 with Retry-After and closed. It counts the requests
 // net/http refuses for their header size (431) and the responses cut by
 // a write timeout.
 func (s *Server) Listener(ln net.Listener) net.Listener {
-	return &limitListener{Listener: ln, s: s, sem: make(chan struct{}, s.cfg.MaxConns), refusing: make(chan struct{}, 16)}
+	return s.newLimitListener(ln, true)
+}
+
+// newLimitListener is Listener; sniff431 counts the 431s net/http writes
+// (an IngestServer counts its own).
+func (s *Server) newLimitListener(ln net.Listener, sniff431 bool) *limitListener {
+	s.connSemOnce.Do(func() { s.connSem = make(chan struct{}, s.cfg.MaxConns) })
+	return &limitListener{Listener: ln, s: s, sem: s.connSem, refusing: make(chan struct{}, 16),
+		sniff431: sniff431, open: map[*limitConn]struct{}{}}
 }
 
 type limitListener struct {
 	net.Listener
 	s        *Server
-	sem      chan struct{}
+	sem      chan struct{} // the Server's: one budget for all its listeners
 	refusing chan struct{} // bounds the goroutines answering refused connections
+	sniff431 bool
+
+	mu   sync.Mutex
+	open map[*limitConn]struct{} // for closeAll
+}
+
+// closeAll closes the connections open now.
+func (l *limitListener) closeAll() {
+	l.mu.Lock()
+	cs := make([]*limitConn, 0, len(l.open))
+	for c := range l.open {
+		cs = append(cs, c)
+	}
+	l.mu.Unlock()
+	for _, c := range cs {
+		_ = c.Close()
+	}
 }
 
 const refusal = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
@@ -50,7 +76,11 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		select {
 		case l.sem <- struct{}{}:
 			l.s.connsOpen.Inc()
-			return &limitConn{Conn: c, l: l}, nil
+			lc := &limitConn{Conn: c, l: l}
+			l.mu.Lock()
+			l.open[lc] = struct{}{}
+			l.mu.Unlock()
+			return lc, nil
 		default:
 		}
 		l.s.hit("connections")
@@ -80,7 +110,7 @@ var status431 = []byte("HTTP/1.1 431 ")
 func (c *limitConn) Write(p []byte) (int, error) {
 	// net/http writes its 431 in one Write straight to the connection;
 	// responses of handlers go through a buffer and never start so.
-	if bytes.HasPrefix(p, status431) {
+	if c.l.sniff431 && bytes.HasPrefix(p, status431) {
 		c.l.s.hit("header_bytes")
 	}
 	n, err := c.Conn.Write(p)
@@ -102,6 +132,9 @@ func (c *limitConn) CloseWrite() error {
 func (c *limitConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(func() {
+		c.l.mu.Lock()
+		delete(c.l.open, c)
+		c.l.mu.Unlock()
 		<-c.l.sem
 		c.l.s.connsOpen.Dec()
 	})
