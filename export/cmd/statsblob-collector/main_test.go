@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -243,7 +244,7 @@ func TestTerminateDuringSlowBody(t *testing.T) {
 	elapsed := time.Since(t0)
 	require.NoError(t, cmd.Wait(), "exit status 0: everything accepted was shipped; stderr %q", out)
 	require.Equal(t, []string{
-		"statsblob-collector: 1 posts under way cut off at the shutdown grace of 4s (not acknowledged)",
+		"statsblob-collector: the shutdown grace of 4s reached: the requests still arriving cut off, none of them acknowledged (1 posts under way)",
 		"statsblob-collector: stopped"}, out)
 	require.Equal(t, map[string]float64{"web1": 1448}, otlp.bytesPushed())
 	t.Logf("exit %v after SIGTERM (grace 4s)", elapsed)
@@ -306,4 +307,51 @@ func TestPprof(t *testing.T) {
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	require.Equal(t, []string{"statsblob-collector: stopped"}, rest(t, lines, 30*time.Second))
 	require.NoError(t, cmd.Wait())
+}
+
+// -ingest-listen takes posts on a second listener (the collector's
+// IngestServer): they are scraped on the first; on SIGTERM a post whose
+// body stops half way there is cut at the grace like one on -listen,
+// and what was accepted is pushed.
+func TestIngestListen(t *testing.T) {
+	tp := fixture.Kitchen()
+	kb := fixture.KitchenBlob(tp).Bytes()
+	otlp := newOTLPReceiver(t)
+	cmd, base, lines := start(t, "-ingest-listen", "127.0.0.1:0", "-window", "1h", "-otlp", otlp.URL+"/v1/metrics",
+		"-otlp-temporality", "delta", "-shutdown-grace", "4s", "-otlp-timeout", "2s")
+	require.True(t, lines.Scan())
+	m := regexp.MustCompile(`^statsblob-collector: posts also on (\S+) \(-ingest-listen\)$`).FindStringSubmatch(lines.Text())
+	require.NotNil(t, m, lines.Text())
+	ingest := m[1]
+
+	resp, err := http.Post("http://"+ingest+"/v1/blobs?host=web1", "application/octet-stream", bytes.NewReader(kb))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusNoContent, resp.StatusCode)
+	require.Contains(t, scrape(t, base), `kitchen_bytes_total{host="web1"} 1448`)
+
+	conns := func() int {
+		m := regexp.MustCompile(`(?m)^statsblob_collector_connections (\d+)$`).FindStringSubmatch(scrape(t, base))
+		require.NotNil(t, m)
+		n, err := strconv.Atoi(m[1])
+		require.NoError(t, err)
+		return n
+	}
+	before := conns()
+	c, err := net.Dial("tcp", ingest)
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = fmt.Fprintf(c, "POST /v1/blobs?host=slow HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", len(kb))
+	require.NoError(t, err)
+	_, err = c.Write(kb[:100])
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return conns() > before }, 10*time.Second, 5*time.Millisecond)
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	out := rest(t, lines, 30*time.Second)
+	require.NoError(t, cmd.Wait(), "exit status 0: everything accepted was shipped; stderr %q", out)
+	require.Equal(t, []string{
+		"statsblob-collector: the shutdown grace of 4s reached: the requests still arriving cut off, none of them acknowledged",
+		"statsblob-collector: stopped"}, out)
+	require.Equal(t, map[string]float64{"web1": 1448}, otlp.bytesPushed())
 }

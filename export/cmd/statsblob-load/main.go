@@ -9,6 +9,11 @@
 // and the collector's RSS (now/peak, MB). Every run checks that the collector accepted exactly
 // the blobs it was sent.
 //
+// The run "ingest" posts from 1, 8 and 64 posters to the collector's
+// second listener, its IngestServer (statsblob-collector -ingest-listen),
+// whose HTTP server is fasthttp; every other run posts to its net/http
+// listener.
+//
 // The first run, "net/http alone", posts the same blobs from 8 posters to
 // a child that only reads each body and answers 204, as the collector
 // answers an accepted post: the most any Go HTTP server takes per CPU
@@ -16,7 +21,7 @@
 // and net/http's own work), beside which the collector's figures are
 // read: a shared machine's speed varies by a quarter from hour to hour.
 //
-//	statsblob-load [-d 5s] [-server-cpus 0] [-runs baseline,posters,batch,aggregates] [-data-dir DIR]
+//	statsblob-load [-d 5s] [-server-cpus 0] [-runs baseline,posters,ingest,batch,aggregates] [-data-dir DIR]
 //
 // With -data-dir the collector is durable (its -data-dir: every post in a
 // write-ahead log, fsynced before the 204), which `make load-durable`
@@ -67,7 +72,7 @@ func run(args []string) int {
 	cpuprofile := fs.String("cpuprofile", "", "write the collector's CPU profile to `FILE`")
 	d := fs.Duration("d", 5*time.Second, "duration `D` of each run")
 	cpus := fs.String("server-cpus", "0", "CPUs to pin the collector to (taskset -c `LIST`; empty: no pinning)")
-	runs := fs.String("runs", "baseline,posters,batch,aggregates", "comma-separated `LIST` of runs: baseline, posters, batch, aggregates")
+	runs := fs.String("runs", "baseline,posters,ingest,batch,aggregates", "comma-separated `LIST` of runs: baseline, posters, ingest, batch, aggregates")
 	nblobs := fs.Int("blobs", 2000, "distinct TCP_DEFAULT blobs to post, `N`")
 	dataDir := fs.String("data-dir", "", "run the collector with -data-dir `DIR` (durable posts: a write-ahead log, fsynced)")
 	ckptEvery := fs.Duration("checkpoint-interval", collector.DefaultCheckpointInterval, "with -data-dir, checkpoint every `D`")
@@ -92,8 +97,8 @@ func run(args []string) int {
 	if *dataDir != "" {
 		durable = fmt.Sprintf("-data-dir %s, checkpoints every %v", *dataDir, *ckptEvery)
 	}
-	fmt.Printf("collector pid %d on %s (CPUs %q, %s, -queue-bytes %d); %d TCP_DEFAULT blobs of %d bytes; %v per run\n\n",
-		srv.cmd.Process.Pid, srv.addr, *cpus, durable, *queueBytes, len(blobs), len(blobs[0]), *d)
+	fmt.Printf("collector pid %d on %s, ingest listener on %s (CPUs %q, %s, -queue-bytes %d); %d TCP_DEFAULT blobs of %d bytes; %v per run\n\n",
+		srv.cmd.Process.Pid, srv.addr, srv.ingestAddr, *cpus, durable, *queueBytes, len(blobs), len(blobs[0]), *d)
 	fmt.Printf("%-34s %10s %12s %10s %10s %20s %9s\n", "run", "blobs/s", "blobs/CPU-s", "p50", "p99", "scrape", "RSS MB")
 	status := 0
 	for _, r := range strings.Split(*runs, ",") {
@@ -107,11 +112,28 @@ func run(args []string) int {
 					break
 				}
 			}
+		case "ingest":
+			srv.viaIngest = true
+			for _, p := range []int{1, 8, 64} {
+				if err = srv.measure(fmt.Sprintf("ingest listener, %d posters", p), p, 1, 100, blobs, *d, 0); err != nil {
+					break
+				}
+			}
+			if err == nil {
+				err = srv.measure("ingest listener, batches of 100", 8, 100, 100, blobs, *d, 0)
+			}
+			srv.viaIngest = false
 		case "batch":
 			err = srv.measure("8 posters, batches of 100", 8, 100, 100, blobs, *d, 0)
 		case "aggregates":
 			if err = srv.fill(10000, blobs[0]); err == nil {
-				if err = srv.measure("8 posters, 10,000 aggregates", 8, 1, 10000, blobs, *d, 0); err == nil {
+				err = srv.measure("8 posters, 10,000 aggregates", 8, 1, 10000, blobs, *d, 0)
+				if err == nil {
+					srv.viaIngest = true
+					err = srv.measure("  the same, ingest listener", 8, 1, 10000, blobs, *d, 0)
+					srv.viaIngest = false
+				}
+				if err == nil {
 					if err = srv.measure("  the same, scraped every 5 s", 8, 1, 10000, blobs, max(*d, 20*time.Second), 5*time.Second); err == nil {
 						err = srv.measure("  the same, scraped back to back", 8, 1, 10000, blobs, *d, time.Nanosecond)
 					}
@@ -163,6 +185,14 @@ func serveCollector(addr string, c child) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	iln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	in := s.IngestServer()
+	go func() { _ = in.Serve(iln) }()
+	defer in.Close()
 	if c.cpuprofile != "" {
 		f, err := os.Create(c.cpuprofile)
 		if err != nil {
@@ -173,7 +203,7 @@ func serveCollector(addr string, c child) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	serveUntilSignalled(ln, s)
+	serveUntilSignalled(ln, s, iln.Addr().String())
 	if err := s.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -201,14 +231,15 @@ func serveBareHTTP(addr string) int {
 		w.Header()["Date"] = nil
 		w.WriteHeader(http.StatusNoContent)
 	})
-	serveUntilSignalled(ln, h)
+	serveUntilSignalled(ln, h, "-")
 	return 0
 }
 
-// serveUntilSignalled prints ln's address (the parent reads it) and
-// serves h on ln until SIGTERM or SIGINT, then closes the server.
-func serveUntilSignalled(ln net.Listener, h http.Handler) {
-	fmt.Println(ln.Addr().String())
+// serveUntilSignalled prints ln's address and the ingest listener's ("-":
+// none) on a line (the parent reads it) and serves h on ln until SIGTERM
+// or SIGINT, then closes the server.
+func serveUntilSignalled(ln net.Listener, h http.Handler, ingestAddr string) {
+	fmt.Println(ln.Addr().String(), ingestAddr)
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	sig := make(chan os.Signal, 1)
@@ -231,10 +262,12 @@ func measureBaseline(cpus string, blobs [][]byte, d time.Duration) error {
 
 // server is the child process.
 type server struct {
-	cmd  *exec.Cmd
-	addr string
-	sent atomic.Uint64 // blobs accepted (204) over all runs
-	bare bool          // net/http alone: nothing to check
+	cmd        *exec.Cmd
+	addr       string
+	ingestAddr string        // the collector's IngestServer
+	viaIngest  bool          // posts go to ingestAddr
+	sent       atomic.Uint64 // blobs accepted (204) over all runs
+	bare       bool          // net/http alone: nothing to check
 }
 
 // child is what the collector child is run with.
@@ -280,7 +313,8 @@ func startServer(cpus, mode string, c child) (*server, error) {
 		_ = cmd.Process.Kill()
 		return nil, fmt.Errorf("collector did not start: %w", err)
 	}
-	return &server{cmd: cmd, addr: strings.TrimSpace(line)}, nil
+	addr, ingestAddr, _ := strings.Cut(strings.TrimSpace(line), " ")
+	return &server{cmd: cmd, addr: addr, ingestAddr: ingestAddr}, nil
 }
 
 func (s *server) stop() {
@@ -419,13 +453,17 @@ func (s *server) measure(name string, posters, batch, aggs int, blobs [][]byte, 
 		firstEr error
 		stop    atomic.Bool
 	)
+	postAddr := s.addr
+	if s.viaIngest {
+		postAddr = s.ingestAddr
+	}
 	cpu0 := s.cpu()
 	t0 := time.Now()
 	for p := range posters {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := dial(s.addr)
+			c, err := dial(postAddr)
 			if err != nil {
 				mu.Lock()
 				firstEr = cmpOr(firstEr, err)
