@@ -270,3 +270,66 @@ func TestIngestShutdown(t *testing.T) {
 	require.Eventually(t, func() bool { return gauge(t, s, "statsblob_collector_connections") == 0 }, 10*time.Second, time.Millisecond)
 	require.Equal(t, []uint64{1}, s.Merged())
 }
+
+// FuzzIngestRequest writes any bytes to the ingest listener as a
+// connection's requests: every answer is a 204, which adds one blob, or a
+// 4xx or 5xx one-liner; the blobs merged are exactly the 204s; and the
+// listener serves a good post afterwards.
+func FuzzIngestRequest(f *testing.F) {
+	tp := fixture.Kitchen()
+	kb := fixture.KitchenBlob(tp).Bytes()
+	f.Add([]byte(postReq("/v1/blobs?host=a", kb)))
+	f.Add([]byte(postReq("/v1/blobs?host=a", kb) + postReq("/v1/blobs?host=b", kb)))
+	f.Add([]byte(fmt.Sprintf("POST /v1/blobs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", len(kb), kb)))
+	f.Add([]byte(fmt.Sprintf("POST /v1/blobs HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\nTransfer-Encoding: chunked\r\n\r\n%s", len(kb), kb)))
+	f.Add([]byte("POST /v1/batch HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\n"))
+	f.Add([]byte("POST /v1/blobs HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n"))
+	f.Add([]byte("GET /readyz HTTP/1.0\r\n\r\n"))
+	s, err := collector.New(collector.Config{Templates: tp.Registry(), MaxAggregates: 8,
+		ReadHeaderTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond})
+	if err != nil {
+		f.Fatal(err)
+	}
+	addr := serveIngest(f, s)
+	merged := func() (n uint64) {
+		for _, m := range s.Merged() {
+			n += m
+		}
+		return n
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		n0 := merged()
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		defer c.Close()
+		go func() {
+			_, _ = c.Write(in)
+			_ = c.(*net.TCPConn).CloseWrite()
+		}()
+		require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
+		br := bufio.NewReader(c)
+		accepted := uint64(0)
+		for {
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				break // the server closed the connection
+			}
+			body, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			switch {
+			case resp.StatusCode == http.StatusNoContent:
+				accepted++
+			case resp.StatusCode >= 400 && resp.StatusCode < 600:
+				require.True(t, len(body) == 0 || bytes.Count(body, []byte("\n")) == 1 && body[len(body)-1] == '\n', "%q", body)
+			case resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusContinue:
+			default:
+				t.Fatalf("status %d %q", resp.StatusCode, body)
+			}
+		}
+		require.Equal(t, n0+accepted, merged(), "blobs merged against 204s")
+		resp, body := exchange(t, addr, postReq("/v1/blobs?host=after", kb))
+		if resp.StatusCode != http.StatusTooManyRequests { // the fuzzer may have filled the label sets
+			require.Equal(t, http.StatusNoContent, resp.StatusCode, body)
+		}
+	})
+}
