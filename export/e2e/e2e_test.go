@@ -233,7 +233,7 @@ func TestE2E(t *testing.T) {
 	build.Dir = filepath.Join(root, "export")
 	out, err = build.CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	col := exec.CommandContext(ctx, bin, "-listen", "127.0.0.1:0", "-templates", tfile, "-native")
+	col := exec.CommandContext(ctx, bin, "-listen", "127.0.0.1:0", "-ingest-listen", "127.0.0.1:0", "-templates", tfile, "-native")
 	stderr, err := col.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, col.Start())
@@ -243,12 +243,18 @@ func TestE2E(t *testing.T) {
 	m := regexp.MustCompile(`listening on (\S+),`).FindStringSubmatch(lines.Text())
 	require.NotNil(t, m, lines.Text())
 	colAddr := m[1]
+	require.True(t, lines.Scan())
+	m = regexp.MustCompile(`posts also on (\S+) \(-ingest-listen\)`).FindStringSubmatch(lines.Text())
+	require.NotNil(t, m, lines.Text())
+	ingestAddr := m[1]
 	go func() { _, _ = io.Copy(io.Discard, stderr) }()
 
+	// The demo's blobs go to -listen (net/http), the latency blobs to the
+	// ingest listener (fasthttp): Prometheus sees both.
 	posted := 0
-	postAll := func(bs []*blob.Blob, q string) {
+	postAll := func(addr string, bs []*blob.Blob, q string) {
 		for _, b := range bs {
-			resp, err := http.Post("http://"+colAddr+"/v1/blobs?"+q, "application/octet-stream", bytes.NewReader(b.Bytes()))
+			resp, err := http.Post("http://"+addr+"/v1/blobs?"+q, "application/octet-stream", bytes.NewReader(b.Bytes()))
 			require.NoError(t, err)
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
@@ -256,11 +262,11 @@ func TestE2E(t *testing.T) {
 			posted++
 		}
 	}
-	postAll(demoBlobs, "src=demo")
+	postAll(colAddr, demoBlobs, "src=demo")
 	metaWant := postMeta(t, meta, colAddr)
 	posted += metaWant.posts
 	for h := range hosts {
-		postAll(latBlobs[h], fmt.Sprintf("src=lat&host=h%d", h))
+		postAll(ingestAddr, latBlobs[h], fmt.Sprintf("src=lat&host=h%d", h))
 	}
 
 	// Prometheus, scraping every second.
