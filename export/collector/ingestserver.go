@@ -52,7 +52,9 @@ import (
 type IngestServer struct {
 	s  *Server
 	fs *fasthttp.Server
-	ln *limitListener // of the last Serve
+
+	mu  sync.Mutex
+	lns []*limitListener // of Serve, for Close
 
 	// batches holds the request headers of the batches whose bodies are
 	// being read: fasthttp resets a request whose body fails before
@@ -88,8 +90,11 @@ func (s *Server) IngestServer() *IngestServer {
 // Serve serves posts on ln (within MaxConns, as Listener does) until
 // Shutdown or Close; it returns nil after them.
 func (in *IngestServer) Serve(ln net.Listener) error {
-	in.ln = in.s.newLimitListener(ln, false)
-	return in.fs.Serve(in.ln)
+	l := in.s.newLimitListener(ln, false)
+	in.mu.Lock()
+	in.lns = append(in.lns, l)
+	in.mu.Unlock()
+	return in.fs.Serve(l)
 }
 
 // Shutdown stops accepting connections and waits for the requests under
@@ -104,11 +109,13 @@ func (in *IngestServer) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// Close closes the listener and every connection at once.
+// Close closes the listeners and every connection at once.
 func (in *IngestServer) Close() {
-	if in.ln != nil {
-		_ = in.ln.Close()
-		in.ln.closeAll()
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for _, l := range in.lns {
+		_ = l.Close()
+		l.closeAll()
 	}
 }
 
@@ -154,6 +161,8 @@ func (in *IngestServer) headerReceived(h *fasthttp.RequestHeader) fasthttp.Reque
 	limit := in.bodyLimit(path)
 	if string(path) == "/v1/batch" {
 		in.batches.Store(h, struct{}{})
+	} else {
+		in.batches.Delete(h) // a batch's whose body ended without an error
 	}
 	return fasthttp.RequestConfig{ReadTimeout: in.s.cfg.ReadTimeout, MaxRequestBodySize: int(limit + maxCompressedSlack)}
 }

@@ -137,30 +137,38 @@ func testLoad(t *testing.T, on httpServer) {
 }
 
 // BenchmarkPostLoopback: blobs posted by parallel clients over loopback
-// HTTP with keep-alive, merged into 4 aggregates (the figure in
-// bench/README.md).
+// HTTP with keep-alive, merged into 4 aggregates, on each listener (the
+// figure in bench/README.md).
 func BenchmarkPostLoopback(b *testing.B) {
-	tp, bs := demoBlobs(b, 64)
-	s, err := collector.New(collector.Config{Templates: tp.Registry()})
-	require.NoError(b, err)
-	srv := httptest.NewServer(s)
-	defer srv.Close()
-	var next atomic.Int64
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		i := int(next.Add(1))
-		url := fmt.Sprintf("%s/v1/blobs?host=h%d", srv.URL, i%4)
-		for pb.Next() {
-			resp, err := srv.Client().Post(url, "application/octet-stream", bytes.NewReader(bs[i%len(bs)].Bytes()))
-			if err != nil {
-				b.Fatal(err)
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			i++
-		}
-	})
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "blobs/s")
+	for _, sv := range []struct {
+		name string
+		on   httpServer
+	}{{"net/http", serveOn}, {"ingest", serveIngestOn}} {
+		b.Run(sv.name, func(b *testing.B) {
+			tp, bs := demoBlobs(b, 64)
+			s, err := collector.New(collector.Config{Templates: tp.Registry()})
+			require.NoError(b, err)
+			base := "http://" + serveWith(b, s, sv.on)
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+			defer client.CloseIdleConnections()
+			var next atomic.Int64
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				i := int(next.Add(1))
+				url := fmt.Sprintf("%s/v1/blobs?host=h%d", base, i%4)
+				for pb.Next() {
+					resp, err := client.Post(url, "application/octet-stream", bytes.NewReader(bs[i%len(bs)].Bytes()))
+					if err != nil {
+						b.Fatal(err)
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					i++
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "blobs/s")
+		})
+	}
 }
 
 // BenchmarkPostHandler: the handler alone (validate, look up, merge), no
