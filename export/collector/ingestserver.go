@@ -47,8 +47,8 @@ import (
 // (fasthttp copies one it formats once a second, where net/http formats
 // one per answer, which the Server's 204s leave out). Bodies
 // are not decoded by fasthttp (Content-Encoding is the accept path's), and
-// multipart forms are not parsed. There is no TLS: put it on a trusted
-// network or behind a terminating proxy, or use the net/http listener.
+// multipart forms are not parsed. For HTTPS serve it on a
+// tls.NewListener (as the command does with -tls-cert and -tls-key).
 type IngestServer struct {
 	s  *Server
 	fs *fasthttp.Server

@@ -252,15 +252,20 @@ func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
 }
 
 // TestTLSAndTokens: the binary serves HTTPS with -tls-cert and -tls-key,
-// and -tokens limits posting and reading.
+// on the ingest listener too, and -tokens limits posting and reading.
 func TestTLSAndTokens(t *testing.T) {
 	certFile, keyFile, pool := selfSigned(t)
 	tokFile := filepath.Join(t.TempDir(), "tokens.json")
 	require.NoError(t, os.WriteFile(tokFile, []byte(`[{"token":"post-0123456789abcdef","labels":{"svc":"api"}},{"token":"read-0123456789abcdef","read":true}]`), 0o600))
-	_, base, _ := start(t, "-tls-cert", certFile, "-tls-key", keyFile, "-tokens", tokFile)
+	_, base, lines := start(t, "-tls-cert", certFile, "-tls-key", keyFile, "-tokens", tokFile, "-ingest-listen", "127.0.0.1:0")
 	base = "https://" + strings.TrimPrefix(base, "http://https://")
+	require.True(t, lines.Scan())
+	ingest, ok := strings.CutPrefix(lines.Text(), "statsblob-collector: posts also on ")
+	require.True(t, ok, lines.Text())
+	ingest = strings.TrimSuffix(ingest, " (-ingest-listen)")
+	require.True(t, strings.HasPrefix(ingest, "https://"), ingest)
 	cl := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	do := func(method, path, token string, body []byte) (int, string) {
+	doAt := func(base, method, path, token string, body []byte) (int, string) {
 		req, err := http.NewRequest(method, base+path, bytes.NewReader(body))
 		require.NoError(t, err)
 		if token != "" {
@@ -272,16 +277,19 @@ func TestTLSAndTokens(t *testing.T) {
 		p, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(p)
 	}
+	do := func(method, path, token string, body []byte) (int, string) { return doAt(base, method, path, token, body) }
 	kb := fixture.KitchenBlob(fixture.Kitchen()).Bytes()
-	code, body := do(http.MethodPost, "/v1/blobs?host=a", "", kb)
-	require.Equal(t, 401, code, body)
-	code, body = do(http.MethodPost, "/v1/blobs?host=a", "post-0123456789abcdef", kb)
-	require.Equal(t, 204, code, body)
-	code, _ = do(http.MethodGet, "/metrics", "post-0123456789abcdef", nil)
+	for _, b := range []string{base, ingest} {
+		code, body := doAt(b, http.MethodPost, "/v1/blobs?host=a", "", kb)
+		require.Equal(t, 401, code, body)
+		code, body = doAt(b, http.MethodPost, "/v1/blobs?host=a", "post-0123456789abcdef", kb)
+		require.Equal(t, 204, code, body)
+	}
+	code, _ := do(http.MethodGet, "/metrics", "post-0123456789abcdef", nil)
 	require.Equal(t, 401, code)
-	code, body = do(http.MethodGet, "/metrics", "read-0123456789abcdef", nil)
+	code, body := do(http.MethodGet, "/metrics", "read-0123456789abcdef", nil)
 	require.Equal(t, 200, code)
-	require.Contains(t, body, `kitchen_bytes_total{host="a",svc="api"} 1448`)
+	require.Contains(t, body, `kitchen_bytes_total{host="a",svc="api"} 2896`)
 	// Plain HTTP is not served.
 	resp, err := http.Get("http://" + strings.TrimPrefix(base, "https://") + "/healthz")
 	if err == nil {
