@@ -277,7 +277,9 @@ func TestTLSAndTokens(t *testing.T) {
 		p, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(p)
 	}
-	do := func(method, path, token string, body []byte) (int, string) { return doAt(base, method, path, token, body) }
+	do := func(method, path, token string, body []byte) (int, string) {
+		return doAt(base, method, path, token, body)
+	}
 	kb := fixture.KitchenBlob(fixture.Kitchen()).Bytes()
 	for _, b := range []string{base, ingest} {
 		code, body := doAt(b, http.MethodPost, "/v1/blobs?host=a", "", kb)
