@@ -58,6 +58,6 @@ func Example_latency() {
 	js, _ := json.Marshal(tostr.JSONMarshaler{Blob: all, Flags: tostr.Meta, Template: t})
 	fmt.Println(string(js))
 	// Output:
-	// p50 296 µs, p99 494 µs
-	// {"tplname":"CONN","tplhash":1888381441,"vois":{"latency_us":{"stats":{"MAX":{"errs":0,"val":499},"MIN":{"errs":0,"val":100},"HIST":{"errs":0,"nbkts":6,"oob":0,"bkts":[{"lb":0,"ub":100,"cnt":0},{"lb":100,"ub":200,"cnt":89},{"lb":200,"ub":300,"cnt":115},{"lb":300,"ub":400,"cnt":113},{"lb":400,"ub":500,"cnt":83},{"lb":500,"ub":18446744073709551615,"cnt":0}]},"TDGST":{"errs":0,"smplcnt":400,"compcnt":4,"maxctds":8,"nctds":8,"ctds":[{"mu":105.6492156982421875,"cnt":10},{"mu":140.6825714111328125,"cnt":42},{"mu":197.4804992675781250,"cnt":68},{"mu":261.6965637207031250,"cnt":81},{"mu":332.1822967529296875,"cnt":79},{"mu":395.4072875976562500,"cnt":68},{"mu":455.2389068603515625,"cnt":42},{"mu":492.4615173339843750,"cnt":10}]}}}}}
+	// p50 296 µs, p99 493 µs
+	// {"tplname":"CONN","tplhash":1888381441,"vois":{"latency_us":{"stats":{"MAX":{"errs":0,"val":499},"MIN":{"errs":0,"val":100},"HIST":{"errs":0,"nbkts":6,"oob":0,"bkts":[{"lb":0,"ub":100,"cnt":0},{"lb":100,"ub":200,"cnt":89},{"lb":200,"ub":300,"cnt":115},{"lb":300,"ub":400,"cnt":113},{"lb":400,"ub":500,"cnt":83},{"lb":500,"ub":18446744073709551615,"cnt":0}]},"TDGST":{"errs":0,"smplcnt":400,"compcnt":4,"maxctds":8,"nctds":8,"ctds":[{"mu":106.5055541992187500,"cnt":10},{"mu":143.0028381347656250,"cnt":42},{"mu":197.7946777343750000,"cnt":68},{"mu":261.8578491210937500,"cnt":81},{"mu":332.8379821777343750,"cnt":81},{"mu":396.0998229980468750,"cnt":66},{"mu":452.4891815185546875,"cnt":42},{"mu":491.5425720214843750,"cnt":10}]}}}}}
 }

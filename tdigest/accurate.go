@@ -92,6 +92,7 @@ type accCache[N node] struct {
 	kb     []float32 // a flush: the scale at each item's left edge
 	cuts   []int32   // a flush: where each group starts
 	forced []int32   // a flush: the items that are groups of their own
+	fit    knotFit   // a flush: fitKnots' working memory
 }
 
 // accItem is a centroid or a run of equal samples: combined mean, count.
@@ -302,6 +303,7 @@ func (c *accCache[N]) flush(data []byte) {
 	c.state = group(arr[:0], items, cuts)
 	cuts = c.partition(c.state, total, c.maxn, true)
 	c.out = knots(c.out[:0], c.state, cuts)
+	c.fitKnots(c.out, c.state, cuts)
 	c.split = splitRuns(c.split[:0], c.out, c.maxn, c.mark)
 	if comp < math.MaxUint32 {
 		comp++
@@ -799,4 +801,151 @@ func knots(out, items []accItem, cuts []int32) []accItem {
 		before += float64(n)
 	}
 	return out
+}
+
+// fitKnots moves the value of each of out's groups of several items
+// (knots' points on the finer centroids' quantile function) to where the
+// straight lines the queries draw between knots best fit the items: the
+// values minimizing the sum over the items of their count times their
+// squared rank error (their value's distance from the lines, divided by
+// the quantile function's slope there, the slope of the items on either
+// side). That is least squares in the lines' hat functions: a
+// tridiagonal system, solved in one pass each way. Each value stays
+// within its group's items (so the groups keep their order and no value
+// leaves the samples' range); groups of one item keep its value (the
+// extremes, and runs of equal samples). Through points on a curve the
+// lines lie on one side of it between them (above it where it is convex,
+// as in a latency tail); fitted, they cross it, and the worst rank error
+// over p50..p99.9 falls by a quarter over the six streams at
+// 10^3 to 10^6 samples and 20 to 100 slots (geometric mean, seeds 1 and
+// 2: 53 cells better, 11 worse, the rest equal; bench/README.md).
+func (c *accCache[N]) fitKnots(out, items []accItem, cuts []int32) {
+	nk := len(out)
+	if nk < 3 {
+		return
+	}
+	f := &c.fit
+	f.grow(nk, len(items))
+	xs, y0 := f.xs[:nk], f.y0[:nk] // the knots' ranks and values
+	diag, off, rhs := f.diag[:nk], f.off[:nk], f.rhs[:nk]
+	sub, cc, dd, y := f.sub[:nk], f.c[:nk], f.d[:nk], f.y[:nk]
+	fixed := f.fixed[:nk]
+	mids := f.mids[:len(items)]
+	clear(diag)
+	clear(off)
+	clear(rhs)
+	var before float64
+	for k := range nk {
+		xs[k] = before + float64(out[k].n())/2
+		y0[k] = float64(out[k].v)
+		before += float64(out[k].n())
+	}
+	k := 0
+	var cum float64
+	for i, it := range items {
+		mids[i] = cum + float64(it.n())/2
+		cum += float64(it.n())
+	}
+	for i, it := range items {
+		w := float64(it.n())
+		rho := mids[i]
+		for k+1 < nk && rho > xs[k+1] {
+			k++
+		}
+		if k+1 >= nk || rho < xs[0] {
+			continue
+		}
+		h := xs[k+1] - xs[k]
+		s := (rho - xs[k]) / h
+		d := (y0[k+1] - y0[k]) / h // the slope: of the items on either side, else of the knots
+		if i > 0 && i+1 < len(items) {
+			d = (float64(items[i+1].v) - float64(items[i-1].v)) / (mids[i+1] - mids[i-1])
+		}
+		if d <= 0 {
+			d = 1e-9
+		}
+		ww := w / (d * d)
+		a, b := 1-s, s
+		v := float64(it.v)
+		diag[k] += ww * a * a
+		diag[k+1] += ww * b * b
+		off[k] += ww * a * b
+		rhs[k] += ww * a * v
+		rhs[k+1] += ww * b * v
+	}
+	// Fixed knots (single items) and knots without data keep y0.
+	for k := range nk {
+		fixed[k] = cuts[k+1]-cuts[k] == 1 || diag[k] == 0
+	}
+	// The Thomas algorithm over the free knots; fixed ones move to the
+	// right side. sub[k] is A[k][k-1], off[k] A[k][k+1].
+	sub[0] = 0
+	for k := 1; k < nk; k++ {
+		sub[k] = off[k-1]
+	}
+	for k := range nk {
+		if fixed[k] {
+			diag[k], rhs[k] = 1, y0[k]
+			if k > 0 {
+				sub[k] = 0
+			}
+			if k+1 < nk {
+				off[k] = 0
+			}
+		}
+	}
+	for k := range nk { // a fixed neighbour's term moves to the right side
+		if fixed[k] {
+			continue
+		}
+		if k > 0 && fixed[k-1] {
+			rhs[k] -= sub[k] * y0[k-1]
+			sub[k] = 0
+		}
+		if k+1 < nk && fixed[k+1] {
+			rhs[k] -= off[k] * y0[k+1]
+			off[k] = 0
+		}
+	}
+	for k := range nk {
+		den, dk := diag[k], rhs[k]
+		if k > 0 {
+			den -= sub[k] * cc[k-1]
+			dk -= sub[k] * dd[k-1]
+		}
+		cc[k], dd[k] = off[k]/den, dk/den
+	}
+	for k := nk - 1; k >= 0; k-- {
+		y[k] = dd[k]
+		if k+1 < nk {
+			y[k] -= cc[k] * y[k+1]
+		}
+	}
+	for k := range nk {
+		if fixed[k] || math.IsNaN(y[k]) || math.IsInf(y[k], 0) {
+			continue
+		}
+		part := items[cuts[k]:cuts[k+1]]
+		lo, hi := part[0].v, part[len(part)-1].v
+		out[k].v = min(max(int64(math.Round(y[k])), lo), hi)
+	}
+}
+
+// knotFit is fitKnots' working memory, kept by the cache.
+type knotFit struct {
+	xs, y0, diag, off, rhs, sub, c, d, y []float64
+	fixed                                []bool
+	mids                                 []float64
+}
+
+// grow makes room for k knots and n items.
+func (f *knotFit) grow(k, n int) {
+	if cap(f.xs) < k {
+		f.xs, f.y0, f.diag, f.off, f.rhs = make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
+		f.sub, f.c, f.d, f.y = make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
+		f.fixed = make([]bool, k)
+	}
+	if cap(f.mids) < n {
+		f.mids = make([]float64, n)
+	}
 }

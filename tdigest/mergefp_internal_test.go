@@ -26,7 +26,7 @@ import (
 )
 
 // mergeFingerprint is the SHA-256 of TestMergeFingerprint's outputs.
-const mergeFingerprint = "7b9bf6f66da4f32463fabcec6f5f1d99cb90c484cc4fceb5496946e4c4572192"
+const mergeFingerprint = "d2469680c9f890050bf74773bbd14f81284ed421d367cfaefb756a42099a31c0"
 
 // fpDigest returns a digest of dt (slots, prec) fed n samples of stream
 // kind by the C's clustering or, if accurate, the accurate mode's.
