@@ -26,7 +26,7 @@ import (
 )
 
 // mergeFingerprint is the SHA-256 of TestMergeFingerprint's outputs.
-const mergeFingerprint = "d2469680c9f890050bf74773bbd14f81284ed421d367cfaefb756a42099a31c0"
+const mergeFingerprint = "a447507e8ece888e4429f55c1f770eeb113803c3d55498a34dce814edc9b092c"
 
 // fpDigest returns a digest of dt (slots, prec) fed n samples of stream
 // kind by the C's clustering or, if accurate, the accurate mode's.
