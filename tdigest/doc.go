@@ -96,11 +96,15 @@
 // median), the step the smallest that fits the slots (bisection). The
 // smallest and largest samples (or runs of equal ones) stay centroids of
 // their own; spare slots split runs of equal samples so that discrete
-// data is exact. A group's "mean" is the finer centroids' quantile at the
-// group's middle rank, where the queries read it (the exact mean of a
-// group lies above that point where the distribution's quantile function
-// is convex, as in latency tails, and the queries' interpolation between
-// means then overestimates): rank errors fall by about a third, and
+// data is exact. A group's "mean" starts as the finer centroids'
+// quantile at the group's middle rank, where the queries read it (the
+// exact mean of a group lies above that point where the distribution's
+// quantile function is convex, as in latency tails, and the queries'
+// interpolation between means then overestimates: rank errors fall by
+// about a third), and is then moved three quarters of the way to the
+// least-squares fit, in rank, of the queries' straight lines between
+// groups to the finer centroids (the lines through points on a convex
+// curve lie above it; fitted, they cross it: a quarter less again). So
 // tdigest.Mean of such a digest is approximate (a VOI's SUM gives the
 // exact mean). Counts are exact, every value lies within [min, max] of
 // the samples, no randomness is drawn, and the bytes are a
