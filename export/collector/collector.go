@@ -59,7 +59,7 @@
 // The posts may also come in by an IngestServer on a listener of their
 // own (the command's -ingest-listen): POST /v1/blobs and /v1/batch and
 // the probes, through the same checks and answers, served by fasthttp
-// for about half net/http's CPU per post (ingestserver.go).
+// for a quarter less CPU per post (ingestserver.go).
 //
 // An aggregate's fixed-width fields never make it refuse a blob: a
 // statistic that would pass even 64 bits saturates at its limit, counts

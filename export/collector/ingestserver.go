@@ -22,10 +22,10 @@ import (
 //
 // It is built on fasthttp, an HTTP/1.1 server that keeps each
 // connection's request and response buffers from one request to the next
-// and hands the handler the body already read: a post costs about half
-// the CPU net/http's does (7 against 14.5 µs on the machine of
-// bench/README.md), which is what takes single posts past 50,000 a second
-// per core. What net/http would do around the handler it does with the
+// and hands the handler the body already read: its part of a post costs
+// about a third less CPU than net/http's (8-10 against 13-17 µs on the
+// machine of bench/README.md), a whole post a quarter less, which is what
+// takes single posts past 50,000 a second per core. What net/http would do around the handler it does with the
 // same Config:
 //
 //   - connections: MaxConns, one budget with the Server's other
