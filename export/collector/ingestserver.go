@@ -40,7 +40,8 @@ import (
 //     more than maxCompressedSlack over: 413 before it is read, counted
 //     as body_bytes; a chunked body is bounded the same way;
 //   - WriteTimeout for each answer, IdleTimeout between requests;
-//   - Expect: 100-continue is answered 100 Continue.
+//   - Expect: 100-continue is answered 100 Continue, or 413 (without a
+//     message) when the announced body is over its limit.
 //
 // Every answer is the one ServeHTTP gives the same post: same status,
 // reason, message and headers, but for a Date header on every answer
@@ -70,6 +71,7 @@ func (s *Server) IngestServer() *IngestServer {
 		Handler:        in.handle,
 		ErrorHandler:   in.refuseRequest,
 		HeaderReceived: in.headerReceived,
+		ExpectHandler:  in.expect,
 		// The first byte and the headers: ReadHeaderTimeout; the body:
 		// ReadTimeout from the end of the headers (headerReceived).
 		ReadTimeout:                  s.cfg.ReadHeaderTimeout,
@@ -165,6 +167,22 @@ func (in *IngestServer) headerReceived(h *fasthttp.RequestHeader) fasthttp.Reque
 		in.batches.Delete(h) // a batch's whose body ended without an error
 	}
 	return fasthttp.RequestConfig{ReadTimeout: in.s.cfg.ReadTimeout, MaxRequestBodySize: int(limit + maxCompressedSlack)}
+}
+
+// expect answers Expect: 100-continue: 100 unless the announced body is
+// over its limit, which is then refused with 413 before the client sends
+// it (counted as ServeHTTP's; fasthttp answers without a message and
+// closes the connection).
+func (in *IngestServer) expect(ctx *fasthttp.RequestCtx) int {
+	h := &ctx.Request.Header
+	limit := in.bodyLimit(uriPath(h.RequestURI()))
+	if n := h.ContentLength(); n >= 0 && int64(n) > limit+maxCompressedSlack {
+		in.batches.Delete(h)
+		in.s.hit("body_bytes")
+		in.s.rejected.WithLabelValues("size").Inc()
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusContinue
 }
 
 // refuseRequest answers a request fasthttp could not read: its headers

@@ -163,6 +163,13 @@ func TestIngestServer(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusNoContent, resp.StatusCode)
 
+	// Expect: 100-continue with a body over the limit: 413 before it is
+	// sent, counted.
+	n := hits(t, s, "body_bytes")
+	resp, _ = exchange(t, addr, "POST /v1/blobs?h=a HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5000\r\n\r\n")
+	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	require.Equal(t, n+1, hits(t, s, "body_bytes"))
+
 	// Pipelined: three posts written at once, three answers in order.
 	_, err = io.WriteString(c, postReq("/v1/blobs?h=a", kb)+postReq("/v1/blobs?h=b", []byte("junk"))+postReq("/v1/blobs?h=a", kb))
 	require.NoError(t, err)
