@@ -309,8 +309,8 @@ func New(cfg Config) (*Server, error) {
 	s.own.MustRegister(s.aggregateMetrics()...)
 	s.reg.MustRegister(s.own)
 	s.mux = http.NewServeMux()
-	s.mux.HandleFunc("/v1/blobs", s.post)
-	s.mux.HandleFunc("/v1/batch", s.postBatch)
+	s.mux.HandleFunc("/v1/blobs", func(w http.ResponseWriter, r *http.Request) { s.servePost(w, r, s.accept) })
+	s.mux.HandleFunc("/v1/batch", func(w http.ResponseWriter, r *http.Request) { s.servePost(w, r, s.acceptBatch) })
 	s.mux.HandleFunc("/v1/aggregates", s.listAggregates)
 	s.mux.HandleFunc("/v1/aggregate", s.getAggregate)
 	s.mux.HandleFunc("/v1/templates", s.serveTemplates)
@@ -380,27 +380,46 @@ func reject(status int, reason, format string, args ...any) *rejection {
 	return &rejection{status: status, reason: reason, msg: msg}
 }
 
-func (s *Server) post(w http.ResponseWriter, r *http.Request) {
-	s.inflight.Add(1)
-	defer s.inflight.Add(-1)
-	if rej := s.accept(fromHTTP(r)); rej != nil {
-		s.rejected.WithLabelValues(rej.reason).Inc()
-		if rej.status == http.StatusMethodNotAllowed {
-			w.Header().Set("Allow", http.MethodPost)
-		}
-		if rej.retryAfter > 0 {
-			w.Header().Set("Retry-After", retryAfter(rej.retryAfter))
-		}
-		if rej.authenticate {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="statsblob-collector"`)
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		w.WriteHeader(rej.status)
-		_, _ = io.WriteString(w, rej.msg+"\n")
+// servePost answers a post over net/http (POST /v1/blobs with accept,
+// /v1/batch with acceptBatch) with accept's verdict.
+func (s *Server) servePost(w http.ResponseWriter, r *http.Request, accept func(*post) *rejection) {
+	rej := s.acceptCounted(fromHTTP(r), accept)
+	if rej == nil {
+		accepted(w)
 		return
 	}
-	accepted(w)
+	rej.eachHeader(w.Header().Set)
+	w.WriteHeader(rej.status)
+	_, _ = io.WriteString(w, rej.msg+"\n")
+}
+
+// acceptCounted runs accept on p as a post under way (InFlight) and
+// counts its refusal by reason, whichever HTTP server received it.
+func (s *Server) acceptCounted(p *post, accept func(*post) *rejection) *rejection {
+	s.inflight.Add(1)
+	defer s.inflight.Add(-1)
+	rej := accept(p)
+	if rej != nil {
+		s.rejected.WithLabelValues(rej.reason).Inc()
+	}
+	return rej
+}
+
+// eachHeader calls set with each header of rej's answer: Allow for a
+// 405, Retry-After when set, WWW-Authenticate for a 401, and the text's
+// type.
+func (rej *rejection) eachHeader(set func(name, value string)) {
+	if rej.status == http.StatusMethodNotAllowed {
+		set("Allow", http.MethodPost)
+	}
+	if rej.retryAfter > 0 {
+		set("Retry-After", retryAfter(rej.retryAfter))
+	}
+	if rej.authenticate {
+		set("WWW-Authenticate", `Bearer realm="statsblob-collector"`)
+	}
+	set("Content-Type", "text/plain; charset=utf-8")
+	set("X-Content-Type-Options", "nosniff")
 }
 
 // accepted answers an accepted post: 204 without a Date header, whose
@@ -428,7 +447,8 @@ func (s *Server) accept(r *post) *rejection {
 	}
 	bb := getBodyBuf()
 	defer putBodyBuf(bb)
-	body, rej := s.readBody(r, bb)
+	limit, flag := s.postLimit(false)
+	body, rej := s.readBodyWithin(r, limit, flag, bb)
 	if rej != nil {
 		return rej
 	}

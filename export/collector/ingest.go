@@ -143,26 +143,6 @@ func (s *Server) aggregateMetrics() []prometheus.Collector {
 	}
 }
 
-// postBatch serves POST /v1/batch.
-func (s *Server) postBatch(w http.ResponseWriter, r *http.Request) {
-	rej := s.acceptBatch(fromHTTP(r))
-	if rej == nil {
-		accepted(w)
-		return
-	}
-	s.rejected.WithLabelValues(rej.reason).Inc()
-	if rej.status == http.StatusMethodNotAllowed {
-		w.Header().Set("Allow", http.MethodPost)
-	}
-	if rej.authenticate {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="statsblob-collector"`)
-	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(rej.status)
-	_, _ = io.WriteString(w, rej.msg+"\n")
-}
-
 // acceptBatch handles one batch post: every frame is checked (labels,
 // blob, template, layout, the aggregate limit) before any is added, so a
 // refused batch adds nothing.
@@ -176,7 +156,8 @@ func (s *Server) acceptBatch(r *post) *rejection {
 	}
 	bb := getBodyBuf()
 	defer putBodyBuf(bb)
-	body, rej := s.readBodyWithin(r, MaxBatchBody, "MaxBatchBody", bb)
+	limit, flag := s.postLimit(true)
+	body, rej := s.readBodyWithin(r, limit, flag, bb)
 	if rej != nil {
 		return rej
 	}

@@ -174,6 +174,14 @@ func TestBatch(t *testing.T) {
 				require.Equal(t, before[:2], snapshot(s)[:2], "nothing added")
 			})
 		}
+		// A batch refused for the label-set limit says when to retry, as a
+		// blob does.
+		r := httptest.NewRequest(http.MethodPost, "/v1/batch", bytes.NewReader(batch(t, "host=e", kb, "host=f", kb)))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		require.Equal(t, http.StatusTooManyRequests, w.Code, w.Body.String())
+		require.NotEmpty(t, w.Header().Get("Retry-After"))
+
 		// Idempotent as a whole.
 		hdr := map[string]string{aggregate.HeaderSender: "s", aggregate.HeaderSeq: "9"}
 		for range 2 {

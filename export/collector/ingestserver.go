@@ -133,10 +133,8 @@ func (l ingestLog) Printf(format string, args ...any) {
 
 // bodyLimit is the largest body a request of path may have once decoded.
 func (in *IngestServer) bodyLimit(path []byte) int64 {
-	if string(path) == "/v1/batch" {
-		return MaxBatchBody
-	}
-	return in.s.cfg.MaxBody
+	limit, _ := in.s.postLimit(string(path) == "/v1/batch")
+	return limit
 }
 
 // uriPath is the path of a request target, origin-form ("/v1/batch?a=b")
@@ -176,11 +174,12 @@ func (in *IngestServer) headerReceived(h *fasthttp.RequestHeader) fasthttp.Reque
 func (in *IngestServer) expect(ctx *fasthttp.RequestCtx) int {
 	h := &ctx.Request.Header
 	limit := in.bodyLimit(uriPath(h.RequestURI()))
-	if n := h.ContentLength(); n >= 0 && int64(n) > limit+maxCompressedSlack {
+	if n := int64(h.ContentLength()); n >= 0 && n > limit+maxCompressedSlack {
 		in.batches.Delete(h)
-		in.s.hit("body_bytes")
-		in.s.rejected.WithLabelValues("size").Inc()
-		return http.StatusRequestEntityTooLarge
+		_, flag := in.s.postLimit(string(uriPath(h.RequestURI())) == "/v1/batch")
+		rej := in.s.tooLarge("body", n, limit, flag) // counted; fasthttp sends no message
+		in.s.rejected.WithLabelValues(rej.reason).Inc()
+		return rej.status
 	}
 	return http.StatusContinue
 }
@@ -197,19 +196,15 @@ func (in *IngestServer) refuseRequest(ctx *fasthttp.RequestCtx, err error) {
 		in.s.hit("header_bytes")
 		rej = reject(http.StatusRequestHeaderFieldsTooLarge, "", "request line and headers over %d bytes (-max-header-bytes)", in.s.cfg.MaxHeaderBytes)
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
-		// The answer readBodyWithin gives the same body.
-		limit, flag := in.s.cfg.MaxBody, "-max-body"
-		if batch {
-			limit, flag = MaxBatchBody, "MaxBatchBody"
+		// The answer readBodyWithin gives the same body. A Content-Length
+		// over the limit is refused before the body is read, the request
+		// intact; a chunked body's request is reset.
+		limit, flag := in.s.postLimit(batch)
+		n := int64(ctx.Request.Header.ContentLength())
+		if n <= limit || len(ctx.Request.Header.Peek("Content-Encoding")) != 0 {
+			n = -1
 		}
-		in.s.hit("body_bytes")
-		// A Content-Length over the limit is refused before the body is
-		// read, the request intact; a chunked body's request is reset.
-		if n := ctx.Request.Header.ContentLength(); int64(n) > limit && len(ctx.Request.Header.Peek("Content-Encoding")) == 0 {
-			rej = reject(http.StatusRequestEntityTooLarge, "size", "body of %d bytes over the limit of %d (%s)", n, limit, flag)
-		} else {
-			rej = reject(http.StatusRequestEntityTooLarge, "size", "body over the limit of %d bytes (%s)", limit, flag)
-		}
+		rej = in.s.tooLarge("body", n, limit, flag)
 	case errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
 		in.s.hit("read_timeout")
 		rej = reject(http.StatusRequestTimeout, "timeout", "request not received within the read timeouts: %v for its headers (-read-header-timeout), %v more for its body (-read-timeout)", in.s.cfg.ReadHeaderTimeout, in.s.cfg.ReadTimeout)
@@ -253,9 +248,6 @@ func (in *IngestServer) handle(ctx *fasthttp.RequestCtx) {
 
 // serve answers a post with accept's verdict.
 func (in *IngestServer) serve(ctx *fasthttp.RequestCtx, accept func(*post) *rejection) {
-	s := in.s
-	s.inflight.Add(1)
-	defer s.inflight.Add(-1)
 	h := &ctx.Request.Header
 	p := post{method: http.MethodPost, auth: string(h.Peek("Authorization")),
 		sender: string(h.Peek(aggregate.HeaderSender)), seq: string(h.Peek(aggregate.HeaderSeq)),
@@ -266,28 +258,19 @@ func (in *IngestServer) serve(ctx *fasthttp.RequestCtx, accept func(*post) *reje
 	if q := ctx.URI().QueryString(); len(q) > 0 {
 		p.query = string(q)
 	}
-	rej := accept(&p)
+	rej := in.s.acceptCounted(&p, accept)
 	if rej == nil {
 		ctx.SetStatusCode(http.StatusNoContent)
 		return
 	}
-	s.rejected.WithLabelValues(rej.reason).Inc()
-	if rej.status == http.StatusMethodNotAllowed {
-		ctx.Response.Header.Set("Allow", http.MethodPost)
-	}
-	if rej.retryAfter > 0 {
-		ctx.Response.Header.Set("Retry-After", retryAfter(rej.retryAfter))
-	}
-	if rej.authenticate {
-		ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="statsblob-collector"`)
-	}
 	writeRejection(ctx, rej)
 }
 
-// writeRejection writes rej's status and one-line message.
+// writeRejection writes rej's status, headers and one-line message.
 func writeRejection(ctx *fasthttp.RequestCtx, rej *rejection) {
-	ctx.Response.Header.Set("X-Content-Type-Options", "nosniff")
-	answer(ctx, rej.status, rej.msg)
+	rej.eachHeader(ctx.Response.Header.Set)
+	ctx.SetStatusCode(rej.status)
+	ctx.SetBodyString(rej.msg + "\n")
 }
 
 // answer writes status and msg as text.

@@ -76,16 +76,30 @@ func (p *post) header(name string) string {
 // over it.
 const maxCompressedSlack = 1024
 
-// readBody reads a post's body into bb: at most MaxBody bytes, after
-// decoding a gzip or zstd Content-Encoding. A body that does not arrive
-// within the read timeout is a 408; the reasons never echo the
-// connection's addresses.
-func (s *Server) readBody(p *post, bb *bodyBuf) ([]byte, *rejection) {
-	return s.readBodyWithin(p, s.cfg.MaxBody, "-max-body", bb)
+// postLimit is the largest body of a post once decoded, and the flag (or
+// constant) that sets it: MaxBody for a blob, MaxBatchBody for a batch.
+func (s *Server) postLimit(batch bool) (int64, string) {
+	if batch {
+		return MaxBatchBody, "MaxBatchBody"
+	}
+	return s.cfg.MaxBody, "-max-body"
 }
 
-// readBodyWithin is readBody with the limit of flag; a nil bb reads into
-// a new buffer. A post whose whole body is already read is not copied.
+// tooLarge counts a body over the limit that flag sets and returns its
+// 413: what ("body", "decoded body", ...) of n bytes, n < 0 if unknown.
+func (s *Server) tooLarge(what string, n, limit int64, flag string) *rejection {
+	s.hit("body_bytes")
+	if n >= 0 {
+		return reject(http.StatusRequestEntityTooLarge, "size", "%s of %d bytes over the limit of %d (%s)", what, n, limit, flag)
+	}
+	return reject(http.StatusRequestEntityTooLarge, "size", "%s over the limit of %d bytes (%s)", what, limit, flag)
+}
+
+// readBodyWithin reads a post's body into bb: at most limit bytes (set by
+// flag), after decoding a gzip or zstd Content-Encoding. A body that does
+// not arrive within the read timeout is a 408; the reasons never echo the
+// connection's addresses. A nil bb reads into a new buffer; a post whose
+// whole body is already read is not copied.
 func (s *Server) readBodyWithin(p *post, limit int64, flag string, bb *bodyBuf) ([]byte, *rejection) {
 	body := p.body
 	if body == nil {
@@ -95,13 +109,11 @@ func (s *Server) readBodyWithin(p *post, limit int64, flag string, bb *bodyBuf) 
 	switch enc := strings.ToLower(strings.TrimSpace(p.encoding)); enc {
 	case "", "identity":
 		if p.length > limit {
-			s.hit("body_bytes")
-			return nil, reject(http.StatusRequestEntityTooLarge, "size", "body of %d bytes over the limit of %d (%s)", p.length, limit, flag)
+			return nil, s.tooLarge("body", p.length, limit, flag)
 		}
 		if p.body == nil {
 			if int64(len(p.whole)) > limit {
-				s.hit("body_bytes")
-				return nil, reject(http.StatusRequestEntityTooLarge, "size", "body over the limit of %d bytes (%s)", limit, flag)
+				return nil, s.tooLarge("body", -1, limit, flag)
 			}
 			return p.whole, nil
 		}
@@ -136,11 +148,10 @@ func (s *Server) readBodyWithin(p *post, limit int64, flag string, bb *bodyBuf) 
 		return nil, s.bodyError(err, gz)
 	}
 	if int64(len(got)) > limit {
-		s.hit("body_bytes")
 		if gz {
-			return nil, reject(http.StatusRequestEntityTooLarge, "size", "decoded body over the limit of %d bytes (%s)", limit, flag)
+			return nil, s.tooLarge("decoded body", -1, limit, flag)
 		}
-		return nil, reject(http.StatusRequestEntityTooLarge, "size", "body over the limit of %d bytes (%s)", limit, flag)
+		return nil, s.tooLarge("body", -1, limit, flag)
 	}
 	return got, nil
 }
@@ -157,8 +168,7 @@ func (s *Server) readZstd(p *post, body io.Reader, limit int64, flag string) ([]
 		}
 	}
 	if int64(len(comp)) > limit+maxCompressedSlack {
-		s.hit("body_bytes")
-		return nil, reject(http.StatusRequestEntityTooLarge, "size", "compressed body over the limit of %d bytes (%s)", limit+maxCompressedSlack, flag)
+		return nil, s.tooLarge("compressed body", -1, limit+maxCompressedSlack, flag)
 	}
 	s.zstdOnce.Do(func() { // one decoder for every limit: the larger bounds its memory
 		s.zstd, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
@@ -170,8 +180,7 @@ func (s *Server) readZstd(p *post, body io.Reader, limit int64, flag string) ([]
 	dec, err := s.zstd.DecodeAll(comp, nil)
 	switch {
 	case errors.Is(err, zstd.ErrDecoderSizeExceeded) || err == nil && int64(len(dec)) > limit:
-		s.hit("body_bytes")
-		return nil, reject(http.StatusRequestEntityTooLarge, "size", "decoded body over the limit of %d bytes (%s)", limit, flag)
+		return nil, s.tooLarge("decoded body", -1, limit, flag)
 	case err != nil:
 		return nil, reject(http.StatusBadRequest, "encoding", "the zstd body is not a valid zstd stream")
 	}
