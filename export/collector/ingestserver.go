@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -126,8 +127,8 @@ func (in *IngestServer) Close() {
 type ingestLog struct{ s *Server }
 
 func (l ingestLog) Printf(format string, args ...any) {
-	if l.s.cfg.Log != nil {
-		l.s.cfg.Log.Debug("ingest listener: " + fmt.Sprintf(format, args...))
+	if lg := l.s.cfg.Log; lg != nil && lg.Enabled(context.Background(), slog.LevelDebug) {
+		lg.Debug("ingest listener: " + fmt.Sprintf(format, args...))
 	}
 }
 

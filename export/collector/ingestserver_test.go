@@ -44,12 +44,15 @@ func forEachStack(t *testing.T, f func(t *testing.T, via func(testing.TB, *colle
 // serveIngestOn (an IngestServer).
 type httpServer func(testing.TB, *collector.Server, net.Listener) string
 
+// httpServers are the HTTP servers posts can come in by.
+var httpServers = []struct {
+	name string
+	on   httpServer
+}{{"net/http", serveOn}, {"ingest", serveIngestOn}}
+
 // forEachServer runs f once per HTTP server posts can come in by.
 func forEachServer(t *testing.T, f func(t *testing.T, name string, on httpServer)) {
-	for _, sv := range []struct {
-		name string
-		on   httpServer
-	}{{"net/http", serveOn}, {"ingest", serveIngestOn}} {
+	for _, sv := range httpServers {
 		t.Run(sv.name, func(t *testing.T) { f(t, sv.name, sv.on) })
 	}
 }

@@ -140,10 +140,7 @@ func testLoad(t *testing.T, on httpServer) {
 // HTTP with keep-alive, merged into 4 aggregates, on each listener (the
 // figure in bench/README.md).
 func BenchmarkPostLoopback(b *testing.B) {
-	for _, sv := range []struct {
-		name string
-		on   httpServer
-	}{{"net/http", serveOn}, {"ingest", serveIngestOn}} {
+	for _, sv := range httpServers {
 		b.Run(sv.name, func(b *testing.B) {
 			tp, bs := demoBlobs(b, 64)
 			s, err := collector.New(collector.Config{Templates: tp.Registry()})

@@ -227,14 +227,7 @@ func TestTerminateDuringSlowBody(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusNoContent, resp.StatusCode)
 
-	// A post whose body stops half way.
-	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
-	require.NoError(t, err)
-	defer c.Close()
-	_, err = fmt.Fprintf(c, "POST /v1/blobs?host=slow HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", len(kb))
-	require.NoError(t, err)
-	_, err = c.Write(kb[:100])
-	require.NoError(t, err)
+	defer halfPost(t, strings.TrimPrefix(base, "http://"), kb).Close()
 	require.Eventually(t, func() bool { return strings.Contains(scrape(t, base), "statsblob_collector_posts_in_flight 1") },
 		10*time.Second, 5*time.Millisecond)
 
@@ -248,6 +241,19 @@ func TestTerminateDuringSlowBody(t *testing.T) {
 		"statsblob-collector: stopped"}, out)
 	require.Equal(t, map[string]float64{"web1": 1448}, otlp.bytesPushed())
 	t.Logf("exit %v after SIGTERM (grace 4s)", elapsed)
+}
+
+// halfPost starts a post of blob to addr whose body stops after 100
+// bytes, and returns its connection.
+func halfPost(t *testing.T, addr string, blob []byte) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	_, err = fmt.Fprintf(c, "POST /v1/blobs?host=slow HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", len(blob))
+	require.NoError(t, err)
+	_, err = c.Write(blob[:100])
+	require.NoError(t, err)
+	return c
 }
 
 // A black-hole OTLP endpoint does not hold SIGTERM past the grace, and the
@@ -338,13 +344,7 @@ func TestIngestListen(t *testing.T) {
 		return n
 	}
 	before := conns()
-	c, err := net.Dial("tcp", ingest)
-	require.NoError(t, err)
-	defer c.Close()
-	_, err = fmt.Fprintf(c, "POST /v1/blobs?host=slow HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", len(kb))
-	require.NoError(t, err)
-	_, err = c.Write(kb[:100])
-	require.NoError(t, err)
+	defer halfPost(t, ingest, kb).Close()
 	require.Eventually(t, func() bool { return conns() > before }, 10*time.Second, 5*time.Millisecond)
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))

@@ -113,25 +113,21 @@ func run(args []string) int {
 				}
 			}
 		case "ingest":
-			srv.viaIngest = true
 			for _, p := range []int{1, 8, 64} {
-				if err = srv.measure(fmt.Sprintf("ingest listener, %d posters", p), p, 1, 100, blobs, *d, 0); err != nil {
+				if err = srv.measureAt(srv.ingestAddr, fmt.Sprintf("ingest listener, %d posters", p), p, 1, 100, blobs, *d, 0); err != nil {
 					break
 				}
 			}
 			if err == nil {
-				err = srv.measure("ingest listener, batches of 100", 8, 100, 100, blobs, *d, 0)
+				err = srv.measureAt(srv.ingestAddr, "ingest listener, batches of 100", 8, 100, 100, blobs, *d, 0)
 			}
-			srv.viaIngest = false
 		case "batch":
 			err = srv.measure("8 posters, batches of 100", 8, 100, 100, blobs, *d, 0)
 		case "aggregates":
 			if err = srv.fill(10000, blobs[0]); err == nil {
 				err = srv.measure("8 posters, 10,000 aggregates", 8, 1, 10000, blobs, *d, 0)
 				if err == nil {
-					srv.viaIngest = true
-					err = srv.measure("  the same, ingest listener", 8, 1, 10000, blobs, *d, 0)
-					srv.viaIngest = false
+					err = srv.measureAt(srv.ingestAddr, "  the same, ingest listener", 8, 1, 10000, blobs, *d, 0)
 				}
 				if err == nil {
 					if err = srv.measure("  the same, scraped every 5 s", 8, 1, 10000, blobs, max(*d, 20*time.Second), 5*time.Second); err == nil {
@@ -265,7 +261,6 @@ type server struct {
 	cmd        *exec.Cmd
 	addr       string
 	ingestAddr string        // the collector's IngestServer
-	viaIngest  bool          // posts go to ingestAddr
 	sent       atomic.Uint64 // blobs accepted (204) over all runs
 	bare       bool          // net/http alone: nothing to check
 }
@@ -425,6 +420,12 @@ func (s *server) fill(n int, b []byte) error {
 // aggs label sets), with a scraper every scrape (0: none), prints a line
 // and checks the collector's accepted count.
 func (s *server) measure(name string, posters, batch, aggs int, blobs [][]byte, d time.Duration, scrape time.Duration) error {
+	return s.measureAt(s.addr, name, posters, batch, aggs, blobs, d, scrape)
+}
+
+// measureAt is measure with the posts sent to addr (the ingest listener's,
+// say); scrapes and the check go to the collector's own.
+func (s *server) measureAt(addr, name string, posters, batch, aggs int, blobs [][]byte, d time.Duration, scrape time.Duration) error {
 	var bodies [][]byte // per post
 	var paths []string
 	var counts []uint64 // blobs per post
@@ -453,17 +454,13 @@ func (s *server) measure(name string, posters, batch, aggs int, blobs [][]byte, 
 		firstEr error
 		stop    atomic.Bool
 	)
-	postAddr := s.addr
-	if s.viaIngest {
-		postAddr = s.ingestAddr
-	}
 	cpu0 := s.cpu()
 	t0 := time.Now()
 	for p := range posters {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := dial(postAddr)
+			c, err := dial(addr)
 			if err != nil {
 				mu.Lock()
 				firstEr = cmpOr(firstEr, err)
