@@ -877,34 +877,16 @@ func (c *accCache[N]) fitKnots(out, items []accItem, cuts []int32) {
 	for k := range nk {
 		fixed[k] = cuts[k+1]-cuts[k] == 1 || diag[k] == 0
 	}
-	// The Thomas algorithm over the free knots; fixed ones move to the
-	// right side. sub[k] is A[k][k-1], off[k] A[k][k+1].
+	// The Thomas algorithm, a fixed knot's row the identity (y = y0):
+	// the elimination carries its value into its neighbours' rows.
+	// sub[k] is A[k][k-1], off[k] A[k][k+1].
 	sub[0] = 0
 	for k := 1; k < nk; k++ {
 		sub[k] = off[k-1]
 	}
 	for k := range nk {
 		if fixed[k] {
-			diag[k], rhs[k] = 1, y0[k]
-			if k > 0 {
-				sub[k] = 0
-			}
-			if k+1 < nk {
-				off[k] = 0
-			}
-		}
-	}
-	for k := range nk { // a fixed neighbour's term moves to the right side
-		if fixed[k] {
-			continue
-		}
-		if k > 0 && fixed[k-1] {
-			rhs[k] -= sub[k] * y0[k-1]
-			sub[k] = 0
-		}
-		if k+1 < nk && fixed[k+1] {
-			rhs[k] -= off[k] * y0[k+1]
-			off[k] = 0
+			diag[k], rhs[k], sub[k], off[k] = 1, y0[k], 0, 0
 		}
 	}
 	for k := range nk {
