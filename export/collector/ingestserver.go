@@ -93,7 +93,7 @@ func (s *Server) IngestServer() *IngestServer {
 // Serve serves posts on ln (within MaxConns, as Listener does) until
 // Shutdown or Close; it returns nil after them.
 func (in *IngestServer) Serve(ln net.Listener) error {
-	l := in.s.newLimitListener(ln, false)
+	l := in.s.newLimitListener(ln, true)
 	in.mu.Lock()
 	in.lns = append(in.lns, l)
 	in.mu.Unlock()

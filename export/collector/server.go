@@ -30,15 +30,19 @@ func (s *Server) HTTPServer() *http.Server {
 // net/http refuses for their header size (431) and the responses cut by
 // a write timeout.
 func (s *Server) Listener(ln net.Listener) net.Listener {
-	return s.newLimitListener(ln, true)
+	return s.newLimitListener(ln, false)
 }
 
-// newLimitListener is Listener; sniff431 counts the 431s net/http writes
-// (an IngestServer counts its own).
-func (s *Server) newLimitListener(ln net.Listener, sniff431 bool) *limitListener {
+// newLimitListener is Listener for net/http, or for an IngestServer
+// (ingest), which counts its own 431s and closes its connections itself
+// (closeAll: the listener keeps them).
+func (s *Server) newLimitListener(ln net.Listener, ingest bool) *limitListener {
 	s.connSemOnce.Do(func() { s.connSem = make(chan struct{}, s.cfg.MaxConns) })
-	return &limitListener{Listener: ln, s: s, sem: s.connSem, refusing: make(chan struct{}, 16),
-		sniff431: sniff431, open: map[*limitConn]struct{}{}}
+	l := &limitListener{Listener: ln, s: s, sem: s.connSem, refusing: make(chan struct{}, 16), sniff431: !ingest}
+	if ingest {
+		l.open = map[*limitConn]struct{}{}
+	}
+	return l
 }
 
 type limitListener struct {
@@ -49,7 +53,7 @@ type limitListener struct {
 	sniff431 bool
 
 	mu   sync.Mutex
-	open map[*limitConn]struct{} // for closeAll
+	open map[*limitConn]struct{} // for closeAll; nil: not kept
 }
 
 // closeAll closes the connections open now.
@@ -77,9 +81,11 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		case l.sem <- struct{}{}:
 			l.s.connsOpen.Inc()
 			lc := &limitConn{Conn: c, l: l}
-			l.mu.Lock()
-			l.open[lc] = struct{}{}
-			l.mu.Unlock()
+			if l.open != nil { // set once, before the first Accept
+				l.mu.Lock()
+				l.open[lc] = struct{}{}
+				l.mu.Unlock()
+			}
 			return lc, nil
 		default:
 		}
@@ -132,9 +138,11 @@ func (c *limitConn) CloseWrite() error {
 func (c *limitConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(func() {
-		c.l.mu.Lock()
-		delete(c.l.open, c)
-		c.l.mu.Unlock()
+		if c.l.open != nil {
+			c.l.mu.Lock()
+			delete(c.l.open, c)
+			c.l.mu.Unlock()
+		}
 		<-c.l.sem
 		c.l.s.connsOpen.Dec()
 	})
