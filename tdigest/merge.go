@@ -43,15 +43,19 @@ func Merge(dst, src []byte, dt voi.DType) error {
 //   - If all centroids of all inputs fit in dst's slots, the result holds
 //     them all, unchanged.
 //   - Otherwise the centroids of all inputs are pooled; when two or more
-//     inputs hold samples, each centroid of count n > 1 is first spread
+//     inputs hold samples, each centroid of count n > 2 is first spread
 //     into up to four parts towards its neighbours in its own digest (see
 //     splitCentroids: the C's clustering leaves heavy centroids whose
 //     samples spread far, and a point mass would put a step into the
-//     merged distribution). The parts are sorted by mean and count and
-//     combined into consecutive groups of equal width on a scale that
-//     keeps groups small at both tails (see scale and combine), with as
-//     many groups as dst has slots; no group straddles an empty stretch
-//     between modes of the samples (see modeGaps).
+//     merged distribution). The parts are sorted by mean and count, each
+//     run of equal means becomes one item (see coalesce), and the items
+//     are combined into consecutive groups of equal width on a scale
+//     that keeps groups small at both tails (see scale and combine), with
+//     as many groups as dst has slots; no group straddles an empty
+//     stretch between modes of the samples (see modeGaps). Runs of equal
+//     samples left whole are pinned as the accurate mode pins them, while
+//     slots remain (see pinRuns), so that discrete samples (a few
+//     integers) stay exact through merges of merges.
 //
 // Counts are exact: the result holds exactly the sum of the inputs'
 // samples, and each centroid's mean is the exact count-weighted mean of
@@ -237,6 +241,11 @@ type mergeScratch struct {
 	ends       []int               // combine: where each group starts
 	out        []item              // combine's groups
 	seg        []int32             // combine: each item's segment
+	exact      []bool              // coalesce, combine: which items hold equal samples
+	acc        []accItem           // pinRuns: the centroids, exactness marked
+	pinned     []accItem           // pinRuns: the same, runs pinned
+	mark       []int8              // pinRuns: splitRuns' scratch
+	out2       []item              // pinRuns' centroids
 	touched    byte                // see prefetch
 	shapes     map[shapeKey][]byte // rebuilt trees' shapes (rebuildShaped)
 	shapeBytes int                 // their bytes
@@ -359,7 +368,11 @@ func (d *digest[N]) mergeInputs(g geometry, sc *mergeScratch) error {
 	}
 	sc.tmp = sortItems(items, sc.tmp)
 	if len(items) > d.maxn {
-		items = sc.combine(items, total, d.maxn)
+		items = sc.coalesce(items, g.maxCnt)
+		if len(items) > d.maxn {
+			items = sc.combine(items, total, d.maxn)
+		}
+		items = sc.pinRuns(items, d.maxn)
 	}
 	for _, c := range items {
 		if c.n > g.maxCnt {
@@ -518,8 +531,12 @@ func (sc *mergeScratch) dataRange(g geometry) (lo, hi int64) {
 // splitCentroids appends to out the parts of the centroids cs of one
 // digest (in mean order). The C's clustering leaves heavy centroids whose
 // samples spread far towards their neighbours; as point masses they would
-// put steps into the merged distribution, so each centroid of count n > 1
-// becomes min(n, 4) parts of equal counts (up to one sample).
+// put steps into the merged distribution, so each centroid of count n > 2
+// becomes min(n, 4) parts of equal counts (up to one sample). A centroid
+// of two samples stays whole: it is light, and in an accurate-mode digest
+// it is most often a run of two equal samples (one too short to pin, see
+// splitRuns), which spread parts would put between the integers of a
+// discrete stream.
 //
 // Its samples are modelled as spread from the midpoint to its left
 // neighbour to the midpoint to its right one (towards a neighbour of less
@@ -564,7 +581,7 @@ func splitCentroids(out, cs []item, lo, hi int64, share bool) []item {
 		return append(out, cs...)
 	}
 	for i, c := range cs {
-		if c.n < 2 {
+		if c.n < 3 {
 			out = append(out, c)
 			continue
 		}
@@ -796,6 +813,75 @@ func (sc *mergeScratch) combine(items []item, total uint64, slots int) []item {
 		out = append(out, item{sum.mean(cnt), cnt})
 	}
 	sc.out = out
+	// A group of one item keeps its exactness; other groups have none.
+	for r, i := range starts {
+		end := n
+		if r+1 < len(starts) {
+			end = starts[r+1]
+		}
+		sc.exact[r] = sc.exact[i] && end == i+1 // (r <= i: read before written)
+	}
+	sc.exact = sc.exact[:len(starts)]
+	return out
+}
+
+// coalesce makes each run of items of equal mean (sorted by mean) one
+// item, in place, as far as counts stay within maxCnt, and records in
+// sc.exact whether its samples are known to equal its mean: those of a
+// run holding a single sample. The accurate mode writes each run of equal
+// samples with one-sample centroids of the same mean beside it (see
+// splitRuns), and so does pinRuns, so runs of equal samples stay whole
+// and known through merges and merges of merges: a fleet of accurate
+// digests of a few integers (a discrete Zipf law over 1..8) merged in two
+// levels was 0.19 % of rank off at p90, as every group straddling two
+// integers put a mean between them.
+func (sc *mergeScratch) coalesce(items []item, maxCnt uint64) []item {
+	exact := sc.exact[:0]
+	out := items[:0]
+	for i := 0; i < len(items); {
+		it := items[i]
+		ex := it.n == 1
+		j := i + 1
+		for ; j < len(items) && items[j].v == it.v && items[j].n <= maxCnt-it.n; j++ {
+			it.n += items[j].n
+			ex = ex || items[j].n == 1
+		}
+		out = append(out, it)
+		exact = append(exact, ex)
+		i = j
+	}
+	sc.exact = exact
+	return out
+}
+
+// pinRuns returns items (a merge's centroids in mean order, sc.exact
+// telling which hold equal samples) with the runs of equal samples pinned
+// as the accurate mode pins them (splitRuns) while slots remain, so that
+// the queries answer a run's value over its whole rank range.
+func (sc *mergeScratch) pinRuns(items []item, slots int) []item {
+	if len(items) >= slots {
+		return items
+	}
+	some := false
+	for i, it := range items {
+		some = some || sc.exact[i] && it.n >= 3
+	}
+	if !some {
+		return items
+	}
+	acc := sc.acc[:0]
+	for i, it := range items {
+		acc = append(acc, accItemOf(it.v, it.n, sc.exact[i]))
+	}
+	sc.acc = acc
+	sc.mark = slices.Grow(sc.mark[:0], len(acc))
+	pinned := splitRuns(sc.pinned[:0], acc, slots, sc.mark[:len(acc)])
+	sc.pinned = pinned
+	out := sc.out2[:0]
+	for _, it := range pinned {
+		out = append(out, item{it.v, it.n()})
+	}
+	sc.out2 = out
 	return out
 }
 

@@ -436,3 +436,32 @@ func BenchmarkMergeAll(b *testing.B) {
 		}
 	}
 }
+
+// TestMergeKeepsDiscreteExact: accurate digests of a few integers (a
+// discrete Zipf law over 1..8, each run of equal samples pinned by its
+// writer) merged in one step and in two levels answer every quantile
+// exactly, as each digest does: runs of equal means stay whole and
+// pinned through merges and merges of merges. (At 20 slots the digests
+// themselves cannot pin every run: a run unpinned is a centroid that may
+// hold other samples, and a merge spreads it.)
+func TestMergeKeepsDiscreteExact(t *testing.T) {
+	zipf := accuracy.StreamByName("zipf")
+	for _, slots := range []uint32{50, 100} {
+		for seed := range uint64(sweep(3, 1)) {
+			seed++
+			g := accuracy.Geometry{DType: voi.TDgstClust64, Slots: slots, Prec: 8}
+			f := accuracy.NewStreamFleetMode(g, tdigest.Accurate, zipf, 2000, accuracy.FleetSize, seed)
+			one := g.Build()
+			require.NoError(t, tdigest.MergeAll(one, g.DType, f.Digests...))
+			two := mergeTwoLevels(t, g, f.Digests)
+			for _, d := range [][]byte{one, two} {
+				require.Equal(t, uint64(len(f.Sorted)), count(t, d, g.DType))
+				for _, q := range []float64{0, 0.1, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999, 1} {
+					v, err := tdigest.Quantile(d, g.DType, q)
+					require.NoError(t, err)
+					require.Zero(t, accuracy.RankError(f.Sorted, q, v), "%d slots, seed %d, q %v: %v", slots, seed, q, v)
+				}
+			}
+		}
+	}
+}

@@ -117,7 +117,67 @@ func (d *digest[N]) mergeInputsRef(g geometry, ins []inputRef) error {
 		return cmp.Compare(a.n, b.n)
 	})
 	if len(items) > d.maxn {
-		items = combineRef(items, total, d.maxn)
+		// Runs of equal means as one item (within the largest count),
+		// exact when the run holds a single sample.
+		var co []item
+		var exact []bool
+		for _, it := range items {
+			if k := len(co) - 1; k >= 0 && co[k].v == it.v && co[k].n+it.n <= g.maxCnt {
+				co[k].n += it.n
+				exact[k] = exact[k] || it.n == 1
+				continue
+			}
+			co = append(co, it)
+			exact = append(exact, it.n == 1)
+		}
+		items = co
+		if len(items) > d.maxn {
+			var groups [][]int
+			items, groups = combineRef(items, total, d.maxn)
+			ex := make([]bool, len(groups))
+			for r, members := range groups {
+				ex[r] = len(members) == 1 && exact[members[0]]
+			}
+			exact = ex
+		}
+		// Pinned runs: the heaviest exact run of at least 3 samples
+		// first, while slots remain (2 for an inner run, 1 at an end).
+		spare := d.maxn - len(items)
+		pin := make([]bool, len(items))
+		tried := make([]bool, len(items))
+		for spare > 0 {
+			best := -1
+			for i, it := range items {
+				if exact[i] && !tried[i] && it.n >= 3 && (best < 0 || it.n > items[best].n) {
+					best = i
+				}
+			}
+			if best < 0 {
+				break
+			}
+			tried[best] = true
+			cost := 2
+			if best == 0 || best == len(items)-1 {
+				cost = 1
+			}
+			if cost <= spare {
+				pin[best], spare = true, spare-cost
+			}
+		}
+		var out []item
+		for i, it := range items {
+			switch {
+			case !pin[i]:
+				out = append(out, it)
+			case i == 0:
+				out = append(out, item{it.v, it.n - 1}, item{it.v, 1})
+			case i == len(items)-1:
+				out = append(out, item{it.v, 1}, item{it.v, it.n - 1})
+			default:
+				out = append(out, item{it.v, 1}, item{it.v, it.n - 2}, item{it.v, 1})
+			}
+		}
+		items = out
 	}
 	for _, c := range items {
 		if c.n > g.maxCnt {
@@ -128,7 +188,7 @@ func (d *digest[N]) mergeInputsRef(g geometry, ins []inputRef) error {
 	return nil
 }
 
-func combineRef(items []item, total uint64, slots int) []item {
+func combineRef(items []item, total uint64, slots int) ([]item, [][]int) {
 	h := make([]float64, len(items))
 	var cum uint64
 	ft := float64(total)
@@ -191,18 +251,22 @@ func combineRef(items []item, total uint64, slots int) []item {
 		}
 	}
 	out := make([]item, 0, slots)
+	var groups [][]int
+	var members []int
 	var sum sum128
 	var n uint64
 	prev := groupOf(best, 0)
 	for i, it := range items {
 		if g := groupOf(best, i); g != prev {
 			out = append(out, item{sum.mean(n), n})
-			sum, n, prev = sum128{}, 0, g
+			groups = append(groups, members)
+			sum, n, prev, members = sum128{}, 0, g, nil
 		}
 		sum.add(it.v, it.n)
 		n += it.n
+		members = append(members, i)
 	}
-	return append(out, item{sum.mean(n), n})
+	return append(out, item{sum.mean(n), n}), append(groups, members)
 }
 
 // TestMergeAllMatchesReference holds MergeAll to the reference merge on
