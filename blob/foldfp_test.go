@@ -19,9 +19,9 @@ import (
 // foldFingerprint is the SHA-256 of TestFoldFingerprint's outputs, taken
 // before the merge's hot loops were reworked for the collector: Fold and
 // MergeAll must keep giving these bytes.
-// (Changed on purpose 2026-11-28: runs of equal means stay whole and
+// (Changed on purpose 2026-11-28: runs of equal samples stay whole and
 // pinned, and centroids of two samples are not spread; see coalesce.)
-const foldFingerprint = "00813b2c41f5843081043660e044a93a98ba80f17e2fee26781bc1625e7a08ba"
+const foldFingerprint = "91becc0a7f5bf96c260d369f1908d7b5ca23a1db324305775ee229e826293fa5"
 
 // fpTemplate has an INT_U64 VOI with MIN, MAX and two t-digests of mode m
 // (of type dt with slots, and TDGSTCLUST32 of 8 slots), and an INT_S32

@@ -40,22 +40,24 @@ func Merge(dst, src []byte, dt voi.DType) error {
 //   - If one input holds samples, the result is that input: dst
 //     unchanged, or src's bytes if src has dst's geometry. If none does,
 //     dst becomes empty as Build makes it.
-//   - If all centroids of all inputs fit in dst's slots, the result holds
-//     them all, unchanged.
+//   - If the inputs hold single samples only (each centroid one sample)
+//     and they all fit in dst's slots, the result holds them all,
+//     unchanged.
 //   - Otherwise the centroids of all inputs are pooled; when two or more
 //     inputs hold samples, each centroid of count n > 2 is first spread
 //     into up to four parts towards its neighbours in its own digest (see
 //     splitCentroids: the C's clustering leaves heavy centroids whose
 //     samples spread far, and a point mass would put a step into the
-//     merged distribution). The parts are sorted by mean and count, each
-//     run of equal means becomes one item (see coalesce), and the items
-//     are combined into consecutive groups of equal width on a scale
-//     that keeps groups small at both tails (see scale and combine), with
-//     as many groups as dst has slots; no group straddles an empty
-//     stretch between modes of the samples (see modeGaps). Runs of equal
-//     samples left whole are pinned as the accurate mode pins them, while
-//     slots remain (see pinRuns), so that discrete samples (a few
-//     integers) stay exact through merges of merges.
+//     merged distribution). The parts are sorted by mean and count, the
+//     centroids of each run of equal means that holds a single sample
+//     become one item (see coalesce), and the items are combined into
+//     consecutive groups
+//     of equal width on a scale that keeps groups small at both tails
+//     (see scale and combine), with as many groups as dst has slots; no
+//     group straddles an empty stretch between modes of the samples (see
+//     modeGaps). The runs left whole are pinned again while slots remain
+//     (see pinRuns), so that discrete samples (a few integers) stay exact
+//     through merges of merges.
 //
 // Counts are exact: the result holds exactly the sum of the inputs'
 // samples, and each centroid's mean is the exact count-weighted mean of
@@ -358,7 +360,8 @@ func (d *digest[N]) mergeInputs(g geometry, sc *mergeScratch) error {
 		ncs += in.end - in.start
 	}
 	items := sc.cs
-	if len(sc.ins) > 1 && (ncs > d.maxn || heavy) {
+	pooled := len(sc.ins) > 1 && (ncs > d.maxn || heavy)
+	if pooled {
 		lo, hi := sc.dataRange(g)
 		items = slices.Grow(sc.parts[:0], 4*ncs)
 		for _, in := range sc.ins {
@@ -367,11 +370,16 @@ func (d *digest[N]) mergeInputs(g geometry, sc *mergeScratch) error {
 		sc.parts = items
 	}
 	sc.tmp = sortItems(items, sc.tmp)
-	if len(items) > d.maxn {
+	if pooled {
 		items = sc.coalesce(items, g.maxCnt)
-		if len(items) > d.maxn {
-			items = sc.combine(items, total, d.maxn)
-		}
+	} else {
+		sc.exact = slices.Grow(sc.exact[:0], len(items))[:len(items)]
+		clear(sc.exact) // (one input wider than dst: no run known)
+	}
+	if len(items) > d.maxn {
+		items = sc.combine(items, total, d.maxn)
+	}
+	if pooled {
 		items = sc.pinRuns(items, d.maxn)
 	}
 	for _, c := range items {
@@ -741,7 +749,7 @@ func appendParts(out []item, c item, lo, hi int64, dl, dr, fa, fc, fb float64) [
 	}
 	for j := range k {
 		v := c.v + int64(math.Round(float64(room*offs[j])))
-		out = append(out, item{max(lo, min(hi, v)), ns[j]})
+		out = append(out, item{max(lo, min(hi, v)), ns[j] | partBit})
 	}
 	return out
 }
@@ -825,30 +833,57 @@ func (sc *mergeScratch) combine(items []item, total uint64, slots int) []item {
 	return out
 }
 
-// coalesce makes each run of items of equal mean (sorted by mean) one
-// item, in place, as far as counts stay within maxCnt, and records in
-// sc.exact whether its samples are known to equal its mean: those of a
-// run holding a single sample. The accurate mode writes each run of equal
-// samples with one-sample centroids of the same mean beside it (see
-// splitRuns), and so does pinRuns, so runs of equal samples stay whole
-// and known through merges and merges of merges: a fleet of accurate
-// digests of a few integers (a discrete Zipf law over 1..8) merged in two
-// levels was 0.19 % of rank off at p90, as every group straddling two
-// integers put a mean between them.
+// partBit marks, from splitCentroids to coalesce, an item that is a
+// part of a spread centroid, not a centroid of an input. (Counts stay
+// below 2^63.)
+const partBit = 1 << 63
+
+// coalesce makes the centroids of each run of items of equal mean
+// (sorted by mean) one item when the run holds a single sample, in
+// place, as far as counts stay within maxCnt; it clears partBit and
+// records in sc.exact which items are such runs: runs of equal samples.
+// The parts of spread centroids in the run stay apart (at the samples'
+// range's ends, the parts of a centroid there cannot spread and share
+// its mean; groups share them out). A centroid that is not spread has
+// neighbours in its digest at its own mean (the accurate mode writes a
+// run of equal samples with one-sample centroids of the same mean beside
+// it, see splitRuns, and so does pinRuns), or two samples; so runs of
+// equal samples stay whole and known through merges and merges of
+// merges: a fleet of accurate digests of a few integers (a discrete Zipf
+// law over 1..8) merged in two levels was 0.19 % of rank off at p90, as
+// groups straddling two integers put means between them.
 func (sc *mergeScratch) coalesce(items []item, maxCnt uint64) []item {
 	exact := sc.exact[:0]
 	out := items[:0]
 	for i := 0; i < len(items); {
-		it := items[i]
-		ex := it.n == 1
-		j := i + 1
-		for ; j < len(items) && items[j].v == it.v && items[j].n <= maxCnt-it.n; j++ {
-			it.n += items[j].n
-			ex = ex || items[j].n == 1
+		j, single := i, false
+		for ; j < len(items) && items[j].v == items[i].v; j++ {
+			single = single || items[j].n == 1 // (a part has partBit)
+		}
+		if !single {
+			for ; i < j; i++ {
+				out = append(out, item{items[i].v, items[i].n &^ partBit})
+				exact = append(exact, false)
+			}
+			continue
+		}
+		// The run's centroids first (they sort before its parts), then
+		// its parts.
+		it := item{items[i].v, 0}
+		for ; i < j && items[i].n&partBit == 0; i++ {
+			if it.n > maxCnt-items[i].n {
+				out = append(out, it)
+				exact = append(exact, true)
+				it.n = 0
+			}
+			it.n += items[i].n
 		}
 		out = append(out, it)
-		exact = append(exact, ex)
-		i = j
+		exact = append(exact, true)
+		for ; i < j; i++ {
+			out = append(out, item{items[i].v, items[i].n &^ partBit})
+			exact = append(exact, false)
+		}
 	}
 	sc.exact = exact
 	return out

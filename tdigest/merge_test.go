@@ -312,15 +312,17 @@ func TestMergeFleetAccuracy(t *testing.T) {
 // against 0.48%.
 //
 // Fleets of accurate-mode digests merge to lower errors still (over the
-// 8 seeds of 2,000 blobs, at most 0.19 %, 0.01-0.12 % on all streams but
-// Zipf), but caio, merging the same well-placed centroids into its more
-// numerous ones, comes closer: the worst over the seeds is within 1.25
-// times caio's in 20 of 24 cells, and 1.45-1.77 times it on Pareto (0.115 %
-// against 0.065 % at 50 slots); the geometric mean over both modes' 48
-// cells is 0.49. On one seed of 300 blobs caio can be exact where the merge
-// is not (Zipf's eight values; ratios up to 24 at the 0.01 % floor), so the
-// test asserts accurateFleetBound per cell for them, and the geometric
-// mean over both modes.
+// 8 seeds of 2,000 blobs, at most 0.085 %; Zipf exact, its runs of equal
+// samples kept whole and pinned), but caio, merging the same well-placed
+// centroids into its more numerous ones, comes closer: the worst over the
+// seeds is within 1.25 times caio's in every cell (at most 1.22, Pareto
+// at 100 slots; before runs were kept whole, 1.41 there and 1.18 on
+// Zipf), and the geometric mean over both modes' 48 cells is 0.38 (0.49
+// before). So the long run asserts 1.25 for both modes. On one seed of 300
+// blobs caio can be much closer than the merge where both errors are tiny
+// (Pareto at 100 slots: 0.040 % against 0.021 %), so the default run
+// asserts accurateFleetBound per cell for them, and the geometric mean
+// over both modes.
 func TestMergeFleetVsCaio(t *testing.T) {
 	if raceEnabled {
 		t.Skip("single-goroutine arithmetic, 30 s under the race detector: run without -race")
@@ -357,7 +359,7 @@ func TestMergeFleetVsCaio(t *testing.T) {
 				for level, w := range worst {
 					r := max(w, floor) / max(worstCaio, floor)
 					t.Logf("%v %s %d slots level %d: worst %.3f%%, caio's %.3f%%: ratio %.2f", mode, st.Name, slots, level+1, 100*w, 100*worstCaio, r)
-					if mode == tdigest.C {
+					if mode == tdigest.C || long() {
 						require.LessOrEqual(t, r, 1.25, "%v %s %d slots level %d", mode, st.Name, slots, level+1)
 					} else {
 						require.LessOrEqual(t, w, accurateFleetBound, "%v %s %d slots level %d", mode, st.Name, slots, level+1)
@@ -392,8 +394,10 @@ func TestMergeKeepsModesApart(t *testing.T) {
 }
 
 // accurateFleetBound bounds the worst rank error of merged fleets of
-// accurate-mode digests (TestMergeFleetVsCaio).
-const accurateFleetBound = 0.003
+// accurate-mode digests (TestMergeFleetVsCaio): twice the worst of the
+// default run (Pareto at 50 slots, 0.075 %; it was 0.003 while Zipf's
+// merges were 0.19 % off).
+const accurateFleetBound = 0.0015
 
 // mergeTwoLevels merges digests of geometry g in groups of 8, then the
 // groups, as a collector of collectors does.

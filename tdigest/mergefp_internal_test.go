@@ -26,9 +26,9 @@ import (
 )
 
 // mergeFingerprint is the SHA-256 of TestMergeFingerprint's outputs.
-// (Changed on purpose 2026-11-28: runs of equal means stay whole and
+// (Changed on purpose 2026-11-28: runs of equal samples stay whole and
 // pinned, and centroids of two samples are not spread; see coalesce.)
-const mergeFingerprint = "af253476e5cfa457c89fe682ab97c41f6e0834dc217588332280cd0cbb9e6b28"
+const mergeFingerprint = "9fac728c05c963dabf5530553d65d78b8dce84f760104595780fefcec467267d"
 
 // fpDigest returns a digest of dt (slots, prec) fed n samples of stream
 // kind by the C's clustering or, if accurate, the accurate mode's.

@@ -94,7 +94,10 @@ func (d *digest[N]) mergeInputsRef(g geometry, ins []inputRef) error {
 		ncs += len(in.cs)
 	}
 	var items []item
+	var pooled bool
+	isPart := map[int]bool{} // the indices of spread centroids' parts
 	if len(ins) > 1 && (ncs > d.maxn || heavy) {
+		pooled = true
 		items = make([]item, 0, 4*ncs)
 		// The range of the inputs' means, written out.
 		lo, hi := g.lim, -g.lim
@@ -104,31 +107,72 @@ func (d *digest[N]) mergeInputsRef(g geometry, ins []inputRef) error {
 		for _, in := range ins {
 			items = splitCentroids(items, in.cs, lo, hi, in.maxn >= d.maxn)
 		}
+		for i := range items {
+			if items[i].n&partBit != 0 {
+				items[i].n &^= partBit
+				isPart[i] = true
+			}
+		}
 	} else {
 		items = make([]item, 0, ncs)
 		for _, in := range ins {
 			items = append(items, in.cs...)
 		}
 	}
-	slices.SortFunc(items, func(a, b item) int {
+	type tagged struct {
+		item
+		part bool
+	}
+	tg := make([]tagged, len(items))
+	for i, it := range items {
+		tg[i] = tagged{it, isPart[i]}
+	}
+	// By mean, the centroids before the parts, then by count.
+	slices.SortFunc(tg, func(a, b tagged) int {
 		if c := cmp.Compare(a.v, b.v); c != 0 {
 			return c
 		}
+		if a.part != b.part {
+			if a.part {
+				return 1
+			}
+			return -1
+		}
 		return cmp.Compare(a.n, b.n)
 	})
-	if len(items) > d.maxn {
-		// Runs of equal means as one item (within the largest count),
-		// exact when the run holds a single sample.
+	for i, t := range tg {
+		items[i] = t.item
+	}
+	if pooled {
+		// The centroids (not parts) of each run of equal means that
+		// holds a single sample as one item (within the largest count),
+		// exact; the run's parts apart.
 		var co []item
 		var exact []bool
-		for _, it := range items {
-			if k := len(co) - 1; k >= 0 && co[k].v == it.v && co[k].n+it.n <= g.maxCnt {
-				co[k].n += it.n
-				exact[k] = exact[k] || it.n == 1
-				continue
+		for i := 0; i < len(tg); {
+			j := i
+			single := false
+			for ; j < len(tg) && tg[j].v == tg[i].v; j++ {
+				single = single || !tg[j].part && tg[j].n == 1
 			}
-			co = append(co, it)
-			exact = append(exact, it.n == 1)
+			cur := item{tg[i].v, 0}
+			for ; i < j; i++ {
+				if !single || tg[i].part {
+					co = append(co, tg[i].item)
+					exact = append(exact, false)
+					continue
+				}
+				if cur.n+tg[i].n > g.maxCnt {
+					co = append(co, cur)
+					exact = append(exact, true)
+					cur.n = 0
+				}
+				cur.n += tg[i].n
+				if i+1 == j || tg[i+1].part {
+					co = append(co, cur)
+					exact = append(exact, true)
+				}
+			}
 		}
 		items = co
 		if len(items) > d.maxn {
