@@ -90,6 +90,15 @@ func (s Stat) Count() (uint64, error) {
 // MIN and q = 1 MAX; a histogram's (hist.Quantile) is clamped to [MIN,
 // MAX]. Without them it is tdigest.Quantile's or hist.Quantile's.
 //
+// A t-digest of an integer VOI answers an integer: the estimate rounded
+// to the nearest one (halves away from zero). Its samples are integers,
+// so every true quantile is one, and the rounded estimate is never
+// further from q in rank than the unrounded one (a value strictly
+// between two integers has the rank of the lower one; the nearer integer
+// has that rank or a range of ranks that reaches it). Where many samples
+// share each integer (10^6 latencies in µs put about 300 on each µs
+// around the median) a fraction of a µs is 300 ppm of rank.
+//
 // Errors wrap voi.ErrEmpty (which wraps voi.ErrNotFound) when it holds no
 // samples, voi.ErrInvalid for a q outside [0, 1], voi.ErrTypeMismatch for
 // another statistic.
@@ -98,8 +107,10 @@ func (s Stat) Quantile(q float64) (x float64, err error) {
 	switch {
 	case s.DType.IsTDigest() && bounded:
 		x, err = tdigest.QuantileBounded(s.Data, s.DType, q, lo, hi)
+		x = s.integral(x)
 	case s.DType.IsTDigest():
 		x, err = tdigest.Quantile(s.Data, s.DType, q)
+		x = s.integral(x)
 	case s.DType.IsHist():
 		x, err = hist.Quantile(s.Data, s.DType, s.VOIDType, q)
 		if bounded {
@@ -118,10 +129,16 @@ func (s Stat) Quantile(q float64) (x float64, err error) {
 // are at most x, the inverse of Quantile: bounded by the VOI's MIN and MAX
 // in the same way (0 below MIN, 1 at or above MAX; a t-digest's estimate
 // below its first centroid and above its last interpolates from and to
-// them, tdigest.CDFBounded), else tdigest.CDF's or hist.CDF's. Errors as
-// for Quantile (a NaN x is voi.ErrInvalid).
+// them, tdigest.CDFBounded), else tdigest.CDF's or hist.CDF's. A t-digest
+// of an integer VOI, whose Quantile answers the nearest integer, answers
+// its estimate at floor(x) + 1/2: the fraction of samples at most
+// floor(x), each integer's samples taken as spread over the half-open
+// unit around it. Errors as for Quantile (a NaN x is voi.ErrInvalid).
 func (s Stat) CDF(x float64) (p float64, err error) {
 	lo, hi, bounded := s.bounds()
+	if s.DType.IsTDigest() && s.VOIDType.IsInt() {
+		x = math.Floor(x) + 0.5
+	}
 	switch {
 	case s.DType.IsTDigest() && bounded:
 		p, err = tdigest.CDFBounded(s.Data, s.DType, x, lo, hi)
@@ -144,6 +161,15 @@ func (s Stat) CDF(x float64) (p float64, err error) {
 		return 0, s.errorf("CDF", "", err)
 	}
 	return p, nil
+}
+
+// integral returns a t-digest's estimate x as the VOI answers it: the
+// nearest integer for an integer VOI (see Quantile), else x.
+func (s Stat) integral(x float64) float64 {
+	if s.VOIDType.IsInt() {
+		return math.Round(x)
+	}
+	return x
 }
 
 // bounds returns the MIN and MAX of the statistic's VOI, read from the

@@ -131,9 +131,11 @@ func TestQuantileAndCDF(t *testing.T) {
 	mn, _ := bl.FetchU64(0, voi.Min)
 	mx, _ := bl.FetchU64(0, voi.Max)
 	for _, q := range []float64{0, 0.001, 0.25, 0.5, 0.99, 1} {
-		// VOI 0: the digest, reaching towards MIN and MAX.
+		// VOI 0: the digest, reaching towards MIN and MAX; an integer
+		// VOI's answer is the nearest integer.
 		want, err := tdigest.QuantileBounded(td.Data, td.DType, q, float64(mn), float64(mx))
 		require.NoError(t, err)
+		want = math.Round(want)
 		got, err := bl.Quantile(0, q)
 		require.NoError(t, err)
 		require.Equal(t, want, got, "q %g", q)
@@ -148,8 +150,9 @@ func TestQuantileAndCDF(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, got, "q %g", q)
 	}
-	for _, x := range []float64{-1, 0, 250, 999, 5000} {
-		want, err := tdigest.CDFBounded(td.Data, td.DType, x, float64(mn), float64(mx))
+	for _, x := range []float64{-1, 0, 250, 250.7, 999, 5000} {
+		// At floor(x)+1/2: the fraction at most floor(x).
+		want, err := tdigest.CDFBounded(td.Data, td.DType, math.Floor(x)+0.5, float64(mn), float64(mx))
 		require.NoError(t, err)
 		got, err := bl.CDF(0, x)
 		require.NoError(t, err)

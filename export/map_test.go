@@ -2,6 +2,7 @@ package export_test
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -111,4 +112,47 @@ func TestSummarySumFromSUM(t *testing.T) {
 	require.Equal(t, uint64(100), ms[2].Summary.Count)
 	require.NotEqual(t, 5050.0, ms[2].Summary.Sum)
 	require.InDelta(t, 5050, ms[2].Summary.Sum, 100*0.5)
+}
+
+// A t-digest summary's quantiles are the blob's answers (blob.Stat.Quantile):
+// bounded by MIN and MAX when the VOI keeps them, integers for an integer
+// VOI, as they are for a Q-number VOI.
+func TestSummaryQuantilesAreTheBlobsAnswers(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("Q")
+	require.NoError(t, err)
+	td := tpl.TDigest(voi.TDgstClust32, 8, 4)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "bounded", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Max(), tpl.Min(), td}}))
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 1, Name: "plain", DType: voi.IntU32, Stats: []tpl.StatSpec{td}}))
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 2, Name: "ratio", DType: voi.QS64, Stats: []tpl.StatSpec{tpl.TDigest(voi.TDgstClust64, 8, 8)}}))
+	b := blob.New(tp, blob.NewEnv(nil, 1))
+	for v := uint32(1); v <= 1000; v++ {
+		x := v * v % 997
+		require.NoError(t, b.UpdateU32(0, x))
+		require.NoError(t, b.UpdateU32(1, x))
+		require.NoError(t, b.UpdateFloat(2, float64(x)/7))
+	}
+	qs := []float64{0, 0.25, 0.5, 0.9, 0.99, 1}
+	m, err := export.NewMapper(export.Options{Quantiles: qs})
+	require.NoError(t, err)
+	ms, err := m.Append(nil, export.Named{Blob: b, Template: tp})
+	require.NoError(t, err)
+	fractional := 0
+	for id, name := range []string{"q_bounded_tdigest", "q_plain_tdigest", "q_ratio_tdigest"} {
+		i := slices.IndexFunc(ms, func(mt export.Metric) bool { return mt.Name == name })
+		require.GreaterOrEqual(t, i, 0, name)
+		st, err := b.Fetch(int32(id), voi.TDgst)
+		require.NoError(t, err)
+		for j, q := range qs {
+			want, err := st.Quantile(q)
+			require.NoError(t, err)
+			got := ms[i].Summary.Quantiles[j]
+			require.Equal(t, export.QuantileValue{Q: q, Value: want}, got, "%s q %v", name, q)
+			if id < 2 {
+				require.Equal(t, math.Round(got.Value), got.Value, "%s q %v", name, q)
+			} else if got.Value != math.Round(got.Value) {
+				fractional++
+			}
+		}
+	}
+	require.Positive(t, fractional, "the Q VOI's answers are not rounded")
 }

@@ -19,7 +19,9 @@ import (
 // digest geometry, one sample count, the worst rank error (a fraction of
 // the samples) over Quantiles and seeds of each estimator, every peer at
 // the largest setting whose serialization fits in the statsblob digest's
-// bytes.
+// bytes. Each estimator answers as its library does: statsblob's modes
+// through blob.Stat.Quantile (the samples are an integer VOI's, so the
+// answers are integers), the peers with their own quantile functions.
 type ModeCell struct {
 	Stream                                   string
 	DType                                    voi.DType
@@ -27,13 +29,25 @@ type ModeCell struct {
 	Samples                                  int
 	Bytes                                    int // the statsblob digest's bytes (either mode)
 	C, Accurate, Caio, Influx, DDSketch, HDR float64
+	// CaioRounded and InfluxRounded are caio's and influx's errors with
+	// their answers rounded to the nearest integer as statsblob's are
+	// (which never moves an answer away in rank on integer samples): the
+	// sketches compared under the same answer.
+	CaioRounded, InfluxRounded float64
 }
 
 // Ratio is the accurate mode's error over the better of caio's and
 // influx's (errors below one rank count as one rank).
 func (c ModeCell) Ratio() float64 {
+	return c.ratio(min(c.Caio, c.Influx))
+}
+
+// RatioRounded is Ratio against the peers' rounded answers.
+func (c ModeCell) RatioRounded() float64 { return c.ratio(min(c.CaioRounded, c.InfluxRounded)) }
+
+func (c ModeCell) ratio(peer float64) float64 {
 	floor := 1 / float64(c.Samples)
-	return max(c.Accurate, floor) / max(min(c.Caio, c.Influx), floor)
+	return max(c.Accurate, floor) / max(peer, floor)
 }
 
 // TDigestModes measures the cells of every stream of accuracy.Streams,
@@ -66,20 +80,26 @@ func TDigestModesOf(streams []accuracy.Stream, dt voi.DType, slots []uint32, siz
 						}
 						return w
 					}
+					rounded := func(q func(float64) float64) func(float64) float64 {
+						return func(p float64) float64 { return math.Round(q(p)) }
+					}
 					var data []byte
 					for _, m := range []tdigest.Mode{tdigest.C, tdigest.Accurate} {
-						d := modeDigest(dt, s, m, vals, uint32(seed))
-						e := worst(func(q float64) float64 { v, _ := tdigest.Quantile(d, dt, q); return v })
+						st := modeStat(dt, s, m, vals, uint32(seed))
+						e := worst(func(q float64) float64 { v, _ := st.Quantile(q); return v })
 						if m == tdigest.C {
 							cell.C = max(cell.C, e)
 						} else {
 							cell.Accurate = max(cell.Accurate, e)
 						}
-						data = d
+						data = st.Data
 					}
 					cell.Bytes = len(data)
-					cell.Caio = max(cell.Caio, worst(caioSketch(u, len(data)).Quantile))
-					cell.Influx = max(cell.Influx, worst(influxSketch(u, len(data)).Quantile))
+					caio, infl := caioSketch(u, len(data)).Quantile, influxSketch(u, len(data)).Quantile
+					cell.Caio = max(cell.Caio, worst(caio))
+					cell.Influx = max(cell.Influx, worst(infl))
+					cell.CaioRounded = max(cell.CaioRounded, worst(rounded(caio)))
+					cell.InfluxRounded = max(cell.InfluxRounded, worst(rounded(infl)))
 					cell.DDSketch = max(cell.DDSketch, worst(ddsketchSketch(u, len(data)).Quantile))
 					cell.HDR = max(cell.HDR, worst(hdrSketch(u, len(data)).Quantile))
 				}
@@ -93,9 +113,10 @@ func TDigestModesOf(streams []accuracy.Stream, dt voi.DType, slots []uint32, siz
 	return cells
 }
 
-// modeDigest returns the t-digest of a blob whose template declares it
-// in mode m, fed vals (env seeded with seed), as a user builds one.
-func modeDigest(dt voi.DType, slots uint32, m tdigest.Mode, vals []uint32, seed uint32) []byte {
+// modeStat returns the t-digest of a blob whose template declares it in
+// mode m for an IntU32 VOI, fed vals (env seeded with seed), as a user
+// builds and queries one.
+func modeStat(dt voi.DType, slots uint32, m tdigest.Mode, vals []uint32, seed uint32) blob.Stat {
 	prec := uint32(4)
 	if dt == voi.TDgstClust64 {
 		prec = 8
@@ -117,7 +138,7 @@ func modeDigest(dt voi.DType, slots uint32, m tdigest.Mode, vals []uint32, seed 
 	if err != nil {
 		panic(err)
 	}
-	return slices.Clone(s.Data)
+	return s
 }
 
 // influxBytes is the size of an influxdata/tdigest digest's centroids

@@ -16,8 +16,13 @@ func TestTDigestModes(t *testing.T) {
 	}
 	by := map[string]ModeCell{}
 	for _, c := range cells {
-		if c.Bytes != 340 || !(c.Ratio() > 0) {
+		if c.Bytes != 340 || !(c.Ratio() > 0) || !(c.RatioRounded() > 0) {
 			t.Fatalf("cell %+v: bytes or ratio", c)
+		}
+		// Rounding an answer on integer samples never moves it away in
+		// rank.
+		if c.CaioRounded > c.Caio || c.InfluxRounded > c.Influx {
+			t.Errorf("cell %+v: a rounded answer further off", c)
 		}
 		by[c.Stream] = c
 	}

@@ -252,15 +252,17 @@ func printRTT(w io.Writer, merged *blob.Blob, snaps []*blob.Blob, rtts []float64
 		return err
 	}
 	for _, q := range accuracy.Quantiles {
-		est, err := st.Quantile(q) // the library's answer, bounded by MIN and MAX
+		// The library's answers: bounded by MIN and MAX, integers for
+		// the integer VOI.
+		est, err := st.Quantile(q)
 		if err != nil {
 			return err
 		}
-		ea, err := tdigest.Quantile(sa.Data, sa.DType, q)
+		ea, err := sa.Quantile(q)
 		if err != nil {
 			return err
 		}
-		ec, err := tdigest.Quantile(sc.Data, sc.DType, q)
+		ec, err := sc.Quantile(q)
 		if err != nil {
 			return err
 		}

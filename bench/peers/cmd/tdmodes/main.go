@@ -65,23 +65,39 @@ func main() {
 			sizes = append(sizes, n)
 		}
 	}
-	fmt.Printf("Worst rank error (%% of samples) over p50, p90, p99, p99.9 and seeds 1..%d; %v digests; peers at equal bytes.\n\n", *seeds, dt)
-	fmt.Println("| stream | slots | samples | bytes | C mode | accurate | caio | influx | DDSketch | HDR | accurate / best t-digest peer |")
-	fmt.Println("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
-	var logSum float64
-	var n, over int
-	worst := 0.0
+	fmt.Printf("Worst rank error (%% of samples) over p50, p90, p99, p99.9 and seeds 1..%d; %v digests (an IntU32 VOI's, answered by blob.Stat.Quantile: integers); peers at equal bytes, answered by their own quantile functions; the last column with the peers' answers rounded to integers too.\n\n", *seeds, dt)
+	fmt.Println("| stream | slots | samples | bytes | C mode | accurate | caio | influx | DDSketch | HDR | accurate / best t-digest peer | the same, peers rounded |")
+	fmt.Println("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	var sum [2]summary
 	peers.TDigestModesOf(streams, dt, []uint32{20, 50, 100}, sizes, *seeds, func(c peers.ModeCell) {
-		r := c.Ratio()
-		logSum += math.Log(r)
-		n++
-		if r > 1.25 {
-			over++
-		}
-		worst = max(worst, r)
-		fmt.Printf("| %s | %d | %d | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f |\n", c.Stream, c.Slots, c.Samples, c.Bytes,
-			100*c.C, 100*c.Accurate, 100*c.Caio, 100*c.Influx, 100*c.DDSketch, 100*c.HDR, r)
+		r, rr := c.Ratio(), c.RatioRounded()
+		sum[0].add(r)
+		sum[1].add(rr)
+		fmt.Printf("| %s | %d | %d | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.2f |\n", c.Stream, c.Slots, c.Samples, c.Bytes,
+			100*c.C, 100*c.Accurate, 100*c.Caio, 100*c.Influx, 100*c.DDSketch, 100*c.HDR, r, rr)
 		os.Stdout.Sync()
 	})
-	fmt.Printf("\nAccurate mode against the better of caio and influx: geometric mean of the ratios %.2f over %d cells, %d cells above 1.25, worst %.2f.\n", math.Exp(logSum/float64(n)), n, over, worst)
+	fmt.Printf("\nAccurate mode against the better of caio and influx: %v.\n", sum[0])
+	fmt.Printf("The same with the peers' answers rounded to integers: %v.\n", sum[1])
+}
+
+// summary is the geometric mean, the count above 1.25 and the worst of
+// ratios.
+type summary struct {
+	logSum  float64
+	n, over int
+	worst   float64
+}
+
+func (s *summary) add(r float64) {
+	s.logSum += math.Log(r)
+	s.n++
+	if r > 1.25 {
+		s.over++
+	}
+	s.worst = max(s.worst, r)
+}
+
+func (s summary) String() string {
+	return fmt.Sprintf("geometric mean of the ratios %.2f over %d cells, %d cells above 1.25, worst %.2f", math.Exp(s.logSum/float64(s.n)), s.n, s.over, s.worst)
 }
