@@ -439,6 +439,19 @@ func BenchmarkMergeAll(b *testing.B) {
 			})
 		}
 	}
+	// Accurate digests of eight integers: long runs of equal means.
+	g := accuracy.Geometry{DType: voi.TDgstClust64, Slots: 50, Prec: 8}
+	f := accuracy.NewStreamFleetMode(g, tdigest.Accurate, accuracy.StreamByName("zipf"), 1000, accuracy.FleetSize, 1)
+	empty, dst := g.Build(), g.Build()
+	b.Run("zipf-accurate/"+g.DType.String(), func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			copy(dst, empty)
+			if err := tdigest.MergeAll(dst, g.DType, f.Digests...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // TestMergeKeepsDiscreteExact: accurate digests of a few integers (a

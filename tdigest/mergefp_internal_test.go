@@ -200,7 +200,8 @@ func fpCase(t testing.TB, h hash.Hash, r *rand.Rand, i int, dt voi.DType, slots,
 
 // TestSortItems: sortItems orders items by mean, then count, as a
 // comparison sort does, for every size and range of means (its passes
-// and digits depend on both).
+// and digits depend on both), long runs of equal means included (few bits
+// of range).
 func TestSortItems(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	var tmp []item
@@ -210,7 +211,7 @@ func TestSortItems(t *testing.T) {
 		items := make([]item, n)
 		base := r.Int64N(1<<62) - 1<<61
 		for j := range items {
-			items[j] = item{base + r.Int64N(1<<width+1)/2 - 1<<width/4, uint64(r.IntN(1 + r.IntN(5)))}
+			items[j] = item{base + r.Int64N(1<<width+1)/2 - 1<<width/4, uint64(r.IntN(1 + r.IntN([]int{5, 1000}[i%2])))}
 		}
 		want := slices.Clone(items)
 		slices.SortFunc(want, func(a, b item) int {
