@@ -78,7 +78,8 @@
 // These are byte-level building blocks. A program holding blobs asks
 // package blob: Blob.Quantile, Blob.CDF, Stat.Quantile and Stat.CDF (one
 // answer for the library, the CLI and the exporters, bounded by the VOI's
-// MIN and MAX when it keeps them), and blob.MergeAll for merges.
+// MIN and MAX when it keeps them, an integer for an integer VOI), and
+// blob.MergeAll for merges.
 // The caiotd subpackage converts to and from github.com/caio/go-tdigest.
 //
 // # The accurate mode

@@ -247,9 +247,11 @@ func Mean(data []byte, dt voi.DType) (float64, error) {
 
 // Quantile estimates the q-quantile (0 <= q <= 1) of the samples of
 // digest bytes. It is a building block: it knows only the digest, not the
-// VOI's MIN and MAX, which bound the answer (QuantileBounded); package
-// blob's Stat.Quantile and Blob.Quantile give a VOI's answer, bounded when
-// the VOI keeps them, and the CLI and exporters answer with them.
+// VOI's MIN and MAX, which bound the answer (QuantileBounded), nor
+// whether its samples are integers; package blob's Stat.Quantile and
+// Blob.Quantile give a VOI's answer, bounded when the VOI keeps them and
+// rounded to an integer for an integer VOI, and the CLI and exporters
+// answer with them.
 //
 // Each centroid stands for its count of samples spread evenly around its
 // mean: with W the total count before it and c its count, it sits at rank
