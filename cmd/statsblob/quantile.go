@@ -23,7 +23,8 @@ func runQuantile(args []string, stdout, stderr io.Writer) int {
 			"quantile q of -q, one line \"q<TAB>estimate\" from the VOI's t-digest or\n"+
 			"histogram: the library's answer (blob.Stat.Quantile), bounded by the VOI's\n"+
 			"MIN and MAX when it keeps them (q 0 and 1 are then MIN and MAX for a\n"+
-			"t-digest). A VOI with both uses its t-digest unless -stat hist is given.\n"+
+			"t-digest), an integer from an integer VOI's t-digest. A VOI with both\n"+
+			"uses its t-digest unless -stat hist is given.\n"+
 			"The VOI is given by id, or by name with -templates (the VOI names of the\n"+
 			"blobs' template).\n",
 		stdout, stderr)
