@@ -243,3 +243,48 @@ func BenchmarkUpdateMode(b *testing.B) {
 		}
 	}
 }
+
+// TestModeEdgesLoneExtreme: a mode's extreme sample alone far out of the
+// mode (gap to the next item a quarter of the stretch between the modes)
+// still marks the stretch, so the items on both sides of it stay groups
+// of their own; a heavy tail's growing gaps beyond modeRank of the
+// samples and evenly spread items do not.
+func TestModeEdgesLoneExtreme(t *testing.T) {
+	c := &accCache[node32]{maxn: 20}
+	var items []accItem
+	var total uint64
+	add := func(v int64, n uint64) {
+		items = append(items, accItemOf(v, n, n == 1))
+		total += n
+	}
+	for i := range 500 {
+		add(1000+int64(i), 10)
+	}
+	add(1600, 1)  // the first mode's largest sample
+	add(10000, 1) // the second's smallest, alone: 8400 = 4·2100 past the first
+	for i := range 500 {
+		add(12100+2*int64(i), 1)
+	}
+	f := c.modeEdges(items, total, 640)
+	require.Equal(t, []int32{0, 500, 501, int32(len(items) - 1)}, f)
+
+	// A heavy tail: gaps growing by half from item to item over the last
+	// 4% of the samples.
+	items, total = items[:0], 0
+	v, g := int64(1000), int64(1)
+	for i := range 1000 {
+		add(v, 1)
+		if i >= 960 {
+			g += g/2 + 1
+		}
+		v += g
+	}
+	require.Equal(t, []int32{0, int32(len(items) - 1)}, c.modeEdges(items, total, 640))
+
+	// Evenly spread items with one gap twice the others: no stretch.
+	items, total = items[:0], 0
+	for i := range 1000 {
+		add(int64(10*i+10*(i/500)), 5)
+	}
+	require.Equal(t, []int32{0, int32(len(items) - 1)}, c.modeEdges(items, total, 640))
+}
