@@ -522,7 +522,7 @@ func (c *accCache[N]) partition(items []accItem, total uint64, maxn int, exact b
 	// no group can exceed the largest centroid count, a group's end is
 	// found by bisection on kb.
 	fast := total <= c.maxc
-	forced := c.modeEdges(items, total, maxn)
+	forced := c.modeEdges(items, maxn)
 	groups := func(L float64, limit int, write bool) int {
 		g, fi := 0, 0
 		if write {
@@ -619,55 +619,38 @@ func (c *accCache[N]) partition(items []accItem, total uint64, maxn int, exact b
 
 // modeEdges returns, in ascending order, the items that must be groups of
 // their own: the first and the last, and those on both sides of an empty
-// stretch between modes of the samples, so that no group straddles it
-// (its value would lie in the stretch, where there are no samples) and
-// the queries reach each mode's edge. A gap between neighbouring items'
-// values is such a stretch if it is more than 4 times every other gap
-// among the 4 on each side, or if it is wider than the samples' range
-// over the digest's slots, more than 4 times the second widest of the 4
-// on each side, and has at least modeRank of the samples on each side
-// (a mode's extreme sample often lies far out, alone, and its gap to the
-// next item hides the stretch from the first test: at 5.5·10^6 samples
-// of the bimodal stream a group of the finer centroids straddled the
-// stretch, absorbed both edges from then on, and the 20-slot digest's
-// p99 was 0.49% of rank off at 10^7 samples). At most (maxn+1)/2 items
-// are forced, which leaves the grouping feasible.
-func (c *accCache[N]) modeEdges(items []accItem, total uint64, maxn int) []int32 {
+// stretch between modes of the samples (a gap between neighbouring items'
+// values more than 4 times every other gap among the 4 on each side), so
+// that no group straddles it (its value would lie in the stretch, where
+// there are no samples) and the queries reach each mode's edge. At most
+// (maxn+1)/2 items are forced, which leaves the grouping feasible.
+func (c *accCache[N]) modeEdges(items []accItem, maxn int) []int32 {
 	const w, ratio = 4, 4
 	m := len(items)
 	f := append(c.forced[:0], 0)
 	if m < 2*w+2 {
 		return append(f, int32(m-1))
 	}
-	width := (items[m-1].v - items[0].v) / int64(c.maxn)
-	lowRank, highRank := uint64(float64(total)*modeRank), uint64(float64(total)*(1-modeRank))
-	var cum uint64 // the samples before item i
-	for _, it := range items[:1+w] {
-		cum += it.n()
-	}
 	// d is the gap before item i, dp the one before it, dn the one after
 	// (the nearest gaps first: almost every item stops there).
 	dp, d := items[w].v-items[w-1].v, items[w+1].v-items[w].v
 	for i := 1 + w; i+w <= m-1 && 2*(len(f)+3) <= maxn+1; i++ {
 		dn := items[i+1].v - items[i].v
-		if d > ratio*dp && d > ratio*dn || d > width && d > dp && d > dn && cum >= lowRank && cum <= highRank {
-			var l, l2, r, r2 int64 // the widest and second widest gaps on each side
+		if d > ratio*dp && d > ratio*dn {
+			var l, r int64
 			for j := i - w; j < i; j++ {
-				l, l2 = widest(l, l2, items[j].v-items[j-1].v)
+				l = max(l, items[j].v-items[j-1].v)
 			}
 			for j := i + 1; j <= i+w; j++ {
-				r, r2 = widest(r, r2, items[j].v-items[j-1].v)
+				r = max(r, items[j].v-items[j-1].v)
 			}
-			apart := d > ratio*l && d > ratio*r ||
-				d > width && d > ratio*l2 && d > ratio*r2 && cum >= lowRank && cum <= highRank
-			if apart {
+			if d > ratio*l && d > ratio*r {
 				if int(f[len(f)-1]) < i-1 {
 					f = append(f, int32(i-1))
 				}
 				f = append(f, int32(i))
 			}
 		}
-		cum += items[i].n()
 		dp, d = d, dn
 	}
 	if int(f[len(f)-1]) < m-1 {
@@ -675,23 +658,6 @@ func (c *accCache[N]) modeEdges(items []accItem, total uint64, maxn int) []int32
 	}
 	c.forced = f
 	return f
-}
-
-// modeRank is the least share of the samples on each side of a gap for
-// modeEdges' second test: the far tails of heavy-tailed streams have gaps
-// that grow from item to item, wider than the range over the slots, but
-// only a few samples beyond them.
-const modeRank = 0.02
-
-// widest returns the widest and second widest of a, b (a >= b) and g.
-func widest(a, b, g int64) (int64, int64) {
-	switch {
-	case g > a:
-		return g, a
-	case g > b:
-		return a, g
-	}
-	return a, b
 }
 
 // write replaces the digest with the groups of items that cuts delimit:

@@ -27,9 +27,8 @@ import (
 
 // mergeFingerprint is the SHA-256 of TestMergeFingerprint's outputs.
 // (Changed on purpose 2026-11-28: runs of equal samples stay whole and
-// pinned, and centroids of two samples are not spread, see coalesce; and
-// the inputs' accurate digests keep a lone mode edge, see modeEdges.)
-const mergeFingerprint = "e5428cba0c33a3c21cc3003931f6801262cc35a8a6278d67d3d9e826d6c3ca7f"
+// pinned, and centroids of two samples are not spread; see coalesce.)
+const mergeFingerprint = "9fac728c05c963dabf5530553d65d78b8dce84f760104595780fefcec467267d"
 
 // fpDigest returns a digest of dt (slots, prec) fed n samples of stream
 // kind by the C's clustering or, if accurate, the accurate mode's.
