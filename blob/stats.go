@@ -91,7 +91,7 @@ func (s Stat) Count() (uint64, error) {
 // MAX]. Without them it is tdigest.Quantile's or hist.Quantile's.
 //
 // A t-digest of an integer VOI answers an integer: the estimate rounded
-// to the nearest one (halves away from zero). Its samples are integers,
+// to the nearest one (voi.DType.Round). Its samples are integers,
 // so every true quantile is one, and the rounded estimate is never
 // further from q in rank than the unrounded one (a value strictly
 // between two integers has the rank of the lower one; the nearer integer
@@ -107,10 +107,10 @@ func (s Stat) Quantile(q float64) (x float64, err error) {
 	switch {
 	case s.DType.IsTDigest() && bounded:
 		x, err = tdigest.QuantileBounded(s.Data, s.DType, q, lo, hi)
-		x = s.integral(x)
+		x = s.VOIDType.Round(x)
 	case s.DType.IsTDigest():
 		x, err = tdigest.Quantile(s.Data, s.DType, q)
-		x = s.integral(x)
+		x = s.VOIDType.Round(x)
 	case s.DType.IsHist():
 		x, err = hist.Quantile(s.Data, s.DType, s.VOIDType, q)
 		if bounded {
@@ -161,15 +161,6 @@ func (s Stat) CDF(x float64) (p float64, err error) {
 		return 0, s.errorf("CDF", "", err)
 	}
 	return p, nil
-}
-
-// integral returns a t-digest's estimate x as the VOI answers it: the
-// nearest integer for an integer VOI (see Quantile), else x.
-func (s Stat) integral(x float64) float64 {
-	if s.VOIDType.IsInt() {
-		return math.Round(x)
-	}
-	return x
 }
 
 // bounds returns the MIN and MAX of the statistic's VOI, read from the

@@ -436,12 +436,8 @@ func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []
 				if vals, err = tdigest.Quantiles(s.Data, dt, m.quantiles, lo, hi, vals); err != nil {
 					return out, err
 				}
-				if vs.dt.IsInt() {
-					// An integer VOI's answer is an integer, as
-					// blob.Stat.Quantile gives it.
-					for i, v := range vals {
-						vals[i] = math.Round(v)
-					}
+				for i, v := range vals {
+					vals[i] = vs.dt.Round(v) // as blob.Stat.Quantile answers
 				}
 			}
 			for i, q := range m.quantiles {

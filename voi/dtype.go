@@ -5,7 +5,10 @@
 // numeric values, and the sentinel errors, each mirroring an errno of the C.
 package voi
 
-import "strconv"
+import (
+	"math"
+	"strconv"
+)
 
 // DType is a data type of a VOI or of a statistic's data (enum vsd_dtype).
 // Values 1..10 are the numeric types a VOI can have; 11..18 are the compound
@@ -71,6 +74,17 @@ func (d DType) IsNumeric() bool { return d >= IntS32 && d <= QU64 }
 
 // IsInt reports whether d is one of the six integer types.
 func (d DType) IsInt() bool { return d >= IntS32 && d <= IntULong }
+
+// Round returns an estimate x of a VOI of type d's samples as a value
+// the type holds: the nearest integer (halves away from zero) for an
+// integer type, whose samples are all integers (so on them the rounded
+// estimate is never further from a quantile q in rank), else x.
+func (d DType) Round(x float64) float64 {
+	if d.IsInt() {
+		return math.Round(x)
+	}
+	return x
+}
 
 // IsQ reports whether d is one of the four Q (fixed-point) types.
 func (d DType) IsQ() bool { return d >= QS32 && d <= QU64 }

@@ -139,3 +139,19 @@ func TestFlagsDistinct(t *testing.T) {
 	require.NotEqual(t, voi.FlagRelUpdate, voi.FlagReqState)
 	require.Equal(t, 0x0001, voi.FlagReqState, "the C's VOI_REQSTATE, stored in blobs")
 }
+
+func TestRound(t *testing.T) {
+	for _, c := range []struct {
+		dt      voi.DType
+		x, want float64
+	}{
+		{voi.IntU32, 2.5, 3},
+		{voi.IntU64, 1234.37, 1234},
+		{voi.IntS32, -2.5, -3},
+		{voi.IntS64, -0.4, 0},
+		{voi.QS64, 2.5, 2.5},
+		{voi.QU32, 1234.37, 1234.37},
+	} {
+		require.Equal(t, c.want, c.dt.Round(c.x), "%v %v", c.dt, c.x)
+	}
+}
