@@ -242,7 +242,7 @@ type mergeScratch struct {
 	ends       []int               // combine: where each group starts
 	out        []item              // combine's groups
 	seg        []int32             // combine: each item's segment
-	exact      []bool              // coalesce, combine: which items hold equal samples
+	exact      []bool              // coalesce, exactGroups: which items hold equal samples
 	acc        []accItem           // pinRuns: the centroids, exactness marked
 	pinned     []accItem           // pinRuns: the same, runs pinned
 	mark       []int8              // pinRuns: splitRuns' scratch
@@ -371,12 +371,12 @@ func (d *digest[N]) mergeInputs(g geometry, sc *mergeScratch) error {
 	sc.tmp = sortItems(items, sc.tmp)
 	if pooled {
 		items = sc.coalesce(items, g.maxCnt)
-	} else {
-		sc.exact = slices.Grow(sc.exact[:0], len(items))[:len(items)]
-		clear(sc.exact) // (one input wider than dst: no run known)
 	}
 	if len(items) > d.maxn {
 		items = sc.combine(items, total, d.maxn)
+		if pooled {
+			sc.exact = exactGroups(sc.exact, sc.ends)
+		}
 	}
 	if pooled {
 		items = sc.pinRuns(items, d.maxn)
@@ -837,16 +837,21 @@ func (sc *mergeScratch) combine(items []item, total uint64, slots int) []item {
 		out = append(out, item{sum.mean(cnt), cnt})
 	}
 	sc.out = out
-	// A group of one item keeps its exactness; other groups have none.
+	return out
+}
+
+// exactGroups returns, in place, which of combine's groups (starting at
+// starts) are runs of equal samples, from which of its items were
+// (exact): a group of one such item.
+func exactGroups(exact []bool, starts []int) []bool {
 	for r, i := range starts {
-		end := n
+		end := len(exact)
 		if r+1 < len(starts) {
 			end = starts[r+1]
 		}
-		sc.exact[r] = sc.exact[i] && end == i+1 // (r <= i: read before written)
+		exact[r] = exact[i] && end == i+1 // (r <= i: read before written)
 	}
-	sc.exact = sc.exact[:len(starts)]
-	return out
+	return exact[:len(starts)]
 }
 
 // partBit marks, from splitCentroids to coalesce, an item that is a
