@@ -243,3 +243,76 @@ func BenchmarkUpdateMode(b *testing.B) {
 		}
 	}
 }
+
+// TestLoneStretches: a stretch between two modes whose extreme samples lie
+// alone beside it, a quarter of the stretch or more from the next
+// centroid, is found on the centroids (loneStretches) where the test on
+// neighbouring items misses it; samples alone (a first flush), a heavy
+// tail's growing gaps and evenly spread centroids mark nothing.
+func TestLoneStretches(t *testing.T) {
+	type item struct {
+		v int64
+		n uint64 // 1: a lone sample (exact); more: a centroid
+	}
+	modes := func(lone bool) []item {
+		var its []item
+		n := uint64(100)
+		if lone {
+			n = 1
+		}
+		for i := range 20 {
+			its = append(its, item{1000 + 10*int64(i), n})
+		}
+		// The first mode's largest sample and the second's smallest,
+		// alone: 10000-1195 = 8805 < 4·(12300-10000).
+		its = append(its, item{1195, 1}, item{10000, 1})
+		for i := range 20 {
+			its = append(its, item{12300 + 20*int64(i), n})
+		}
+		return its
+	}
+	var tail, even []item
+	v, g := int64(1000), int64(10)
+	for range 30 {
+		tail = append(tail, item{v, 50}, item{v + g/2, 1})
+		v += g
+		g += g / 2
+	}
+	for i := range 40 {
+		d := int64(10)
+		if i == 20 {
+			d = 20
+		}
+		even = append(even, item{int64(100 * i), 30}, item{int64(100*i) + d, 1})
+	}
+	for _, tc := range []struct {
+		name  string
+		items []item
+		want  []int32 // modeEdges' forced items
+	}{
+		{"centroids, lone edges", modes(false), []int32{0, 20, 21, 41}},
+		{"samples only", modes(true), []int32{0, 41}},
+		{"a heavy tail", tail, []int32{0, 59}},
+		{"evenly spread", even, []int32{0, 79}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			items := make([]accItem, len(tc.items))
+			var heavy []int32
+			for i, it := range tc.items {
+				items[i] = accItemOf(it.v, it.n, it.n == 1)
+				if it.n > 1 {
+					heavy = append(heavy, int32(i))
+				}
+			}
+			c := &accCache[node32]{heavy: heavy}
+			require.Equal(t, tc.want, c.modeEdges(items, 640))
+		})
+	}
+	// Without the test on the centroids, the lone edges hide the stretch.
+	items := make([]accItem, 0, 42)
+	for _, it := range modes(false) {
+		items = append(items, accItemOf(it.v, it.n, it.n == 1))
+	}
+	c := &accCache[node32]{}
+	require.Equal(t, []int32{0, 41}, c.modeEdges(items, 640))
+}
