@@ -66,7 +66,7 @@ type Options struct {
 	// nil means DefaultQuantiles. They are reported in ascending order.
 	Quantiles []float64
 	// NativeHistogram adds, for every t-digest, a native (exponential)
-	// histogram derived from the digest's CDF.
+	// histogram derived from the digest's CDF (blob.Stat.CDF).
 	NativeHistogram bool
 	// NativeScale is the scale of the exponential histograms derived from
 	// t-digests, -4..8; 0 chooses it per digest: the finest scale (up to
@@ -451,7 +451,7 @@ func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []
 			out = append(out, mt)
 		}
 		if m.digestKind() == KindExpHistogram || m.opts.NativeHistogram && !m.otel() {
-			e, err := expFromDigest(s.Data, dt, m.scale, cnt, sum, vs.scale)
+			e, err := expFromDigest(s, m.scale, cnt, sum, vs.scale)
 			if err != nil {
 				return out, err
 			}

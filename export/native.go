@@ -4,8 +4,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/tdigest"
-	"github.com/statsblob/statsblob/voi"
 )
 
 // expBound returns base^i for base = 2^(2^-scale).
@@ -26,9 +26,12 @@ func expIndex(v float64, scale int32) int {
 	return i
 }
 
-// expFromDigest derives a native histogram from digest data of type dt with
-// cnt samples summing to sum: the digest's CDF (tdigest.CDF) evaluated at the
-// bucket bounds, scaled by cnt and rounded, so that the counts add up to cnt
+// expFromDigest derives a native histogram from the t-digest s with cnt
+// samples summing to sum: its CDF as blob.Stat.CDF answers it (bounded by
+// the VOI's MIN and MAX when it keeps them; for an integer VOI, the
+// digest's estimate at floor(x) + 1/2, since the samples at or below a
+// bound are those at or below its integer part) evaluated at the bucket
+// bounds, scaled by cnt and rounded, so that the counts add up to cnt
 // exactly. Buckets span the centroid means; mass between 0 and the means
 // nearest to it goes to the buckets nearest to 0, and the zero bucket
 // (threshold 0) holds the digest's point mass at 0, if any. Scale 0 chooses
@@ -36,14 +39,14 @@ func expIndex(v float64, scale int32) int {
 // MaxNativeBuckets buckets, the scale is lowered (down to -4).
 // us (> 0) converts the digest's values to the exported unit; sum is not
 // converted here.
-func expFromDigest(data []byte, dt voi.DType, scale int32, cnt uint64, sum, us float64) (*ExpHistogramPoint, error) {
+func expFromDigest(s *blob.Stat, scale int32, cnt uint64, sum, us float64) (*ExpHistogramPoint, error) {
 	e := &ExpHistogramPoint{Scale: scale, Count: cnt, Sum: sum}
 	if cnt == 0 {
 		return e, nil
 	}
 	var posLo, posHi, negLo, negHi float64 // smallest and largest |mean| on each side
 	var means []float64
-	for c := range tdigest.Centroids(data, dt) {
+	for c := range tdigest.Centroids(s.Data, s.DType) {
 		m := c.Mean() * us
 		means = append(means, m)
 		switch a := math.Abs(m); {
@@ -75,7 +78,7 @@ func expFromDigest(data []byte, dt voi.DType, scale int32, cnt uint64, sum, us f
 	var cdfErr error
 	n := float64(cnt)
 	cum := func(x float64) uint64 {
-		f, err := tdigest.CDF(data, dt, x/us)
+		f, err := s.CDF(x / us)
 		if err != nil && cdfErr == nil {
 			cdfErr = err
 		}

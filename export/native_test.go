@@ -1,12 +1,14 @@
 package export_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -96,4 +98,47 @@ func TestNativeHistogramAutoScale(t *testing.T) {
 	f([]int64{1, 4, 16}, -1)             // 4 apart: base 4
 	f([]int64{5}, export.MaxNativeScale) // one mean
 	f([]int64{1000, 1001, 1 << 40}, 2)   // 2^-8 would need 10,000 buckets: coarsened to fit 160
+}
+
+// An integer VOI's native histogram counts the samples at or below each
+// bound as blob.Stat.CDF estimates them: at the bound's integer part plus
+// one half. Small integers, kept exact by the accurate mode, with bucket
+// bounds (scale 2: 1, 1.19, 1.41, 1.68, 2, 2.38, 2.83, 3.36, 4, 4.76,
+// 5.66) between them: the 1s, 2s and 5 land in their own buckets and one
+// of the two 3s in the bucket above (the digest's CDF spreads a
+// centroid's samples around its mean: at 3.5 it is 8.375 of 10). The
+// digest's CDF at the bounds themselves put one 3 in (2.38, 2.83], where
+// no sample lies, and the other in (3.36, 4].
+func TestNativeHistogramIntegerSamples(t *testing.T) {
+	vals := []uint64{1, 1, 1, 1, 2, 2, 2, 3, 3, 5}
+	tp, err := tpl.NewRegistry().New("N")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU64, Stats: []tpl.StatSpec{
+		tpl.TDigestOf(tpl.TDigestSpec{DType: voi.TDgstClust64, NCtds: 20, Prec: 8, Mode: tdigest.Accurate}),
+	}}))
+	b := blob.New(tp, blob.NewEnv(nil, 1))
+	for _, v := range vals {
+		require.NoError(t, b.UpdateU64(0, v))
+	}
+	m, err := export.NewMapper(export.Options{NativeHistogram: true, NativeScale: 2, Quantiles: []float64{}})
+	require.NoError(t, err)
+	ms, err := m.Append(nil, export.Named{Blob: b, Template: tp})
+	require.NoError(t, err)
+	e := ms[1].Exp
+	// Bucket j is (2^(j/4), 2^((j+1)/4)]: 1 in j = -1, 2 in 3, 3 in 6, 5
+	// in 9.
+	require.Equal(t, export.ExpBuckets{Offset: -1, Counts: []uint64{4, 0, 0, 0, 3, 0, 0, 1, 1, 0, 1}}, e.Positive)
+
+	// Each bound's cumulative count is Stat.CDF's, times the count.
+	st, err := b.Fetch(0, voi.TDgst)
+	require.NoError(t, err)
+	for j := -1; j <= 9; j++ {
+		p, err := st.CDF(math.Exp2(float64(j+1) / 4))
+		require.NoError(t, err)
+		var cum uint64
+		for _, c := range e.Positive.Counts[:j+2] {
+			cum += c
+		}
+		require.Equal(t, math.Round(p*float64(len(vals))), float64(cum), "bucket %d", j)
+	}
 }
