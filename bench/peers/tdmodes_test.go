@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/statsblob/statsblob/internal/accuracy"
+	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -63,5 +65,36 @@ func TestAccurateTarget(t *testing.T) {
 	}
 	if g := math.Exp(logSum / float64(len(cells))); g > 1 {
 		t.Errorf("geometric mean of the ratios %.2f, want at most 1", g)
+	}
+}
+
+// The fleet table has a cell per mode, stream and geometry; the accurate
+// mode's Zipf fleets merge exactly, and every estimator's errors on a
+// lognormal fleet are small and measured.
+func TestFleetModes(t *testing.T) {
+	streams := []accuracy.Stream{accuracy.StreamByName("zipf"), accuracy.StreamByName("lognormal")}
+	cells := FleetModes(streams, []tdigest.Mode{tdigest.C, tdigest.Accurate}, []uint32{50, 100}, 200, 1, nil)
+	if len(cells) != 8 {
+		t.Fatalf("%d cells, want 8", len(cells))
+	}
+	for _, c := range cells {
+		if c.Bytes != tdigest.Size(voi.TDgstClust64, c.Slots) {
+			t.Errorf("%+v: bytes", c)
+		}
+		switch {
+		case c.Stream == "zipf" && c.Mode == tdigest.Accurate:
+			if c.One != 0 || c.Two != 0 {
+				t.Errorf("%+v: the accurate mode's Zipf fleet not exact", c)
+			}
+		case c.Stream == "lognormal":
+			for _, e := range []float64{c.One, c.Two, c.Caio, c.Influx} {
+				if !(e > 0 && e < 0.01) {
+					t.Errorf("%+v: an error outside (0, 1%%)", c)
+				}
+			}
+		}
+		if !(c.Ratio() > 0) {
+			t.Errorf("%+v: ratio", c)
+		}
 	}
 }

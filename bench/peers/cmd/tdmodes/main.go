@@ -11,6 +11,7 @@
 //	go run ./cmd/tdmodes -long           # and 10^7 (tens of minutes)
 //	go run ./cmd/tdmodes -dtype 64       # TDGSTCLUST64(·,8)
 //	go run ./cmd/tdmodes -streams sorted,uniform -sizes 10000000 -seeds 1
+//	go run ./cmd/tdmodes -fleets         # merged fleets beside caio's and influx's merges
 package main
 
 import (
@@ -24,6 +25,7 @@ import (
 
 	"github.com/statsblob/statsblob/bench/peers"
 	"github.com/statsblob/statsblob/internal/accuracy"
+	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -33,6 +35,8 @@ func main() {
 	seeds := flag.Int("seeds", 2, "seeds per cell")
 	only := flag.String("streams", "", "comma-separated `NAMES` of the streams to measure (default: all six)")
 	sizesFlag := flag.String("sizes", "", "comma-separated sample `COUNTS` (default: 10^3, 10^5, 10^6, and 10^7 with -long)")
+	fleets := flag.Bool("fleets", false, "the merged-fleet table instead: fleets of -blobs TDGSTCLUST64(50 and 100, 8) blobs of each stream in each mode")
+	blobs := flag.Int("blobs", 2000, "blobs per fleet (with -fleets)")
 	flag.Parse()
 	streams := accuracy.Streams
 	if *only != "" {
@@ -45,6 +49,10 @@ func main() {
 			}
 			streams = append(streams, accuracy.Streams[i])
 		}
+	}
+	if *fleets {
+		printFleets(streams, *blobs, *seeds)
+		return
 	}
 	dt := voi.TDgstClust32
 	if *dtype == 64 {
@@ -79,6 +87,23 @@ func main() {
 	})
 	fmt.Printf("\nAccurate mode against the better of caio and influx: %v.\n", sum[0])
 	fmt.Printf("The same with the peers' answers rounded to integers: %v.\n", sum[1])
+}
+
+// printFleets prints the merged-fleet table (peers.FleetModes).
+func printFleets(streams []accuracy.Stream, blobs, seeds int) {
+	fmt.Printf("Worst rank error (%% of samples) over p50, p90, p99, p99.9 and seeds 1..%d of fleets of %d blobs of 50 to 500 samples, each blob's TDGSTCLUST64(slots,8) digest fed in the mode shown; MergeAll in one step and in two levels (groups of 8, then the groups), the digests' own estimates (tdigest.Quantile); caio/go-tdigest and influxdata/tdigest merging the same digests' centroids at equal bytes. The ratio is the worse merge's over the better peer's (errors under 0.01%% count as 0.01%%).\n\n", seeds, blobs)
+	fmt.Println("| stream | mode | slots | bytes | one merge | two levels | caio | influx | ratio |")
+	fmt.Println("|---|---|--:|--:|--:|--:|--:|--:|--:|")
+	var sum [2]summary
+	peers.FleetModes(streams, []tdigest.Mode{tdigest.C, tdigest.Accurate}, []uint32{50, 100}, blobs, seeds, func(c peers.FleetCell) {
+		r := c.Ratio()
+		sum[c.Mode].add(r)
+		fmt.Printf("| %s | %v | %d | %d | %.3f | %.3f | %.3f | %.3f | %.2f |\n", c.Stream, c.Mode, c.Slots, c.Bytes,
+			100*c.One, 100*c.Two, 100*c.Caio, 100*c.Influx, r)
+		os.Stdout.Sync()
+	})
+	fmt.Printf("\nC mode against the better of caio and influx: %v.\n", sum[tdigest.C])
+	fmt.Printf("Accurate mode: %v.\n", sum[tdigest.Accurate])
 }
 
 // summary is the geometric mean, the count above 1.25 and the worst of
