@@ -92,7 +92,7 @@ type accCache[N node] struct {
 	kb     []float32 // a flush: the scale at each item's left edge
 	cuts   []int32   // a flush: where each group starts
 	forced []int32   // a flush: the items that are groups of their own
-	heavy  []int32   // a flush: the items that are centroids (see loneStretches)
+	heavy  []int32   // a flush: which items are centroids, not runs of equal samples (see loneStretches)
 	fit    knotFit   // a flush: fitKnots' working memory
 }
 
@@ -305,10 +305,9 @@ func (c *accCache[N]) flush(data []byte) {
 	c.buf = c.buf[:0]
 
 	// The finer centroids (grouped in place), then the bytes' from them.
-	c.heavy = heavy
-	cuts := c.partition(items, total, accRes*c.maxn, false)
+	cuts := c.partition(items, heavy, total, accRes*c.maxn, false)
 	c.state, c.heavy = group(arr[:0], items, cuts, heavy[:0])
-	cuts = c.partition(c.state, total, c.maxn, true)
+	cuts = c.partition(c.state, c.heavy, total, c.maxn, true)
 	c.out = knots(c.out[:0], c.state, cuts)
 	c.fitKnots(c.out, c.state, cuts)
 	c.split = splitRuns(c.split[:0], c.out, c.maxn, c.mark)
@@ -491,8 +490,10 @@ func accScale(q float64) float64 {
 // cache's finer centroids). The first and last items are groups of their own (the
 // extreme samples, or runs of equal ones); the others are grouped greedily
 // so that each group spans at most a step L of the scale, with the
-// smallest L (found by bisection) that needs no more groups than slots.
-func (c *accCache[N]) partition(items []accItem, total uint64, maxn int, exact bool) []int32 {
+// smallest L (found by bisection) that needs no more groups than slots;
+// no group straddles a stretch between modes (modeEdges, which heavy, the
+// indexes of the items that are centroids, serves).
+func (c *accCache[N]) partition(items []accItem, heavy []int32, total uint64, maxn int, exact bool) []int32 {
 	m := len(items)
 	cuts := c.cuts[:0]
 	switch {
@@ -534,7 +535,7 @@ func (c *accCache[N]) partition(items []accItem, total uint64, maxn int, exact b
 	// no group can exceed the largest centroid count, a group's end is
 	// found by bisection on kb.
 	fast := total <= c.maxc
-	forced := c.modeEdges(items, maxn)
+	forced := c.modeEdges(items, heavy, maxn)
 	groups := func(L float64, limit int, write bool) int {
 		g, fi := 0, 0
 		if write {
@@ -635,11 +636,12 @@ func (c *accCache[N]) partition(items []accItem, total uint64, maxn int, exact b
 // (its value would lie in the stretch, where there are no samples) and
 // the queries reach each mode's edge. A stretch is a gap between
 // neighbouring items' values more than 4 times every other gap among the
-// 4 on each side; or the same between neighbouring items of more than one
-// sample with lone samples between them, the stretch then cut at its
-// widest gap (see loneStretches). At most (maxn+1)/2 items are forced,
-// which leaves the grouping feasible.
-func (c *accCache[N]) modeEdges(items []accItem, maxn int) []int32 {
+// 4 on each side; or the same on the centroids alone (heavy: the indexes
+// of the items that are not runs of equal samples) across lone samples
+// between two of them, the stretch then cut at its widest gap (see
+// loneStretches). At most (maxn+1)/2 items are forced, which leaves the
+// grouping feasible.
+func (c *accCache[N]) modeEdges(items []accItem, heavy []int32, maxn int) []int32 {
 	const w, ratio = 4, 4
 	m := len(items)
 	f := append(c.forced[:0], 0)
@@ -668,7 +670,7 @@ func (c *accCache[N]) modeEdges(items []accItem, maxn int) []int32 {
 		}
 		dp, d = d, dn
 	}
-	f = loneStretches(f, items, c.heavy, maxn)
+	f = loneStretches(f, items, heavy, maxn)
 	if int(f[len(f)-1]) < m-1 {
 		f = append(f, int32(m-1))
 	}

@@ -304,8 +304,8 @@ func TestLoneStretches(t *testing.T) {
 					heavy = append(heavy, int32(i))
 				}
 			}
-			c := &accCache[node32]{heavy: heavy}
-			require.Equal(t, tc.want, c.modeEdges(items, 640))
+			c := &accCache[node32]{}
+			require.Equal(t, tc.want, c.modeEdges(items, heavy, 640))
 		})
 	}
 	// Without the test on the centroids, the lone edges hide the stretch.
@@ -314,5 +314,5 @@ func TestLoneStretches(t *testing.T) {
 		items = append(items, accItemOf(it.v, it.n, it.n == 1))
 	}
 	c := &accCache[node32]{}
-	require.Equal(t, []int32{0, 41}, c.modeEdges(items, 640))
+	require.Equal(t, []int32{0, 41}, c.modeEdges(items, nil, 640))
 }
