@@ -399,18 +399,11 @@ func TestMergeKeepsModesApart(t *testing.T) {
 // merges were 0.19 % off).
 const accurateFleetBound = 0.0015
 
-// mergeTwoLevels merges digests of geometry g in groups of 8, then the
-// groups, as a collector of collectors does.
+// mergeTwoLevels is accuracy.MergeTwoLevels, which must not fail.
 func mergeTwoLevels(t *testing.T, g accuracy.Geometry, digests [][]byte) []byte {
 	t.Helper()
-	var groups [][]byte
-	for i := 0; i < len(digests); i += 8 {
-		gd := g.Build()
-		require.NoError(t, tdigest.MergeAll(gd, g.DType, digests[i:min(i+8, len(digests))]...))
-		groups = append(groups, gd)
-	}
-	two := g.Build()
-	require.NoError(t, tdigest.MergeAll(two, g.DType, groups...))
+	two, err := accuracy.MergeTwoLevels(g, digests)
+	require.NoError(t, err)
 	return two
 }
 

@@ -1,8 +1,6 @@
 package peers
 
 import (
-	"math"
-
 	influx "github.com/influxdata/tdigest"
 
 	"github.com/statsblob/statsblob/internal/accuracy"
@@ -58,7 +56,10 @@ func FleetModes(streams []accuracy.Stream, modes []tdigest.Mode, slots []uint32,
 					if err := tdigest.MergeAll(one, g.DType, f.Digests...); err != nil {
 						panic(err)
 					}
-					two := mergeTwoLevels(g, f.Digests)
+					two, err := accuracy.MergeTwoLevels(g, f.Digests)
+					if err != nil {
+						panic(err)
+					}
 					cell.Bytes = len(one)
 					cell.One = max(cell.One, accuracy.Max(accuracy.Errors(f.Sorted, one, g.DType)))
 					cell.Two = max(cell.Two, accuracy.Max(accuracy.Errors(f.Sorted, two, g.DType)))
@@ -79,28 +80,10 @@ func FleetModes(streams []accuracy.Stream, modes []tdigest.Mode, slots []uint32,
 	return cells
 }
 
-// mergeTwoLevels merges the digests of geometry g in groups of 8, then the
-// groups.
-func mergeTwoLevels(g accuracy.Geometry, digests [][]byte) []byte {
-	var groups [][]byte
-	for i := 0; i < len(digests); i += 8 {
-		d := g.Build()
-		if err := tdigest.MergeAll(d, g.DType, digests[i:min(i+8, len(digests))]...); err != nil {
-			panic(err)
-		}
-		groups = append(groups, d)
-	}
-	two := g.Build()
-	if err := tdigest.MergeAll(two, g.DType, groups...); err != nil {
-		panic(err)
-	}
-	return two
-}
-
 // influxMerged returns the digests (of type dt) merged by
 // influxdata/tdigest, each digest's centroids added as its centroids, at
 // the largest compression whose centroids fit in target bytes (see
-// influxBytes).
+// influxAt).
 func influxMerged(ds [][]byte, dt voi.DType, target int) *influx.TDigest {
 	var cs influx.CentroidList
 	for _, d := range ds {
@@ -108,15 +91,6 @@ func influxMerged(ds [][]byte, dt voi.DType, target int) *influx.TDigest {
 			cs = append(cs, influx.Centroid{Mean: c.Mean(), Weight: float64(c.Count)})
 		}
 	}
-	build := func(c float64) *influx.TDigest {
-		td := influx.NewWithCompression(c)
-		td.AddCentroidList(cs)
-		return td
-	}
-	c := bisect(1, 5000, func(c float64) bool { return influxBytes(build(c)) <= target })
-	td := build(c)
-	if math.IsNaN(td.Quantile(0.5)) {
-		panic("peers: influx merged nothing")
-	}
+	td, _ := influxAt(target, func(td *influx.TDigest) { td.AddCentroidList(cs) })
 	return td
 }

@@ -156,20 +156,29 @@ func influxBytes(td *influx.TDigest) int {
 }
 
 // influxSketch is an influxdata/tdigest digest of vals at the largest
-// compression whose centroids fit in target bytes (see influxBytes).
+// compression whose centroids fit in target bytes (see influxAt).
 func influxSketch(vals []uint64, target int) Sketch {
-	build := func(c float64) (*influx.TDigest, int) {
-		td := influx.NewWithCompression(c)
+	td, c := influxAt(target, func(td *influx.TDigest) {
 		for _, v := range vals {
 			td.Add(float64(v), 1)
 		}
-		return td, influxBytes(td)
-	}
-	c := bisect(1, 5000, func(c float64) bool { _, n := build(c); return n <= target })
-	td, n := build(c)
+	})
 	return Sketch{
 		Setting:  fmt.Sprintf("compression %.1f", c),
-		Bytes:    n,
+		Bytes:    influxBytes(td),
 		Quantile: td.Quantile,
 	}
+}
+
+// influxAt returns the influxdata/tdigest digest that fill gives at the
+// largest compression (found by bisection) whose centroids fit in target
+// bytes (influxBytes), and that compression.
+func influxAt(target int, fill func(*influx.TDigest)) (*influx.TDigest, float64) {
+	build := func(c float64) *influx.TDigest {
+		td := influx.NewWithCompression(c)
+		fill(td)
+		return td
+	}
+	c := bisect(1, 5000, func(c float64) bool { return influxBytes(build(c)) <= target })
+	return build(c), c
 }

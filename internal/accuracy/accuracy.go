@@ -315,3 +315,22 @@ func CaioFedBytesU32(samples []uint32, size int) (*caio.TDigest, float64) {
 	}
 	return CaioFedBytes(fs, size)
 }
+
+// MergeTwoLevels merges a fleet's digests of geometry g as a collector
+// tier would: in groups of 8, then the groups, each step with
+// tdigest.MergeAll. Its error is MergeAll's.
+func MergeTwoLevels(g Geometry, digests [][]byte) ([]byte, error) {
+	var groups [][]byte
+	for i := 0; i < len(digests); i += 8 {
+		d := g.Build()
+		if err := tdigest.MergeAll(d, g.DType, digests[i:min(i+8, len(digests))]...); err != nil {
+			return nil, err
+		}
+		groups = append(groups, d)
+	}
+	two := g.Build()
+	if err := tdigest.MergeAll(two, g.DType, groups...); err != nil {
+		return nil, err
+	}
+	return two, nil
+}

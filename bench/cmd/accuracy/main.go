@@ -278,13 +278,7 @@ func must(err error) {
 func mergeLevels(g accuracy.Geometry, digests [][]byte) (one, two []byte) {
 	one = g.Build()
 	must(tdigest.MergeAll(one, g.DType, digests...))
-	var groups [][]byte
-	for i := 0; i < len(digests); i += 8 {
-		gd := g.Build()
-		must(tdigest.MergeAll(gd, g.DType, digests[i:min(i+8, len(digests))]...))
-		groups = append(groups, gd)
-	}
-	two = g.Build()
-	must(tdigest.MergeAll(two, g.DType, groups...))
+	two, err := accuracy.MergeTwoLevels(g, digests)
+	must(err)
 	return one, two
 }
