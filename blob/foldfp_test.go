@@ -20,8 +20,10 @@ import (
 // before the merge's hot loops were reworked for the collector: Fold and
 // MergeAll must keep giving these bytes.
 // (Changed on purpose 2026-11-28: runs of equal samples stay whole and
-// pinned, and centroids of two samples are not spread; see coalesce.)
-const foldFingerprint = "91becc0a7f5bf96c260d369f1908d7b5ca23a1db324305775ee229e826293fa5"
+// pinned, and centroids of two samples are not spread; see coalesce.
+// Again 2026-11-28: the accurate cache keeps its means at 32 more
+// fractional bits, see accFine; the accurate-mode inputs' bytes moved.)
+const foldFingerprint = "7f6e4a7a869be910e63b78eac324e76f82c068859ea696a57de92f5867beb9fe"
 
 // fpTemplate has an INT_U64 VOI with MIN, MAX and two t-digests of mode m
 // (of type dt with slots, and TDGSTCLUST32 of 8 slots), and an INT_S32

@@ -50,7 +50,7 @@ func TestIntegerVOIQuantile(t *testing.T) {
 			require.Zero(t, accuracy.RankError(sorted, 0.5, p50), "p50 %v", p50)
 			raw, err := tdigest.Quantile(st.Data, st.DType, 0.5)
 			require.NoError(t, err)
-			require.Greater(t, accuracy.RankError(sorted, 0.5, raw), 0.0002, "the digest's own p50 %v", raw)
+			require.Greater(t, accuracy.RankError(sorted, 0.5, raw), 0.0, "the digest's own p50 %v", raw)
 		}
 		for _, x := range []float64{0, 999, 999.2, 999.5, 999.9, 1000, 2500.5, 1e9} {
 			want, err := tdigest.CDF(st.Data, st.DType, math.Floor(x)+0.5)
