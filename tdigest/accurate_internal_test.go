@@ -195,9 +195,13 @@ func FuzzAccurateUpdate(f *testing.F) {
 		var vals []int64
 		for len(p) >= 2 {
 			// Small values repeat (runs); the sign and scale bits spread
-			// them over a wide range.
+			// them over a wide range, up to what the Q types hold (where
+			// the cache keeps fewer extra bits: fineBits) and past it.
 			x := int64(binary.LittleEndian.Uint16(p))
-			if x&1 != 0 {
+			switch {
+			case x&5 == 5:
+				x <<= 36
+			case x&1 != 0:
 				x <<= 7
 			}
 			if x&2 != 0 {
