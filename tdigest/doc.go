@@ -92,7 +92,11 @@
 // (internal/trusted; not this package's API): samples are buffered beside
 // the bytes (32 per slot, at least 1024); a full buffer, or any view of the
 // blob, is sorted and merged into finer centroids kept beside the bytes
-// (32 per slot), which are then grouped into the digest's slots, each
+// (32 per slot, their means at up to 32 more fractional bits than the
+// digest's, so that a large centroid's mean keeps moving with the samples
+// it takes in: rounded to the digest's precision at every flush it would
+// stick, and over many flushes the centroids' ranks would drift from
+// their means), which are then grouped into the digest's slots, each
 // group spanning an equal step of the scale sqrt(q) (mirrored above the
 // median), the step the smallest that fits the slots (bisection). The
 // smallest and largest samples (or runs of equal ones) stay centroids of
