@@ -28,9 +28,14 @@ const (
 	// function that keeps centroids small at both tails. The smallest and
 	// largest samples stay centroids of their own, so no centroid leaves
 	// [min, max]; counts are exact; sorted input does not collapse; no
-	// randomness is drawn. See the package documentation, and
-	// bench/README.md for its rank errors beside peer sketches at equal
-	// bytes.
+	// randomness is drawn. A Q VOI's value is taken at its worth,
+	// rescaled to the digest's precision (truncated toward zero where
+	// the VOI's has more fractional bits), where C copies its raw
+	// fraction bits as the C's Q_QCPYVALQ does (a Q_S32 value 1.5 with 2
+	// fractional bits becomes 1.125 in a digest of precision 4): the two
+	// modes agree where the precisions are equal. See the package
+	// documentation, and bench/README.md for its rank errors beside peer
+	// sketches at equal bytes.
 	Accurate
 )
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/statsblob/statsblob/bsdrand"
 	"github.com/statsblob/statsblob/internal/trusted"
+	"github.com/statsblob/statsblob/qmath"
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -423,6 +424,77 @@ func TestAccurateFineBitsGiveWay(t *testing.T) {
 			}
 			flushTrusted(&c, d, voi.TDgstClust64)
 			checkAccurate(t, d, voi.TDgstClust64, append(slices.Clone(vals), vals[:5000]...))
+		})
+	}
+}
+
+// TestAccurateQValues: the accurate mode takes a Q VOI's value at its
+// worth, rescaled to the digest's precision (truncated toward zero where
+// the VOI's has more fractional bits), where the C's mode copies the raw
+// fraction bits (Q_QCPYVALQ, reproduced as the C does it: a Q_S32/2 1.5
+// becomes 1.125 at precision 4). Where the precisions are equal both
+// modes take the same value; values whose integer part the digest's
+// means cannot hold are refused in both.
+func TestAccurateQValues(t *testing.T) {
+	for _, tc := range []struct {
+		dt     voi.DType
+		prec   uint32
+		kind   qmath.Kind
+		qprec  int
+		x      float64
+		want   float64 // the accurate mode's mean
+		wantC  float64 // the C mode's
+		errSet bool    // both refuse it (voi.ErrOverflow)
+	}{
+		{voi.TDgstClust32, 4, qmath.S32, 2, 1.5, 1.5, 1.125, false},
+		{voi.TDgstClust32, 4, qmath.S32, 2, -1.5, -1.5, -1.125, false},
+		{voi.TDgstClust32, 4, qmath.U32, 4, 3.25, 3.25, 3.25, false},
+		{voi.TDgstClust32, 4, qmath.S64, 4, -1000.0625, -1000.0625, -1000.0625, false},
+		{voi.TDgstClust32, 4, qmath.S64, 8, -1000.03125, -1000, -1000.5, false},           // -1000 - 8/256: the fraction truncated
+		{voi.TDgstClust32, 4, qmath.S32, 8, 3.14159, 3.125, math.NaN(), false},            // 3.140625 at 8 bits; the C refuses its raw fraction 36
+		{voi.TDgstClust32, 4, qmath.S64, 16, -0.0078125, 0, math.NaN(), false},            // below 1/16, toward zero
+		{voi.TDgstClust32, 4, qmath.U64, 32, 1<<24 - 0.5, 1<<24 - 0.5, math.NaN(), false}, // the largest mean TDGSTCLUST32(·,4) holds
+		{voi.TDgstClust32, 4, qmath.U64, 32, 1 << 24, 0, 0, true},
+		{voi.TDgstClust32, 4, qmath.S64, 8, -1e12, 0, 0, true},
+		{voi.TDgstClust64, 16, qmath.U32, 8, 1.5, 1.5, 1 + 128.0/65536, false}, // FORMAT.md's example
+		{voi.TDgstClust64, 8, qmath.S64, 8, -12345.6789, -12345.6796875, -12345.6796875, false},
+	} {
+		name := fmt.Sprintf("%v(%d) %v/%d %v", tc.dt, tc.prec, tc.kind, tc.qprec, tc.x)
+		t.Run(name, func(t *testing.T) {
+			q, err := qmath.FromFloat(tc.kind, tc.qprec, tc.x)
+			require.NoError(t, err)
+			vdt := map[qmath.Kind]voi.DType{qmath.S32: voi.QS32, qmath.U32: voi.QU32, qmath.S64: voi.QS64, qmath.U64: voi.QU64}[tc.kind]
+			mean := func(d []byte) float64 {
+				for c := range Centroids(d, tc.dt) {
+					if c.Count > 0 {
+						return c.Mean()
+					}
+				}
+				return math.NaN()
+			}
+			da, err := Build(tc.dt, 10, tc.prec)
+			require.NoError(t, err)
+			c := trusted.TDigestCache{Accurate: true}
+			errA := updateTrusted(&c, da, tc.dt, vdt, q.Raw, nil)
+			flushTrusted(&c, da, tc.dt)
+			dc, err := Build(tc.dt, 10, tc.prec)
+			require.NoError(t, err)
+			errC := Update(dc, tc.dt, vdt, q.Raw, nil)
+			if tc.errSet {
+				require.ErrorIs(t, errA, voi.ErrOverflow)
+				require.ErrorIs(t, errC, voi.ErrOverflow)
+				n, _ := Count(da, tc.dt)
+				require.Zero(t, n, "the refused sample is not counted")
+				return
+			}
+			require.NoError(t, errA)
+			require.Equal(t, tc.want, mean(da))
+			if math.IsNaN(tc.wantC) {
+				require.ErrorIs(t, errC, voi.ErrOverflow, "the C's raw fraction does not fit")
+			} else {
+				require.NoError(t, errC)
+				require.Equal(t, tc.wantC, mean(dc))
+			}
 		})
 	}
 }
