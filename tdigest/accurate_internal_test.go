@@ -498,3 +498,53 @@ func TestAccurateQValues(t *testing.T) {
 		})
 	}
 }
+
+// TestAccurateUpdateErrors: the accurate mode refuses what it cannot
+// take with a sentinel usable with errors.Is, and a refused update leaves
+// the digest and what the cache buffered unchanged.
+func TestAccurateUpdateErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		dt    voi.DType
+		slots uint32
+		prep  func(d []byte) []byte // the bytes the update is given
+		voiDT voi.DType
+		v     uint64
+		want  error
+	}{
+		{"no slots", voi.TDgstClust32, 0, nil, voi.IntU32, 5, voi.ErrInvalid},
+		{"bytes cut short", voi.TDgstClust64, 20, func(d []byte) []byte { return d[:Size(voi.TDgstClust64, 0)-1] }, voi.IntU32, 5, voi.ErrInvalid},
+		{"a VOI type that cannot feed a digest", voi.TDgstClust32, 20, nil, voi.TDgstClust32, 5, voi.ErrInvalid},
+		{"a Q value past the means' range", voi.TDgstClust32, 20, nil, voi.QS64, 0, voi.ErrOverflow},
+		{"a sample count that would wrap", voi.TDgstClust32, 20, func(d []byte) []byte {
+			storeSmplcnt(d, math.MaxUint32-1, true)
+			return d
+		}, voi.IntU32, 5, voi.ErrOverflow},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := Build(tc.dt, tc.slots, 4)
+			require.NoError(t, err)
+			v := tc.v
+			if tc.voiDT == voi.QS64 {
+				q, err := qmath.FromFloat(qmath.S64, 2, 1<<40)
+				require.NoError(t, err)
+				v = q.Raw
+			}
+			c := trusted.TDigestCache{Accurate: true}
+			// One accepted sample first where the digest can take one.
+			if tc.slots > 0 {
+				require.NoError(t, updateTrusted(&c, d, tc.dt, voi.IntU32, 7, nil))
+			}
+			if tc.prep != nil {
+				d = tc.prep(d)
+			}
+			before := slices.Clone(d)
+			err = updateTrusted(&c, d, tc.dt, tc.voiDT, v, nil)
+			require.ErrorIs(t, err, tc.want)
+			require.Equal(t, before, d, "the bytes")
+			if ac, ok := c.C.(*accCache[node32]); ok {
+				require.LessOrEqual(t, len(ac.buf), 1, "only the accepted sample is buffered")
+			}
+		})
+	}
+}
