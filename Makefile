@@ -157,14 +157,16 @@ bench-all:
 ##           blobs, merged fleets, Sharded snapshots) and beside caio, influxdata/tdigest, DDSketch
 ##           and HDR at equal bytes on the six target streams (bench/peers' tdmodes, whose
 ##           TestAccurateTarget asserts issue 20's target 2 at 10^5 samples, 20 and 50 slots),
-##           and merged fleets beside caio's and influx's merges (tdmodes -fleets);
+##           merged fleets beside caio's and influx's merges (tdmodes -fleets), and the accurate
+##           mode beside caio and influx at equal centroids (tdmodes -centroids);
 ##           make accuracy LONG=1 adds 10^7 samples
 accuracy:
 	STATSBLOB_LONG=1 $(GO) test -count=1 ./tdigest ./blob
-	cd bench/peers && $(GO) test -count=1 -run 'TestAccurateTarget$$' .
+	cd bench/peers && $(GO) test -count=1 -run 'TestAccurateTarget$$|TestTDigestEqualCentroids$$' .
 	$(GO) run ./bench/cmd/accuracy $(if $(LONG),-long)
 	cd bench/peers && $(GO) run ./cmd/tdmodes $(if $(LONG),-long)
 	cd bench/peers && $(GO) run ./cmd/tdmodes -fleets -seeds 8
+	cd bench/peers && $(GO) run ./cmd/tdmodes -centroids -seeds 1
 
 demo:
 	$(GO) run ./cmd/statsblob demo

@@ -11,10 +11,11 @@ var Quantiles = []float64{0.5, 0.9, 0.99, 0.999}
 // Sketch is a quantile estimator filled with one stream, for the accuracy
 // table.
 type Sketch struct {
-	Setting  string                  // the setting used, e.g. "compression 37.5"
-	Bytes    int                     // serialized size
-	Lost     int                     // values the estimator rejected
-	Quantile func(q float64) float64 // estimate of the q-quantile
+	Setting   string                  // the setting used, e.g. "compression 37.5"
+	Bytes     int                     // serialized size
+	Lost      int                     // values the estimator rejected
+	Centroids int                     // centroids kept, for the t-digests sized by their centroids
+	Quantile  func(q float64) float64 // estimate of the q-quantile
 }
 
 // AccuracyRow is one estimator on one stream.
@@ -93,4 +94,19 @@ func bisect(lo, hi float64, ok func(float64) bool) float64 {
 		}
 	}
 	return lo
+}
+
+// bisectScan is bisect for an ok that is not monotone (a t-digest's
+// centroid count does not grow steadily with its compression): from
+// bisect's answer it tries 50 settings up to twice it and returns the
+// largest for which ok holds.
+func bisectScan(lo, hi float64, ok func(float64) bool) float64 {
+	x := bisect(lo, hi, ok)
+	best := x
+	for k := 1; k <= 50; k++ {
+		if y := min(x*(1+float64(k)/50), hi); y > best && ok(y) {
+			best = y
+		}
+	}
+	return best
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	caio "github.com/caio/go-tdigest/v4"
+
+	"github.com/statsblob/statsblob/internal/accuracy"
 )
 
 // CaioCompression is the benchmarks' caio setting: the library's default.
@@ -61,6 +63,24 @@ func caioPeer() Peer {
 		Config: fmt.Sprintf("Compression(%d)", CaioCompression),
 		Locked: true,
 		Ops:    ops(update, par, serialize),
+	}
+}
+
+// caioSketchCentroids is a caio digest of vals at the largest compression
+// that keeps at most n centroids (bisection; at least compression 1).
+func caioSketchCentroids(vals []uint64, n int) Sketch {
+	build := func(c float64) (*caio.TDigest, int) {
+		td := newCaio(c)
+		fillCaio(td, vals)
+		return td, accuracy.Centroids(td)
+	}
+	c := bisectScan(1, 5000, func(c float64) bool { _, k := build(c); return k <= n })
+	td, k := build(c)
+	return Sketch{
+		Setting:   fmt.Sprintf("compression %.1f", c),
+		Bytes:     len(td.ToBytes(nil)),
+		Centroids: k,
+		Quantile:  td.Quantile,
 	}
 }
 

@@ -170,6 +170,92 @@ func influxSketch(vals []uint64, target int) Sketch {
 	}
 }
 
+// influxSketchCentroids is an influxdata/tdigest digest of vals at the
+// largest compression (bisection) that keeps at most n centroids.
+func influxSketchCentroids(vals []uint64, n int) Sketch {
+	build := func(c float64) *influx.TDigest {
+		td := influx.NewWithCompression(c)
+		for _, v := range vals {
+			td.Add(float64(v), 1)
+		}
+		return td
+	}
+	c := bisectScan(1, 5000, func(c float64) bool { return len(build(c).Centroids()) <= n })
+	td := build(c)
+	return Sketch{
+		Setting:   fmt.Sprintf("compression %.1f", c),
+		Bytes:     influxBytes(td),
+		Centroids: len(td.Centroids()),
+		Quantile:  td.Quantile,
+	}
+}
+
+// CentroidCell is one cell of the equal-centroids table: the accurate
+// mode's worst rank error (a fraction of the samples, over Quantiles and
+// seeds) beside caio's and influx's at the largest compression that keeps
+// no more centroids than the digest has slots, whatever their bytes: the
+// clusterings compared at equal centroids, where ModeCell compares them
+// at equal bytes.
+type CentroidCell struct {
+	Stream              string
+	Slots               uint32
+	Samples             int
+	Accurate            float64
+	Caio, Influx        float64
+	CaioMax, InfluxMax  int // the most centroids the peer kept, over the seeds
+	CaioBytes, InfBytes int // the most bytes its centroids took
+}
+
+// Ratio is the accurate mode's error over the better peer's (errors
+// below one rank count as one rank).
+func (c CentroidCell) Ratio() float64 {
+	floor := 1 / float64(c.Samples)
+	return max(c.Accurate, floor) / max(min(c.Caio, c.Influx), floor)
+}
+
+// TDigestEqualCentroids measures the cells of the equal-centroids table
+// (see CentroidCell) for the given streams, TDGSTCLUST32(slots, 4) (or
+// TDGSTCLUST64(slots, 8)) in the accurate mode, each sample count of
+// sizes, seeds 1..seeds; progress, if not nil, is called after each cell.
+func TDigestEqualCentroids(streams []accuracy.Stream, dt voi.DType, slots []uint32, sizes []int, seeds int, progress func(CentroidCell)) []CentroidCell {
+	var cells []CentroidCell
+	for _, st := range streams {
+		for _, s := range slots {
+			for _, n := range sizes {
+				cell := CentroidCell{Stream: st.Name, Slots: s, Samples: n}
+				for seed := 1; seed <= seeds; seed++ {
+					vals := st.Gen(n, uint64(seed))
+					u := make([]uint64, n)
+					for i, v := range vals {
+						u[i] = uint64(v)
+					}
+					sorted := slices.Clone(u)
+					slices.Sort(sorted)
+					worst := func(q func(float64) float64) float64 {
+						w := 0.0
+						for _, p := range Quantiles {
+							w = max(w, RankErrorPPM(sorted, p, q(p))/1e6)
+						}
+						return w
+					}
+					sa := modeStat(dt, s, tdigest.Accurate, vals, uint32(seed))
+					cell.Accurate = max(cell.Accurate, worst(func(q float64) float64 { v, _ := sa.Quantile(q); return v }))
+					cs, is := caioSketchCentroids(u, int(s)), influxSketchCentroids(u, int(s))
+					cell.Caio = max(cell.Caio, worst(cs.Quantile))
+					cell.Influx = max(cell.Influx, worst(is.Quantile))
+					cell.CaioBytes, cell.InfBytes = max(cell.CaioBytes, cs.Bytes), max(cell.InfBytes, is.Bytes)
+					cell.CaioMax, cell.InfluxMax = max(cell.CaioMax, cs.Centroids), max(cell.InfluxMax, is.Centroids)
+				}
+				cells = append(cells, cell)
+				if progress != nil {
+					progress(cell)
+				}
+			}
+		}
+	}
+	return cells
+}
+
 // influxAt returns the influxdata/tdigest digest that fill gives at the
 // largest compression (found by bisection) whose centroids fit in target
 // bytes (influxBytes), and that compression.

@@ -37,6 +37,7 @@ func main() {
 	sizesFlag := flag.String("sizes", "", "comma-separated sample `COUNTS` (default: 10^3, 10^5, 10^6, and 10^7 with -long)")
 	fleets := flag.Bool("fleets", false, "the merged-fleet table instead: fleets of -blobs TDGSTCLUST64(50 and 100, 8) blobs of each stream in each mode")
 	blobs := flag.Int("blobs", 2000, "blobs per fleet (with -fleets)")
+	centroids := flag.Bool("centroids", false, "the equal-centroids table instead: the accurate mode beside caio and influx keeping no more centroids than the digest has slots, whatever their bytes")
 	flag.Parse()
 	streams := accuracy.Streams
 	if *only != "" {
@@ -73,6 +74,10 @@ func main() {
 			sizes = append(sizes, n)
 		}
 	}
+	if *centroids {
+		printCentroids(streams, dt, sizes, *seeds)
+		return
+	}
 	fmt.Printf("Worst rank error (%% of samples) over p50, p90, p99, p99.9 and seeds 1..%d; %v digests (an IntU32 VOI's, answered by blob.Stat.Quantile: integers); peers at equal bytes, answered by their own quantile functions; the last column with the peers' answers rounded to integers too.\n\n", *seeds, dt)
 	fmt.Println("| stream | slots | samples | bytes | C mode | accurate | caio | influx | DDSketch | HDR | accurate / best t-digest peer | the same, peers rounded |")
 	fmt.Println("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
@@ -87,6 +92,22 @@ func main() {
 	})
 	fmt.Printf("\nAccurate mode against the better of caio and influx: %v.\n", sum[0])
 	fmt.Printf("The same with the peers' answers rounded to integers: %v.\n", sum[1])
+}
+
+// printCentroids prints the equal-centroids table (peers.TDigestEqualCentroids).
+func printCentroids(streams []accuracy.Stream, dt voi.DType, sizes []int, seeds int) {
+	fmt.Printf("Worst rank error (%% of samples) over p50, p90, p99, p99.9 and seeds 1..%d; %v digests in the accurate mode (an IntU32 VOI's, answered by blob.Stat.Quantile); caio/go-tdigest and influxdata/tdigest at the largest compression that keeps no more centroids than the digest has slots, whatever their bytes, answered by their own quantile functions.\n\n", seeds, dt)
+	fmt.Println("| stream | slots | samples | accurate | caio | its centroids, bytes | influx | its centroids, bytes | accurate / better peer |")
+	fmt.Println("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+	var sum summary
+	peers.TDigestEqualCentroids(streams, dt, []uint32{20, 50, 100}, sizes, seeds, func(c peers.CentroidCell) {
+		r := c.Ratio()
+		sum.add(r)
+		fmt.Printf("| %s | %d | %d | %.3f | %.3f | %d, %d | %.3f | %d, %d | %.2f |\n", c.Stream, c.Slots, c.Samples,
+			100*c.Accurate, 100*c.Caio, c.CaioMax, c.CaioBytes, 100*c.Influx, c.InfluxMax, c.InfBytes, r)
+		os.Stdout.Sync()
+	})
+	fmt.Printf("\nAccurate mode against the better of caio and influx at equal centroids: %v.\n", sum)
 }
 
 // printFleets prints the merged-fleet table (peers.FleetModes).
