@@ -12,6 +12,7 @@
 //	go run ./cmd/tdmodes -dtype 64       # TDGSTCLUST64(·,8)
 //	go run ./cmd/tdmodes -streams sorted,uniform -sizes 10000000 -seeds 1
 //	go run ./cmd/tdmodes -fleets         # merged fleets beside caio's and influx's merges
+//	go run ./cmd/tdmodes -centroids      # the accurate mode beside caio and influx at equal centroids
 package main
 
 import (
