@@ -67,7 +67,9 @@
 // A t-digest updates in the clustering mode its template declares
 // (tpl.TDigestSpec.Mode): the C's (tdigest.C, byte-identical to FreeBSD's)
 // or tdigest.Accurate, which buffers samples beside the bytes (its first
-// update allocates about 2 KB per centroid slot (at least about 60 KB)) and writes them in
+// update allocates about 1 KB per centroid slot, at least about 22 KB;
+// flushes borrow their working memory from a free list all digests share)
+// and writes them in
 // before any view: Bytes, Buffer, AppendBinary, Clone, Snapshot, Fetch,
 // Stats, Quantile, CDF, the merges and Sharded.Snapshot. Those calls
 // therefore write to the blob. New, Init and NewSharded take the modes

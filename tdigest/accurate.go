@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"sync"
 
 	"github.com/statsblob/statsblob/internal/trusted"
 	"github.com/statsblob/statsblob/voi"
@@ -73,8 +74,9 @@ const (
 
 // accCache is the accurate mode's state beside one digest's bytes: the
 // buffered samples (combined Q values at the digest's precision) and the
-// flush's working memory, allocated by the first update. Its zero value is
-// ready for use. It belongs to one digest; see trusted.TDigestCache.
+// finer centroids, allocated by the first update; a flush borrows its
+// working memory (accScratch). Its zero value is ready for use. It
+// belongs to one digest; see trusted.TDigestCache.
 type accCache[N node] struct {
 	valid bool
 	maxn  int    // the digest's centroid slots
@@ -84,22 +86,93 @@ type accCache[N node] struct {
 	maxc  uint64 // the largest centroid count (int32 or int64)
 	maxt  uint64 // the largest sample count (u32 or u64)
 	buf   []int64
-	tmp   []int64   // a flush: the radix sort's second buffer
-	state []accItem // the centroids at accRes per slot, in mean order, means with xs more fractional bits (and room for a flush's merge)
+	state []accItem // the centroids at accRes per slot, in mean order, means with xs more fractional bits
 	xs    uint      // the fractional bits state's means have beyond the digest's (see fineBits)
 	out   []accItem // a flush: the bytes' centroids
 	split []accItem // a flush: the same, runs of equal samples split
 	mark  []int8    // a flush: splitRuns' choice
 
-	synced bool      // the bytes were written from state by the last flush
-	wrote  uint64    // the sample count that flush wrote
-	wcomp  uint32    // the compcnt it wrote
-	lastL  float64   // the bytes' step of the scale at the last flush
-	kb     []float32 // a flush: the scale at each item's left edge
-	cuts   []int32   // a flush: where each group starts
-	forced []int32   // a flush: the items that are groups of their own
-	heavy  []int32   // a flush: which items are centroids, not runs of equal samples (see loneStretches)
-	fit    knotFit   // a flush: fitKnots' working memory
+	synced bool    // the bytes were written from state by the last flush
+	wrote  uint64  // the sample count that flush wrote
+	wcomp  uint32  // the compcnt it wrote
+	lastL  float64 // the bytes' step of the scale at the last flush
+	heavy  []int32 // which of state's items are centroids, not runs of equal samples (see loneStretches)
+
+	// A flush's working memory, an accScratch's while it runs (nil
+	// otherwise): the merge of the buffer with state, the radix sort's
+	// second buffer, the scale at each item's left edge, where each
+	// group starts, the items that are groups of their own, fitKnots'.
+	items  []accItem
+	tmp    []int64
+	kb     []float32
+	cuts   []int32
+	forced []int32
+	fit    knotFit
+
+	scratch *accScratch // the accScratch lent to the flush running
+}
+
+// accScratch is the working memory of an accurate cache's flush: two
+// thirds of what the cache would otherwise keep (a 20-slot digest's cache
+// is 22 KB with it apart, 68 KB with it kept), which a cache needs only
+// while it flushes. The flushes of all caches share a free list of them
+// (takeScratch, giveScratch), so a process holds as many as flush at
+// once, not one per digest; each keeps the largest sizes it was grown
+// to.
+type accScratch struct {
+	items  []accItem
+	tmp    []int64
+	kb     []float32
+	cuts   []int32
+	forced []int32
+	fit    knotFit
+}
+
+// accScratches holds the accScratches no flush is using.
+var accScratches struct {
+	sync.Mutex
+	free []*accScratch
+}
+
+// takeScratch lends c a working memory for a flush of nb buffered samples
+// into ns finer centroids, grown as that needs.
+func (c *accCache[N]) takeScratch(nb, ns int) {
+	accScratches.Lock()
+	var s *accScratch
+	if k := len(accScratches.free) - 1; k >= 0 {
+		s, accScratches.free = accScratches.free[k], accScratches.free[:k]
+	}
+	accScratches.Unlock()
+	if s == nil {
+		s = new(accScratch)
+	}
+	// The merge's items, and at most that many groups at either
+	// partition.
+	m := cap(c.buf) + max(ns, accRes*c.maxn)
+	if cap(s.items) < m {
+		s.items = make([]accItem, 0, m)
+		s.kb = make([]float32, 0, m+1)
+		s.cuts = make([]int32, 0, m+1)
+	}
+	if len(s.tmp) < nb {
+		s.tmp = make([]int64, cap(c.buf))
+	}
+	if f := (accRes*c.maxn+1)/2 + 2; cap(s.forced) < f {
+		s.forced = make([]int32, 0, f)
+	}
+	c.items, c.tmp, c.kb, c.cuts, c.forced, c.fit = s.items, s.tmp, s.kb, s.cuts, s.forced, s.fit
+	c.scratch = s
+}
+
+// giveScratch returns the flush's working memory to the free list, with
+// whatever it grew to.
+func (c *accCache[N]) giveScratch() {
+	s := c.scratch
+	s.items, s.tmp, s.kb, s.cuts, s.forced, s.fit = c.items[:0], c.tmp, c.kb, c.cuts, c.forced, c.fit
+	c.items, c.tmp, c.kb, c.cuts, c.forced, c.fit, c.scratch = nil, nil, nil, nil, nil, knotFit{}, nil
+	accScratches.Lock()
+	accScratches.free = append(accScratches.free, s)
+	accScratches.Unlock()
 }
 
 // accItem is a centroid or a run of equal samples: combined mean, count.
@@ -149,12 +222,8 @@ func (c *accCache[N]) init(data []byte) bool {
 	n := max(accBufMin, accBufPerSlot*d.maxn)
 	if cap(c.buf) < n {
 		c.buf = make([]int64, 0, n)
-		c.tmp = make([]int64, n)
 		r := accRes * d.maxn
-		c.state = make([]accItem, 0, n+r) // and the flush's merge
-		c.kb = make([]float32, 0, n+r+1)
-		c.cuts = make([]int32, 0, n+r+1)
-		c.forced = make([]int32, 0, (r+1)/2+2)
+		c.state = make([]accItem, 0, r)
 		c.heavy = make([]int32, 0, r)
 		c.out = make([]accItem, 0, d.maxn)
 		c.split = make([]accItem, 0, d.maxn)
@@ -276,16 +345,17 @@ func (c *accCache[N]) flush(data []byte) {
 	if !c.synced || loadSmplcnt(data, w32) != c.wrote || comp != c.wcomp {
 		c.readBytes(&d)
 	}
+	c.takeScratch(len(c.buf), len(c.state))
 	radixSort(c.buf, c.tmp[:len(c.buf)])
 	c.refine(max(absU(c.buf[0]), absU(c.buf[len(c.buf)-1])))
 	xs := c.xs
 
 	// The centroids merged with the runs of equal samples, in mean order,
-	// in place: the centroids move to the end of their array and the merge
-	// writes from its start, never past what it has read.
+	// in place: the centroids go to the end of the merge's array and the
+	// merge writes from its start, never past what it has read.
 	nb, ns := len(c.buf), len(c.state)
-	arr := c.state[:nb+ns]
-	copy(arr[nb:], arr[:ns])
+	arr := c.items[:nb+ns]
+	copy(arr[nb:], c.state)
 	items := arr[:0]
 	var total uint64
 	push := func(v int64, n uint64, exact bool) {
@@ -313,9 +383,11 @@ func (c *accCache[N]) flush(data []byte) {
 	}
 	c.buf = c.buf[:0]
 
-	// The finer centroids (grouped in place), then the bytes' from them.
+	// The finer centroids (grouped in place, then kept), then the bytes'
+	// from them.
 	cuts := c.partition(items, heavy, total, accRes*c.maxn, false)
-	c.state, c.heavy = group(arr[:0], items, cuts, heavy[:0])
+	grouped, heavy := group(arr[:0], items, cuts, heavy[:0])
+	c.state, c.heavy = append(c.state[:0], grouped...), heavy
 	cuts = c.partition(c.state, c.heavy, total, c.maxn, true)
 	c.out = knots(c.out[:0], c.state, cuts)
 	c.fitKnots(c.out, c.state, cuts)
@@ -328,6 +400,7 @@ func (c *accCache[N]) flush(data []byte) {
 	}
 	c.write(&d, c.split, total, comp)
 	c.synced, c.wrote, c.wcomp = true, total, comp
+	c.giveScratch()
 }
 
 // radixSort sorts a, with tmp (of a's length) as its second buffer: a
@@ -379,7 +452,7 @@ func radixSort(a, tmp []int64) {
 // between theirs: at 10^6 samples of the lognormal stream a 50-slot
 // digest is off at p50 by 0.23% with 4 per slot, 0.07% with 16, 0.009%
 // with 32 (and the bimodal stream's by 0.17% with 16, 0.10% with 32,
-// 0.03% with 64, where the memory is 2.7 KB per slot).
+// 0.03% with 64, at 40% more memory).
 var accRes = 32
 
 // splitRuns appends to dst the centroids of src, giving the slots that

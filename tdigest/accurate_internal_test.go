@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -178,7 +179,54 @@ func TestAccurateNoAllocs(t *testing.T) {
 			_ = updateTrusted(&c, d, dt, voi.IntU32, v>>44, nil)
 		})
 		require.Zero(t, allocs)
-		require.Zero(t, testing.AllocsPerRun(10, func() { flushTrusted(&c, d, dt) }))
+		// Runs of a whole buffer each, so that every run flushes (the
+		// working memory is the free list's after the first).
+		allocs = testing.AllocsPerRun(10, func() {
+			for range 1600 {
+				v = v*6364136223846793005 + 1442695040888963407
+				_ = updateTrusted(&c, d, dt, voi.IntU32, v>>44, nil)
+			}
+			flushTrusted(&c, d, dt)
+		})
+		require.Zero(t, allocs)
+	}
+}
+
+// TestAccurateScratchShared: the flushes of caches updated from several
+// goroutines at once share the free list of working memories, and each
+// digest's bytes are what the same samples give alone.
+func TestAccurateScratchShared(t *testing.T) {
+	const workers = 4
+	feed := func(w int) []byte {
+		dt := []voi.DType{voi.TDgstClust32, voi.TDgstClust64}[w%2]
+		d, err := Build(dt, uint32(20+30*w), 4)
+		require.NoError(t, err)
+		c := trusted.TDigestCache{Accurate: true}
+		r := rand.New(rand.NewPCG(uint64(w), 5))
+		for range 30_000 {
+			if err := updateTrusted(&c, d, dt, voi.IntU32, uint64(r.IntN(1_000_000)), nil); err != nil {
+				panic(err)
+			}
+		}
+		flushTrusted(&c, d, dt)
+		return d
+	}
+	alone := make([][]byte, workers)
+	for w := range workers {
+		alone[w] = feed(w)
+	}
+	together := make([][]byte, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			together[w] = feed(w)
+		}()
+	}
+	wg.Wait()
+	for w := range workers {
+		require.Equal(t, alone[w], together[w], "worker %d", w)
 	}
 }
 
