@@ -66,27 +66,14 @@ func TDigestModesOf(streams []accuracy.Stream, dt voi.DType, slots []uint32, siz
 			for _, n := range sizes {
 				cell := ModeCell{Stream: st.Name, DType: dt, Slots: s, Samples: n}
 				for seed := 1; seed <= seeds; seed++ {
-					vals := st.Gen(n, uint64(seed))
-					u := make([]uint64, n)
-					for i, v := range vals {
-						u[i] = uint64(v)
-					}
-					sorted := slices.Clone(u)
-					slices.Sort(sorted)
-					worst := func(q func(float64) float64) float64 {
-						w := 0.0
-						for _, p := range Quantiles {
-							w = max(w, RankErrorPPM(sorted, p, q(p))/1e6)
-						}
-						return w
-					}
+					vals, u, worst := seedSamples(st, n, seed)
 					rounded := func(q func(float64) float64) func(float64) float64 {
 						return func(p float64) float64 { return math.Round(q(p)) }
 					}
 					var data []byte
 					for _, m := range []tdigest.Mode{tdigest.C, tdigest.Accurate} {
 						st := modeStat(dt, s, m, vals, uint32(seed))
-						e := worst(func(q float64) float64 { v, _ := st.Quantile(q); return v })
+						e := worst(statQuantile(st))
 						if m == tdigest.C {
 							cell.C = max(cell.C, e)
 						} else {
@@ -111,6 +98,32 @@ func TDigestModesOf(streams []accuracy.Stream, dt voi.DType, slots []uint32, siz
 		}
 	}
 	return cells
+}
+
+// seedSamples returns n samples of st drawn with seed, as fed (vals) and
+// widened for the peers (u), and worst: the largest rank error, as a
+// fraction of the samples, of an estimate's answers at Quantiles.
+func seedSamples(st accuracy.Stream, n, seed int) (vals []uint32, u []uint64, worst func(q func(float64) float64) float64) {
+	vals = st.Gen(n, uint64(seed))
+	u = make([]uint64, n)
+	for i, v := range vals {
+		u[i] = uint64(v)
+	}
+	sorted := slices.Clone(u)
+	slices.Sort(sorted)
+	worst = func(q func(float64) float64) float64 {
+		w := 0.0
+		for _, p := range Quantiles {
+			w = max(w, RankErrorPPM(sorted, p, q(p))/1e6)
+		}
+		return w
+	}
+	return vals, u, worst
+}
+
+// statQuantile is s.Quantile as an estimate's answers (an error answers 0).
+func statQuantile(s blob.Stat) func(float64) float64 {
+	return func(q float64) float64 { v, _ := s.Quantile(q); return v }
 }
 
 // modeStat returns the t-digest of a blob whose template declares it in
@@ -224,22 +237,9 @@ func TDigestEqualCentroids(streams []accuracy.Stream, dt voi.DType, slots []uint
 			for _, n := range sizes {
 				cell := CentroidCell{Stream: st.Name, Slots: s, Samples: n}
 				for seed := 1; seed <= seeds; seed++ {
-					vals := st.Gen(n, uint64(seed))
-					u := make([]uint64, n)
-					for i, v := range vals {
-						u[i] = uint64(v)
-					}
-					sorted := slices.Clone(u)
-					slices.Sort(sorted)
-					worst := func(q func(float64) float64) float64 {
-						w := 0.0
-						for _, p := range Quantiles {
-							w = max(w, RankErrorPPM(sorted, p, q(p))/1e6)
-						}
-						return w
-					}
+					vals, u, worst := seedSamples(st, n, seed)
 					sa := modeStat(dt, s, tdigest.Accurate, vals, uint32(seed))
-					cell.Accurate = max(cell.Accurate, worst(func(q float64) float64 { v, _ := sa.Quantile(q); return v }))
+					cell.Accurate = max(cell.Accurate, worst(statQuantile(sa)))
 					cs, is := caioSketchCentroids(u, int(s)), influxSketchCentroids(u, int(s))
 					cell.Caio = max(cell.Caio, worst(cs.Quantile))
 					cell.Influx = max(cell.Influx, worst(is.Quantile))
