@@ -98,18 +98,7 @@ type accCache[N node] struct {
 	lastL  float64 // the bytes' step of the scale at the last flush
 	heavy  []int32 // which of state's items are centroids, not runs of equal samples (see loneStretches)
 
-	// A flush's working memory, an accScratch's while it runs (nil
-	// otherwise): the merge of the buffer with state, the radix sort's
-	// second buffer, the scale at each item's left edge, where each
-	// group starts, the items that are groups of their own, fitKnots'.
-	items  []accItem
-	tmp    []int64
-	kb     []float32
-	cuts   []int32
-	forced []int32
-	fit    knotFit
-
-	scratch *accScratch // the accScratch lent to the flush running
+	accScratch // a flush's working memory, borrowed while it runs (zero otherwise)
 }
 
 // accScratch is the working memory of an accurate cache's flush: two
@@ -120,34 +109,32 @@ type accCache[N node] struct {
 // once, not one per digest; each keeps the largest sizes it was grown
 // to.
 type accScratch struct {
-	items  []accItem
-	tmp    []int64
-	kb     []float32
-	cuts   []int32
-	forced []int32
-	fit    knotFit
+	items  []accItem // the merge of the buffer with the finer centroids
+	tmp    []int64   // the radix sort's second buffer
+	kb     []float32 // the scale at each item's left edge
+	cuts   []int32   // where each group starts
+	forced []int32   // the items that are groups of their own
+	fit    knotFit   // fitKnots' working memory
 }
 
 // accScratches holds the accScratches no flush is using.
 var accScratches struct {
 	sync.Mutex
-	free []*accScratch
+	free []accScratch
 }
 
 // takeScratch lends c a working memory for a flush of nb buffered samples
 // into ns finer centroids, grown as that needs.
 func (c *accCache[N]) takeScratch(nb, ns int) {
 	accScratches.Lock()
-	var s *accScratch
 	if k := len(accScratches.free) - 1; k >= 0 {
-		s, accScratches.free = accScratches.free[k], accScratches.free[:k]
+		c.accScratch, accScratches.free[k] = accScratches.free[k], accScratch{}
+		accScratches.free = accScratches.free[:k]
 	}
 	accScratches.Unlock()
-	if s == nil {
-		s = new(accScratch)
-	}
 	// The merge's items, and at most that many groups at either
 	// partition.
+	s := &c.accScratch
 	m := cap(c.buf) + max(ns, accRes*c.maxn)
 	if cap(s.items) < m {
 		s.items = make([]accItem, 0, m)
@@ -160,19 +147,15 @@ func (c *accCache[N]) takeScratch(nb, ns int) {
 	if f := (accRes*c.maxn+1)/2 + 2; cap(s.forced) < f {
 		s.forced = make([]int32, 0, f)
 	}
-	c.items, c.tmp, c.kb, c.cuts, c.forced, c.fit = s.items, s.tmp, s.kb, s.cuts, s.forced, s.fit
-	c.scratch = s
 }
 
 // giveScratch returns the flush's working memory to the free list, with
 // whatever it grew to.
 func (c *accCache[N]) giveScratch() {
-	s := c.scratch
-	s.items, s.tmp, s.kb, s.cuts, s.forced, s.fit = c.items[:0], c.tmp, c.kb, c.cuts, c.forced, c.fit
-	c.items, c.tmp, c.kb, c.cuts, c.forced, c.fit, c.scratch = nil, nil, nil, nil, nil, knotFit{}, nil
 	accScratches.Lock()
-	accScratches.free = append(accScratches.free, s)
+	accScratches.free = append(accScratches.free, c.accScratch)
 	accScratches.Unlock()
+	c.accScratch = accScratch{}
 }
 
 // accItem is a centroid or a run of equal samples: combined mean, count.
