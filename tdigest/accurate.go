@@ -844,11 +844,11 @@ func loneStretches(f []int32, items []accItem, heavy []int32, maxn int) []int32 
 	for j := w; j+w+1 < len(heavy) && 2*(len(f)+3) <= maxn+1; j++ {
 		v3 := items[heavy[j+2]].v
 		d := v2 - v1
-		if d <= ratio*(v1-v0) || d <= ratio*(v3-v2) || heavy[j+1] == heavy[j]+1 || !apart(d, j) {
-			v0, v1, v2 = v1, v2, v3
+		stretch := d > ratio*(v1-v0) && d > ratio*(v3-v2) && heavy[j+1] != heavy[j]+1 && apart(d, j)
+		v0, v1, v2 = v1, v2, v3
+		if !stretch {
 			continue
 		}
-		v0, v1, v2 = v1, v2, v3
 		p, q := heavy[j], heavy[j+1]
 		cut := p + 1 // the item after the stretch's widest gap
 		for i := p + 2; i <= q; i++ {
