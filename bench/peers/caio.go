@@ -67,36 +67,31 @@ func caioPeer() Peer {
 }
 
 // caioSketchCentroids is a caio digest of vals at the largest compression
-// that keeps at most n centroids (bisection; at least compression 1).
+// that keeps at most n centroids (bisectScan; at least compression 1).
 func caioSketchCentroids(vals []uint64, n int) Sketch {
-	build := func(c float64) (*caio.TDigest, int) {
-		td := newCaio(c)
-		fillCaio(td, vals)
-		return td, accuracy.Centroids(td)
-	}
-	c := bisectScan(1, 5000, func(c float64) bool { _, k := build(c); return k <= n })
-	td, k := build(c)
-	return Sketch{
-		Setting:   fmt.Sprintf("compression %.1f", c),
-		Bytes:     len(td.ToBytes(nil)),
-		Centroids: k,
-		Quantile:  td.Quantile,
-	}
+	return caioFitted(vals, bisectScan, func(td *caio.TDigest) bool { return accuracy.Centroids(td) <= n })
 }
 
 // caioSketch is a caio digest of vals at the largest compression whose
 // serialization fits in target bytes (bisection; at least compression 1).
 func caioSketch(vals []uint64, target int) Sketch {
-	build := func(c float64) (*caio.TDigest, int) {
+	return caioFitted(vals, bisect, func(td *caio.TDigest) bool { return len(td.ToBytes(nil)) <= target })
+}
+
+// caioFitted is a caio digest of vals at the compression search finds in
+// [1, 5000] (the largest for which fits holds of the digest), as a Sketch.
+func caioFitted(vals []uint64, search func(lo, hi float64, ok func(float64) bool) float64, fits func(*caio.TDigest) bool) Sketch {
+	build := func(c float64) *caio.TDigest {
 		td := newCaio(c)
 		fillCaio(td, vals)
-		return td, len(td.ToBytes(nil))
+		return td
 	}
-	c := bisect(1, 5000, func(c float64) bool { _, n := build(c); return n <= target })
-	td, n := build(c)
+	c := search(1, 5000, func(c float64) bool { return fits(build(c)) })
+	td := build(c)
 	return Sketch{
-		Setting:  fmt.Sprintf("compression %.1f", c),
-		Bytes:    n,
-		Quantile: td.Quantile,
+		Setting:   fmt.Sprintf("compression %.1f", c),
+		Bytes:     len(td.ToBytes(nil)),
+		Centroids: accuracy.Centroids(td),
+		Quantile:  td.Quantile,
 	}
 }

@@ -171,30 +171,26 @@ func influxBytes(td *influx.TDigest) int {
 // influxSketch is an influxdata/tdigest digest of vals at the largest
 // compression whose centroids fit in target bytes (see influxAt).
 func influxSketch(vals []uint64, target int) Sketch {
-	td, c := influxAt(target, func(td *influx.TDigest) {
-		for _, v := range vals {
-			td.Add(float64(v), 1)
-		}
-	})
-	return Sketch{
-		Setting:  fmt.Sprintf("compression %.1f", c),
-		Bytes:    influxBytes(td),
-		Quantile: td.Quantile,
-	}
+	return influxSketchOf(influxAt(target, influxAdd(vals)))
 }
 
 // influxSketchCentroids is an influxdata/tdigest digest of vals at the
-// largest compression (bisection) that keeps at most n centroids.
+// largest compression (bisectScan) that keeps at most n centroids.
 func influxSketchCentroids(vals []uint64, n int) Sketch {
-	build := func(c float64) *influx.TDigest {
-		td := influx.NewWithCompression(c)
+	return influxSketchOf(influxFitted(bisectScan, func(td *influx.TDigest) bool { return len(td.Centroids()) <= n }, influxAdd(vals)))
+}
+
+// influxAdd returns a fill that adds each of vals with weight 1.
+func influxAdd(vals []uint64) func(*influx.TDigest) {
+	return func(td *influx.TDigest) {
 		for _, v := range vals {
 			td.Add(float64(v), 1)
 		}
-		return td
 	}
-	c := bisectScan(1, 5000, func(c float64) bool { return len(build(c).Centroids()) <= n })
-	td := build(c)
+}
+
+// influxSketchOf is td, built at compression c, as a Sketch.
+func influxSketchOf(td *influx.TDigest, c float64) Sketch {
 	return Sketch{
 		Setting:   fmt.Sprintf("compression %.1f", c),
 		Bytes:     influxBytes(td),
@@ -260,11 +256,18 @@ func TDigestEqualCentroids(streams []accuracy.Stream, dt voi.DType, slots []uint
 // largest compression (found by bisection) whose centroids fit in target
 // bytes (influxBytes), and that compression.
 func influxAt(target int, fill func(*influx.TDigest)) (*influx.TDigest, float64) {
+	return influxFitted(bisect, func(td *influx.TDigest) bool { return influxBytes(td) <= target }, fill)
+}
+
+// influxFitted returns the influxdata/tdigest digest that fill gives at
+// the compression search finds in [1, 5000] (the largest for which fits
+// holds of the digest), and that compression.
+func influxFitted(search func(lo, hi float64, ok func(float64) bool) float64, fits func(*influx.TDigest) bool, fill func(*influx.TDigest)) (*influx.TDigest, float64) {
 	build := func(c float64) *influx.TDigest {
 		td := influx.NewWithCompression(c)
 		fill(td)
 		return td
 	}
-	c := bisect(1, 5000, func(c float64) bool { return influxBytes(build(c)) <= target })
+	c := search(1, 5000, func(c float64) bool { return fits(build(c)) })
 	return build(c), c
 }
