@@ -251,6 +251,9 @@ func caioMerge(ds [][]byte, dt voi.DType) func(c float64) *caio.TDigest {
 		if err != nil {
 			panic(err)
 		}
+		// A merge visits a source's centroids in an order drawn from the
+		// source's generator: seeded, so that the tables repeat.
+		_ = caio.LocalRandomNumberGenerator(int64(i + 1))(s)
 		srcs[i] = s
 	}
 	return func(c float64) *caio.TDigest {
