@@ -22,8 +22,11 @@ import (
 // (Changed on purpose 2026-11-28: runs of equal samples stay whole and
 // pinned, and centroids of two samples are not spread; see coalesce.
 // Again 2026-11-28: the accurate cache keeps its means at 32 more
-// fractional bits, see accFine; the accurate-mode inputs' bytes moved.)
-const foldFingerprint = "7f6e4a7a869be910e63b78eac324e76f82c068859ea696a57de92f5867beb9fe"
+// fractional bits, see accFine; the accurate-mode inputs' bytes moved.
+// Again 2026-11-28: a merge gives a centroid that shares its mean with a
+// neighbour a one-sample part, as a run's (tdigest's splitCentroids), and
+// the accurate mode matches runs of consecutive integers (exactRuns).)
+const foldFingerprint = "1d1d702eb9c52926aa609d239d5099efd0b3f2138ac15c2797888c64251379be"
 
 // fpTemplate has an INT_U64 VOI with MIN, MAX and two t-digests of mode m
 // (of type dt with slots, and TDGSTCLUST32 of 8 slots), and an INT_S32

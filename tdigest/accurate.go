@@ -91,6 +91,7 @@ type accCache[N node] struct {
 	out   []accItem // a flush: the bytes' centroids
 	split []accItem // a flush: the same, runs of equal samples split
 	mark  []int8    // a flush: splitRuns' choice
+	unit  int64     // consecutive integers' distance in combined values for an integer VOI, else 0 (see exactRuns)
 
 	synced bool    // the bytes were written from state by the last flush
 	wrote  uint64  // the sample count that flush wrote
@@ -115,6 +116,7 @@ type accScratch struct {
 	cuts   []int32   // where each group starts
 	forced []int32   // the items that are groups of their own
 	fit    knotFit   // fitKnots' working memory
+	runs   runPlan   // exactRuns' working memory
 }
 
 // accScratches holds the accScratches no flush is using.
@@ -239,6 +241,10 @@ func (c *accCache[N]) update(data []byte, voiDT voi.DType, v uint64) error {
 		return errOverflow
 	}
 	c.buf = append(c.buf, x)
+	c.unit = 0
+	if voiDT.IsInt() {
+		c.unit = 1 << c.nf
+	}
 	if len(c.buf) == cap(c.buf) {
 		c.flush(data)
 	}
@@ -377,7 +383,17 @@ func (c *accCache[N]) flush(data []byte) {
 	for i := range c.out {
 		c.out[i].v = shiftRound(c.out[i].v, xs)
 	}
-	c.split = splitRuns(c.split[:0], c.out, c.maxn, c.mark)
+	// Runs of equal samples pinned on every side if the slots allow
+	// (exact answers, rounded or not), else an integer VOI's matched
+	// (exact rounded answers), else the heaviest pinned first.
+	var exact bool
+	c.split, exact = c.runs.exactRuns(c.split[:0], c.out, c.maxn, 0)
+	if !exact && c.unit != 0 {
+		c.split, exact = c.runs.exactRuns(c.split[:0], c.out, c.maxn, c.unit)
+	}
+	if !exact {
+		c.split = splitRuns(c.split[:0], c.out, c.maxn, c.mark)
+	}
 	if comp < math.MaxUint32 {
 		comp++
 	}
@@ -438,62 +454,8 @@ func radixSort(a, tmp []int64) {
 // 0.03% with 64, at 40% more memory).
 var accRes = 32
 
-// splitRuns appends to dst the centroids of src, giving the slots that
-// src leaves spare of maxn to runs of equal samples: a run of n samples
-// kept as centroids of 1, n-2 and 1 samples (n-1 and 1 for the first run,
-// 1 and n-1 for the last, whose outer side needs no pin) puts the
-// quantiles of its whole rank range on its value (the queries interpolate
-// between the middles of centroids), which makes discrete data exact when
-// the slots suffice. The heaviest runs are split first; mark is scratch of
-// len(src).
-func splitRuns(dst, src []accItem, maxn int, mark []int8) []accItem {
-	const (
-		none int8 = iota
-		split
-		skip
-	)
-	spare := maxn - len(src)
-	mark = mark[:len(src)]
-	clear(mark)
-	for len(src) > 1 && spare > 0 {
-		best := -1
-		for i, it := range src {
-			if mark[i] == none && it.exact() && it.n() >= 3 && (best < 0 || it.n() > src[best].n()) {
-				best = i
-			}
-		}
-		if best < 0 {
-			break
-		}
-		cost := 2
-		if best == 0 || best == len(src)-1 {
-			cost = 1
-		}
-		if cost > spare {
-			mark[best] = skip
-			continue
-		}
-		mark[best], spare = split, spare-cost
-	}
-	for i, it := range src {
-		if mark[i] != split {
-			dst = append(dst, it)
-			continue
-		}
-		v, n := it.v, it.n()
-		switch i {
-		case 0:
-			dst = append(dst, accItemOf(v, n-1, true), accItemOf(v, 1, true))
-		case len(src) - 1:
-			dst = append(dst, accItemOf(v, 1, true), accItemOf(v, n-1, true))
-		default:
-			dst = append(dst, accItemOf(v, 1, true), accItemOf(v, n-2, true), accItemOf(v, 1, true))
-		}
-	}
-	return dst
-}
-
-// readBytes makes the digest's centroids the cache's.
+// readBytes makes the digest's centroids the cache's: a single sample, or
+// pieces sharing their mean, as runs of equal samples.
 func (c *accCache[N]) readBytes(d *digest[N]) {
 	w32 := is32[N]()
 	c.state = c.state[:0]
@@ -508,6 +470,13 @@ func (c *accCache[N]) readBytes(d *digest[N]) {
 			v := ifv(raw, w32)
 			big = max(big, absU(v))
 			c.state = append(c.state, accItemOf(v, n, n == 1))
+		}
+	}
+	// Centroids that share their mean with a neighbour are pieces of a
+	// run of equal samples (see exactRuns), as a merge takes them.
+	for i := 1; i < len(c.state); i++ {
+		if a, b := &c.state[i-1], &c.state[i]; a.v == b.v {
+			a.w, b.w = a.w|exactBit, b.w|exactBit
 		}
 	}
 	c.xs = fineBits(big)

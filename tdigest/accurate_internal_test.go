@@ -189,6 +189,24 @@ func TestAccurateNoAllocs(t *testing.T) {
 			flushTrusted(&c, d, dt)
 		})
 		require.Zero(t, allocs)
+
+		// A few integers whose runs the 20 slots cannot pin, matched
+		// (exactRuns' working memory is the free list's too).
+		d, _ = Build(dt, 20, 4)
+		c = trusted.TDigestCache{Accurate: true}
+		few := func() {
+			for range 1600 {
+				v = v*6364136223846793005 + 1442695040888963407
+				_ = updateTrusted(&c, d, dt, voi.IntU32, 1+v>>61, nil)
+			}
+			flushTrusted(&c, d, dt)
+		}
+		few()
+		require.Zero(t, testing.AllocsPerRun(10, few))
+		n, err := Count(d, dt)
+		require.NoError(t, err)
+		require.Equal(t, uint64(12*1600), n) // (AllocsPerRun runs it once more)
+		require.Equal(t, 16, len(slices.Collect(Centroids(d, dt))), "8 runs matched, two pieces each")
 	}
 }
 

@@ -609,6 +609,15 @@ func splitCentroids(out, cs []item, lo, hi int64, share bool) []item {
 			out = append(out, c)
 			continue
 		}
+		if i > 0 && cs[i-1].v == c.v || i+1 < len(cs) && cs[i+1].v == c.v {
+			// A piece of a run of equal samples (see exactRuns): kept
+			// whole, one sample apart so that coalesce knows the run
+			// (20-slot digests of 1,500 to 4,500 samples over 1..8,
+			// their runs matched, merged into 80 slots: p90 1.3-1.5% of
+			// rank off without, exact with).
+			out = append(out, item{c.v, c.n - 1}, item{c.v, 1})
+			continue
+		}
 		gl, gr := gapAt(cs, i), gapAt(cs, i+1)
 		sl, sr := 0.5, 0.5 // each side's share of its gap
 		if share && i > 0 {
@@ -867,12 +876,13 @@ const partBit = 1 << 63
 // range's ends, the parts of a centroid there cannot spread and share
 // its mean; groups share them out). A centroid that is not spread has
 // neighbours in its digest at its own mean (the accurate mode writes a
-// run of equal samples with one-sample centroids of the same mean beside
-// it, see splitRuns, and so does pinRuns), or two samples; so runs of
-// equal samples stay whole and known through merges and merges of
-// merges: a fleet of accurate digests of a few integers (a discrete Zipf
-// law over 1..8) merged in two levels was 0.19 % of rank off at p90, as
-// groups straddling two integers put means between them.
+// run of equal samples as pieces of the same mean, see exactRuns and
+// splitRuns, and so does pinRuns; splitCentroids gives such a piece a
+// one-sample part), or two samples; so runs of equal samples stay whole
+// and known through merges and merges of merges: a fleet of accurate
+// digests of a few integers (a discrete Zipf law over 1..8) merged in two
+// levels was 0.19 % of rank off at p90, as groups straddling two integers
+// put means between them.
 func (sc *mergeScratch) coalesce(items []item, maxCnt uint64) []item {
 	exact := sc.exact[:0]
 	out := items[:0]

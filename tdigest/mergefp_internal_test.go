@@ -29,8 +29,12 @@ import (
 // (Changed on purpose 2026-11-28: runs of equal samples stay whole and
 // pinned, and centroids of two samples are not spread; see coalesce.
 // Again 2026-11-28: the accurate cache keeps its means at 32 more
-// fractional bits, see accFine; the accurate-mode inputs' bytes moved.)
-const mergeFingerprint = "da1430e627f9b629a7d56e4f5cd5a530141368e6bb328b0a4523c92c4684b445"
+// fractional bits, see accFine; the accurate-mode inputs' bytes moved.
+// Again 2026-11-28: the accurate mode splits every run of equal samples it
+// can into pieces (exactRuns), and a merge gives a centroid sharing its
+// mean with a neighbour a one-sample part, as a run's (splitCentroids);
+// C-mode digests with such centroids moved too.)
+const mergeFingerprint = "4f65e6a2338bfe45da06ea7e9a8f7b2aaac937e567278bbf3b4f7a0309e8395b"
 
 // fpDigest returns a digest of dt (slots, prec) fed n samples of stream
 // kind by the C's clustering or, if accurate, the accurate mode's.

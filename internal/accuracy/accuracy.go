@@ -186,6 +186,20 @@ func Errors(sorted []float64, d []byte, dt voi.DType) []float64 {
 	return errs
 }
 
+// IntErrors is Errors of the digest's answers rounded to the nearest
+// integer, as blob.Stat.Quantile answers an integer VOI's digest.
+func IntErrors(sorted []float64, d []byte, dt voi.DType) []float64 {
+	errs := make([]float64, len(Quantiles))
+	for i, q := range Quantiles {
+		v, err := tdigest.Quantile(d, dt, q)
+		if err != nil {
+			return nil
+		}
+		errs[i] = RankError(sorted, q, math.Round(v))
+	}
+	return errs
+}
+
 // CaioErrors returns the rank errors of a caio digest at Quantiles.
 func CaioErrors(sorted []float64, td *caio.TDigest) []float64 {
 	errs := make([]float64, len(Quantiles))
