@@ -15,10 +15,10 @@ import (
 // boundary is between consecutive integers (matched) or not (pinned), and
 // whether a group stands before and after it.
 type runChain struct {
-	n              []uint64
-	match          []bool // len(n)-1
-	before, after  bool
-	unit, gapUnits int64
+	n             []uint64
+	match         []bool // len(n)-1
+	before, after bool
+	unit          int64
 }
 
 // items returns the chain as a flush's items: runs at integer values
@@ -48,7 +48,6 @@ func (rc runChain) items() []accItem {
 // fewestPieces returns, by trying every split, the fewest spare slots that
 // make the chain exact (as exactRuns defines it), -1 if none does.
 func fewestPieces(rc runChain) int {
-	type opt struct{ x, h uint64 }
 	opts := func(n uint64, whole bool) [][3]uint64 { // pieces, x, h
 		var o [][3]uint64
 		if whole {
