@@ -81,3 +81,56 @@ func TestQVOIQuantileNotRounded(t *testing.T) {
 	require.Equal(t, raw, got)
 	require.NotEqual(t, math.Round(raw), got)
 }
+
+// TestIntegerVOIDiscreteExact: an integer VOI of eight values (Zipf's law
+// over 1..8) in a 20-slot accurate t-digest, too few slots to pin both
+// sides of every run of equal samples (22): one blob, a merge of 300 small
+// blobs into one of the same template and a Sharded snapshot of 8 shards
+// all answer every quantile exactly (tdigest's exactRuns matches the runs'
+// neighbouring pieces, which the merge of an integer VOI's digests does
+// too), and the CDF at each integer is the fraction of samples at most
+// it.
+func TestIntegerVOIDiscreteExact(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("ZIPF")
+	require.NoError(t, err)
+	td := tpl.TDigestOf(tpl.TDigestSpec{DType: voi.TDgstClust32, NCtds: 20, Prec: 4, Mode: tdigest.Accurate})
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "retries", DType: voi.IntU32, Stats: []tpl.StatSpec{td}}))
+	vals := accuracy.StreamByName("zipf").Gen(60_000, 7)
+	sorted := make([]float64, len(vals))
+	for i, v := range vals {
+		sorted[i] = float64(v)
+	}
+	slices.Sort(sorted)
+
+	one := blob.New(tp, fixedEnv())
+	small := make([]*blob.Blob, 300)
+	sh := blob.NewSharded(tp, 8, nil)
+	for i, v := range vals {
+		require.NoError(t, one.UpdateU32(0, v))
+		if small[i%300] == nil {
+			small[i%300] = blob.New(tp, fixedEnv())
+		}
+		require.NoError(t, small[i%300].UpdateU32(0, v))
+		require.NoError(t, sh.UpdateU32(0, v))
+	}
+	merged, err := blob.MergeAll(fixedEnv(), small...)
+	require.NoError(t, err)
+	snap, err := sh.Snapshot(false)
+	require.NoError(t, err)
+	for name, bl := range map[string]*blob.Blob{"one blob": one, "merged": merged, "sharded": snap} {
+		st, err := bl.Fetch(0, voi.TDgst)
+		require.NoError(t, err)
+		for i := range 2001 {
+			q := float64(i) / 2000
+			got, err := st.Quantile(q)
+			require.NoError(t, err)
+			require.Zero(t, accuracy.RankError(sorted, q, got), "%s: q %v: %v", name, q, got)
+		}
+		for k := 1.0; k <= 8; k++ {
+			at, _ := slices.BinarySearch(sorted, k+0.5)
+			got, err := st.CDF(k)
+			require.NoError(t, err)
+			require.InDelta(t, float64(at)/float64(len(sorted)), got, 1e-12, "%s: CDF(%v)", name, k)
+		}
+	}
+}

@@ -271,11 +271,11 @@ func (dst *Blob) mergeInto(d, s []byte, count, digests bool) error {
 					err = fmt.Errorf("saturated: %w", voi.ErrOverflow)
 				}
 			case sp.stype != voi.TDgst || digests:
-				bounds := unbounded
+				known := unknown
 				if sp.stype == voi.TDgst {
-					bounds = sampleBounds(d, int32(id))
+					known = knownSamples(d, int32(id))
 				}
-				err = mergeStat(d[sp.dataOff:end], s[sp.dataOff:end], sp.stype, sp.dtype, bounds)
+				err = mergeStat(d[sp.dataOff:end], s[sp.dataOff:end], sp.stype, sp.dtype, known)
 			}
 			if err != nil {
 				err = fmt.Errorf("VOI %d %v (%v): %w", id, sp.stype, sp.dtype, err)
@@ -319,8 +319,8 @@ func (dst *Blob) mergeDigestsOnce(d []byte, srcs []*Blob, count bool) error {
 			sds[i] = s.b[sp.dataOff:end]
 		}
 		// The blobs' digests are valid (see package trusted).
-		bounds := sampleBounds(d, int32(id))
-		err := trusted.TDigestMergeAllIn(dd, sp.dtype, bounds[0], bounds[1], sds...)
+		known := knownSamples(d, int32(id))
+		err := trusted.TDigestMergeAllIn(dd, sp.dtype, known, sds...)
 		if err == nil {
 			continue
 		}
@@ -331,7 +331,7 @@ func (dst *Blob) mergeDigestsOnce(d []byte, srcs []*Blob, count bool) error {
 		first = cmp.Or(first, err)
 		se := d[sp.statOff : int(sp.statOff)+abi.StatSize]
 		for _, sd := range sds {
-			if trusted.TDigestMergeAllIn(dd, sp.dtype, bounds[0], bounds[1], sd) != nil {
+			if trusted.TDigestMergeAllIn(dd, sp.dtype, known, sd) != nil {
 				se[abi.StatOffErrs] = uint8(min(int(se[abi.StatOffErrs])+1, abi.MaxErrs))
 			}
 		}
@@ -342,9 +342,9 @@ func (dst *Blob) mergeDigestsOnce(d []byte, srcs []*Blob, count bool) error {
 // mergeStat merges one statistic's data: the one place each kind of
 // statistic merges. Its callers merge blobs found compatible (same
 // layout, histogram bounds and precisions), whose digests are valid, so
-// the lower packages skip those checks (package trusted). A t-digest's
-// samples lie in bounds (see sampleBounds).
-func mergeStat(dd, sd []byte, st voi.SType, dt voi.DType, bounds [2]float64) error {
+// the lower packages skip those checks (package trusted). known is what
+// the blob knows of a t-digest's samples (see knownSamples).
+func mergeStat(dd, sd []byte, st voi.SType, dt voi.DType, known trusted.Samples) error {
 	switch st {
 	case voi.Sum, voi.Max, voi.Min:
 		return mergeNumeric(dd, sd, st, dt)
@@ -355,13 +355,24 @@ func mergeStat(dd, sd []byte, st voi.SType, dt voi.DType, bounds [2]float64) err
 		}
 		return err
 	case voi.TDgst:
-		return trusted.TDigestMergeAllIn(dd, dt, bounds[0], bounds[1], sd)
+		return trusted.TDigestMergeAllIn(dd, dt, known, sd)
 	}
 	return nil
 }
 
 // unbounded is the sample range of a VOI that does not keep MIN and MAX.
 var unbounded = [2]float64{math.NaN(), math.NaN()}
+
+// unknown is what a merge knows of a statistic's samples that is not a
+// t-digest: nothing.
+var unknown = trusted.Samples{Lo: math.NaN(), Hi: math.NaN()}
+
+// knownSamples is what blob bytes b tell of the samples of VOI id's
+// t-digest: their bounds (sampleBounds), and whether they are integers.
+func knownSamples(b []byte, id int32) trusted.Samples {
+	lh := sampleBounds(b, id)
+	return trusted.Samples{Lo: lh[0], Hi: lh[1], Integer: abi.ReadVOI(b, abi.VOIAt(int(id))).DType.IsInt()}
+}
 
 // sampleBounds returns the MIN and MAX of VOI id in blob bytes b, when it
 // keeps both, both were updated and neither counted an error (an update

@@ -86,7 +86,7 @@ func MergeAll(dst []byte, dt voi.DType, srcs ...[]byte) error {
 	if err := validateMerge(dst, dt, dt, srcs); err != nil {
 		return err
 	}
-	return mergeAllValid(dst, dt, unbounded, srcs)
+	return mergeAllValid(dst, dt, unknown, srcs)
 }
 
 // validateMerge checks the digests of a merge from outside: dst of type
@@ -107,28 +107,27 @@ func validateMerge(dst []byte, dt, sdt voi.DType, srcs [][]byte) error {
 	return nil
 }
 
-// unbounded is the sample range of inputs whose samples have no known
-// bounds beyond their centroids.
-var unbounded = [2]float64{math.NaN(), math.NaN()}
+// unknown is what MergeAll knows of its inputs' samples: nothing.
+var unknown = trusted.Samples{Lo: math.NaN(), Hi: math.NaN()}
 
 func init() {
 	trusted.TDigestMergeAll = func(dst []byte, dt voi.DType, srcs ...[]byte) error {
-		return mergeAllTrusted(dst, dt, unbounded, srcs)
+		return mergeAllTrusted(dst, dt, unknown, srcs)
 	}
-	trusted.TDigestMergeAllIn = func(dst []byte, dt voi.DType, lo, hi float64, srcs ...[]byte) error {
-		return mergeAllTrusted(dst, dt, [2]float64{lo, hi}, srcs)
+	trusted.TDigestMergeAllIn = func(dst []byte, dt voi.DType, known trusted.Samples, srcs ...[]byte) error {
+		return mergeAllTrusted(dst, dt, known, srcs)
 	}
 }
 
 // mergeAllTrusted is MergeAll for inputs a blob holds, known to be valid:
 // without their validation, but with the checks that keep bytes of the
-// right type and size from making it panic (see package trusted). The
-// inputs' samples lie in [bounds[0], bounds[1]] where those are not NaN.
-func mergeAllTrusted(dst []byte, dt voi.DType, bounds [2]float64, srcs [][]byte) error {
+// right type and size from making it panic (see package trusted), and
+// with what the caller knows of the inputs' samples.
+func mergeAllTrusted(dst []byte, dt voi.DType, known trusted.Samples, srcs [][]byte) error {
 	if err := checkTrusted(dst, dt, dt, srcs); err != nil {
 		return err
 	}
-	return mergeAllValid(dst, dt, bounds, srcs)
+	return mergeAllValid(dst, dt, known, srcs)
 }
 
 // checkTrusted is the check of trusted merges: dst a digest of type dt and
@@ -154,16 +153,16 @@ func checkTrusted(dst []byte, dt, sdt voi.DType, srcs [][]byte) error {
 
 // mergeAllValid is MergeAll for valid inputs whose samples lie in bounds
 // (see mergeAllTrusted), its node layout chosen once.
-func mergeAllValid(dst []byte, dt voi.DType, bounds [2]float64, srcs [][]byte) error {
+func mergeAllValid(dst []byte, dt voi.DType, known trusted.Samples, srcs [][]byte) error {
 	if dt == voi.TDgstClust32 {
-		return mergeLayout[node32, node32](dst, bounds, srcs)
+		return mergeLayout[node32, node32](dst, known, srcs)
 	}
-	return mergeLayout[node64, node64](dst, bounds, srcs)
+	return mergeLayout[node64, node64](dst, known, srcs)
 }
 
 // mergeLayout is mergeAllValid for a dst of layout N and sources of layout
 // S (MergeAllFrom: S may be the other width).
-func mergeLayout[N, S node](dst []byte, bounds [2]float64, srcs [][]byte) error {
+func mergeLayout[N, S node](dst []byte, known trusted.Samples, srcs [][]byte) error {
 	dt, sdt := dtypeOf[N](), dtypeOf[S]()
 	var d digest[N]
 	_ = d.init(dst, nil)
@@ -175,7 +174,11 @@ func mergeLayout[N, S node](dst []byte, bounds [2]float64, srcs [][]byte) error 
 	defer mergeScratchPool.Put(sc)
 	// Read every input before writing dst (a source may be dst).
 	sc.cs, sc.ins = sc.cs[:0], sc.ins[:0]
-	sc.lo, sc.hi = bounds[0], bounds[1]
+	sc.lo, sc.hi = known.Lo, known.Hi
+	sc.unit = 0
+	if known.Integer {
+		sc.unit = 1 << g.nf
+	}
 	sc.prefetch(dst, srcs)
 	nonEmpty, last := 0, 0
 	if curNodes(dst, dt) > 0 {
@@ -253,6 +256,11 @@ type mergeScratch struct {
 	// lo and hi bound the samples of the inputs, as the caller knows them
 	// (a VOI's MIN and MAX), NaN if unknown: see dataRange.
 	lo, hi float64
+	// unit is the distance between consecutive integers in the
+	// destination's combined means when the caller knows the samples are
+	// integers, else 0: see pinRuns.
+	unit int64
+	runs runPlan // pinRuns: exactRuns' working memory
 }
 
 var mergeScratchPool = sync.Pool{New: func() any { return new(mergeScratch) }}
@@ -922,15 +930,17 @@ func (sc *mergeScratch) coalesce(items []item, maxCnt uint64) []item {
 
 // pinRuns returns items (a merge's centroids in mean order, sc.exact
 // telling which hold equal samples) with the runs of equal samples pinned
-// as the accurate mode pins them (splitRuns) while slots remain, so that
-// the queries answer a run's value over its whole rank range.
+// as the accurate mode pins them (exactRuns, splitRuns) while slots
+// remain, so that the queries answer a run's value over its whole rank
+// range; for an integer VOI's samples (sc.unit) matched where they cannot
+// all be pinned.
 func (sc *mergeScratch) pinRuns(items []item, slots int) []item {
 	if len(items) >= slots {
 		return items
 	}
 	some := false
 	for i, it := range items {
-		some = some || sc.exact[i] && it.n >= 3
+		some = some || sc.exact[i] && (it.n >= 3 || sc.unit > 0 && it.n == 2)
 	}
 	if !some {
 		return items
@@ -940,8 +950,16 @@ func (sc *mergeScratch) pinRuns(items []item, slots int) []item {
 		acc = append(acc, accItemOf(it.v, it.n, sc.exact[i]))
 	}
 	sc.acc = acc
-	sc.mark = slices.Grow(sc.mark[:0], len(acc))
-	pinned := splitRuns(sc.pinned[:0], acc, slots, sc.mark[:len(acc)])
+	// Every run pinned if the slots allow, else an integer VOI's matched,
+	// else the heaviest pinned first, as the accurate mode's flush does.
+	pinned, ok := sc.runs.exactRuns(sc.pinned[:0], acc, slots, 0)
+	if !ok && sc.unit != 0 {
+		pinned, ok = sc.runs.exactRuns(sc.pinned[:0], acc, slots, sc.unit)
+	}
+	if !ok {
+		sc.mark = slices.Grow(sc.mark[:0], len(acc))
+		pinned = splitRuns(sc.pinned[:0], acc, slots, sc.mark[:len(acc)])
+	}
 	sc.pinned = pinned
 	out := sc.out2[:0]
 	for _, it := range pinned {

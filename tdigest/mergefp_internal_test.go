@@ -169,7 +169,7 @@ func fpCase(t testing.TB, h hash.Hash, r *rand.Rand, i int, dt voi.DType, slots,
 	if r.IntN(3) == 0 {
 		lo, hi = math.NaN(), math.NaN()
 	}
-	err = trusted.TDigestMergeAllIn(dst2, dt, lo, hi, srcs...)
+	err = trusted.TDigestMergeAllIn(dst2, dt, trusted.Samples{Lo: lo, Hi: hi}, srcs...)
 	put(dst2, err)
 	// A collector's wide aggregate: TDGSTCLUST64 of four times the slots,
 	// folded batch after batch, with a level merge of two aggregates.

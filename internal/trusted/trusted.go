@@ -64,11 +64,21 @@ var TDigestMergeAll func(dst []byte, dt voi.DType, srcs ...[]byte) error
 // dst and srcs.
 var TDigestMergeAllFrom func(dst []byte, dt, sdt voi.DType, srcs ...[]byte) error
 
-// TDigestMergeAllIn is TDigestMergeAll for inputs whose samples are known
-// to lie in [lo, hi] (a VOI's MIN and MAX; NaN where unknown): the merge
-// may then spread centroids out to those bounds, not only to the inputs'
-// extreme centroids.
-var TDigestMergeAllIn func(dst []byte, dt voi.DType, lo, hi float64, srcs ...[]byte) error
+// TDigestMergeAllIn is TDigestMergeAll for inputs whose samples the caller
+// knows of (see Samples).
+var TDigestMergeAllIn func(dst []byte, dt voi.DType, known Samples, srcs ...[]byte) error
+
+// Samples is what a blob knows of a t-digest's samples beyond the digest.
+type Samples struct {
+	// Lo and Hi bound them (a VOI's MIN and MAX; NaN where unknown): a
+	// merge may then spread centroids out to those bounds, not only to
+	// the inputs' extreme centroids.
+	Lo, Hi float64
+	// Integer is set for an integer VOI, whose answers blob.Stat rounds
+	// to the nearest integer: a merge may then match runs of consecutive
+	// integers where it cannot pin them (see tdigest's exactRuns).
+	Integer bool
+}
 
 // HistMerge is hist.Merge without its comparison of the two histograms'
 // bounds.
