@@ -134,3 +134,58 @@ func TestIntegerVOIDiscreteExact(t *testing.T) {
 		}
 	}
 }
+
+// TestStatCDFs: CDFs answers what CDF answers at each point, for
+// t-digests of integer and Q-number VOIs, with and without MIN and MAX,
+// and for a histogram; it refuses points that do not ascend or are NaN,
+// leaving out as it was.
+func TestStatCDFs(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		dt     voi.DType
+		bounds bool
+		hist   bool
+	}{
+		{"int", voi.IntS64, false, false},
+		{"int bounded", voi.IntS64, true, false},
+		{"q", voi.QS64, false, false},
+		{"q bounded", voi.QS64, true, false},
+		{"histogram", voi.IntS64, true, true},
+	} {
+		tp, err := tpl.NewRegistry().New("CDFS")
+		require.NoError(t, err)
+		stats := []tpl.StatSpec{tpl.TDigestOf(tpl.TDigestSpec{DType: voi.TDgstClust64, NCtds: 30, Prec: 8, Mode: tdigest.Accurate})}
+		if c.hist {
+			stats = []tpl.StatSpec{tpl.HistLin(voi.CRHist64, int64(-5000), 5000, 200, 0)}
+		}
+		if c.bounds {
+			stats = append(stats, tpl.StatSpec{Type: voi.Min}, tpl.StatSpec{Type: voi.Max})
+		}
+		require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "v", DType: c.dt, Prec: 8, Stats: stats}))
+		bl := blob.New(tp, fixedEnv())
+		for _, v := range accuracy.StreamByName("lognormal").Gen(5000, 3) {
+			x := float64(v%4000) - 1000.25
+			if c.dt == voi.QS64 {
+				require.NoError(t, bl.UpdateFloat(0, x))
+			} else {
+				require.NoError(t, bl.UpdateS64(0, int64(x)))
+			}
+		}
+		st, err := bl.Fetch(0, stats[0].Type)
+		require.NoError(t, err)
+		xs := []float64{-2e3, -1000.5, -1000, -3.2, 0, 0, 0.4, 17, 999.5, 2999, 1e6}
+		got, err := st.CDFs([]float64{42}, xs)
+		require.NoError(t, err, c.name)
+		require.Equal(t, 42.0, got[0])
+		for i, x := range xs {
+			want, err := st.CDF(x)
+			require.NoError(t, err)
+			require.Equal(t, want, got[1+i], "%s: x %v", c.name, x)
+		}
+		for _, bad := range [][]float64{{1, 0}, {0, math.NaN()}} {
+			out, err := st.CDFs([]float64{42}, bad)
+			require.ErrorIs(t, err, voi.ErrInvalid, "%s: %v", c.name, bad)
+			require.Equal(t, []float64{42}, out)
+		}
+	}
+}

@@ -75,46 +75,62 @@ func expFromDigest(s *blob.Stat, scale int32, cnt uint64, sum, us float64) (*Exp
 		scale--
 	}
 	e.Scale = scale
-	var cdfErr error
-	n := float64(cnt)
-	cum := func(x float64) uint64 {
-		f, err := s.CDF(x / us)
-		if err != nil && cdfErr == nil {
-			cdfErr = err
+	// The digest's CDF at every bucket bound, in one ascending walk: the
+	// negative side's bounds (highest index first), just below zero,
+	// zero, then the positive side's.
+	var nlo, nhi, plo, phi int
+	var xs []float64
+	if negLo > 0 {
+		nlo, nhi = expIndex(negLo, scale), expIndex(negHi, scale)
+		for i := nhi - 1; i >= nlo; i-- {
+			xs = append(xs, -expBound(i+1, scale))
 		}
-		return uint64(math.Round(min(max(f, 0), 1) * n))
 	}
-	zeroBelow := cum(math.Nextafter(0, -1))
-	zero := cum(0)
+	xs = append(xs, math.Nextafter(0, -1), 0)
+	if posLo > 0 {
+		plo, phi = expIndex(posLo, scale), expIndex(posHi, scale)
+		for j := plo; j < phi; j++ {
+			xs = append(xs, expBound(j+1, scale))
+		}
+	}
+	for i := range xs {
+		xs[i] /= us // (in the VOI's units)
+	}
+	ps, err := s.CDFs(make([]float64, 0, len(xs)), xs)
+	if err != nil {
+		return e, err
+	}
+	n := float64(cnt)
+	cum := func(k int) uint64 { return uint64(math.Round(min(max(ps[k], 0), 1) * n)) }
+	nneg := max(nhi-nlo, 0)
+	zeroBelow, zero := cum(nneg), cum(nneg+1)
 	e.ZeroCount = zero - zeroBelow
 	if posLo > 0 {
-		lo, hi := expIndex(posLo, scale), expIndex(posHi, scale)
-		e.Positive.Offset = int32(lo)
+		e.Positive.Offset = int32(plo)
 		prev := zero
-		for j := lo; j <= hi; j++ {
+		for j := plo; j <= phi; j++ {
 			c := cnt
-			if j < hi {
-				c = cum(expBound(j+1, scale))
+			if j < phi {
+				c = cum(nneg + 2 + j - plo)
 			}
 			e.Positive.Counts = append(e.Positive.Counts, c-prev)
 			prev = c
 		}
 	}
 	if negLo > 0 {
-		lo, hi := expIndex(negLo, scale), expIndex(negHi, scale)
-		e.Negative.Offset = int32(lo)
-		e.Negative.Counts = make([]uint64, hi-lo+1)
+		e.Negative.Offset = int32(nlo)
+		e.Negative.Counts = make([]uint64, nhi-nlo+1)
 		upper := zeroBelow
-		for i := lo; i <= hi; i++ {
+		for i := nlo; i <= nhi; i++ {
 			var c uint64
-			if i < hi {
-				c = cum(-expBound(i+1, scale))
+			if i < nhi {
+				c = cum(nhi - 1 - i) // xs holds -expBound(i+1) at nhi-1-i
 			}
-			e.Negative.Counts[i-lo] = upper - c
+			e.Negative.Counts[i-nlo] = upper - c
 			upper = c
 		}
 	}
-	return e, cdfErr
+	return e, nil
 }
 
 // resolvingScale returns the finest scale, up to MaxNativeScale, whose

@@ -1,6 +1,7 @@
 package tdigest
 
 import (
+	"fmt"
 	"iter"
 	"math"
 
@@ -356,6 +357,63 @@ func CDF(data []byte, dt voi.DType, x float64) (float64, error) {
 // must bracket the centroid means (else that side is CDF's).
 func CDFBounded(data []byte, dt voi.DType, x, min, max float64) (float64, error) {
 	return cdf(data, dt, x, min, max)
+}
+
+// CDFs appends to out the CDFBounded of each of xs, which must ascend, in
+// one walk of the centroids (CDF's where min and max are NaN): a
+// histogram's bucket bounds at the cost of one query, not one each.
+//
+// Errors: an x that is NaN or below its predecessor (wraps
+// voi.ErrInvalid), ErrEmpty, and those of Iter; out is then returned as
+// it was.
+func CDFs(out []float64, data []byte, dt voi.DType, xs []float64, min, max float64) ([]float64, error) {
+	for i, x := range xs {
+		if math.IsNaN(x) {
+			return out, errNaN
+		}
+		if i > 0 && x < xs[i-1] {
+			return out, fmt.Errorf("tdigest: CDFs: x[%d] = %v below x[%d] = %v: %w", i, x, i-1, xs[i-1], voi.ErrInvalid)
+		}
+	}
+	it, n, err := populated(data, dt)
+	if err != nil {
+		return out, err
+	}
+	lo, hi := min, max
+	k := 0
+	var cum, prevRank, prevMean float64
+	seen := false
+	for k < len(xs) && it.Next() {
+		c := it.Centroid()
+		if c.Count == 0 {
+			continue
+		}
+		m, w := c.Mean(), float64(c.Count)
+		rank := cum + w/2
+		// (cdf's arithmetic, x by x.)
+		for ; k < len(xs) && xs[k] < m; k++ {
+			x := xs[k]
+			switch {
+			case seen:
+				out = append(out, unit((prevRank+(x-prevMean)/(m-prevMean)*(rank-prevRank))/n))
+			case lo <= m && x > lo:
+				out = append(out, unit((x-lo)/(m-lo)*rank/n))
+			default:
+				out = append(out, 0)
+			}
+		}
+		seen = true
+		prevRank, prevMean = rank, m
+		cum += w
+	}
+	for ; k < len(xs); k++ {
+		if x := xs[k]; hi > prevMean && x < hi {
+			out = append(out, unit((prevRank+(x-prevMean)/(hi-prevMean)*(n-prevRank))/n))
+		} else {
+			out = append(out, 1)
+		}
+	}
+	return out, nil
 }
 
 // cdf implements CDF; lo and hi are the sample extremes, NaN if unknown.
