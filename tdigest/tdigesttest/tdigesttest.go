@@ -61,13 +61,17 @@ func CheckQueries(t testing.TB, data []byte, dt voi.DType) {
 		prev = p
 	}
 	prev = 0
-	for _, x := range []float64{lo - 2, lo - 1, lo - 0.5, lo, (lo + hi) / 2, hi, hi + 0.5, hi + 1} {
-		p, err := tdigest.CDFBounded(data, dt, x, lo-1, hi+1)
+	// Bounds a step outside the means, the step large enough to move
+	// them at their magnitude (1 is below the spacing of float64s past
+	// 2^53).
+	d := max(1, 1e-9*max(math.Abs(lo), math.Abs(hi)))
+	for _, x := range []float64{lo - 2*d, lo - d, lo - d/2, lo, (lo + hi) / 2, hi, hi + d/2, hi + d} {
+		p, err := tdigest.CDFBounded(data, dt, x, lo-d, hi+d)
 		if err != nil || !(p >= 0 && p <= 1) || p < prev {
 			t.Fatalf("CDFBounded(%v) = %v, %v; previous %v", x, p, err, prev)
 		}
-		if x <= lo-1 && p != 0 || x >= hi+1 && p != 1 {
-			t.Fatalf("CDFBounded(%v) = %v; bounds [%v, %v]", x, p, lo-1, hi+1)
+		if x <= lo-d && p != 0 || x >= hi+d && p != 1 {
+			t.Fatalf("CDFBounded(%v) = %v; bounds [%v, %v]", x, p, lo-d, hi+d)
 		}
 		prev = p
 	}
