@@ -159,12 +159,14 @@ func TestAccuracyWhateverTheOrder(t *testing.T) {
 				require.LessOrEqual(t, got, 1.2*ref, "%s %s batch %d", dist, order, batch)
 				if dist != "pareto" {
 					// The wide digests keep what one MergeAll cannot:
-					// 0.15-0.18 of its error at 2,000 blobs, at most 0.44
-					// at 10^5 (bimodal, batches of 16); 0.72 at 2,000 on
+					// 0.15-0.18 of its error at 2,000 blobs, at most 0.51
+					// at 10^5 (make load-accuracy: bimodal, random order,
+					// batches of 16; 0.44 before merges kept runs of equal
+					// samples, 0.57 before exactRuns); 0.72 at 2,000 on
 					// the bimodal fleet while narrow sources' heavy
 					// centroids spread towards light neighbours by their
 					// share.
-					require.LessOrEqual(t, got, 0.5*ref, "%s %s batch %d", dist, order, batch)
+					require.LessOrEqual(t, got, 0.6*ref, "%s %s batch %d", dist, order, batch)
 				}
 			}
 		}
