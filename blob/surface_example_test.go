@@ -90,6 +90,21 @@ func ExampleBlob_Quantile() {
 	// true blob: quantile of VOI 0: it keeps neither a t-digest nor a histogram: not found
 }
 
+func ExampleStat_CDFs() {
+	b := blob.New(rttTemplate(), nil)
+	for i := range uint32(1000) {
+		_ = b.UpdateU32(1, 100+i%200) // 100 .. 299 µs
+	}
+	td, _ := b.Fetch(1, voi.TDgst)
+	// The fractions at or below each bound, in one walk of the digest
+	// (what Stat.CDF answers one bound at a time; the samples give 0,
+	// 0.255, 0.505, 0.755 and 1).
+	ps, _ := td.CDFs(nil, []float64{99, 150, 200, 250, 299})
+	fmt.Printf("%.3f\n", ps)
+	// Output:
+	// [0.000 0.241 0.503 0.774 1.000]
+}
+
 func ExampleBlob_UpdateFloat() {
 	t, _ := tpl.NewRegistry().New("LOAD")
 	_ = t.AddVOI(tpl.VOIDef{ID: 0, Name: "load", DType: voi.QS64, Prec: 8, Stats: []tpl.StatSpec{tpl.Sum(), tpl.Max()}})
