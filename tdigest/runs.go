@@ -84,8 +84,8 @@ func (p *runPlan) exactRuns(dst, src []accItem, maxn int, unit int64) ([]accItem
 
 // isRun reports whether exactRuns splits it: a run of three or more equal
 // samples, or two where runs are matched (unit > 0). Pinned, a run of two
-// would take a slot to move a knot by half a sample (its rounded answers
-// are exact whole), as splitRuns leaves it.
+// would take a slot to move its knot by half a sample (whole, its
+// answers are within a sample of rank), and splitRuns leaves it whole.
 func isRun(it accItem, unit int64) bool {
 	return it.exact() && (it.n() >= 3 || unit > 0 && it.n() == 2)
 }
