@@ -90,7 +90,6 @@ type accCache[N node] struct {
 	xs    uint      // the fractional bits state's means have beyond the digest's (see fineBits)
 	out   []accItem // a flush: the bytes' centroids
 	split []accItem // a flush: the same, runs of equal samples split
-	mark  []int8    // a flush: splitRuns' choice
 	unit  int64     // consecutive integers' distance in combined values for an integer VOI, else 0 (see exactRuns)
 
 	synced bool    // the bytes were written from state by the last flush
@@ -116,7 +115,7 @@ type accScratch struct {
 	cuts   []int32   // where each group starts
 	forced []int32   // the items that are groups of their own
 	fit    knotFit   // fitKnots' working memory
-	runs   runPlan   // exactRuns' working memory
+	runs   runPlan   // the runs' split (runPlan.split)
 }
 
 // accScratches holds the accScratches no flush is using.
@@ -212,7 +211,6 @@ func (c *accCache[N]) init(data []byte) bool {
 		c.heavy = make([]int32, 0, r)
 		c.out = make([]accItem, 0, d.maxn)
 		c.split = make([]accItem, 0, d.maxn)
-		c.mark = make([]int8, d.maxn)
 	}
 	c.buf = c.buf[:0]
 	c.state = c.state[:0]
@@ -383,17 +381,7 @@ func (c *accCache[N]) flush(data []byte) {
 	for i := range c.out {
 		c.out[i].v = shiftRound(c.out[i].v, xs)
 	}
-	// Runs of equal samples pinned on every side if the slots allow
-	// (exact answers, rounded or not), else an integer VOI's matched
-	// (exact rounded answers), else the heaviest pinned first.
-	var exact bool
-	c.split, exact = c.runs.exactRuns(c.split[:0], c.out, c.maxn, 0)
-	if !exact && c.unit != 0 {
-		c.split, exact = c.runs.exactRuns(c.split[:0], c.out, c.maxn, c.unit)
-	}
-	if !exact {
-		c.split = splitRuns(c.split[:0], c.out, c.maxn, c.mark)
-	}
+	c.split = c.runs.split(c.split[:0], c.out, c.maxn, c.unit)
 	if comp < math.MaxUint32 {
 		comp++
 	}

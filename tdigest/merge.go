@@ -248,7 +248,6 @@ type mergeScratch struct {
 	exact      []bool              // coalesce, exactGroups: which items hold equal samples
 	acc        []accItem           // pinRuns: the centroids, exactness marked
 	pinned     []accItem           // pinRuns: the same, runs pinned
-	mark       []int8              // pinRuns: splitRuns' scratch
 	out2       []item              // pinRuns' centroids
 	touched    byte                // see prefetch
 	shapes     map[shapeKey][]byte // rebuilt trees' shapes (rebuildShaped)
@@ -260,7 +259,7 @@ type mergeScratch struct {
 	// destination's combined means when the caller knows the samples are
 	// integers, else 0: see pinRuns.
 	unit int64
-	runs runPlan // pinRuns: exactRuns' working memory
+	runs runPlan // pinRuns: the runs' split (runPlan.split)
 }
 
 var mergeScratchPool = sync.Pool{New: func() any { return new(mergeScratch) }}
@@ -929,18 +928,17 @@ func (sc *mergeScratch) coalesce(items []item, maxCnt uint64) []item {
 }
 
 // pinRuns returns items (a merge's centroids in mean order, sc.exact
-// telling which hold equal samples) with the runs of equal samples pinned
-// as the accurate mode pins them (exactRuns, splitRuns) while slots
-// remain, so that the queries answer a run's value over its whole rank
-// range; for an integer VOI's samples (sc.unit) matched where they cannot
-// all be pinned.
+// telling which hold equal samples) with the runs of equal samples split
+// as the accurate mode splits them (runPlan.split, sc.unit for an integer
+// VOI's) while slots remain, so that the queries answer a run's value
+// over its whole rank range.
 func (sc *mergeScratch) pinRuns(items []item, slots int) []item {
 	if len(items) >= slots {
 		return items
 	}
 	some := false
 	for i, it := range items {
-		some = some || sc.exact[i] && (it.n >= 3 || sc.unit > 0 && it.n == 2)
+		some = some || isRun(accItemOf(it.v, it.n, sc.exact[i]), sc.unit)
 	}
 	if !some {
 		return items
@@ -950,16 +948,7 @@ func (sc *mergeScratch) pinRuns(items []item, slots int) []item {
 		acc = append(acc, accItemOf(it.v, it.n, sc.exact[i]))
 	}
 	sc.acc = acc
-	// Every run pinned if the slots allow, else an integer VOI's matched,
-	// else the heaviest pinned first, as the accurate mode's flush does.
-	pinned, ok := sc.runs.exactRuns(sc.pinned[:0], acc, slots, 0)
-	if !ok && sc.unit != 0 {
-		pinned, ok = sc.runs.exactRuns(sc.pinned[:0], acc, slots, sc.unit)
-	}
-	if !ok {
-		sc.mark = slices.Grow(sc.mark[:0], len(acc))
-		pinned = splitRuns(sc.pinned[:0], acc, slots, sc.mark[:len(acc)])
-	}
+	pinned := sc.runs.split(sc.pinned[:0], acc, slots, sc.unit)
 	sc.pinned = pinned
 	out := sc.out2[:0]
 	for _, it := range pinned {

@@ -1,5 +1,7 @@
 package tdigest
 
+import "slices"
+
 // Runs of equal samples. The queries interpolate between the middle ranks
 // of consecutive centroids, so a run of n equal samples kept as one
 // centroid answers its value only around its middle: towards its ends
@@ -46,24 +48,7 @@ func (p *runPlan) exactRuns(dst, src []accItem, maxn int, unit int64) ([]accItem
 	if spare < 0 {
 		return dst, false
 	}
-	// Each chain's cost, then each chain planned again (with the same
-	// budget, so to the same states) and written.
-	used := 0
-	for i := 0; i < len(src); {
-		j := chainEnd(src, i, unit)
-		if j < i {
-			i++
-			continue
-		}
-		cost, ok := p.solve(src, i, j, spare-used, unit)
-		if !ok {
-			return dst, false
-		}
-		used += cost
-		i = j + 1
-	}
-	start := len(dst)
-	used = 0
+	start, used := len(dst), 0
 	for i := 0; i < len(src); {
 		j := chainEnd(src, i, unit)
 		if j < i {
@@ -71,15 +56,36 @@ func (p *runPlan) exactRuns(dst, src []accItem, maxn int, unit int64) ([]accItem
 			i++
 			continue
 		}
-		cost, _ := p.solve(src, i, j, spare-used, unit)
-		var ok bool
-		if dst, ok = p.emit(dst, src, i, j, cost); !ok {
-			return dst[:start], false // unreachable: solve found the plan
+		cost, ok := p.solve(src, i, j, spare-used, unit)
+		if ok {
+			dst, ok = p.emit(dst, src, i, j, cost)
+		}
+		if !ok {
+			return dst[:start], false
 		}
 		used += cost
 		i = j + 1
 	}
 	return dst, true
+}
+
+// split appends to dst the centroids of src (in mean order) with their
+// runs of equal samples split as the slots src leaves spare of maxn
+// allow: every run pinned on both sides if they suffice (exact answers,
+// rounded or not), else, for an integer VOI's samples (unit > 0, see
+// exactRuns), matched (exact rounded answers), else the heaviest pinned
+// first (splitRuns). The accurate mode's flush and a merge decide here.
+func (p *runPlan) split(dst, src []accItem, maxn int, unit int64) []accItem {
+	if out, ok := p.exactRuns(dst, src, maxn, 0); ok {
+		return out
+	}
+	if unit != 0 {
+		if out, ok := p.exactRuns(dst, src, maxn, unit); ok {
+			return out
+		}
+	}
+	p.mark = slices.Grow(p.mark[:0], len(src))[:len(src)]
+	return splitRuns(dst, src, maxn, p.mark)
 }
 
 // isRun reports whether exactRuns splits it: a run of three or more equal
@@ -103,15 +109,16 @@ func chainEnd(src []accItem, i int, unit int64) int {
 	return j
 }
 
-// runPlan is exactRuns' working memory: for each run of a chain and each
-// cost in spare slots, the ranges of counts the run's low piece can take
-// (in), and then the pieces chosen.
+// runPlan is the working memory of split: for each run of a chain and
+// each cost in spare slots, the ranges of counts the run's low piece can
+// take (in), then the pieces chosen, and splitRuns' marks.
 type runPlan struct {
 	in    []span
 	nin   []uint8
 	picks []runPick
-	m, nc int // the chain's runs, and costs 0..nc-1
-	whole int // the fewest pieces a run is kept in: 1 or 2
+	mark  []int8 // splitRuns' scratch
+	m, nc int    // the chain's runs, and costs 0..nc-1
+	whole int    // the fewest pieces a run is kept in: 1 or 2
 }
 
 // span is an inclusive range of piece counts.
