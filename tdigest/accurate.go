@@ -238,11 +238,13 @@ func (c *accCache[N]) update(data []byte, voiDT voi.DType, v uint64) error {
 	if smpl := loadSmplcnt(data, is32[N]()); smpl >= c.maxt || uint64(len(c.buf)) >= c.maxt-smpl-1 {
 		return errOverflow
 	}
-	c.buf = append(c.buf, x)
-	c.unit = 0
-	if voiDT.IsInt() {
-		c.unit = 1 << c.nf
+	if len(c.buf) == 0 { // (a VOI's type does not change: once a buffer)
+		c.unit = 0
+		if voiDT.IsInt() {
+			c.unit = 1 << c.nf
+		}
 	}
+	c.buf = append(c.buf, x)
 	if len(c.buf) == cap(c.buf) {
 		c.flush(data)
 	}
