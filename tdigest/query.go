@@ -359,14 +359,15 @@ func CDFBounded(data []byte, dt voi.DType, x, min, max float64) (float64, error)
 	return cdf(data, dt, x, min, max)
 }
 
-// CDFs appends to out the CDFBounded of each of xs, which must ascend, in
-// one walk of the centroids (CDF's where min and max are NaN): a
-// histogram's bucket bounds at the cost of one query, not one each.
+// CDFs appends to out the CDFBounded of each of xs, which must ascend,
+// with min and max lo and hi, in one walk of the centroids (CDF's where
+// they are NaN): a histogram's bucket bounds at the cost of one query,
+// not one each.
 //
 // Errors: an x that is NaN or below its predecessor (wraps
 // voi.ErrInvalid), ErrEmpty, and those of Iter; out is then returned as
 // it was.
-func CDFs(out []float64, data []byte, dt voi.DType, xs []float64, min, max float64) ([]float64, error) {
+func CDFs(out []float64, data []byte, dt voi.DType, xs []float64, lo, hi float64) ([]float64, error) {
 	for i, x := range xs {
 		if math.IsNaN(x) {
 			return out, errNaN
@@ -379,7 +380,6 @@ func CDFs(out []float64, data []byte, dt voi.DType, xs []float64, min, max float
 	if err != nil {
 		return out, err
 	}
-	lo, hi := min, max
 	k := 0
 	var cum, prevRank, prevMean float64
 	seen := false
@@ -390,7 +390,8 @@ func CDFs(out []float64, data []byte, dt voi.DType, xs []float64, min, max float
 		}
 		m, w := c.Mean(), float64(c.Count)
 		rank := cum + w/2
-		// (cdf's arithmetic, x by x.)
+		// The points below this mean: interpolated from the previous
+		// mean, or from lo below the first, else 0.
 		for ; k < len(xs) && xs[k] < m; k++ {
 			x := xs[k]
 			switch {
@@ -416,39 +417,13 @@ func CDFs(out []float64, data []byte, dt voi.DType, xs []float64, min, max float
 	return out, nil
 }
 
-// cdf implements CDF; lo and hi are the sample extremes, NaN if unknown.
+// cdf implements CDF: CDFs of the one point x (lo and hi the sample
+// extremes, NaN if unknown).
 func cdf(data []byte, dt voi.DType, x, lo, hi float64) (float64, error) {
-	if math.IsNaN(x) {
-		return 0, errNaN
-	}
-	it, n, err := populated(data, dt)
+	var p [1]float64
+	out, err := CDFs(p[:0], data, dt, []float64{x}, lo, hi)
 	if err != nil {
 		return 0, err
 	}
-	var cum, prevRank, prevMean float64
-	seen := false
-	for it.Next() {
-		c := it.Centroid()
-		if c.Count == 0 {
-			continue
-		}
-		m, w := c.Mean(), float64(c.Count)
-		rank := cum + w/2
-		if x < m {
-			if !seen {
-				if lo <= m && x > lo { // lo known (not NaN) and below the mean
-					return unit((x - lo) / (m - lo) * rank / n), nil
-				}
-				return 0, nil
-			}
-			return unit((prevRank + (x-prevMean)/(m-prevMean)*(rank-prevRank)) / n), nil
-		}
-		seen = true
-		prevRank, prevMean = rank, m
-		cum += w
-	}
-	if hi > prevMean && x < hi { // hi known and above the last mean
-		return unit((prevRank + (x-prevMean)/(hi-prevMean)*(n-prevRank)) / n), nil
-	}
-	return 1, nil
+	return out[0], nil
 }
