@@ -175,27 +175,25 @@ func Exact(sorted []float64, q float64) float64 {
 
 // Errors returns the rank errors of the digest at Quantiles.
 func Errors(sorted []float64, d []byte, dt voi.DType) []float64 {
-	errs := make([]float64, len(Quantiles))
-	for i, q := range Quantiles {
-		v, err := tdigest.Quantile(d, dt, q)
-		if err != nil {
-			return nil
-		}
-		errs[i] = RankError(sorted, q, v)
-	}
-	return errs
+	return errorsOf(sorted, d, dt, func(v float64) float64 { return v })
 }
 
 // IntErrors is Errors of the digest's answers rounded to the nearest
 // integer, as blob.Stat.Quantile answers an integer VOI's digest.
 func IntErrors(sorted []float64, d []byte, dt voi.DType) []float64 {
+	return errorsOf(sorted, d, dt, math.Round)
+}
+
+// errorsOf returns the rank errors of the digest's answers at Quantiles,
+// each passed through answer first; nil if the digest has none.
+func errorsOf(sorted []float64, d []byte, dt voi.DType, answer func(float64) float64) []float64 {
 	errs := make([]float64, len(Quantiles))
 	for i, q := range Quantiles {
 		v, err := tdigest.Quantile(d, dt, q)
 		if err != nil {
 			return nil
 		}
-		errs[i] = RankError(sorted, q, math.Round(v))
+		errs[i] = RankError(sorted, q, answer(v))
 	}
 	return errs
 }
