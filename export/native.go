@@ -44,36 +44,7 @@ func expFromDigest(s *blob.Stat, scale int32, cnt uint64, sum, us float64) (*Exp
 	if cnt == 0 {
 		return e, nil
 	}
-	var posLo, posHi, negLo, negHi float64 // smallest and largest |mean| on each side
-	var means []float64
-	for c := range tdigest.Centroids(s.Data, s.DType) {
-		m := c.Mean() * us
-		means = append(means, m)
-		switch a := math.Abs(m); {
-		case m > 0:
-			if posLo == 0 || a < posLo {
-				posLo = a
-			}
-			posHi = max(posHi, a)
-		case m < 0:
-			if negLo == 0 || a < negLo {
-				negLo = a
-			}
-			negHi = max(negHi, a)
-		}
-	}
-	span := func(lo, hi float64, s int32) int {
-		if lo == 0 {
-			return 0
-		}
-		return expIndex(hi, s) - expIndex(lo, s) + 1
-	}
-	if scale == 0 {
-		scale = resolvingScale(means)
-	}
-	for scale > -4 && span(posLo, posHi, scale)+span(negLo, negHi, scale) > MaxNativeBuckets {
-		scale--
-	}
+	posLo, posHi, negLo, negHi, scale := expSpan(s, scale, us)
 	e.Scale = scale
 	// The digest's CDF at every bucket bound, in one ascending walk: the
 	// negative side's bounds (highest index first), just below zero,
@@ -131,6 +102,44 @@ func expFromDigest(s *blob.Stat, scale int32, cnt uint64, sum, us float64) (*Exp
 		}
 	}
 	return e, nil
+}
+
+// expSpan returns the smallest and largest magnitudes of a digest's means
+// (in the exported unit, us per value) on each side of zero (0 where a
+// side has none), and the scale of its native histogram: scale, or the
+// resolving scale for 0, lowered (down to -4) until the buckets spanning
+// the means number at most MaxNativeBuckets.
+func expSpan(s *blob.Stat, scale int32, us float64) (posLo, posHi, negLo, negHi float64, _ int32) {
+	var means []float64
+	for c := range tdigest.Centroids(s.Data, s.DType) {
+		m := c.Mean() * us
+		means = append(means, m)
+		switch a := math.Abs(m); {
+		case m > 0:
+			if posLo == 0 || a < posLo {
+				posLo = a
+			}
+			posHi = max(posHi, a)
+		case m < 0:
+			if negLo == 0 || a < negLo {
+				negLo = a
+			}
+			negHi = max(negHi, a)
+		}
+	}
+	span := func(lo, hi float64, s int32) int {
+		if lo == 0 {
+			return 0
+		}
+		return expIndex(hi, s) - expIndex(lo, s) + 1
+	}
+	if scale == 0 {
+		scale = resolvingScale(means)
+	}
+	for scale > -4 && span(posLo, posHi, scale)+span(negLo, negHi, scale) > MaxNativeBuckets {
+		scale--
+	}
+	return posLo, posHi, negLo, negHi, scale
 }
 
 // resolvingScale returns the finest scale, up to MaxNativeScale, whose

@@ -89,43 +89,14 @@ func BenchmarkExpFromDigest(b *testing.B) {
 	}
 }
 
-// expFromDigestRef is expFromDigest as it was before blob.Stat.CDFs: a
-// query of the digest per bucket bound.
+// expFromDigestRef is expFromDigest's counts as they were before
+// blob.Stat.CDFs: a query of the digest per bucket bound.
 func expFromDigestRef(s *blob.Stat, scale int32, cnt uint64, sum, us float64) (*ExpHistogramPoint, error) {
 	e := &ExpHistogramPoint{Scale: scale, Count: cnt, Sum: sum}
 	if cnt == 0 {
 		return e, nil
 	}
-	var posLo, posHi, negLo, negHi float64 // smallest and largest |mean| on each side
-	var means []float64
-	for c := range tdigest.Centroids(s.Data, s.DType) {
-		m := c.Mean() * us
-		means = append(means, m)
-		switch a := math.Abs(m); {
-		case m > 0:
-			if posLo == 0 || a < posLo {
-				posLo = a
-			}
-			posHi = max(posHi, a)
-		case m < 0:
-			if negLo == 0 || a < negLo {
-				negLo = a
-			}
-			negHi = max(negHi, a)
-		}
-	}
-	span := func(lo, hi float64, s int32) int {
-		if lo == 0 {
-			return 0
-		}
-		return expIndex(hi, s) - expIndex(lo, s) + 1
-	}
-	if scale == 0 {
-		scale = resolvingScale(means)
-	}
-	for scale > -4 && span(posLo, posHi, scale)+span(negLo, negHi, scale) > MaxNativeBuckets {
-		scale--
-	}
+	posLo, posHi, negLo, negHi, scale := expSpan(s, scale, us)
 	e.Scale = scale
 	var cdfErr error
 	n := float64(cnt)
