@@ -360,43 +360,35 @@ func mergeStat(dd, sd []byte, st voi.SType, dt voi.DType, known trusted.Samples)
 	return nil
 }
 
-// unbounded is the sample range of a VOI that does not keep MIN and MAX.
-var unbounded = [2]float64{math.NaN(), math.NaN()}
-
-// unknown is what a merge knows of a statistic's samples that is not a
-// t-digest: nothing.
+// unknown is what a merge knows of the samples of a statistic that is
+// not a t-digest: nothing.
 var unknown = trusted.Samples{Lo: math.NaN(), Hi: math.NaN()}
 
 // knownSamples is what blob bytes b tell of the samples of VOI id's
-// t-digest: their bounds (sampleBounds), and whether they are integers.
+// t-digest: whether they are integers, and their range, MIN and MAX, when
+// the VOI keeps both, both were updated and neither counted an error (an
+// update that failed for MIN may have left a sample below it; NaN
+// otherwise), which a merge of digests keeps its centroids in (see
+// tdigest.MergeAll). Merges of blobs merge MIN and MAX before the digests,
+// so b's are those of all the merged blobs.
 func knownSamples(b []byte, id int32) trusted.Samples {
-	lh := sampleBounds(b, id)
-	return trusted.Samples{Lo: lh[0], Hi: lh[1], Integer: abi.ReadVOI(b, abi.VOIAt(int(id))).DType.IsInt()}
-}
-
-// sampleBounds returns the MIN and MAX of VOI id in blob bytes b, when it
-// keeps both, both were updated and neither counted an error (an update
-// that failed for MIN may have left a sample below it; NaN otherwise):
-// the range of the
-// samples of its t-digest, which a merge of digests keeps its centroids
-// in (see tdigest.MergeAll). Merges of blobs merge MIN and MAX before the
-// digests, so b's are those of all the merged blobs.
-func sampleBounds(b []byte, id int32) [2]float64 {
-	nan := unbounded
 	v := abi.ReadVOI(b, abi.VOIAt(int(id)))
+	known := unknown
+	known.Integer = v.DType.IsInt()
 	if int(v.MaxID) < int(voi.Min) || int(v.MaxID) < int(voi.Max) {
-		return nan
+		return known
 	}
 	mn, mx := statAt(b, id, v, int(voi.Min)), statAt(b, id, v, int(voi.Max))
 	if mn.Type != voi.Min || !mn.Valid || mn.Errs != 0 || mx.Type != voi.Max || !mx.Valid || mx.Errs != 0 {
-		return nan
+		return known
 	}
 	lo, err1 := mn.Value()
 	hi, err2 := mx.Value()
 	if err1 != nil || err2 != nil || !(lo <= hi) {
-		return nan
+		return known
 	}
-	return [2]float64{lo, hi}
+	known.Lo, known.Hi = lo, hi
+	return known
 }
 
 // sameLayout checks that two blobs share a template: the same hash, sizes,

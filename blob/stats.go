@@ -201,13 +201,13 @@ func (s Stat) CDFs(out, xs []float64) ([]float64, error) {
 }
 
 // bounds returns the MIN and MAX of the statistic's VOI, read from the
-// blob now, if they bound its samples (see sampleBounds).
+// blob now, if they bound its samples (see knownSamples).
 func (s Stat) bounds() (lo, hi float64, ok bool) {
 	if s.blob == nil {
 		return 0, 0, false
 	}
-	b := sampleBounds(s.blob, s.VOI)
-	return b[0], b[1], !math.IsNaN(b[0])
+	k := knownSamples(s.blob, s.VOI)
+	return k.Lo, k.Hi, !math.IsNaN(k.Lo)
 }
 
 // errorf wraps err with the operation and the statistic.
