@@ -38,6 +38,40 @@ func TestTDigestModes(t *testing.T) {
 	}
 }
 
+// Over several seeds a cell holds each estimator's worst error over the
+// seeds (TDigestModesOf), or their mean (TDigestModesMean): the seeds'
+// own cells, one by one.
+func TestTDigestModesOverSeeds(t *testing.T) {
+	st := []accuracy.Stream{accuracy.Streams[0]}
+	worst := TDigestModesOf(st, voi.TDgstClust32, []uint32{20}, []int{1000}, 3, nil)
+	mean := TDigestModesMean(st, voi.TDgstClust32, []uint32{20}, []int{1000}, 3, nil)
+	if len(worst) != 1 || len(mean) != 1 {
+		t.Fatalf("%d and %d cells, want 1", len(worst), len(mean))
+	}
+	var want [2]ModeCell
+	for seed := 1; seed <= 3; seed++ {
+		c := seedCell(st[0], voi.TDgstClust32, 20, 1000, seed)
+		for i, e := range c.errs() {
+			*want[0].errs()[i] = max(*want[0].errs()[i], *e)
+			*want[1].errs()[i] += *e / 3
+		}
+	}
+	for k, got := range []ModeCell{worst[0], mean[0]} {
+		for i, e := range got.errs() {
+			if *e != *want[k].errs()[i] {
+				t.Errorf("aggregate %d, estimator %d: %g, want %g", k, i, *e, *want[k].errs()[i])
+			}
+		}
+		if got.Bytes != 340 || got.Stream != st[0].Name || got.Slots != 20 || got.Samples != 1000 {
+			t.Errorf("cell %+v", got)
+		}
+	}
+	// The seeds differ: the worst is above the mean somewhere.
+	if worst[0].Accurate <= mean[0].Accurate && worst[0].Caio <= mean[0].Caio {
+		t.Errorf("worst %+v not above mean %+v", worst[0], mean[0])
+	}
+}
+
 // TestAccurateTarget asserts issue 20's target 2 where the tests state it:
 // on each of the six streams at 10^5 samples, 20 and 50 slots of
 // TDGSTCLUST32(·,4), the accurate mode's worst rank error over p50..p99.9

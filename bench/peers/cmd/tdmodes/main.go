@@ -13,6 +13,7 @@
 //	go run ./cmd/tdmodes -streams sorted,uniform -sizes 10000000 -seeds 1
 //	go run ./cmd/tdmodes -fleets         # merged fleets beside caio's and influx's merges
 //	go run ./cmd/tdmodes -centroids      # the accurate mode beside caio and influx at equal centroids
+//	go run ./cmd/tdmodes -mean -seeds 100 -sizes 1000  # the mean over seeds of each cell's worst error
 package main
 
 import (
@@ -38,6 +39,7 @@ func main() {
 	sizesFlag := flag.String("sizes", "", "comma-separated sample `COUNTS` (default: 10^3, 10^5, 10^6, and 10^7 with -long)")
 	fleets := flag.Bool("fleets", false, "the merged-fleet table instead: fleets of -blobs TDGSTCLUST64(50 and 100, 8) blobs of each stream in each mode")
 	blobs := flag.Int("blobs", 2000, "blobs per fleet (with -fleets)")
+	mean := flag.Bool("mean", false, "each cell the mean over the seeds of the worst rank error over the quantiles, instead of the worst over the seeds")
 	centroids := flag.Bool("centroids", false, "the equal-centroids table instead: the accurate mode beside caio and influx keeping no more centroids than the digest has slots, whatever their bytes")
 	flag.Parse()
 	streams := accuracy.Streams
@@ -79,11 +81,15 @@ func main() {
 		printCentroids(streams, dt, sizes, *seeds)
 		return
 	}
-	fmt.Printf("Worst rank error (%% of samples) over p50, p90, p99, p99.9 and seeds 1..%d; %v digests (an IntU32 VOI's, answered by blob.Stat.Quantile: integers); peers at equal bytes, answered by their own quantile functions; the last column with the peers' answers rounded to integers too.\n\n", *seeds, dt)
+	over, modes := "and", peers.TDigestModesOf
+	if *mean {
+		over, modes = "averaged over", peers.TDigestModesMean
+	}
+	fmt.Printf("Worst rank error (%% of samples) over p50, p90, p99, p99.9 %s seeds 1..%d; %v digests (an IntU32 VOI's, answered by blob.Stat.Quantile: integers); peers at equal bytes, answered by their own quantile functions; the last column with the peers' answers rounded to integers too.\n\n", over, *seeds, dt)
 	fmt.Println("| stream | slots | samples | bytes | C mode | accurate | caio | influx | DDSketch | HDR | accurate / best t-digest peer | the same, peers rounded |")
 	fmt.Println("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	var sum [2]summary
-	peers.TDigestModesOf(streams, dt, []uint32{20, 50, 100}, sizes, *seeds, func(c peers.ModeCell) {
+	modes(streams, dt, []uint32{20, 50, 100}, sizes, *seeds, func(c peers.ModeCell) {
 		r, rr := c.Ratio(), c.RatioRounded()
 		sum[0].add(r)
 		sum[1].add(rr)
