@@ -263,18 +263,39 @@ func (c CentroidCell) Ratio() float64 {
 // TDGSTCLUST64(slots, 8)) in the accurate mode, each sample count of
 // sizes, seeds 1..seeds; progress, if not nil, is called after each cell.
 func TDigestEqualCentroids(streams []accuracy.Stream, dt voi.DType, slots []uint32, sizes []int, seeds int, progress func(CentroidCell)) []CentroidCell {
+	return centroidCells(streams, dt, slots, sizes, seeds, false, progress)
+}
+
+// TDigestEqualCentroidsMean is TDigestEqualCentroids with each
+// estimator's error the mean over the seeds of its worst rank error over
+// Quantiles (see TDigestModesMean); the centroids and bytes are still the
+// most over the seeds.
+func TDigestEqualCentroidsMean(streams []accuracy.Stream, dt voi.DType, slots []uint32, sizes []int, seeds int, progress func(CentroidCell)) []CentroidCell {
+	return centroidCells(streams, dt, slots, sizes, seeds, true, progress)
+}
+
+// centroidCells measures the equal-centroids cells, each estimator's
+// error the worst over the seeds, or their mean if mean is set.
+func centroidCells(streams []accuracy.Stream, dt voi.DType, slots []uint32, sizes []int, seeds int, mean bool, progress func(CentroidCell)) []CentroidCell {
 	var cells []CentroidCell
 	for _, st := range streams {
 		for _, s := range slots {
 			for _, n := range sizes {
 				cell := CentroidCell{Stream: st.Name, Slots: s, Samples: n}
+				add := func(to *float64, e float64) {
+					if mean {
+						*to += e / float64(seeds)
+					} else {
+						*to = max(*to, e)
+					}
+				}
 				for seed := 1; seed <= seeds; seed++ {
 					vals, u, worst := seedSamples(st, n, seed)
 					sa := modeStat(dt, s, tdigest.Accurate, vals, uint32(seed))
-					cell.Accurate = max(cell.Accurate, worst(statQuantile(sa)))
+					add(&cell.Accurate, worst(statQuantile(sa)))
 					cs, is := caioSketchCentroids(u, int(s)), influxSketchCentroids(u, int(s))
-					cell.Caio = max(cell.Caio, worst(cs.Quantile))
-					cell.Influx = max(cell.Influx, worst(is.Quantile))
+					add(&cell.Caio, worst(cs.Quantile))
+					add(&cell.Influx, worst(is.Quantile))
 					cell.CaioBytes, cell.InfBytes = max(cell.CaioBytes, cs.Bytes), max(cell.InfBytes, is.Bytes)
 					cell.CaioMax, cell.InfluxMax = max(cell.CaioMax, cs.Centroids), max(cell.InfluxMax, is.Centroids)
 				}

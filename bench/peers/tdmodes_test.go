@@ -72,6 +72,32 @@ func TestTDigestModesOverSeeds(t *testing.T) {
 	}
 }
 
+// The equal-centroids cells over seeds: one seed's mean is its worst, and
+// over three seeds the mean lies at or below the worst, above a third of
+// it, and not all of it.
+func TestTDigestEqualCentroidsOverSeeds(t *testing.T) {
+	st := []accuracy.Stream{accuracy.Streams[0]}
+	cells := func(f func([]accuracy.Stream, voi.DType, []uint32, []int, int, func(CentroidCell)) []CentroidCell, seeds int) CentroidCell {
+		cs := f(st, voi.TDgstClust32, []uint32{20}, []int{1000}, seeds, nil)
+		if len(cs) != 1 {
+			t.Fatalf("%d cells, want 1", len(cs))
+		}
+		return cs[0]
+	}
+	if w, m := cells(TDigestEqualCentroids, 1), cells(TDigestEqualCentroidsMean, 1); w != m {
+		t.Errorf("one seed: worst %+v, mean %+v", w, m)
+	}
+	w, m := cells(TDigestEqualCentroids, 3), cells(TDigestEqualCentroidsMean, 3)
+	for _, e := range [][2]float64{{w.Accurate, m.Accurate}, {w.Caio, m.Caio}, {w.Influx, m.Influx}} {
+		if !(e[1] <= e[0] && e[1] >= e[0]/3) {
+			t.Errorf("worst %g, mean %g", e[0], e[1])
+		}
+	}
+	if w == m || w.CaioMax != m.CaioMax || w.CaioBytes != m.CaioBytes {
+		t.Errorf("three seeds: worst %+v, mean %+v", w, m)
+	}
+}
+
 // TestAccurateTarget asserts issue 20's target 2 where the tests state it:
 // on each of the six streams at 10^5 samples, 20 and 50 slots of
 // TDGSTCLUST32(·,4), the accurate mode's worst rank error over p50..p99.9

@@ -78,7 +78,7 @@ func main() {
 		}
 	}
 	if *centroids {
-		printCentroids(streams, dt, sizes, *seeds)
+		printCentroids(streams, dt, sizes, *seeds, *mean)
 		return
 	}
 	over, modes := "and", peers.TDigestModesOf
@@ -102,12 +102,16 @@ func main() {
 }
 
 // printCentroids prints the equal-centroids table (peers.TDigestEqualCentroids).
-func printCentroids(streams []accuracy.Stream, dt voi.DType, sizes []int, seeds int) {
-	fmt.Printf("Worst rank error (%% of samples) over p50, p90, p99, p99.9 and seeds 1..%d; %v digests in the accurate mode (an IntU32 VOI's, answered by blob.Stat.Quantile); caio/go-tdigest and influxdata/tdigest at the largest compression that keeps no more centroids than the digest has slots, whatever their bytes, answered by their own quantile functions.\n\n", seeds, dt)
+func printCentroids(streams []accuracy.Stream, dt voi.DType, sizes []int, seeds int, mean bool) {
+	over, cells := "and", peers.TDigestEqualCentroids
+	if mean {
+		over, cells = "averaged over", peers.TDigestEqualCentroidsMean
+	}
+	fmt.Printf("Worst rank error (%% of samples) over p50, p90, p99, p99.9 %s seeds 1..%d; %v digests in the accurate mode (an IntU32 VOI's, answered by blob.Stat.Quantile); caio/go-tdigest and influxdata/tdigest at the largest compression that keeps no more centroids than the digest has slots, whatever their bytes, answered by their own quantile functions.\n\n", over, seeds, dt)
 	fmt.Println("| stream | slots | samples | accurate | caio | its centroids, bytes | influx | its centroids, bytes | accurate / better peer |")
 	fmt.Println("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
 	var sum summary
-	peers.TDigestEqualCentroids(streams, dt, []uint32{20, 50, 100}, sizes, seeds, func(c peers.CentroidCell) {
+	cells(streams, dt, []uint32{20, 50, 100}, sizes, seeds, func(c peers.CentroidCell) {
 		r := c.Ratio()
 		sum.add(r)
 		fmt.Printf("| %s | %d | %d | %.3f | %.3f | %d, %d | %.3f | %d, %d | %.2f |\n", c.Stream, c.Slots, c.Samples,
