@@ -168,6 +168,9 @@ accuracy:
 	cd bench/peers && $(GO) run ./cmd/tdmodes -seeds 4 $(if $(LONG),-long)
 	cd bench/peers && $(GO) run ./cmd/tdmodes -fleets -seeds 8
 	cd bench/peers && $(GO) run ./cmd/tdmodes -centroids -seeds 1
+	cd bench/peers && $(GO) run ./cmd/tdmodes -mean -seeds 100 -sizes 1000
+	cd bench/peers && $(GO) run ./cmd/tdmodes -mean -seeds 20 -sizes 100000
+	cd bench/peers && $(GO) run ./cmd/tdmodes -centroids -mean -seeds 100 -sizes 1000
 
 demo:
 	$(GO) run ./cmd/statsblob demo
