@@ -44,11 +44,13 @@ type Pusher struct {
 	pushes *prometheus.CounterVec
 	drops  prometheus.Counter
 
-	qmu     sync.Mutex // guards queue
-	queue   []Closed   // delta: closed windows not yet pushed, oldest first
-	wake    chan struct{}
-	stop    context.CancelFunc // ends the delta worker and its push under way
-	stopped chan struct{}
+	qmu      sync.Mutex // guards queue
+	queue    []Closed   // delta: closed windows not yet pushed, oldest first
+	wake     chan struct{}
+	quit     chan struct{}      // closed by Close: the delta worker ends after its push under way
+	quitOnce sync.Once          // closes quit
+	stop     context.CancelFunc // ends the delta worker and its push under way at once
+	stopped  chan struct{}
 }
 
 // NewPusher returns a Pusher of s's aggregates to exp, registering its
@@ -66,7 +68,7 @@ func (s *Server) NewPusher(exp sdkmetric.Exporter, temp metricdata.Temporality) 
 			Help: "OTLP exports, by result."}, []string{"result"}),
 		drops: prometheus.NewCounter(prometheus.CounterOpts{Name: "statsblob_collector_otlp_dropped_windows_total",
 			Help: "Closed windows dropped unpushed because -otlp-max-pending were waiting."}),
-		wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+		wake: make(chan struct{}, 1), quit: make(chan struct{}), stopped: make(chan struct{})}
 	p.pushes.WithLabelValues("ok")
 	p.pushes.WithLabelValues("error")
 	s.MustRegister(p.pushes, p.drops)
@@ -143,15 +145,23 @@ func (p *Pusher) done(c Closed) {
 	}
 }
 
-// work pushes queued windows, oldest first, until ctx ends; a window whose
-// push fails stays at the head and is tried again after a pause.
+// work pushes queued windows, oldest first, until quit is closed (after
+// the push under way) or ctx ends (cutting it off); a window whose push
+// fails stays at the head and is tried again after a pause.
 func (p *Pusher) work(ctx context.Context) {
 	defer close(p.stopped)
 	for {
+		select {
+		case <-p.quit:
+			return
+		default:
+		}
 		c, ok := p.head()
 		if !ok {
 			select {
 			case <-ctx.Done():
+				return
+			case <-p.quit:
 				return
 			case <-p.wake:
 				continue
@@ -163,6 +173,8 @@ func (p *Pusher) work(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
+			return
+		case <-p.quit:
 			return
 		case <-time.After(min(p.timeout(), time.Second)):
 		}
@@ -235,16 +247,27 @@ func (e *NotShipped) Error() string {
 
 func (e *NotShipped) Unwrap() error { return e.Err }
 
-// Close pushes what has not been pushed (delta: closes the window under
-// way and pushes every queued window; cumulative: the current window once
-// more), each push within the push timeout and all within ctx, and shuts
-// the exporter down. What could not be pushed is a *NotShipped error.
+// Close pushes what has not been pushed (delta: lets the push under way
+// finish, closes the window under way and pushes every queued window;
+// cumulative: the current window once more), each push within the push
+// timeout and all within ctx, and shuts the exporter down. What could not
+// be pushed is a *NotShipped error.
+//
+// With delta temporality a window is pushed once: Close does not cut off
+// a push under way (the endpoint may have taken it, and pushing its window
+// again would count it twice, as a loaded machine once showed the
+// collector's end-to-end test), unless ctx ends first.
 func (p *Pusher) Close(ctx context.Context) error {
 	var err error
 	if p.temp == metricdata.DeltaTemporality {
+		p.quitOnce.Do(func() { close(p.quit) })
+		select {
+		case <-p.stopped:
+		case <-ctx.Done():
+			p.stop() // the worker's push under way ends; its window stays queued
+			<-p.stopped
+		}
 		p.s.Rotate()
-		p.stop() // the worker's push under way ends; its window stays queued
-		<-p.stopped
 		for {
 			c, ok := p.head()
 			if !ok {

@@ -107,6 +107,86 @@ func TestDeltaQueue(t *testing.T) {
 	require.NoError(t, testutilCompare(s, "statsblob_collector_otlp_dropped_windows_total", 1))
 }
 
+// slowAck is an exporter whose endpoint takes each push at once and
+// answers it only when release is closed: a push cut off before then has
+// been delivered although its caller sees an error.
+type slowAck struct {
+	fakeExporter
+	entered chan struct{} // a push has been delivered
+	release chan struct{}
+	calls   atomic.Int64
+}
+
+func (a *slowAck) Export(ctx context.Context, rm *metricdata.ResourceMetrics) error {
+	a.calls.Add(1)
+	_ = a.fakeExporter.Export(ctx, rm)
+	select {
+	case a.entered <- struct{}{}:
+	default:
+	}
+	select {
+	case <-a.release:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// A delta Close waits for the push under way instead of cutting it off:
+// cut off, its window stayed queued and Close pushed it again, and the
+// endpoint counted the window twice (the collector's end-to-end test saw
+// 2 × 1448 bytes under load).
+func TestDeltaCloseLetsThePushUnderWayFinish(t *testing.T) {
+	ck := &clock{t: time.Unix(1000, 0)}
+	s, tp := newServer(t, collector.Config{Window: time.Minute, Now: ck.now})
+	a := &slowAck{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	p := s.NewPusher(a, metricdata.DeltaTemporality)
+	p.Timeout = time.Minute
+	code, _ := post(t, s, http.MethodPost, "h=a", fixture.KitchenBlob(tp).Bytes())
+	require.Equal(t, http.StatusNoContent, code)
+	ck.set(time.Unix(1060, 0))
+	s.Rotate()
+	select {
+	case <-a.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the worker did not push the closed window")
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- p.Close(context.Background()) }()
+	require.Never(t, func() bool { return a.calls.Load() > 1 }, 200*time.Millisecond, time.Millisecond,
+		"Close pushed the window under way again")
+	close(a.release)
+	require.NoError(t, <-closed)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	require.Len(t, a.got, 1)
+	require.Equal(t, 1448.0, bytesSum(t, a.got[0]).DataPoints[0].Value)
+	require.True(t, a.shut)
+}
+
+// A delta Close whose deadline ends before the push under way does cuts
+// it off and says what it could not ship.
+func TestDeltaCloseDeadlineCutsThePushOff(t *testing.T) {
+	ck := &clock{t: time.Unix(1000, 0)}
+	s, tp := newServer(t, collector.Config{Window: time.Minute, Now: ck.now})
+	a := &slowAck{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	p := s.NewPusher(a, metricdata.DeltaTemporality)
+	p.Timeout = time.Minute
+	code, _ := post(t, s, http.MethodPost, "h=a", fixture.KitchenBlob(tp).Bytes())
+	require.Equal(t, http.StatusNoContent, code)
+	ck.set(time.Unix(1060, 0))
+	s.Rotate()
+	<-a.entered
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err := p.Close(ctx)
+	var ns *collector.NotShipped
+	require.ErrorAs(t, err, &ns)
+	require.Equal(t, 1, ns.Windows)
+	require.Equal(t, uint64(1), ns.Posts)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
 // A cumulative Close whose push fails says so.
 func TestCumulativeCloseFails(t *testing.T) {
 	s, tp := newServer(t, collector.Config{})
