@@ -55,6 +55,10 @@ func main() {
 		}
 	}
 	if *fleets {
+		if *mean {
+			fmt.Fprintln(os.Stderr, "tdmodes: -mean applies to the modes and -centroids tables, not -fleets")
+			os.Exit(2)
+		}
 		printFleets(streams, *blobs, *seeds)
 		return
 	}
