@@ -271,7 +271,7 @@ func (dst *Blob) mergeInto(d, s []byte, count, digests bool) error {
 					err = fmt.Errorf("saturated: %w", voi.ErrOverflow)
 				}
 			case sp.stype != voi.TDgst || digests:
-				known := unknown
+				known := trusted.NoSamples
 				if sp.stype == voi.TDgst {
 					known = knownSamples(d, int32(id))
 				}
@@ -360,10 +360,6 @@ func mergeStat(dd, sd []byte, st voi.SType, dt voi.DType, known trusted.Samples)
 	return nil
 }
 
-// unknown is what a merge knows of the samples of a statistic that is
-// not a t-digest: nothing.
-var unknown = trusted.Samples{Lo: math.NaN(), Hi: math.NaN()}
-
 // knownSamples is what blob bytes b tell of the samples of VOI id's
 // t-digest: whether they are integers, and their range, MIN and MAX, when
 // the VOI keeps both, both were updated and neither counted an error (an
@@ -373,7 +369,7 @@ var unknown = trusted.Samples{Lo: math.NaN(), Hi: math.NaN()}
 // so b's are those of all the merged blobs.
 func knownSamples(b []byte, id int32) trusted.Samples {
 	v := abi.ReadVOI(b, abi.VOIAt(int(id)))
-	known := unknown
+	known := trusted.NoSamples
 	known.Integer = v.DType.IsInt()
 	if int(v.MaxID) < int(voi.Min) || int(v.MaxID) < int(voi.Max) {
 		return known

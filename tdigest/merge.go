@@ -86,7 +86,7 @@ func MergeAll(dst []byte, dt voi.DType, srcs ...[]byte) error {
 	if err := validateMerge(dst, dt, dt, srcs); err != nil {
 		return err
 	}
-	return mergeAllValid(dst, dt, unknown, srcs)
+	return mergeAllValid(dst, dt, trusted.NoSamples, srcs)
 }
 
 // validateMerge checks the digests of a merge from outside: dst of type
@@ -107,12 +107,9 @@ func validateMerge(dst []byte, dt, sdt voi.DType, srcs [][]byte) error {
 	return nil
 }
 
-// unknown is what MergeAll knows of its inputs' samples: nothing.
-var unknown = trusted.Samples{Lo: math.NaN(), Hi: math.NaN()}
-
 func init() {
 	trusted.TDigestMergeAll = func(dst []byte, dt voi.DType, srcs ...[]byte) error {
-		return mergeAllTrusted(dst, dt, unknown, srcs)
+		return mergeAllTrusted(dst, dt, trusted.NoSamples, srcs)
 	}
 	trusted.TDigestMergeAllIn = func(dst []byte, dt voi.DType, known trusted.Samples, srcs ...[]byte) error {
 		return mergeAllTrusted(dst, dt, known, srcs)

@@ -74,7 +74,7 @@ func BenchmarkFoldSmall(b *testing.B) {
 		if err := mergeFromTrusted(dst, voi.TDgstClust64, voi.TDgstClust32, srcs[3*(i%300):3*(i%300)+3]...); err != nil {
 			b.Fatal(err)
 		}
-		if err := mergeAllTrusted(dst, voi.TDgstClust64, unknown, [][]byte{wide2}); err != nil {
+		if err := mergeAllTrusted(dst, voi.TDgstClust64, trusted.NoSamples, [][]byte{wide2}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -85,7 +85,7 @@ func BenchmarkFoldSmall(b *testing.B) {
 func foldParts(b *testing.B, n int) []item {
 	srcs, wide := foldFleet(b, n)
 	sc := new(mergeScratch)
-	sc.lo, sc.hi = unknown.Lo, unknown.Hi
+	sc.lo, sc.hi = trusted.NoSamples.Lo, trusted.NoSamples.Hi
 	var d digest[node64]
 	_ = d.init(wide, nil)
 	g := d.geometry()

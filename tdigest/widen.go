@@ -35,10 +35,10 @@ func mergeFromTrusted(dst []byte, dt, sdt voi.DType, srcs ...[]byte) error {
 func mergeFromValid(dst []byte, dt, sdt voi.DType, srcs [][]byte) error {
 	switch {
 	case dt == sdt:
-		return mergeAllValid(dst, dt, unknown, srcs)
+		return mergeAllValid(dst, dt, trusted.NoSamples, srcs)
 	case dt == voi.TDgstClust64:
-		return mergeLayout[node64, node32](dst, unknown, srcs)
+		return mergeLayout[node64, node32](dst, trusted.NoSamples, srcs)
 	default:
-		return mergeLayout[node32, node64](dst, unknown, srcs)
+		return mergeLayout[node32, node64](dst, trusted.NoSamples, srcs)
 	}
 }

@@ -12,6 +12,8 @@
 package trusted
 
 import (
+	"math"
+
 	"github.com/statsblob/statsblob/bsdrand"
 	"github.com/statsblob/statsblob/internal/lut"
 	"github.com/statsblob/statsblob/voi"
@@ -79,6 +81,9 @@ type Samples struct {
 	// integers where it cannot pin them (see tdigest's exactRuns).
 	Integer bool
 }
+
+// NoSamples is knowing nothing of the samples beyond the digests.
+var NoSamples = Samples{Lo: math.NaN(), Hi: math.NaN()}
 
 // HistMerge is hist.Merge without its comparison of the two histograms'
 // bounds.
