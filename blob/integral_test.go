@@ -189,3 +189,31 @@ func TestStatCDFs(t *testing.T) {
 		}
 	}
 }
+
+// TestStatCDFNoAllocs: CDF of a t-digest (one point of CDFs' walk) takes
+// no allocation, for integer and Q-number VOIs, with and without MIN and
+// MAX.
+func TestStatCDFNoAllocs(t *testing.T) {
+	for _, dt := range []voi.DType{voi.IntU32, voi.QS64} {
+		for _, bounded := range []bool{false, true} {
+			tp, err := tpl.NewRegistry().New("T")
+			require.NoError(t, err)
+			stats := []tpl.StatSpec{tpl.TDigestOf(tpl.TDigestSpec{DType: voi.TDgstClust64, NCtds: 20, Prec: 8, Mode: tdigest.Accurate})}
+			if bounded {
+				stats = append(stats, tpl.StatSpec{Type: voi.Min}, tpl.StatSpec{Type: voi.Max})
+			}
+			require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "v", DType: dt, Prec: 8, Stats: stats}))
+			bl := blob.New(tp, blob.NewEnv(nil, 1))
+			for i := range 500 {
+				if dt == voi.IntU32 {
+					require.NoError(t, bl.UpdateU32(0, uint32(i*7%300)))
+				} else {
+					require.NoError(t, bl.UpdateFloat(0, float64(i%300)/3))
+				}
+			}
+			st, err := bl.Fetch(0, voi.TDgst)
+			require.NoError(t, err)
+			require.Zero(t, testing.AllocsPerRun(100, func() { _, _ = st.CDF(100.5) }), "%v, MIN and MAX %v", dt, bounded)
+		}
+	}
+}

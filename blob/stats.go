@@ -134,33 +134,16 @@ func (s Stat) Quantile(q float64) (x float64, err error) {
 // its estimate at floor(x) + 1/2: the fraction of samples at most
 // floor(x), each integer's samples taken as spread over the half-open
 // unit around it. Errors as for Quantile (a NaN x is voi.ErrInvalid).
-func (s Stat) CDF(x float64) (p float64, err error) {
-	lo, hi, bounded := s.bounds()
-	if s.DType.IsTDigest() && s.VOIDType.IsInt() {
-		x = math.Floor(x) + 0.5
+func (s Stat) CDF(x float64) (float64, error) {
+	if !s.DType.IsTDigest() {
+		return s.histCDF(x)
 	}
-	switch {
-	case s.DType.IsTDigest() && bounded:
-		p, err = tdigest.CDFBounded(s.Data, s.DType, x, lo, hi)
-	case s.DType.IsTDigest():
-		p, err = tdigest.CDF(s.Data, s.DType, x)
-	case s.DType.IsHist():
-		p, err = hist.CDF(s.Data, s.DType, s.VOIDType, x)
-		if err == nil && bounded {
-			switch {
-			case x < lo:
-				p = 0
-			case x >= hi:
-				p = 1
-			}
-		}
-	default:
-		err = voi.ErrTypeMismatch
-	}
+	var buf [1]float64
+	ps, err := s.digestCDFs(buf[:0], []float64{x})
 	if err != nil {
-		return 0, s.errorf("CDF", "", err)
+		return 0, err
 	}
-	return p, nil
+	return ps[0], nil
 }
 
 // CDFs appends to out the CDF of each of xs, which must ascend: CDF's
@@ -168,22 +151,32 @@ func (s Stat) CDF(x float64) (p float64, err error) {
 // bounds at the cost of one query). Errors as for CDF, and for an x below
 // its predecessor (voi.ErrInvalid); out is then returned as it was.
 func (s Stat) CDFs(out, xs []float64) ([]float64, error) {
-	if !s.DType.IsTDigest() {
-		start := len(out)
-		for i, x := range xs {
-			if i > 0 && x < xs[i-1] {
-				return out[:start], s.errorf("CDF", "xs not ascending", voi.ErrInvalid)
-			}
-			p, err := s.CDF(x)
-			if err != nil {
-				return out[:start], err
-			}
-			out = append(out, p)
-		}
-		return out, nil
+	if s.DType.IsTDigest() {
+		return s.digestCDFs(out, xs)
 	}
+	start := len(out)
+	for i, x := range xs {
+		if i > 0 && x < xs[i-1] {
+			return out[:start], s.errorf("CDF", "xs not ascending", voi.ErrInvalid)
+		}
+		p, err := s.histCDF(x)
+		if err != nil {
+			return out[:start], err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// digestCDFs is CDFs of a t-digest: the one place its answers are bounded
+// by the VOI's MIN and MAX and, for an integer VOI, taken at floor(x) + 1/2.
+func (s Stat) digestCDFs(out, xs []float64) ([]float64, error) {
 	if s.VOIDType.IsInt() {
-		at := make([]float64, len(xs))
+		var one [1]float64 // (CDF's one point, without an allocation)
+		at := one[:]
+		if len(xs) != 1 {
+			at = make([]float64, len(xs))
+		}
 		for i, x := range xs {
 			at[i] = math.Floor(x) + 0.5
 		}
@@ -198,6 +191,26 @@ func (s Stat) CDFs(out, xs []float64) ([]float64, error) {
 		return out, s.errorf("CDF", "", err)
 	}
 	return out, nil
+}
+
+// histCDF is CDF of a histogram (or the error of another type).
+func (s Stat) histCDF(x float64) (float64, error) {
+	if !s.DType.IsHist() {
+		return 0, s.errorf("CDF", "", voi.ErrTypeMismatch)
+	}
+	p, err := hist.CDF(s.Data, s.DType, s.VOIDType, x)
+	if err != nil {
+		return 0, s.errorf("CDF", "", err)
+	}
+	if lo, hi, bounded := s.bounds(); bounded {
+		switch {
+		case x < lo:
+			p = 0
+		case x >= hi:
+			p = 1
+		}
+	}
+	return p, nil
 }
 
 // bounds returns the MIN and MAX of the statistic's VOI, read from the
