@@ -132,11 +132,9 @@ func (a *slowAck) Export(ctx context.Context, rm *metricdata.ResourceMetrics) er
 	}
 }
 
-// A delta Close waits for the push under way instead of cutting it off:
-// cut off, its window stayed queued and Close pushed it again, and the
-// endpoint counted the window twice (the collector's end-to-end test saw
-// 2 × 1448 bytes under load).
-func TestDeltaCloseLetsThePushUnderWayFinish(t *testing.T) {
+// pushUnderWay returns a delta Pusher whose worker is pushing a closed
+// window of one post to a slowAck that has taken it and not answered.
+func pushUnderWay(t *testing.T) (*collector.Pusher, *slowAck) {
 	ck := &clock{t: time.Unix(1000, 0)}
 	s, tp := newServer(t, collector.Config{Window: time.Minute, Now: ck.now})
 	a := &slowAck{entered: make(chan struct{}, 1), release: make(chan struct{})}
@@ -151,6 +149,15 @@ func TestDeltaCloseLetsThePushUnderWayFinish(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the worker did not push the closed window")
 	}
+	return p, a
+}
+
+// A delta Close waits for the push under way instead of cutting it off:
+// cut off, its window stayed queued and Close pushed it again, and the
+// endpoint counted the window twice (the collector's end-to-end test saw
+// 2 × 1448 bytes under load).
+func TestDeltaCloseLetsThePushUnderWayFinish(t *testing.T) {
+	p, a := pushUnderWay(t)
 	closed := make(chan error, 1)
 	go func() { closed <- p.Close(context.Background()) }()
 	require.Never(t, func() bool { return a.calls.Load() > 1 }, 200*time.Millisecond, time.Millisecond,
@@ -164,19 +171,10 @@ func TestDeltaCloseLetsThePushUnderWayFinish(t *testing.T) {
 	require.True(t, a.shut)
 }
 
-// A delta Close whose deadline ends before the push under way does cuts
+// A delta Close whose deadline ends before the push under way does, cuts
 // it off and says what it could not ship.
 func TestDeltaCloseDeadlineCutsThePushOff(t *testing.T) {
-	ck := &clock{t: time.Unix(1000, 0)}
-	s, tp := newServer(t, collector.Config{Window: time.Minute, Now: ck.now})
-	a := &slowAck{entered: make(chan struct{}, 1), release: make(chan struct{})}
-	p := s.NewPusher(a, metricdata.DeltaTemporality)
-	p.Timeout = time.Minute
-	code, _ := post(t, s, http.MethodPost, "h=a", fixture.KitchenBlob(tp).Bytes())
-	require.Equal(t, http.StatusNoContent, code)
-	ck.set(time.Unix(1060, 0))
-	s.Rotate()
-	<-a.entered
+	p, _ := pushUnderWay(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	err := p.Close(ctx)
