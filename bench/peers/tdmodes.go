@@ -86,11 +86,7 @@ func modeCells(streams []accuracy.Stream, dt voi.DType, slots []uint32, sizes []
 					sc := seedCell(st, dt, s, n, seed)
 					cell.Bytes = sc.Bytes
 					for i, e := range sc.errs() {
-						if mean {
-							*errs[i] += *e / float64(seeds)
-						} else {
-							*errs[i] = max(*errs[i], *e)
-						}
+						overSeeds(errs[i], *e, seeds, mean)
 					}
 				}
 				cells = append(cells, cell)
@@ -101,6 +97,16 @@ func modeCells(streams []accuracy.Stream, dt voi.DType, slots []uint32, sizes []
 		}
 	}
 	return cells
+}
+
+// overSeeds folds one seed's error e into to: the worst over the seeds,
+// or with mean set their mean.
+func overSeeds(to *float64, e float64, seeds int, mean bool) {
+	if mean {
+		*to += e / float64(seeds)
+	} else {
+		*to = max(*to, e)
+	}
 }
 
 // errs points at c's errors, one per estimator.
@@ -282,13 +288,7 @@ func centroidCells(streams []accuracy.Stream, dt voi.DType, slots []uint32, size
 		for _, s := range slots {
 			for _, n := range sizes {
 				cell := CentroidCell{Stream: st.Name, Slots: s, Samples: n}
-				add := func(to *float64, e float64) {
-					if mean {
-						*to += e / float64(seeds)
-					} else {
-						*to = max(*to, e)
-					}
-				}
+				add := func(to *float64, e float64) { overSeeds(to, e, seeds, mean) }
 				for seed := 1; seed <= seeds; seed++ {
 					vals, u, worst := seedSamples(st, n, seed)
 					sa := modeStat(dt, s, tdigest.Accurate, vals, uint32(seed))
