@@ -357,23 +357,15 @@ func jsonOf(name string, hash uint32, defs []VOIDef, v int) (jsonTemplate, bool)
 	return jt, ok
 }
 
-// ReadJSONList reads a templates file: one template's JSON form (what
-// json.Marshal of a *Template writes) or a JSON array of them (what
-// `statsblob demo` writes), registering each in r with ReadJSON and
-// returning them in order. Errors wrap voi.ErrInvalid for a document that
-// is neither; a template's own error (ReadJSON's) is wrapped with its
+// ReadJSONList reads a templates file (see SplitJSONList), registering
+// each template in r with ReadJSON and returning them in order. Errors
+// wrap voi.ErrInvalid for a document that is neither a template nor an
+// array of them; a template's own error (ReadJSON's) is wrapped with its
 // index. The templates before a failing one stay registered.
 func ReadJSONList(r *Registry, data []byte) ([]*Template, error) {
-	var list []json.RawMessage
-	switch t := bytes.TrimLeft(data, " \t\r\n"); {
-	case len(t) > 0 && t[0] == '{':
-		list = []json.RawMessage{data}
-	case len(t) > 0 && t[0] == '[':
-		if err := json.Unmarshal(data, &list); err != nil {
-			return nil, fmt.Errorf("%v: %w", err, voi.ErrInvalid)
-		}
-	default:
-		return nil, fmt.Errorf("neither a template (JSON object) nor an array of templates: %w", voi.ErrInvalid)
+	list, err := SplitJSONList(data)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]*Template, 0, len(list))
 	for i, raw := range list {
@@ -384,6 +376,25 @@ func ReadJSONList(r *Registry, data []byte) ([]*Template, error) {
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// SplitJSONList splits a templates file into its templates' JSON forms,
+// for ReadJSON: the file is one template's JSON form (what json.Marshal of
+// a *Template writes) or a JSON array of them (what `statsblob demo`
+// writes). It checks only that shape; ReadJSON checks each template.
+// Errors wrap voi.ErrInvalid.
+func SplitJSONList(data []byte) ([]json.RawMessage, error) {
+	switch t := bytes.TrimLeft(data, " \t\r\n"); {
+	case len(t) > 0 && t[0] == '{':
+		return []json.RawMessage{data}, nil
+	case len(t) > 0 && t[0] == '[':
+		var list []json.RawMessage
+		if err := json.Unmarshal(data, &list); err != nil {
+			return nil, fmt.Errorf("%v: %w", err, voi.ErrInvalid)
+		}
+		return list, nil
+	}
+	return nil, fmt.Errorf("neither a template (JSON object) nor an array of templates: %w", voi.ErrInvalid)
 }
 
 // ReadJSON decodes a template's JSON form and registers the template in r,

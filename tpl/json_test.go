@@ -249,6 +249,40 @@ func TestReadJSONList(t *testing.T) {
 	}
 }
 
+// SplitJSONList returns a templates file's documents as they stand in it,
+// without reading them: ReadJSONList and the collector's ParseTemplates
+// (one registry per template) share it.
+func TestSplitJSONList(t *testing.T) {
+	for _, c := range []struct {
+		name, data string
+		docs       []string
+		err        string
+	}{
+		{"one", " \n{\"a\":1}", []string{" \n{\"a\":1}"}, ""},
+		{"array", `[{"a":1}, {"b":[2]}]`, []string{`{"a":1}`, `{"b":[2]}`}, ""},
+		{"array of anything", `[1,"x"]`, []string{`1`, `"x"`}, ""},
+		{"empty array", "[]", []string{}, ""},
+		{"empty", "", nil, "neither a template"},
+		{"string", `"x"`, nil, "neither a template"},
+		{"broken array", "[{", nil, "unexpected end of JSON input"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			list, err := tpl.SplitJSONList([]byte(c.data))
+			if c.err != "" {
+				require.ErrorIs(t, err, voi.ErrInvalid)
+				require.ErrorContains(t, err, c.err)
+				return
+			}
+			require.NoError(t, err)
+			got := []string{}
+			for _, raw := range list {
+				got = append(got, string(raw))
+			}
+			require.Equal(t, c.docs, got)
+		})
+	}
+}
+
 // TestTemplateJSONVersions: version 2 writes bounds as values of the VOI's
 // type and flags by name; version 1 documents (uint64 patterns, numeric
 // flags) still read to the same template; a template whose bounds no value

@@ -1,7 +1,6 @@
 package collector
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,23 +34,16 @@ import (
 // MaxTemplatesBody bounds a POST /v1/templates body.
 const MaxTemplatesBody = 4 << 20
 
-// ParseTemplates reads a templates file: one template's JSON form (what
-// json.Marshal of a *tpl.Template writes) or a JSON array of them. Unlike
+// ParseTemplates reads a templates file (see tpl.SplitJSONList): one
+// template's JSON form or a JSON array of them. Unlike
 // tpl.ReadJSONList, two versions of one name may be in it: each template
 // is read into a registry of its own. Errors wrap voi.ErrInvalid,
 // voi.ErrTooBig (tpl.ReadJSON's limits), voi.ErrExists (a VOI defined twice),
 // and name the template's index.
 func ParseTemplates(data []byte) ([]*tpl.Template, error) {
-	var list []json.RawMessage
-	switch t := bytes.TrimLeft(data, " \t\r\n"); {
-	case len(t) > 0 && t[0] == '{':
-		list = []json.RawMessage{data}
-	case len(t) > 0 && t[0] == '[':
-		if err := json.Unmarshal(data, &list); err != nil {
-			return nil, fmt.Errorf("collector: templates: %v: %w", err, voi.ErrInvalid)
-		}
-	default:
-		return nil, fmt.Errorf("collector: templates: neither a template (JSON object) nor an array of templates: %w", voi.ErrInvalid)
+	list, err := tpl.SplitJSONList(data)
+	if err != nil {
+		return nil, fmt.Errorf("collector: templates: %w", err)
 	}
 	out := make([]*tpl.Template, 0, len(list))
 	for i, raw := range list {
