@@ -183,6 +183,42 @@ func TestModesFromBytes(t *testing.T) {
 	require.ErrorIs(t, fb.UseModes(other), voi.ErrInvalid)
 }
 
+// TestModesUnmarshalBinary: a blob keeps its t-digests' modes across
+// UnmarshalBinary of bytes of its template (a collector's reused Blob, a
+// checkpoint read back), and updates in the C's mode after bytes of
+// another template.
+func TestModesUnmarshalBinary(t *testing.T) {
+	ta := modeTemplate(t, tdigest.Accurate, 20)
+	clock := func() int64 { return 1 }
+	feed := func(bl *blob.Blob) []byte {
+		for i := range 5000 {
+			require.NoError(t, bl.UpdateU32(0, uint32(i))) // sorted: the modes differ most
+		}
+		return digestOf(t, bl).Data
+	}
+	want := feed(blob.New(ta, blob.NewEnv(clock, 1)))
+	cmode := feed(blob.New(modeTemplate(t, tdigest.C, 20), blob.NewEnv(clock, 1)))
+	require.NotEqual(t, cmode, want)
+
+	empty := slices.Clone(blob.New(ta, blob.NewEnv(clock, 1)).Bytes())
+	used := blob.New(ta, blob.NewEnv(clock, 1))
+	feed(used)
+	require.NoError(t, used.UnmarshalBinary(empty))
+	require.Equal(t, want, feed(used), "same template: the accurate mode stays")
+
+	other := blob.New(modeTemplate(t, tdigest.Accurate, 50), blob.NewEnv(clock, 1))
+	require.NoError(t, other.UnmarshalBinary(empty))
+	require.Equal(t, cmode, feed(other), "another layout: the C's mode")
+
+	var zero blob.Blob
+	require.NoError(t, zero.UnmarshalBinary(empty))
+	zero.SetEnv(blob.NewEnv(clock, 1))
+	require.Equal(t, cmode, feed(&zero), "bytes alone: the C's mode")
+	require.NoError(t, zero.UseModes(ta))
+	require.NoError(t, zero.UnmarshalBinary(empty))
+	require.Equal(t, want, feed(&zero), "UseModes, then bytes of its template")
+}
+
 // TestAccurateSharded: a Sharded snapshot of accurate-mode digests counts
 // every sample and meets the accurate mode's bounds, and updates from
 // several goroutines are safe.

@@ -157,14 +157,21 @@ func decode(p, buf []byte) ([]byte, *plan, error) {
 // keeping bl's Env. A blob whose buffer has exactly len(p) bytes (the
 // common case of a collector decoding blobs of one template into one
 // Blob) takes the copy in that buffer, so Bytes returned earlier alias the
-// new contents; otherwise it gets a new buffer. On error bl is unchanged.
+// new contents; otherwise it gets a new buffer. The t-digests keep their
+// clustering modes (New, UseModes) when p is a blob of the same template
+// hash with its t-digests where bl has them; otherwise they update in the
+// C's mode (see UseModes). On error bl is unchanged.
 func (bl *Blob) UnmarshalBinary(p []byte) error {
+	var hash uint32
+	if bl.plan != nil {
+		hash = bl.TplHash()
+	}
 	b, pl, err := decode(p, bl.b)
 	if err != nil {
 		return err
 	}
-	if pl == bl.plan {
-		bl.dropDigestCaches() // same layout: the caches' storage (and modes) serve again
+	if pl == bl.plan || bl.plan != nil && abi.U32(b, abi.OffTplHash) == hash && sameDigests(pl, bl.plan) {
+		bl.dropDigestCaches() // the caches' storage (and modes) serve again
 	} else {
 		bl.digests = nil
 	}

@@ -161,6 +161,33 @@ func newPlan(b []byte) *plan {
 	return p
 }
 
+// sameDigests reports whether plans p and q have their t-digests at the
+// same voistat entries and data offsets, of the same types and sizes and
+// numbered alike, so that a blob's order caches and clustering modes
+// (indexed by statPlan.digest) serve either.
+func sameDigests(p, q *plan) bool {
+	if p.ndigests != q.ndigests {
+		return false
+	}
+	i, j := 0, 0
+	for {
+		for i < len(p.stats) && p.stats[i].stype != voi.TDgst {
+			i++
+		}
+		for j < len(q.stats) && q.stats[j].stype != voi.TDgst {
+			j++
+		}
+		if i == len(p.stats) || j == len(q.stats) {
+			return i == len(p.stats) && j == len(q.stats)
+		}
+		a, b := &p.stats[i], &q.stats[j]
+		if a.dtype != b.dtype || a.statOff != b.statOff || a.dataOff != b.dataOff || a.dsz != b.dsz || a.digest != b.digest {
+			return false
+		}
+		i, j = i+1, j+1
+	}
+}
+
 // digestStats yields the plan's t-digest statistics with their VOI ids,
 // in the order of statPlan.digest (a VOI keeps at most one).
 func (p *plan) digestStats() iter.Seq2[int, *statPlan] {
