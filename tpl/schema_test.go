@@ -16,6 +16,7 @@ import (
 
 	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/internal/tcpstats"
+	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -45,7 +46,7 @@ func exampleTemplates(t *testing.T) map[string][]*tpl.Template {
 			tpl.TDigest(voi.TDgstClust32, 20, 4)}})
 	service := mk("SERVICE",
 		tpl.VOIDef{ID: 0, Name: "latency_us", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Max(),
-			tpl.HistExp(voi.CRHist64, 1, 1000000, 2, 0, hist.UBoundInf), tpl.TDigest(voi.TDgstClust64, 50, 8)}},
+			tpl.HistExp(voi.CRHist64, 1, 1000000, 2, 0, hist.UBoundInf), tpl.TDigestOf(tpl.TDigestSpec{DType: voi.TDgstClust64, NCtds: 50, Prec: 8, Mode: tdigest.Accurate})}},
 		tpl.VOIDef{ID: 1, Name: "skew_ms", DType: voi.IntS32, Flags: voi.FlagRelUpdate, Stats: []tpl.StatSpec{tpl.Min(), tpl.Max(),
 			tpl.HistRanges(voi.DRHist32, 0, [2]int32{-1000, -10}, [2]int32{-10, 10}, [2]int32{10, 1000})}},
 		tpl.VOIDef{ID: 2, Name: "load", DType: voi.QS64, Prec: 16, Stats: []tpl.StatSpec{tpl.Sum(),
@@ -146,6 +147,8 @@ func TestSchemaRejects(t *testing.T) {
 		{"negative step", `"stepinc":1`, `"stepinc":-1`, "hist"},
 		{"no stats", `"stats":[{"type":"HIST","hist":{"dtype":"CRHIST32","scheme":"LIN","lb":-5,"ub":5,"stepinc":1}}]`, `"stats":[]`, "stats"},
 		{"id type", `"id":0`, `"id":"0"`, "id"},
+		{"t-digest mode", `{"type":"HIST","hist":{"dtype":"CRHIST32","scheme":"LIN","lb":-5,"ub":5,"stepinc":1}}`,
+			`{"type":"TDGST","tdigest":{"dtype":"TDGSTCLUST32","nctds":20,"prec":4,"mode":"exact"}}`, "mode"},
 	} {
 		in := strings.Replace(good, c.from, c.to, 1)
 		require.NotEqual(t, good, in, c.name)
