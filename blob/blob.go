@@ -16,7 +16,8 @@ import (
 // and random source) is configuration of this value, not part of the bytes.
 //
 // A Blob is not safe for concurrent use. Copying a Blob value shares its
-// bytes; use Clone for an independent copy.
+// bytes; use Clone for an independent copy. The zero Blob holds no blob:
+// UnmarshalBinary gives it one, and until then it serves nothing else.
 type Blob struct {
 	b    []byte // the buffer; the blob is b[:cursz] (len(b) >= cursz)
 	plan *plan  // the layout, derived from b once (see plan.go)
@@ -89,7 +90,7 @@ func NewEnv(clock func() int64, seed uint32) *Env {
 // template's size holding the template's bytes, stamped with its hash and
 // with created = lastrst = now. env may be nil for the defaults (WallClock,
 // and a random source of the blob's own, seeded with 1, made when a t-digest
-// first needs it).
+// first needs it). t must not be nil.
 func New(t *tpl.Template, env *Env) *Blob {
 	b, hash, pl := templateBytes(t)
 	bl := &Blob{b: b, plan: pl, env: env}

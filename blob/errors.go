@@ -8,6 +8,9 @@ import (
 	"github.com/statsblob/statsblob/voi"
 )
 
+// errNilBlob is the error of a nil *Blob given where a blob is needed.
+var errNilBlob = fmt.Errorf("nil blob: %w", voi.ErrInvalid)
+
 // VOIError is the error of an update or fetch that names a VOI or a
 // statistic the blob does not have in the form the call takes: an unknown
 // or vacant VOI id, a data type other than the VOI's, a relative update of

@@ -79,3 +79,47 @@ func TestSuccessfulCallsAllocateNothing(t *testing.T) {
 		require.Zero(t, testing.AllocsPerRun(100, func() { _ = f() }), name)
 	}
 }
+
+// TestNilInputs: a nil blob or template given to a call that returns an
+// error is that error (voi.ErrInvalid), never a panic; MergeAll reports a
+// nil input and merges the others.
+func TestNilInputs(t *testing.T) {
+	tp := mixed(t)
+	b := blob.New(tp, fixedEnv())
+	require.NoError(t, b.UpdateU64(0, 5))
+	for _, c := range []struct {
+		name string
+		call func() error
+		msg  string
+	}{
+		{"Merge into nil", func() error { return blob.Merge(nil, b) }, "blob: merge: nil blob: invalid argument"},
+		{"Merge from nil", func() error { return blob.Merge(b, nil) }, "blob: merge: nil blob: invalid argument"},
+		{"Fold into nil", func() error { _, err := blob.Fold(nil, b); return err }, "blob: fold into a nil blob: invalid argument"},
+		{"Fold nil", func() error { _, err := blob.Fold(b, b.Clone(), nil); return err }, "blob: fold: source 1: nil blob: invalid argument"},
+		{"Widen nil", func() error { _, err := blob.Widen(nil, b, nil); return err }, "blob: widen: nil template or blob: invalid argument"},
+		{"handle of nil template", func() error { _, err := blob.U32Of(nil, 0); return err }, "blob: handle of VOI 0 of a nil template: invalid argument"},
+		{"CheckTemplate nil", func() error { return b.CheckTemplate(nil) }, "blob: check of a nil template: invalid argument"},
+		{"UseModes nil", func() error { return b.UseModes(nil) }, "blob: check of a nil template: invalid argument"},
+		{"MergeAll of nils", func() error { _, err := blob.MergeAll(nil, nil, nil); return err },
+			"blob: merge of no blobs: invalid argument\nblob: input 0 not merged: nil blob: invalid argument\nblob: input 1 not merged: nil blob: invalid argument"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := b.Clone().Bytes()
+			err := c.call()
+			require.ErrorIs(t, err, voi.ErrInvalid)
+			require.EqualError(t, err, c.msg)
+			require.Equal(t, before, b.Bytes(), "the blob is unchanged")
+		})
+	}
+
+	m, err := blob.MergeAll(nil, nil, b, nil, b.Clone())
+	var ie *blob.InputError
+	require.ErrorAs(t, err, &ie)
+	require.Equal(t, 0, ie.Index)
+	require.EqualError(t, err, "blob: input 0 not merged: nil blob: invalid argument\nblob: input 2 not merged: nil blob: invalid argument")
+	s, err := m.Fetch(0, voi.Sum)
+	require.NoError(t, err)
+	v, err := s.Value()
+	require.NoError(t, err)
+	require.Equal(t, 10.0, v)
+}

@@ -27,14 +27,19 @@ import (
 // field saturates at the field's limit (a Q SUM keeps its value; a
 // t-digest whose sample count would overflow leaves that src's samples
 // out) and counts one error in its voistat; saturated is the number of
-// such statistics, summed over the srcs. The only error is an src that is
-// neither of dst's template nor of the template dst is the wide form of
-// (wrapping voi.ErrInvalid, naming the src): every src is checked before
-// dst changes, so dst is then unchanged.
+// such statistics, summed over the srcs. The only error is a src that is
+// nil or neither of dst's template nor of the template dst is the wide
+// form of (wrapping voi.ErrInvalid, naming the src), or a nil dst: every
+// src is checked before dst changes, so dst is then unchanged.
 func Fold(dst *Blob, srcs ...*Blob) (saturated int, err error) {
+	if dst == nil {
+		return 0, fmt.Errorf("blob: fold into a %w", errNilBlob)
+	}
 	var okPlan *plan // a src plan found foldable into dst's
 	for i, s := range srcs {
 		switch {
+		case s == nil:
+			err = errNilBlob
 		case s.plan == dst.plan || s.plan == okPlan:
 			err = foldPrecisions(dst, s)
 		default:
@@ -68,8 +73,11 @@ func Fold(dst *Blob, srcs ...*Blob) (saturated int, err error) {
 // (tpl.Widen): every statistic exactly (sums, extremes, counters, error
 // counts, flags and every t-digest centroid), the header (times) b's, with
 // env as its Env. Errors wrap voi.ErrInvalid: b's layout is not the one w
-// widens.
+// widens, or w or b is nil.
 func Widen(w *tpl.Template, b *Blob, env *Env) (*Blob, error) {
+	if w == nil || b == nil {
+		return nil, fmt.Errorf("blob: widen: nil template or blob: %w", voi.ErrInvalid)
+	}
 	out := New(w, env)
 	copy(out.b[abi.OffCreated:abi.HeaderSize], b.b[abi.OffCreated:abi.HeaderSize])
 	if _, err := Fold(out, b); err != nil {

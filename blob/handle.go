@@ -36,6 +36,9 @@ func (*Blob) updater() {}
 
 // voiOf returns VOI id of t if its data type is dt.
 func voiOf(t *tpl.Template, id int32, dt voi.DType) error {
+	if t == nil {
+		return fmt.Errorf("blob: handle of VOI %d of a nil template: %w", id, voi.ErrInvalid)
+	}
 	for _, d := range t.VOIs() {
 		if d.ID == id {
 			if d.DType != dt {

@@ -46,6 +46,9 @@ import (
 // all their t-digests in one step, which is more accurate than merging
 // them one by one.
 func Merge(dst, src *Blob) error {
+	if dst == nil || src == nil {
+		return fmt.Errorf("blob: merge: %w", errNilBlob)
+	}
 	dst.settle()
 	src.settle()
 	if err := compatibleBlobs(dst, src); err != nil {
@@ -83,6 +86,9 @@ func Compatible(dst, src *Blob) error {
 // template calls CheckTemplate after FromBytes to refuse blobs that claim
 // the template's hash without its layout.
 func (bl *Blob) CheckTemplate(t *tpl.Template) error {
+	if t == nil {
+		return fmt.Errorf("blob: check of a nil template: %w", voi.ErrInvalid)
+	}
 	tb, hash := t.AppendBytes(nil)
 	abi.PutU32(tb, abi.OffTplHash, hash) // a template's bytes carry no hash
 	if err := compatible(tb, bl.b); err != nil {
@@ -508,18 +514,26 @@ func (e *InputError) Unwrap() error { return e.Err }
 // overflow; the merge is all or nothing, so nothing of it is in the
 // result), gives an *InputError naming its index and the reason. The error
 // returned joins them (errors.Join) in index order; the result is
-// returned with it. With no blobs, the error wraps voi.ErrInvalid and the
-// result is nil.
+// returned with it. A nil input is left out with an *InputError (Like
+// -1) wrapping voi.ErrInvalid. With no blobs but nil ones, the error wraps
+// voi.ErrInvalid and the result is nil.
 func MergeAll(env *Env, blobs ...*Blob) (*Blob, error) {
-	if len(blobs) == 0 {
-		return nil, fmt.Errorf("blob: merge of no blobs: %w", voi.ErrInvalid)
-	}
-	for _, b := range blobs {
+	var nils []*InputError
+	order := make([]int, 0, len(blobs))
+	for i, b := range blobs {
+		if b == nil {
+			nils = append(nils, &InputError{Index: i, Like: -1, Err: errNilBlob})
+			continue
+		}
 		b.settle()
+		order = append(order, i)
 	}
-	order := make([]int, len(blobs))
-	for i := range order {
-		order[i] = i
+	if len(order) == 0 {
+		err := fmt.Errorf("blob: merge of no blobs: %w", voi.ErrInvalid)
+		for _, e := range nils {
+			err = errors.Join(err, e)
+		}
+		return nil, err
 	}
 	slices.SortStableFunc(order, func(i, j int) int {
 		a, b := blobs[i], blobs[j]
@@ -561,6 +575,7 @@ func MergeAll(env *Env, blobs ...*Blob) (*Blob, error) {
 	out, failed := mergeGroup(blobs, merged)
 	out.env = env
 	errs = append(errs, failed...)
+	errs = append(errs, nils...)
 	slices.SortFunc(errs, func(a, b *InputError) int { return cmp.Compare(a.Index, b.Index) })
 	joined := make([]error, len(errs))
 	for i, e := range errs {

@@ -61,6 +61,7 @@ type paddedShard struct {
 // means 4; twice GOMAXPROCS is a good choice). clock is the time source of
 // all shards (nil: WallClock); each shard draws t-digest randomness from
 // its own random(3) source seeded with 1+i, so shards never share state.
+// t must not be nil.
 func NewSharded(t *tpl.Template, n int, clock func() int64) *Sharded {
 	if n < 1 {
 		n = 4

@@ -55,6 +55,9 @@ func (o Options) metaTemplate(bl *blob.Blob) (*tpl.Template, error) {
 		}
 		return o.Template, nil
 	}
+	if o.Registry == nil {
+		return nil, fmt.Errorf("tostr: META needs a Template or a Registry: %w", voi.ErrInvalid)
+	}
 	t, err := o.Registry.ByHash(bl.TplHash())
 	if err != nil {
 		return nil, fmt.Errorf("tostr: no template with hash %d for META: %w", bl.TplHash(), voi.ErrInvalid)
@@ -66,8 +69,12 @@ func (o Options) metaTemplate(bl *blob.Blob) (*tpl.Template, error) {
 // template hash matches no registered template gives an error wrapping
 // voi.ErrInvalid and appends nothing, as the C does. A blob without VOIs
 // renders as the empty string in both formats (the C's behaviour; see
-// MarshalJSON for always-valid JSON).
+// MarshalJSON for always-valid JSON). A nil bl is an error wrapping
+// voi.ErrInvalid.
 func Append(dst []byte, bl *blob.Blob, o Options) ([]byte, error) {
+	if bl == nil {
+		return dst, fmt.Errorf("tostr: render a nil blob: %w", voi.ErrInvalid)
+	}
 	var t *tpl.Template
 	if o.Flags&Meta != 0 {
 		var err error

@@ -123,3 +123,20 @@ func TestNoAddr(t *testing.T) {
 		require.True(t, strings.HasPrefix(a, "struct statsblobv1@0x0, "), a)
 	}
 }
+
+// A nil blob, or META with neither a template nor a registry, is an error
+// wrapping voi.ErrInvalid, never a panic.
+func TestRenderNilInputs(t *testing.T) {
+	_, err := tostr.String(nil, tostr.Options{})
+	require.ErrorIs(t, err, voi.ErrInvalid)
+	require.EqualError(t, err, "tostr: render a nil blob: invalid argument")
+	_, err = json.Marshal(tostr.JSONMarshaler{})
+	require.ErrorIs(t, err, voi.ErrInvalid)
+
+	tp, err := tpl.NewRegistry().New("T")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	_, err = tostr.String(blob.New(tp, clock1000()), tostr.Options{Flags: tostr.Meta})
+	require.ErrorIs(t, err, voi.ErrInvalid)
+	require.EqualError(t, err, "tostr: META needs a Template or a Registry: invalid argument")
+}

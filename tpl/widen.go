@@ -39,8 +39,11 @@ const WideSlots = 4
 // The wide template keeps t's metadata (SetMetadata). A blob of t
 // converts into the wide template exactly (blob.Widen): every
 // count, sum, extreme and bucket, and every centroid. Errors wrap
-// voi.ErrInvalid (a template without VOIs) or voi.ErrTooBig.
+// voi.ErrInvalid (a nil template or one without VOIs) or voi.ErrTooBig.
 func Widen(t *Template) (*Template, error) {
+	if t == nil {
+		return nil, fmt.Errorf("tpl: widen a nil template: %w", voi.ErrInvalid)
+	}
 	t.mu.RLock()
 	sb, name := t.sb, t.name
 	t.mu.RUnlock()

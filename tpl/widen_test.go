@@ -107,4 +107,6 @@ func TestWiden(t *testing.T) {
 	require.NoError(t, err)
 	_, err = tpl.Widen(empty)
 	require.ErrorIs(t, err, voi.ErrInvalid)
+	_, err = tpl.Widen(nil)
+	require.ErrorIs(t, err, voi.ErrInvalid)
 }

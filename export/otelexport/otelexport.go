@@ -31,6 +31,7 @@ package otelexport
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -38,6 +39,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/voi"
 )
 
 // ScopeName is the instrumentation scope of the exported metrics.
@@ -68,8 +70,11 @@ type Producer struct {
 }
 
 // New returns a Producer of src's blobs (see export.NewMapper for the
-// errors).
+// errors; a nil src wraps voi.ErrInvalid too).
 func New(src export.Source, cfg Config) (*Producer, error) {
+	if src == nil {
+		return nil, fmt.Errorf("otelexport: no source: %w", voi.ErrInvalid)
+	}
 	opts := cfg.Options
 	opts.Convention = export.OpenTelemetry
 	if cfg.PrometheusNames {

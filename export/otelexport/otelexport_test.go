@@ -216,6 +216,9 @@ func TestProducerError(t *testing.T) {
 
 	_, err = otelexport.New(export.Static(), otelexport.Config{Options: export.Options{NativeScale: 12}})
 	require.ErrorIs(t, err, voi.ErrInvalid)
+	_, err = otelexport.New(nil, otelexport.Config{})
+	require.ErrorIs(t, err, voi.ErrInvalid)
+	require.EqualError(t, err, "otelexport: no source: invalid argument")
 }
 
 // The stock OTLP/HTTP exporter ships the producer's metrics: an httptest

@@ -20,11 +20,13 @@
 package promexport
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/voi"
 )
 
 // Collector is a prometheus.Collector of the blobs of a Source. It is safe
@@ -35,8 +37,11 @@ type Collector struct {
 }
 
 // New returns a Collector of src's blobs mapped with opts (see
-// export.NewMapper for the errors).
+// export.NewMapper for the errors; a nil src wraps voi.ErrInvalid too).
 func New(src export.Source, opts export.Options) (*Collector, error) {
+	if src == nil {
+		return nil, fmt.Errorf("promexport: no source: %w", voi.ErrInvalid)
+	}
 	opts.Convention = export.Prometheus // an exposition keeps Prometheus's names
 	m, err := export.NewMapper(opts)
 	if err != nil {

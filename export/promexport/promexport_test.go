@@ -221,4 +221,7 @@ func TestCollectError(t *testing.T) {
 
 	_, err = promexport.New(export.Static(), export.Options{Quantiles: []float64{2}})
 	require.ErrorIs(t, err, voi.ErrInvalid)
+	_, err = promexport.New(nil, export.Options{})
+	require.ErrorIs(t, err, voi.ErrInvalid)
+	require.EqualError(t, err, "promexport: no source: invalid argument")
 }
