@@ -71,9 +71,12 @@ const (
 	// 28 bytes of a blob's 65,535 (a voi[] entry, two voistat[] entries, a
 	// 4-byte statistic) after the 32-byte header.
 	MaxJSONVOIs = (abi.MaxBlobSz - abi.HeaderSize) / 28
-	// MaxJSONStats is the most statistics a VOI can keep: one of each type
-	// (SUM, MAX, MIN, HIST, TDGST).
-	MaxJSONStats = 5
+	// MaxJSONStats is the most statistics a VOI's definition can list. A
+	// VOI keeps one of each type (SUM, MAX, MIN, HIST, TDGST), but a
+	// definition may repeat a type, as the C allows (AddVOI: the later
+	// statistic takes the slot, the earlier one's data stays in the blob);
+	// each takes at least 4 bytes of data.
+	MaxJSONStats = (abi.MaxBlobSz - abi.HeaderSize - abi.VOISize - 5*abi.StatSize) / 4
 	// MaxJSONBuckets is the most buckets the USR histograms of a template
 	// can have together: each takes at least 16 bytes, after the blob
 	// header, a voi[] entry, five voistat[] entries and a histogram's
@@ -85,8 +88,9 @@ const (
 )
 
 // maxJSONElements bounds the elements of all the lists of a document
-// together: VOIs, their statistics, buckets and the two bounds of each.
-const maxJSONElements = MaxJSONVOIs*(1+MaxJSONStats) + 3*MaxJSONBuckets
+// together: VOIs, their statistics (no more in all VOIs than in one),
+// buckets and the two bounds of each.
+const maxJSONElements = MaxJSONVOIs + MaxJSONStats + 3*MaxJSONBuckets
 
 type jsonTemplate struct {
 	Format  string    `json:"format"`
@@ -466,7 +470,7 @@ func compileJSON(data []byte) (jsonTemplate, *Template, error) {
 	tooBig := func(format string, args ...any) error {
 		return fmt.Errorf("tpl: template JSON: "+format+": %w", append(args, voi.ErrTooBig)...)
 	}
-	if excess := scanJSON(data, max(MaxJSONVOIs, MaxJSONBuckets)); excess != "" {
+	if excess := scanJSON(data, max(MaxJSONVOIs, MaxJSONStats, MaxJSONBuckets)); excess != "" {
 		return jt, nil, tooBig("%s", excess)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -479,9 +483,6 @@ func compileJSON(data []byte) (jsonTemplate, *Template, error) {
 	}
 	buckets := 0
 	for _, jv := range jt.VOIs {
-		if len(jv.Stats) > MaxJSONStats {
-			return jt, nil, tooBig("VOI %d: %d statistics, more than the %d a VOI can keep", jv.ID, len(jv.Stats), MaxJSONStats)
-		}
 		for _, js := range jv.Stats {
 			if js.Hist != nil {
 				buckets += len(js.Hist.Buckets)

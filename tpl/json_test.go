@@ -173,13 +173,13 @@ func TestReadJSONLimits(t *testing.T) {
 	}{
 		{"74 MB of VOIs", head + list(voiSum, 74<<20/len(voiSum)) + `]}`, "bytes exceeds 4194304"},
 		{"4 MiB + 1", head + strings.Repeat(" ", tpl.MaxJSONSize+1-len(head)-1) + `]}`, "exceeds 4194304"},
-		{"4 MiB of empty VOIs", head + list(`{}`, (4<<20-100)/3) + `]}`, "a list of more than 4090 elements"},
-		{"a VOI with 300,000 statistics", head + `{"id":0,"stats":[` + list(`{}`, 300000) + `]}]}`, "a list of more than 4090 elements"},
-		{"a histogram of 100,000 buckets", head + usr(100000) + `]}`, "a list of more than 4090 elements"},
-		{"160 histograms of 4,090 buckets", head + list(usr(4090), 160) + `]}`, "lists of more than 26304 elements together"},
+		{"4 MiB of empty VOIs", head + list(`{}`, (4<<20-100)/3) + `]}`, "a list of more than 16363 elements"},
+		{"a VOI with 300,000 statistics", head + `{"id":0,"stats":[` + list(`{}`, 300000) + `]}]}`, "a list of more than 16363 elements"},
+		{"a histogram of 100,000 buckets", head + usr(100000) + `]}`, "lists of more than 30972 elements together"},
+		{"160 histograms of 4,090 buckets", head + list(usr(4090), 160) + `]}`, "lists of more than 30972 elements together"},
 		{"nested 2 million deep", head + strings.Repeat("[", 2<<20-100) + strings.Repeat("]", 2<<20-100) + `]}`, "nesting deeper than 10 levels"},
 		{"2,340 VOIs", head + list(voiSum, tpl.MaxJSONVOIs+1) + `]}`, "2340 VOIs, more than the 2339"},
-		{"6 statistics", head + `{"id":0,"name":"v","dtype":"INT_U32","stats":[` + list(`{"type":"SUM"}`, 6) + `]}]}`, "VOI 0: 6 statistics, more than the 5"},
+		{"16,364 statistics", head + `{"id":0,"name":"v","dtype":"INT_U32","stats":[` + list(`{"type":"SUM"}`, tpl.MaxJSONStats+1) + `]}]}`, "a list of more than 16363 elements"},
 		{"4,091 buckets in two histograms", head + usr(2000) + `,` + usr(2091) + `]}`, "4091 histogram buckets, more than the 4090"},
 	} {
 		data := []byte(c.doc)
@@ -412,4 +412,22 @@ func TestRegistryMarshalJSON(t *testing.T) {
 	require.Len(t, back, 2)
 	require.Equal(t, src.Bytes(), back[0].Bytes())
 	require.Equal(t, other.Spec(), back[1].Spec())
+}
+
+// A VOI whose definition repeats a statistic type (the C allows it: the
+// later one takes the slot, the earlier one's data stays in the blob) is
+// written and read back to the same template, so a collector can load
+// every template AddVOI accepts.
+func TestTemplateJSONRepeatedStatistics(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("REPEAT")
+	require.NoError(t, err)
+	stats := []tpl.StatSpec{tpl.Sum(), tpl.Max(), tpl.Min(), tpl.Sum(), tpl.Max(), tpl.Min()}
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU32, Stats: stats}))
+	data, err := json.Marshal(tp)
+	require.NoError(t, err)
+	back, err := tpl.ReadJSON(tpl.NewRegistry(), data)
+	require.NoError(t, err)
+	require.Equal(t, tp.Hash(), back.Hash())
+	require.Equal(t, tp.Bytes(), back.Bytes())
+	require.Equal(t, stats, back.VOIs()[0].Stats)
 }

@@ -244,7 +244,10 @@ type builtStat struct {
 // AddVOI adds a VOI and its statistics (stats_tpl_add_voistats). The new
 // VOI's voistats and data go to the start of their regions and the offsets
 // of existing VOIs shift, exactly as in the C, so template bytes and hashes
-// match FreeBSD's. Errors (the template is unchanged on error):
+// match FreeBSD's. A statistic type given twice is taken as the C takes
+// it: both statistics' data is laid out, and the later one takes the
+// VOI's slot for the type (the earlier one's bytes stay unused). Errors
+// (the template is unchanged on error):
 // voi.ErrInvalid for a negative id, a non-numeric VOI dtype, no statistics,
 // a bad statistic spec or Q precision, a t-digest with 0 centroid slots
 // or a precision outside 1..64 (1..16 for TDGSTCLUST32), flags other than
