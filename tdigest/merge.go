@@ -1325,7 +1325,7 @@ const maxShapeBytes = 1 << 20
 // range of the digest's means, and those of MergeAll (which add nothing).
 func MergeWeighted(data []byte, dt voi.DType, values []float64, weights []uint64) error {
 	if len(values) != len(weights) {
-		return errInvalid
+		return fmt.Errorf("tdigest: MergeWeighted: %d values, %d weights: %w", len(values), len(weights), voi.ErrInvalid)
 	}
 	if err := Validate(data, dt); err != nil {
 		return err

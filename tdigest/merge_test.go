@@ -227,6 +227,8 @@ func TestMergeOverflow(t *testing.T) {
 	// One slot cannot hold 2^31 samples of a TDGSTCLUST32 (its counts are
 	// int32).
 	tiny := mustBuild(t, dt, 1, 4)
+	require.EqualError(t, tdigest.MergeWeighted(tiny, dt, []float64{1}, []uint64{1, 2}),
+		"tdigest: MergeWeighted: 1 values, 2 weights: invalid argument")
 	require.NoError(t, tdigest.MergeWeighted(tiny, dt, []float64{1}, []uint64{1<<31 - 1}))
 	before = bytes.Clone(tiny)
 	err = tdigest.MergeAll(tiny, dt, one)

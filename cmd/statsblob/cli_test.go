@@ -260,6 +260,10 @@ func TestUsageErrors(t *testing.T) {
 		sb(t, "demo", "x"))
 	require.Equal(t, result{2, "", "statsblob demo: -merged d/m.blob is inside d/: merging d/*.blob would count it twice\n" + synopsis("demo", demo)},
 		sb(t, "demo", "-out", "d/", "-merged", "d/m.blob"))
+	for _, c := range [][2]string{{"-conns", "0"}, {"-seed", "0"}, {"-rate", "101"}} {
+		want := map[string]string{"-conns": "-conns 0: need at least 1", "-seed": "-seed 0: need a nonzero seed", "-rate": "-rate 101: need at most 100"}[c[0]]
+		require.Equal(t, result{2, "", "statsblob demo: " + want + "\n" + synopsis("demo", demo)}, sb(t, "demo", c[0], c[1]), c[0])
+	}
 }
 
 func TestInspectAndRender(t *testing.T) {

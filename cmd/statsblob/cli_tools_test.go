@@ -102,9 +102,10 @@ func TestTemplateCommand(t *testing.T) {
 func TestRecord(t *testing.T) {
 	f := newFixture(t, 1, spread)
 	out := filepath.Join(f.dir, "rec.blob")
-	r := sbIn(t, f.dir, []byte("5\n60\n  60 \n# a comment\n\nx\n-1\n"), "record", "-templates", f.tplFile, "-tpl", "CONN", "-voi", "rtt", "-o", out)
+	r := sbIn(t, f.dir, []byte("5\n60\n  60 \n# a comment\n\nx\n-1\n4294967296\n"), "record", "-templates", f.tplFile, "-tpl", "CONN", "-voi", "rtt", "-o", out)
 	require.Equal(t, result{1, "", "statsblob record: <stdin>:6: \"x\": not an integer of INT_U32\n" +
 		"statsblob record: <stdin>:7: \"-1\": not an integer of INT_U32\n" +
+		"statsblob record: <stdin>:8: \"4294967296\": out of the range of INT_U32\n" +
 		"recorded 3 values of VOI 1 (rtt) of " + f.tp.Spec() + " into " + out + " (1552 bytes)\n"}, r)
 	want := out + ": ok: 1552 bytes (maxsz 1552), template hash " + strconv.FormatUint(uint64(f.tp.Hash()), 10) + " (" + f.tp.Spec() + "), 3 VOI slots, 7 statistics, 0 errors counted\n" +
 		"  voi 0 \"txbytes\" INT_U64\n" +

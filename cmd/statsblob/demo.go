@@ -46,8 +46,13 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	if len(pos) > 0 {
 		return fs.usageError("unexpected argument %q", pos[0])
 	}
-	if *conns < 1 || *seed == 0 || *rate > 100 {
-		return fs.usageError("need -conns >= 1, -seed != 0, -rate <= 100")
+	switch {
+	case *conns < 1:
+		return fs.usageError("-conns %d: need at least 1", *conns)
+	case *seed == 0:
+		return fs.usageError("-seed 0: need a nonzero seed")
+	case *rate > 100:
+		return fs.usageError("-rate %d: need at most 100", *rate)
 	}
 	if *merged == "" {
 		dir := filepath.Clean(*out)

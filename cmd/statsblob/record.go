@@ -219,13 +219,21 @@ func updateText(b *blob.Blob, id int32, dt voi.DType, s string) error {
 	if dt.Signed() {
 		v, err := strconv.ParseInt(s, 10, bits)
 		if err != nil {
-			return fmt.Errorf("not an integer of %v", dt)
+			return intError(err, dt)
 		}
 		return b.Update(id, dt, uint64(v), false)
 	}
 	v, err := strconv.ParseUint(s, 10, bits)
 	if err != nil {
-		return fmt.Errorf("not an integer of %v", dt)
+		return intError(err, dt)
 	}
 	return b.Update(id, dt, v, false)
+}
+
+// intError says why strconv refused a value of an integer VOI of type dt.
+func intError(err error, dt voi.DType) error {
+	if errors.Is(err, strconv.ErrRange) {
+		return fmt.Errorf("out of the range of %v", dt)
+	}
+	return fmt.Errorf("not an integer of %v", dt)
 }

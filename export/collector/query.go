@@ -88,6 +88,9 @@ func parseQuery(raw string, needTpl bool, history, maxBytes int) (aggQuery, erro
 		case "window":
 			w, err := strconv.Atoi(v)
 			if err != nil || w > 0 || w < -history {
+				if history == 0 {
+					return q, fmt.Errorf("query: window %.40q: only 0, the current window: the collector keeps no closed windows (-history): %w", v, voi.ErrInvalid)
+				}
 				return q, fmt.Errorf("query: window %.40q: 0 (the current window) to -%d (-history): %w", v, history, voi.ErrInvalid)
 			}
 			q.window = w

@@ -122,6 +122,12 @@ func TestQueryAPI(t *testing.T) {
 		require.Equal(t, c.code, code, c.query)
 		require.Contains(t, body, c.msg, c.query)
 	}
+	// Without -history a closed window is no window at all.
+	s0, _ := newServer(t, collector.Config{})
+	code, body, _ = get(t, s0, "/v1/aggregate?tpl=KITCHEN&window=-1", nil)
+	require.Equal(t, 400, code)
+	require.Contains(t, body, `window "-1": only 0, the current window: the collector keeps no closed windows (-history)`)
+
 	w := httptest.NewRecorder()
 	s.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/v1/aggregate?tpl=KITCHEN", nil))
 	require.Equal(t, 405, w.Code)
