@@ -230,25 +230,34 @@ func (s *Server) authorizeRead(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
-// allowTemplates checks a POST /v1/templates: a post token whose
-// templates (if limited) include every uploaded name; it answers the
-// refusal and returns false otherwise.
-func (s *Server) allowTemplates(w http.ResponseWriter, r *http.Request, ts []*tpl.Template) bool {
+// templatesPoster checks a POST /v1/templates's post token before its
+// body is read: it answers the refusal and returns false without one.
+func (s *Server) templatesPoster(w http.ResponseWriter, r *http.Request) (*grant, bool) {
 	g, rej := s.poster(r.Header.Get("Authorization"))
-	if rej == nil {
-		for _, t := range ts {
-			if _, rej = g.admit(t, nil); rej != nil {
-				break
-			}
+	if rej != nil {
+		s.refuse(w, rej)
+		return nil, false
+	}
+	return g, true
+}
+
+// admitTemplates checks that g's templates (if limited) include every
+// uploaded name; it answers the refusal and returns false otherwise.
+func (s *Server) admitTemplates(w http.ResponseWriter, g *grant, ts []*tpl.Template) bool {
+	for _, t := range ts {
+		if _, rej := g.admit(t, nil); rej != nil {
+			s.refuse(w, rej)
+			return false
 		}
 	}
-	if rej == nil {
-		return true
-	}
+	return true
+}
+
+// refuse counts and answers a refused templates request.
+func (s *Server) refuse(w http.ResponseWriter, rej *rejection) {
 	s.rejected.WithLabelValues(rej.reason).Inc()
 	if rej.authenticate {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="statsblob-collector"`)
 	}
 	queryError(w, rej.status, "%s", rej.msg)
-	return false
 }

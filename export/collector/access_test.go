@@ -117,6 +117,10 @@ func TestAccessControl(t *testing.T) {
 	j2, err := json.Marshal(k2)
 	require.NoError(t, err)
 	require.Equal(t, 401, do(t, s, http.MethodPost, "/v1/templates", "", j2).Code)
+	// The token is checked before the body is read: no token, no parse.
+	w = do(t, s, http.MethodPost, "/v1/templates", "", []byte("not a template"))
+	require.Equal(t, 401, w.Code, w.Body.String())
+	require.Equal(t, `Bearer realm="statsblob-collector"`, w.Header().Get("WWW-Authenticate"))
 	k3, err := tpl.NewRegistry().New("THIRD")
 	require.NoError(t, err)
 	require.NoError(t, k3.AddVOI(tpl.VOIDef{ID: 0, Name: "n", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
@@ -127,7 +131,7 @@ func TestAccessControl(t *testing.T) {
 	require.Equal(t, "this token may not post template \"THIRD\" (-tokens)\n", w.Body.String())
 	require.Equal(t, 200, do(t, s, http.MethodPost, "/v1/templates", apiToken, j2).Code)
 	require.Equal(t, 200, do(t, s, http.MethodPost, "/v1/templates", anyToken, j3).Code)
-	require.Equal(t, 9.0, counter(t, s, "auth").value(), "the refused posts, by reason auth")
+	require.Equal(t, 10.0, counter(t, s, "auth").value(), "the refused posts, by reason auth")
 }
 
 func TestParseTokens(t *testing.T) {

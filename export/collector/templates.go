@@ -28,8 +28,9 @@ import (
 //	GET  /v1/templates          the known templates' JSON forms, a JSON array in the order they became known
 //	GET  /v1/templates?wide=1   their wide forms (tpl.Widen), the templates of the query API's blobs
 //	POST /v1/templates          a template's JSON form or an array of them (at most MaxTemplatesBody
-//	                            bytes): 200 with [{"name","hash","new"}], 400 for a document
-//	                            ParseTemplates refuses (nothing is added then)
+//	                            bytes; a post token first, with -tokens): 200 with
+//	                            [{"name","hash","new"}], 400 for a document ParseTemplates
+//	                            refuses or a template without VOIs (nothing is added then)
 
 // MaxTemplatesBody bounds a POST /v1/templates body.
 const MaxTemplatesBody = 4 << 20
@@ -213,6 +214,10 @@ func (s *Server) serveTemplates(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(append(p, '\n'))
 	case http.MethodPost:
+		g, ok := s.templatesPoster(w, r)
+		if !ok {
+			return
+		}
 		body, rej := s.readBodyWithin(fromHTTP(r), MaxTemplatesBody, "MaxTemplatesBody", nil)
 		if rej != nil {
 			queryError(w, rej.status, "%s", rej.msg)
@@ -223,12 +228,16 @@ func (s *Server) serveTemplates(w http.ResponseWriter, r *http.Request) {
 			queryError(w, http.StatusBadRequest, "%v", err)
 			return
 		}
-		if !s.allowTemplates(w, r, ts) {
+		if !s.admitTemplates(w, g, ts) {
 			return
 		}
 		before := s.tpls.idx.Load().byHash
 		if _, err := s.AddTemplates(ts); err != nil {
-			queryError(w, http.StatusInternalServerError, "%v", err)
+			status := http.StatusInternalServerError // the DataDir file
+			if errors.Is(err, voi.ErrInvalid) || errors.Is(err, voi.ErrExists) {
+				status = http.StatusBadRequest
+			}
+			queryError(w, status, "%v", err)
 			return
 		}
 		type added struct {

@@ -94,7 +94,9 @@ func TestTemplateVersions(t *testing.T) {
 	require.Contains(t, body, `"new":false`)
 	code, body = post(t, s, http.MethodPost, "v=3", b3.Bytes())
 	require.Equal(t, 204, code, body)
-	for _, bad := range []string{"", "[", "{}", `[{"format":"statsblob-template"}]`, "7"} {
+	for _, bad := range []string{"", "[", "{}", `[{"format":"statsblob-template"}]`, "7",
+		`{"format":"statsblob-template","version":2,"name":"A","hash":281853027,"vois":[]}`, // no VOIs: the client's fault
+	} {
 		code, body = templatesPost(t, s, bad)
 		require.Equal(t, 400, code, "%q: %s", bad, body)
 	}
