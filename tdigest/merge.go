@@ -1322,7 +1322,9 @@ const maxShapeBytes = 1 << 20
 // digest's precision truncating toward zero. It adds every sample it can
 // and returns the first error: voi.ErrInvalid for a NaN or infinite value
 // (or len(values) != len(weights)), voi.ErrOverflow for a value out of the
-// range of the digest's means, and those of MergeAll (which add nothing).
+// range of the digest's means or a weight past a centroid's largest count
+// (2^31−1 in a TDGSTCLUST32, 2^63−1 in a TDGSTCLUST64), and those of
+// MergeAll (which add nothing).
 func MergeWeighted(data []byte, dt voi.DType, values []float64, weights []uint64) error {
 	if len(values) != len(weights) {
 		return fmt.Errorf("tdigest: MergeWeighted: %d values, %d weights: %w", len(values), len(weights), voi.ErrInvalid)
@@ -1355,7 +1357,7 @@ func mergeWeightedLayout[N node](data []byte, values []float64, weights []uint64
 		switch {
 		case math.IsNaN(v) || math.IsInf(v, 0):
 			firstErr = cmp.Or(firstErr, errNaN)
-		case math.Abs(f) > float64(g.lim):
+		case math.Abs(f) > float64(g.lim) || weights[i] > g.maxCnt:
 			firstErr = cmp.Or(firstErr, errOverflow)
 		case weights[i] > 0:
 			n, carry := bits.Add64(in.total, weights[i], 0)

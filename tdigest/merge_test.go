@@ -229,6 +229,21 @@ func TestMergeOverflow(t *testing.T) {
 	tiny := mustBuild(t, dt, 1, 4)
 	require.EqualError(t, tdigest.MergeWeighted(tiny, dt, []float64{1}, []uint64{1, 2}),
 		"tdigest: MergeWeighted: 1 values, 2 weights: invalid argument")
+	// A weight no centroid can count is refused, whatever the digest holds
+	// (before, 2^63 into a TDGSTCLUST64 that held a sample lost 2^63
+	// samples and left invalid bytes); the other values are added.
+	for _, c := range []struct {
+		dt voi.DType
+		w  uint64
+	}{{voi.TDgstClust32, 1 << 31}, {voi.TDgstClust64, 1 << 63}} {
+		d := mustBuild(t, c.dt, 4, 4)
+		require.NoError(t, tdigest.MergeWeighted(d, c.dt, []float64{100}, []uint64{1}))
+		require.ErrorIs(t, tdigest.MergeWeighted(d, c.dt, []float64{5, 7}, []uint64{c.w, 2}), voi.ErrOverflow)
+		require.NoError(t, tdigest.Validate(d, c.dt))
+		n, err := tdigest.Count(d, c.dt)
+		require.NoError(t, err)
+		require.Equal(t, uint64(3), n, "%v", c.dt)
+	}
 	require.NoError(t, tdigest.MergeWeighted(tiny, dt, []float64{1}, []uint64{1<<31 - 1}))
 	before = bytes.Clone(tiny)
 	err = tdigest.MergeAll(tiny, dt, one)

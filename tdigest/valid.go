@@ -1,6 +1,7 @@
 package tdigest
 
 import (
+	"math"
 	"math/bits"
 
 	"github.com/statsblob/statsblob/voi"
@@ -86,7 +87,7 @@ func valid(data []byte, head, base, nsz int, is32 bool) bool {
 			var cy uint64
 			sum, cy = bits.Add64(sum, cnt, 0)
 			carry |= cy
-			if cnt == 0 {
+			if cnt == 0 || cnt > math.MaxInt64 {
 				return false
 			}
 			if c == black {

@@ -2,6 +2,7 @@ package tdigest
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 
 	"github.com/statsblob/statsblob/voi"
@@ -38,7 +39,8 @@ func depthBound(n int) int {
 //   - the free list holds only nodes outside the tree marked free (color
 //     -1), without repeats; nodes outside both are marked free too (the C
 //     can lose a 32-bit node from the free list; it finds it again);
-//   - no centroid of the tree has count 0, and smplcnt equals the sum of
+//   - no centroid of the tree has count 0 (nor, in a TDGSTCLUST64, a count
+//     past 2^63−1, negative as the C's int64), and smplcnt equals the sum of
 //     their counts, computed without wrapping (counts of 2^64−1 and 2 do
 //     not sum to 1), so every query of the digest stays in its domain.
 //
@@ -196,6 +198,9 @@ func (t *tree) checkTree(root, cur int) (count int, sum uint64, err error) {
 		}
 		if cnt == 0 {
 			return 0, 0, invalid("centroid %d has count 0", e)
+		}
+		if cnt > math.MaxInt64 {
+			return 0, 0, invalid("centroid %d has count %d, negative as the C's int64", e, cnt)
 		}
 		var carry uint64
 		if sum, carry = bits.Add64(sum, cnt, 0); carry != 0 || sum > limit {
