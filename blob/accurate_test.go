@@ -253,3 +253,44 @@ func TestAccurateSharded(t *testing.T) {
 		require.LessOrEqual(t, e, bound)
 	}
 }
+
+// TestAccurateFullDigest: an accurate digest takes samples up to one
+// centroid's count and refuses more (voi.ErrOverflow, counted in the
+// statistic's voistat, the digest unchanged), so that whatever one value
+// holds, every view can write its samples into the slots (before, a
+// digest of 2^31−1 samples of one value took one more and its next view
+// panicked with too few slots, for one slot and for four).
+func TestAccurateFullDigest(t *testing.T) {
+	full := func(tp *tpl.Template, v uint32) *blob.Blob { // 2^31−1 samples of v, by merges
+		p := blob.New(tp, blob.NewEnv(nil, 1))
+		require.NoError(t, p.UpdateU32(0, v))
+		acc := p.Clone()
+		for range 30 {
+			require.NoError(t, blob.Merge(p, p.Clone()))
+			require.NoError(t, blob.Merge(acc, p))
+		}
+		return acc
+	}
+	one := full(modeTemplate(t, tdigest.Accurate, 1), 7)
+	require.Equal(t, uint64(1<<31-1), countOf(t, digestOf(t, one).Data))
+	before := slices.Clone(digestOf(t, one).Data)
+	require.ErrorIs(t, one.UpdateU32(0, 7), voi.ErrOverflow)
+	require.Equal(t, before, digestOf(t, one).Data)
+	require.Equal(t, uint8(1), digestOf(t, one).Errs)
+	q, err := one.Quantile(0, 0.5)
+	require.NoError(t, err)
+	require.Equal(t, 7.0, q)
+
+	tp4 := modeTemplate(t, tdigest.Accurate, 4)
+	four := full(tp4, 50)
+	ends := blob.New(tp4, blob.NewEnv(nil, 1))
+	require.NoError(t, ends.UpdateU32(0, 0))
+	require.NoError(t, ends.UpdateU32(0, 100))
+	require.NoError(t, blob.Merge(four, ends))
+	require.ErrorIs(t, four.UpdateU32(0, 10), voi.ErrOverflow)
+	require.NoError(t, blob.Validate(four.Bytes()))
+	require.Equal(t, uint64(1<<31+1), countOf(t, digestOf(t, four).Data))
+	q, err = four.Quantile(0, 0.5)
+	require.NoError(t, err)
+	require.Equal(t, 50.0, q)
+}

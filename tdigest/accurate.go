@@ -34,9 +34,11 @@ const (
 	// the VOI's has more fractional bits), where C copies its raw
 	// fraction bits as the C's Q_QCPYVALQ does (a Q_S32 value 1.5 with 2
 	// fractional bits becomes 1.125 in a digest of precision 4): the two
-	// modes agree where the precisions are equal. See the package
-	// documentation, and bench/README.md for its rank errors beside peer
-	// sketches at equal bytes.
+	// modes agree where the precisions are equal. Its updates stop
+	// (voi.ErrOverflow) at as many samples as one centroid can count:
+	// 2^31−1 in a TDGSTCLUST32 (whose header counts to 2^32−1), 2^63−1 in
+	// a TDGSTCLUST64. See the package documentation, and bench/README.md
+	// for its rank errors beside peer sketches at equal bytes.
 	Accurate
 )
 
@@ -84,7 +86,6 @@ type accCache[N node] struct {
 	nf    uint   // their fractional bits
 	lim   int64  // their largest magnitude (combined)
 	maxc  uint64 // the largest centroid count (int32 or int64)
-	maxt  uint64 // the largest sample count (u32 or u64)
 	buf   []int64
 	state []accItem // the centroids at accRes per slot, in mean order, means with xs more fractional bits
 	xs    uint      // the fractional bits state's means have beyond the digest's (see fineBits)
@@ -199,9 +200,9 @@ func (c *accCache[N]) init(data []byte) bool {
 	c.ctrl = d.muRaw(0) & ctrlMask
 	c.nf = nfOf(c.ctrl, w32)
 	if w32 {
-		c.lim, c.maxc, c.maxt = ifMaxS32, math.MaxInt32, math.MaxUint32
+		c.lim, c.maxc = ifMaxS32, math.MaxInt32
 	} else {
-		c.lim, c.maxc, c.maxt = ifMaxS64, math.MaxInt64, math.MaxUint64
+		c.lim, c.maxc = ifMaxS64, math.MaxInt64
 	}
 	n := max(accBufMin, accBufPerSlot*d.maxn)
 	if cap(c.buf) < n {
@@ -220,7 +221,7 @@ func (c *accCache[N]) init(data []byte) bool {
 
 // update buffers one sample (v a bit pattern of voiDT) and flushes a full
 // buffer. Errors: voi.ErrOverflow for a value whose mean the digest's Q
-// type cannot hold or a sample count that would wrap, voi.ErrInvalid for
+// type cannot hold or a sample count past one centroid's, voi.ErrInvalid for
 // a voiDT that cannot feed a digest; the digest is then unchanged.
 func (c *accCache[N]) update(data []byte, voiDT voi.DType, v uint64) error {
 	if !c.valid || len(data) < Size(dtypeOf[N](), uint32(c.maxn)) {
@@ -235,7 +236,11 @@ func (c *accCache[N]) update(data []byte, voiDT voi.DType, v uint64) error {
 	if err != nil {
 		return err
 	}
-	if smpl := loadSmplcnt(data, is32[N]()); smpl >= c.maxt || uint64(len(c.buf)) >= c.maxt-smpl-1 {
+	// The samples must fit one centroid's count (maxc, below the header's
+	// limit): then every partition of them fits the slots, whatever one
+	// value holds (a value of more samples than a centroid counts could
+	// need more slots than the digest has, pinned extremes included).
+	if smpl := loadSmplcnt(data, is32[N]()); smpl >= c.maxc || uint64(len(c.buf)) >= c.maxc-smpl {
 		return errOverflow
 	}
 	if len(c.buf) == 0 { // (a VOI's type does not change: once a buffer)
