@@ -82,6 +82,35 @@ func TestQVOIQuantileNotRounded(t *testing.T) {
 	require.NotEqual(t, math.Round(raw), got)
 }
 
+// TestQVOIAnswersWithinMinMax: a C-mode t-digest finer than its Q VOI
+// holds the VOI's raw fraction bits (the C's Q_QCPYVALQ: 2.5 at 2 bits is
+// 2.125 at 4), means below MIN; Quantile and CDF still answer within
+// [MIN, MAX], as they say (before: Quantile(0) 2.125, CDF(2.25) 0.54).
+func TestQVOIAnswersWithinMinMax(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("Q")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "q", DType: voi.QS64, Prec: 2, Stats: []tpl.StatSpec{
+		tpl.Max(), tpl.Min(), tpl.TDigest(voi.TDgstClust64, 8, 4)}}))
+	b := blob.New(tp, fixedEnv())
+	for _, x := range []float64{2.5, 2.5, 3.75} {
+		require.NoError(t, b.UpdateFloat(0, x))
+	}
+	for _, c := range []struct{ q, want float64 }{{0, 2.5}, {1, 3.75}} {
+		got, err := b.Quantile(0, c.q)
+		require.NoError(t, err)
+		require.Equal(t, c.want, got, "q %v", c.q)
+	}
+	s, err := b.Fetch(0, voi.TDgst)
+	require.NoError(t, err)
+	ps, err := s.CDFs(nil, []float64{2.25, 2.4, 3.75, 4})
+	require.NoError(t, err)
+	require.Equal(t, []float64{0, 0}, ps[:2], "below MIN")
+	require.Equal(t, []float64{1, 1}, ps[2:], "at or above MAX")
+	p, err := b.CDF(0, 2.25)
+	require.NoError(t, err)
+	require.Equal(t, 0.0, p)
+}
+
 // TestIntegerVOIDiscreteExact: an integer VOI of eight values (Zipf's law
 // over 1..8) in a 20-slot accurate t-digest, too few slots to pin both
 // sides of every run of equal samples (22): one blob, a merge of 300 small

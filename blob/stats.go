@@ -87,8 +87,8 @@ func (s Stat) Count() (uint64, error) {
 // updated since the last reset and neither counted an error, they bound
 // the answer: a t-digest's estimate below its first centroid and above
 // its last reaches out to them (tdigest.QuantileBounded), so q = 0 gives
-// MIN and q = 1 MAX; a histogram's (hist.Quantile) is clamped to [MIN,
-// MAX]. Without them it is tdigest.Quantile's or hist.Quantile's.
+// MIN and q = 1 MAX; either's estimate (a histogram's, hist.Quantile) is
+// clamped to [MIN, MAX]. Without them it is tdigest.Quantile's or hist.Quantile's.
 //
 // A t-digest of an integer VOI answers an integer: the estimate rounded
 // to the nearest one (voi.DType.Round). Its samples are integers,
@@ -107,7 +107,9 @@ func (s Stat) Quantile(q float64) (x float64, err error) {
 	switch {
 	case s.DType.IsTDigest() && bounded:
 		x, err = tdigest.QuantileBounded(s.Data, s.DType, q, lo, hi)
-		x = s.VOIDType.Round(x)
+		// (A digest's means can lie outside [MIN, MAX]: a C-mode digest of
+		// finer precision than its Q VOI holds the VOI's raw fraction bits.)
+		x = min(max(s.VOIDType.Round(x), lo), hi)
 	case s.DType.IsTDigest():
 		x, err = tdigest.Quantile(s.Data, s.DType, q)
 		x = s.VOIDType.Round(x)
@@ -171,6 +173,7 @@ func (s Stat) CDFs(out, xs []float64) ([]float64, error) {
 // digestCDFs is CDFs of a t-digest: the one place its answers are bounded
 // by the VOI's MIN and MAX and, for an integer VOI, taken at floor(x) + 1/2.
 func (s Stat) digestCDFs(out, xs []float64) ([]float64, error) {
+	start, given := len(out), xs
 	if s.VOIDType.IsInt() {
 		var one [1]float64 // (CDF's one point, without an allocation)
 		at := one[:]
@@ -189,6 +192,16 @@ func (s Stat) digestCDFs(out, xs []float64) ([]float64, error) {
 	out, err := tdigest.CDFs(out, s.Data, s.DType, xs, lo, hi)
 	if err != nil {
 		return out, s.errorf("CDF", "", err)
+	}
+	if bounded { // (means outside [MIN, MAX]: see Quantile)
+		for i, x := range given {
+			switch {
+			case x < lo:
+				out[start+i] = 0
+			case x >= hi:
+				out[start+i] = 1
+			}
+		}
 	}
 	return out, nil
 }
