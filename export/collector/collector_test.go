@@ -315,7 +315,7 @@ func TestPushDelta(t *testing.T) {
 	ck := &clock{t: time.Unix(1000, 0)}
 	s, tp := newServer(t, collector.Config{Window: time.Minute, Now: ck.now})
 	fe := &fakeExporter{}
-	p := s.NewPusher(fe, metricdata.DeltaTemporality)
+	p := s.NewPusher(fe, collector.PushConfig{Temporality: metricdata.DeltaTemporality})
 	kb := fixture.KitchenBlob(tp).Bytes()
 	post(t, s, http.MethodPost, "host=a", kb)
 	post(t, s, http.MethodPost, "host=a", kb)
@@ -350,7 +350,7 @@ func TestPushCumulative(t *testing.T) {
 	ck := &clock{t: time.Unix(1000, 0)}
 	s, tp := newServer(t, collector.Config{Now: ck.now})
 	fe := &fakeExporter{}
-	p := s.NewPusher(fe, metricdata.CumulativeTemporality)
+	p := s.NewPusher(fe, collector.PushConfig{})
 	kb := fixture.KitchenBlob(tp).Bytes()
 	post(t, s, http.MethodPost, "host=a", kb)
 	ck.set(time.Unix(1010, 0))

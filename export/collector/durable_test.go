@@ -200,8 +200,7 @@ func TestDurableClosedWindow(t *testing.T) {
 	cfg := collector.Config{DataDir: dir, Window: time.Minute, Now: ck.now, NoSync: true}
 	s, tp := newServer(t, cfg)
 	down := &blackHole{}
-	p := s.NewPusher(down, metricdata.DeltaTemporality)
-	p.Timeout = 5 * time.Millisecond
+	p := s.NewPusher(down, collector.PushConfig{Temporality: metricdata.DeltaTemporality, Timeout: 5 * time.Millisecond})
 	kb := fixture.KitchenBlob(tp).Bytes()
 	for range 2 {
 		code, body := post(t, s, http.MethodPost, "h=a", kb)
@@ -219,7 +218,7 @@ func TestDurableClosedWindow(t *testing.T) {
 	require.Equal(t, []uint64{1}, s2.Merged(), "the window under way, replayed")
 	up := &blackHole{}
 	up.up.Store(true)
-	p2 := s2.NewPusher(up, metricdata.DeltaTemporality)
+	p2 := s2.NewPusher(up, collector.PushConfig{Temporality: metricdata.DeltaTemporality})
 	require.Eventually(t, func() bool { return up.count() == 1 }, 10*time.Second, time.Millisecond)
 	up.mu.Lock()
 	sum := bytesSum(t, up.got[0])
@@ -238,4 +237,32 @@ func TestDurableClosedWindow(t *testing.T) {
 	require.Equal(t, 1448.0, bytesSum(t, up.got[1]).DataPoints[0].Value)
 	up.mu.Unlock()
 	_ = p
+}
+
+// TestRecoveredWindowPushedWithTheConfig: the pusher starts pushing a
+// recovered closed window as it is made, so its settings come with it
+// (before, the command set Timeout and MaxPending on the Pusher after
+// NewPusher had started the push: a data race, and a first push with the
+// default 10 s timeout).
+func TestRecoveredWindowPushedWithTheConfig(t *testing.T) {
+	ck := &clock{t: time.Unix(1000, 0)}
+	cfg := collector.Config{DataDir: t.TempDir(), Window: time.Minute, Now: ck.now, NoSync: true}
+	s, tp := newServer(t, cfg)
+	p := s.NewPusher(&blackHole{}, collector.PushConfig{Temporality: metricdata.DeltaTemporality, Timeout: time.Millisecond})
+	code, body := post(t, s, http.MethodPost, "h=a", fixture.KitchenBlob(tp).Bytes())
+	require.Equal(t, 204, code, body)
+	ck.set(time.Unix(1060, 0))
+	s.Rotate() // a closed window, unpushed, in DataDir
+	collector.Crash(s)
+	_ = p
+
+	s2, _ := newServer(t, cfg)
+	down := &blackHole{}
+	p2 := s2.NewPusher(down, collector.PushConfig{Temporality: metricdata.DeltaTemporality, Timeout: 5 * time.Millisecond, MaxPending: 4})
+	require.Eventually(t, func() bool { return down.tries.Load() >= 3 }, 5*time.Second, time.Millisecond,
+		"5 ms pushes, retried: not the default 10 s")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	var ns *collector.NotShipped
+	require.ErrorAs(t, p2.Close(ctx), &ns, "the endpoint stays down")
 }

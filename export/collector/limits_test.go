@@ -219,7 +219,7 @@ func TestLabelSetsExpire(t *testing.T) {
 func TestNoExpiryUnderDeltaPush(t *testing.T) {
 	ck := &clock{t: time.Unix(1000, 0)}
 	s, tp := newServer(t, collector.Config{LabelTTL: time.Minute, Window: time.Hour, Now: ck.now})
-	s.NewPusher(&fakeExporter{}, deltaTemporality)
+	s.NewPusher(&fakeExporter{}, collector.PushConfig{Temporality: deltaTemporality})
 	post(t, s, http.MethodPost, "h=a", fixture.KitchenBlob(tp).Bytes())
 	ck.set(time.Unix(2000, 0))
 	require.Zero(t, s.Expire())

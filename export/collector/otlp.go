@@ -27,18 +27,15 @@ const (
 // it pushes the current window every interval (Run) and once more on Close;
 // with delta temporality it pushes every window once, after it closes, from
 // a queue of its own: Rotate never waits on the exporter. Every push has
-// its own deadline (Timeout).
+// its own deadline (PushConfig.Timeout).
 type Pusher struct {
 	s    *Server
 	exp  sdkmetric.Exporter
 	temp metricdata.Temporality
 	res  *resource.Resource
 
-	// Timeout bounds each push (0: DefaultPushTimeout); MaxPending bounds
-	// the closed windows waiting to be pushed (0: DefaultMaxPending): one
-	// more drops the oldest, counted. Set them before the first push.
-	Timeout    time.Duration
-	MaxPending int
+	timeout    time.Duration
+	maxPending int
 
 	mu     sync.Mutex // one push at a time
 	pushes *prometheus.CounterVec
@@ -53,16 +50,37 @@ type Pusher struct {
 	stopped  chan struct{}
 }
 
+// PushConfig configures a Pusher.
+type PushConfig struct {
+	// Temporality is metricdata.CumulativeTemporality (the default) or
+	// metricdata.DeltaTemporality.
+	Temporality metricdata.Temporality
+	// Timeout bounds each push (0: DefaultPushTimeout).
+	Timeout time.Duration
+	// MaxPending bounds the closed windows waiting to be pushed with
+	// delta temporality (0: DefaultMaxPending): one more drops the
+	// oldest, counted.
+	MaxPending int
+}
+
 // NewPusher returns a Pusher of s's aggregates to exp, registering its
 // counters statsblob_collector_otlp_pushes_total{result="ok"|"error"} and
 // statsblob_collector_otlp_dropped_windows_total on s's registry. With
 // delta temporality it takes over s's OnClose and starts the goroutine
-// that pushes closed windows (Close ends it).
-func (s *Server) NewPusher(exp sdkmetric.Exporter, temp metricdata.Temporality) *Pusher {
+// that pushes closed windows, recovered ones first (Close ends it).
+func (s *Server) NewPusher(exp sdkmetric.Exporter, cfg PushConfig) *Pusher {
+	temp := cfg.Temporality
 	if temp != metricdata.DeltaTemporality {
 		temp = metricdata.CumulativeTemporality
 	}
-	p := &Pusher{s: s, exp: exp, temp: temp,
+	timeout, maxPending := cfg.Timeout, cfg.MaxPending
+	if timeout <= 0 {
+		timeout = DefaultPushTimeout
+	}
+	if maxPending <= 0 {
+		maxPending = DefaultMaxPending
+	}
+	p := &Pusher{s: s, exp: exp, temp: temp, timeout: timeout, maxPending: maxPending,
 		res: otelResource(),
 		pushes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "statsblob_collector_otlp_pushes_total",
 			Help: "OTLP exports, by result."}, []string{"result"}),
@@ -94,22 +112,12 @@ func otelResource() *resource.Resource {
 	return r
 }
 
-func (p *Pusher) timeout() time.Duration {
-	if p.Timeout > 0 {
-		return p.Timeout
-	}
-	return DefaultPushTimeout
-}
-
 // enqueue queues a closed window for the worker; it never blocks.
 func (p *Pusher) enqueue(c Closed) {
 	if len(c.Blobs) == 0 {
 		return
 	}
-	maxPending := p.MaxPending
-	if maxPending <= 0 {
-		maxPending = DefaultMaxPending
-	}
+	maxPending := p.maxPending
 	p.qmu.Lock()
 	if len(p.queue) >= maxPending {
 		p.s.closedShipped(p.queue[0])
@@ -176,7 +184,7 @@ func (p *Pusher) work(ctx context.Context) {
 			return
 		case <-p.quit:
 			return
-		case <-time.After(min(p.timeout(), time.Second)):
+		case <-time.After(min(p.timeout, time.Second)):
 		}
 	}
 }
@@ -189,7 +197,7 @@ func (p *Pusher) pushWindow(ctx context.Context, c Closed) error {
 func (p *Pusher) push(ctx context.Context, src export.Source, now time.Time) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	ctx, cancel := context.WithTimeout(ctx, p.timeout())
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	prod, err := otelexport.New(src, otelexport.Config{Options: p.s.cfg.Export, Temporality: p.temp, Now: func() time.Time { return now }})
 	if err == nil {
@@ -241,10 +249,12 @@ type NotShipped struct {
 	Err     error // the last push's error
 }
 
+// Error says how much was left unpushed and why.
 func (e *NotShipped) Error() string {
 	return fmt.Sprintf("%d accepted blobs in %d windows not shipped over OTLP: %v", e.Posts, e.Windows, e.Err)
 }
 
+// Unwrap returns the last push's error.
 func (e *NotShipped) Unwrap() error { return e.Err }
 
 // Close pushes what has not been pushed (delta: lets the push under way
@@ -282,7 +292,7 @@ func (p *Pusher) Close(ctx context.Context) error {
 	} else if e := p.Push(ctx); e != nil {
 		err = &NotShipped{Windows: 1, Posts: p.s.posts(), Err: e}
 	}
-	sctx, cancel := context.WithTimeout(ctx, p.timeout())
+	sctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	if e := p.exp.Shutdown(sctx); err == nil && e != nil && !errors.Is(e, context.Canceled) {
 		err = e

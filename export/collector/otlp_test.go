@@ -41,8 +41,7 @@ func TestRotateNeverWaitsOnTheExporter(t *testing.T) {
 	ck := &clock{t: time.Unix(1000, 0)}
 	s, tp := newServer(t, collector.Config{Window: time.Minute, Now: ck.now})
 	bh := &blackHole{}
-	p := s.NewPusher(bh, metricdata.DeltaTemporality)
-	p.Timeout = 20 * time.Millisecond
+	p := s.NewPusher(bh, collector.PushConfig{Temporality: metricdata.DeltaTemporality, Timeout: 20 * time.Millisecond})
 	kb := fixture.KitchenBlob(tp).Bytes()
 	for i := range 3 {
 		code, _ := post(t, s, http.MethodPost, "h=a", kb)
@@ -79,10 +78,9 @@ func TestDeltaQueue(t *testing.T) {
 	ck := &clock{t: time.Unix(1000, 0)}
 	s, tp := newServer(t, collector.Config{Window: time.Minute, Now: ck.now})
 	bh := &blackHole{}
-	p := s.NewPusher(bh, metricdata.DeltaTemporality)
 	// A timeout a push can meet under the race detector: producing the
 	// metrics alone took over 5 ms there, and every push then failed.
-	p.Timeout, p.MaxPending = 250*time.Millisecond, 2
+	p := s.NewPusher(bh, collector.PushConfig{Temporality: metricdata.DeltaTemporality, Timeout: 250 * time.Millisecond, MaxPending: 2})
 	kb := fixture.KitchenBlob(tp).Bytes()
 	for i := range 3 {
 		code, body := post(t, s, http.MethodPost, "h=a", kb)
@@ -138,8 +136,7 @@ func pushUnderWay(t *testing.T) (*collector.Pusher, *slowAck) {
 	ck := &clock{t: time.Unix(1000, 0)}
 	s, tp := newServer(t, collector.Config{Window: time.Minute, Now: ck.now})
 	a := &slowAck{entered: make(chan struct{}, 1), release: make(chan struct{})}
-	p := s.NewPusher(a, metricdata.DeltaTemporality)
-	p.Timeout = time.Minute
+	p := s.NewPusher(a, collector.PushConfig{Temporality: metricdata.DeltaTemporality, Timeout: time.Minute})
 	code, _ := post(t, s, http.MethodPost, "h=a", fixture.KitchenBlob(tp).Bytes())
 	require.Equal(t, http.StatusNoContent, code)
 	ck.set(time.Unix(1060, 0))
@@ -188,8 +185,7 @@ func TestDeltaCloseDeadlineCutsThePushOff(t *testing.T) {
 // A cumulative Close whose push fails says so.
 func TestCumulativeCloseFails(t *testing.T) {
 	s, tp := newServer(t, collector.Config{})
-	p := s.NewPusher(&blackHole{}, metricdata.CumulativeTemporality)
-	p.Timeout = 5 * time.Millisecond
+	p := s.NewPusher(&blackHole{}, collector.PushConfig{Timeout: 5 * time.Millisecond})
 	post(t, s, http.MethodPost, "h=a", fixture.KitchenBlob(tp).Bytes())
 	err := p.Close(context.Background())
 	var ns *collector.NotShipped

@@ -334,8 +334,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		if err != nil {
 			return fail(fmt.Errorf("-otlp: %w", err))
 		}
-		pusher = s.NewPusher(exp, temp)
-		pusher.Timeout, pusher.MaxPending = *otlpTimeout, *otlpPending
+		pusher = s.NewPusher(exp, collector.PushConfig{Temporality: temp, Timeout: *otlpTimeout, MaxPending: *otlpPending})
 		if temp == metricdata.CumulativeTemporality {
 			go pusher.Run(ctx, *otlpEvery)
 			if *labelTTL > 0 && *labelTTL <= *otlpEvery {
