@@ -50,7 +50,7 @@ func closedName(start time.Time) string {
 
 // saveClosed writes c for the delta pusher, if there is one and DataDir.
 func (s *Server) saveClosed(c Closed) error {
-	if s.log == nil || !s.keepWindows.Load() || len(c.Blobs) == 0 {
+	if s.log == nil || !s.closedFiles.Load() || len(c.Blobs) == 0 {
 		return nil
 	}
 	p := []byte(closedMagic)

@@ -26,7 +26,7 @@ func FuzzDecodeClosed(f *testing.F) {
 	tp := fixture.Kitchen()
 	s, err := New(Config{Templates: tp.Registry(), DataDir: f.TempDir(), NoSync: true})
 	require.NoError(f, err)
-	s.keepWindows.Store(true)
+	s.closedFiles.Store(true)
 	for _, q := range []string{"h=a", "h=b", "h=a"} {
 		r := httptest.NewRequest(http.MethodPost, "/v1/blobs?"+q, bytes.NewReader(fixture.KitchenBlob(tp).Bytes()))
 		w := httptest.NewRecorder()

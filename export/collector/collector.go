@@ -356,8 +356,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // OnClose adds a function called with every window Rotate closes (after
 // the new window has started, outside the server's locks), in the order
 // they were added: an OTLP pusher and a remote writer each ship the closed
-// windows. Add them before serving.
-func (s *Server) OnClose(f func(Closed)) { s.onClose = append(s.onClose, f) }
+// windows. Add them before serving. A window that ships must hold every
+// post of its window, so label sets no longer expire within one (see
+// Expire).
+func (s *Server) OnClose(f func(Closed)) {
+	s.wholeWindows.Store(true)
+	s.onClose = append(s.onClose, f)
+}
 
 // rejection is a refused post: status, reason label, one-line message.
 type rejection struct {

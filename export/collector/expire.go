@@ -3,14 +3,15 @@ package collector
 import "time"
 
 // expiring reports whether idle label sets expire within a window: with a
-// LabelTTL, unless a delta push needs every window whole.
-func (s *Server) expiring() bool { return s.cfg.LabelTTL > 0 && !s.keepWindows.Load() }
+// LabelTTL, unless closed windows ship (OnClose: a delta push, a remote
+// writer), each of which must hold every post of its window.
+func (s *Server) expiring() bool { return s.cfg.LabelTTL > 0 && !s.wholeWindows.Load() }
 
 // Expire drops the current window's aggregates that have had no post for
 // LabelTTL, so that their label sets stop counting against the limits, and
-// returns how many it dropped. With a delta pusher it drops nothing: a
-// window ships whole when it closes (label sets not posted in a window
-// leave with it). With DataDir, it expires at a checkpoint, which it
+// returns how many it dropped. When closed windows ship (OnClose: a delta
+// pusher, a remote writer) it drops nothing: a window ships whole when it
+// closes (label sets not posted in a window leave with it). With DataDir, it expires at a checkpoint, which it
 // writes (see Checkpoint).
 func (s *Server) Expire() int {
 	if s.log == nil {

@@ -226,6 +226,26 @@ func TestNoExpiryUnderDeltaPush(t *testing.T) {
 	require.Equal(t, 1, s.Aggregates())
 }
 
+// Any consumer of closed windows (a remote writer, through OnClose) gets
+// them whole: a label set idle past LabelTTL within the window still ships
+// with it (before, only a delta pusher stopped expiry, and remote write
+// with -window never sent acknowledged posts of label sets that expired).
+func TestClosedWindowHoldsIdleLabelSets(t *testing.T) {
+	ck := &clock{t: time.Unix(0, 0)}
+	s, tp := newServer(t, collector.Config{Window: 2 * time.Hour, LabelTTL: time.Hour, Now: ck.now})
+	var shipped []collector.Closed
+	s.OnClose(func(c collector.Closed) { shipped = append(shipped, c) })
+	code, body := post(t, s, http.MethodPost, "host=a", fixture.KitchenBlob(tp).Bytes())
+	require.Equal(t, http.StatusNoContent, code, body)
+	ck.set(time.Unix(3700, 0)) // RunWindows's sweep, the label set idle past LabelTTL
+	require.Zero(t, s.Expire())
+	ck.set(time.Unix(7200, 0))
+	s.Rotate()
+	require.Len(t, shipped, 1)
+	require.Equal(t, uint64(1), shipped[0].Posts, "an accepted post is in the window that ships")
+	require.Len(t, shipped[0].Blobs, 1)
+}
+
 // A scrape serves at most MaxScrapeSeries samples and about MaxScrapeBytes
 // bytes: later aggregates are left out, counted and shown.
 func TestScrapeBounds(t *testing.T) {

@@ -38,9 +38,10 @@ type ops struct {
 	windowShort    prometheus.Gauge
 	omitted        prometheus.Gauge
 
-	keepWindows atomic.Bool  // a delta push needs whole windows: no expiry within one
-	nextExpiry  atomic.Int64 // Unix nanoseconds of the next expiry, as of the last sweep (0: none known)
-	expired     prometheus.Counter
+	wholeWindows atomic.Bool  // closed windows ship (OnClose): no expiry within one
+	closedFiles  atomic.Bool  // a delta pusher ships them: written to DataDir until pushed
+	nextExpiry   atomic.Int64 // Unix nanoseconds of the next expiry, as of the last sweep (0: none known)
+	expired      prometheus.Counter
 
 	connsOpen prometheus.Gauge
 

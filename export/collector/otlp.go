@@ -94,7 +94,7 @@ func (s *Server) NewPusher(exp sdkmetric.Exporter, cfg PushConfig) *Pusher {
 		close(p.stopped)
 		return p
 	}
-	s.keepWindows.Store(true)
+	s.closedFiles.Store(true)
 	s.OnClose(p.enqueue)
 	for _, c := range s.takeRecovered() { // closed before a crash, unshipped (closed.go)
 		p.enqueue(c)
