@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export/aggregate"
 	"github.com/statsblob/statsblob/export/natsjs"
 	"github.com/statsblob/statsblob/export/natsjs/internal/natstest"
 	"github.com/statsblob/statsblob/ship"
@@ -182,4 +184,39 @@ func TestShipThroughJetStream(t *testing.T) {
 	require.Equal(t, uint64(0), c2.Stats().Merged)
 	stop()
 	require.NoError(t, <-done)
+}
+
+// A message whose labels no export can carry, or past the limits the
+// HTTP collector applies, is refused rather than merged into an aggregate
+// no export shows (before, all four were merged and acknowledged).
+func TestMergeRefusesLabelsTheExportsRefuse(t *testing.T) {
+	reg := tpl.NewRegistry()
+	tp, err := reg.New("T")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	b := blob.New(tp, nil)
+	require.NoError(t, b.UpdateU64(0, 1))
+	st := natsjs.NewSetStore(reg, aggregate.Config{})
+	part, err := st.Open(0, nil)
+	require.NoError(t, err)
+	many := make([]ship.Label, natsjs.MaxLabels+1)
+	for i := range many {
+		many[i] = ship.Label{Name: fmt.Sprintf("l%02d", i), Value: "v"}
+	}
+	for i, c := range []struct {
+		labels []ship.Label
+		msg    string
+	}{
+		{[]ship.Label{{Name: "le", Value: "1"}}, `export: label name "le" is reserved: invalid argument`},
+		{[]ship.Label{{Name: "bad name", Value: "x"}}, `export: label name "bad name": invalid argument`},
+		{[]ship.Label{{Name: "host", Value: "\xff\xfe"}}, `export: label "host": value "\xff\xfe" is not valid UTF-8: invalid argument`},
+		{[]ship.Label{{Name: "host", Value: strings.Repeat("v", natsjs.MaxLabelBytes+1)}}, `natsjs: label "host": name or value over 128 bytes: invalid argument`},
+		{many, "natsjs: 17 labels, at most 16: invalid argument"},
+	} {
+		err := part.Merge(natsjs.Message{StreamSeq: uint64(i + 1), TplHash: tp.Hash(), Labels: c.labels, Body: b.Bytes()})
+		require.EqualError(t, err, c.msg)
+	}
+	require.Empty(t, st.Blobs())
+	require.NoError(t, part.Merge(natsjs.Message{StreamSeq: 9, TplHash: tp.Hash(), Labels: []ship.Label{{Name: "host", Value: "a"}}, Body: b.Bytes()}))
+	require.Len(t, st.Blobs(), 1)
 }

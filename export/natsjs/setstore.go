@@ -11,7 +11,9 @@ import (
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
 	"github.com/statsblob/statsblob/export/aggregate"
+	"github.com/statsblob/statsblob/ship"
 	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
 )
 
 // SetStore is the Store of a collector: each owned partition's aggregates
@@ -58,10 +60,23 @@ func (s *SetStore) Open(p int, state []byte) (Partition, error) {
 	return sp, nil
 }
 
+// Label limits of a message, those the HTTP collector applies by
+// default (its -max-labels and -max-label-bytes).
+const (
+	MaxLabels     = 16  // labels of a message
+	MaxLabelBytes = 128 // bytes of a label's name, and of its value
+)
+
 // Merge adds a message's blob to its aggregate, once per sender and
 // sequence. A blob that is no valid blob, or of a template the registry
-// does not have, is refused.
+// does not have, is refused, and so are labels the exports cannot carry
+// (export.CheckLabels) or past MaxLabels and MaxLabelBytes: merged, they
+// would take an aggregate that no export shows. Errors wrap
+// voi.ErrInvalid.
 func (sp *setPart) Merge(m Message) error {
+	if err := checkLabels(m.Labels); err != nil {
+		return err
+	}
 	t, err := sp.s.reg.ByHash(m.TplHash)
 	if err != nil {
 		return err
@@ -73,15 +88,34 @@ func (sp *setPart) Merge(m Message) error {
 	if err := b.CheckTemplate(t); err != nil {
 		return err
 	}
-	labels := make([]export.Label, len(m.Labels))
-	for i, l := range m.Labels {
-		labels[i] = export.Label{Name: l.Name, Value: l.Value}
-	}
+	labels := exportLabels(m.Labels)
 	// No check by sender and sequence here (aggregate.Set.Once): the stream
 	// stores a retry once (Nats-Msg-Id), the consumer merges a stored
 	// message once, and redeliveries come out of order, which a high-water
 	// mark of sequences would take for duplicates.
 	return sp.set.Add(aggregateKey(m.TplHash, labels), t, labels, b)
+}
+
+// exportLabels converts a message's labels.
+func exportLabels(ls []ship.Label) []export.Label {
+	out := make([]export.Label, len(ls))
+	for i, l := range ls {
+		out[i] = export.Label{Name: l.Name, Value: l.Value}
+	}
+	return out
+}
+
+// checkLabels refuses labels no export can carry or past the limits.
+func checkLabels(ls []ship.Label) error {
+	if len(ls) > MaxLabels {
+		return fmt.Errorf("natsjs: %d labels, at most %d: %w", len(ls), MaxLabels, voi.ErrInvalid)
+	}
+	for _, l := range ls {
+		if len(l.Name) > MaxLabelBytes || len(l.Value) > MaxLabelBytes {
+			return fmt.Errorf("natsjs: label %.40q: name or value over %d bytes: %w", l.Name, MaxLabelBytes, voi.ErrInvalid)
+		}
+	}
+	return export.CheckLabels(exportLabels(ls))
 }
 
 // aggregateKey names a template's label set: the hash, then each label's
