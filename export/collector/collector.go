@@ -636,6 +636,7 @@ func (s *Server) Rotate() Closed {
 	var c Closed
 	rotate := func() {
 		c = s.set.Rotate(s.cfg.Now())
+		s.levels.rotate()
 		if err := s.saveClosed(c); err != nil { // for the delta pusher (closed.go)
 			s.warn("the closed window could not be saved: a crash before it is pushed loses it", "err", err)
 		}

@@ -26,7 +26,9 @@ func (s *Server) expire() int {
 	if !s.expiring() {
 		return 0
 	}
-	n, oldest := s.set.Expire(s.cfg.Now().Add(-s.cfg.LabelTTL))
+	cutoff := s.cfg.Now().Add(-s.cfg.LabelTTL)
+	n, oldest := s.set.Expire(cutoff)
+	s.levels.expire(cutoff)
 	var next int64
 	if !oldest.IsZero() {
 		next = oldest.Add(s.cfg.LabelTTL).UnixNano()

@@ -23,17 +23,27 @@ import (
 // one they came from (a retry that arrived late). A sender that stops
 // posting keeps counting at its last level; at most MaxLevelSenders are
 // kept per template and label set, the least recently heard from going
-// first.
+// first. A label set's levels go when its aggregates do: when it expires
+// (LabelTTL), or when two windows have closed without a post of it.
 
 // MaxLevelSenders bounds the senders whose levels are kept per template
 // and label set.
 const MaxLevelSenders = 4096
 
 type levels struct {
-	mu sync.Mutex
-	by map[string]map[string]*reading // aggregate key -> sender -> latest
+	mu    sync.Mutex
+	by    map[string]*labelLevels // level key -> its senders' latest
+	epoch uint64                  // windows closed (rotate)
 
 	gauges sync.Map // *tpl.Template -> *gaugeIDs
+}
+
+// labelLevels is a label set's senders' latest levels and when it last
+// had a post: at now() (last) and in which window (epoch).
+type labelLevels struct {
+	senders map[string]*reading
+	last    time.Time
+	epoch   uint64
 }
 
 // gaugeIDs are the VOIs of a template that take relative updates, as of
@@ -95,16 +105,19 @@ func (l *levels) record(t *tpl.Template, labels []export.Label, h func(string) s
 	k := levelKey(t, labels)
 	sender := h(ship.HeaderSender)
 	seq, _ := strconv.ParseUint(h(ship.HeaderSeq), 10, 64)
+	at := now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.by == nil {
-		l.by = map[string]map[string]*reading{}
+		l.by = map[string]*labelLevels{}
 	}
-	m := l.by[k]
-	if m == nil {
-		m = map[string]*reading{}
-		l.by[k] = m
+	ls := l.by[k]
+	if ls == nil {
+		ls = &labelLevels{senders: map[string]*reading{}}
+		l.by[k] = ls
 	}
+	ls.last, ls.epoch = at, l.epoch
+	m := ls.senders
 	if r := m[sender]; r != nil && seq < r.seq {
 		return // an older message than the levels kept
 	}
@@ -117,19 +130,44 @@ func (l *levels) record(t *tpl.Template, labels []export.Label, h func(string) s
 		}
 		delete(m, oldest)
 	}
-	m[sender] = &reading{seq: seq, at: now(), vals: vals}
+	m[sender] = &reading{seq: seq, at: at, vals: vals}
+}
+
+// rotate starts a window, dropping the label sets that had no post in the
+// last two (their aggregates have left with them).
+func (l *levels) rotate() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k, ls := range l.by {
+		if ls.epoch < l.epoch {
+			delete(l.by, k)
+		}
+	}
+	l.epoch++
+}
+
+// expire drops the label sets without a post since cutoff (their
+// aggregates expire with them).
+func (l *levels) expire(cutoff time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k, ls := range l.by {
+		if ls.last.Before(cutoff) {
+			delete(l.by, k)
+		}
+	}
 }
 
 // sum returns the sum over senders of the levels kept for key k.
 func (l *levels) sum(k string) map[int32]float64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	m := l.by[k]
-	if len(m) == 0 {
+	ls := l.by[k]
+	if ls == nil || len(ls.senders) == 0 {
 		return nil
 	}
 	out := map[int32]float64{}
-	for _, r := range m {
+	for _, r := range ls.senders {
 		for id, v := range r.vals {
 			out[id] += v
 		}

@@ -65,6 +65,47 @@ pool_inflight_max{pool="db"} `+max+`
 	s.Rotate() // levels outlive windows
 	send("b", "2", 1)
 	want("6", "1")
+	s.Rotate()
+	s.Rotate() // but not two windows without a post of their label set
+	send("c", "1", 4)
+	want("4", "4")
+}
+
+// A label set's levels expire with its aggregate (LabelTTL): kept
+// forever, the levels of every label set ever posted grew the heap
+// without bound (about 1 KB each), and came back if it posted again.
+func TestLevelsExpireWithTheirLabelSet(t *testing.T) {
+	reg := tpl.NewRegistry()
+	tp, err := reg.New("POOL")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "inflight", DType: voi.IntS64, Flags: voi.FlagRelUpdate, Stats: []tpl.StatSpec{tpl.Max()}}))
+	ck := &clock{t: time.Unix(1_700_000_000, 0)}
+	s, err := collector.New(collector.Config{Templates: reg, LabelTTL: time.Minute, Now: ck.now})
+	require.NoError(t, err)
+	send := func(sender string, level int64) {
+		t.Helper()
+		b := blob.New(tp, nil)
+		require.NoError(t, b.UpdateRelS64(0, level))
+		code, body := postH(t, s, "/v1/blobs", "pool=db", b.Bytes(), map[string]string{ship.HeaderSender: sender, ship.HeaderSeq: "1"})
+		require.Equal(t, http.StatusNoContent, code, body)
+	}
+	level := func() string {
+		t.Helper()
+		lines, _ := scrapeLines(t, s, false)
+		for _, l := range lines {
+			if strings.HasPrefix(l, "pool_inflight{") {
+				return l
+			}
+		}
+		return ""
+	}
+	send("a", 5)
+	send("b", 2)
+	require.Equal(t, `pool_inflight{pool="db"} 7`, level())
+	ck.set(ck.now().Add(2 * time.Minute))
+	require.Equal(t, 1, s.Expire())
+	send("c", 4)
+	require.Equal(t, `pool_inflight{pool="db"} 4`, level(), "a's and b's levels left with the label set")
 }
 
 // A batch's blobs record their levels as single posts do: the levels of
