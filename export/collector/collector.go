@@ -150,6 +150,11 @@ type Config struct {
 	// MaxAggregatesPerTemplate bounds the aggregates of one template in a
 	// window (0: MaxAggregates).
 	MaxAggregatesPerTemplate int
+	// MaxTemplates bounds the templates the server knows, versions
+	// counted apart, those of Templates among them (0:
+	// DefaultMaxTemplates): a template once known stays known, so
+	// uploads past it are refused.
+	MaxTemplates int
 	// MaxLabels bounds the labels of a blob (0: DefaultMaxLabels).
 	MaxLabels int
 	// MaxLabelBytes bounds a label's name and its value, each, in bytes

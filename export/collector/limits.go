@@ -16,6 +16,7 @@ import (
 const (
 	DefaultMaxBody           = 65535 // the largest blob (cursz is a uint16)
 	DefaultMaxAggregates     = 10000
+	DefaultMaxTemplates      = 256
 	DefaultMaxLabels         = 16
 	DefaultMaxLabelBytes     = 128
 	DefaultLabelTTL          = time.Hour
@@ -43,6 +44,7 @@ var Limits = []string{
 	"label_bytes",             // MaxLabelBytes: 400
 	"label_sets",              // MaxAggregates: 429
 	"label_sets_per_template", // MaxAggregatesPerTemplate: 429
+	"templates",               // MaxTemplates: 429 (a POST /v1/templates)
 	"read_timeout",            // ReadTimeout while reading a body: 408
 	"write_timeout",           // WriteTimeout: the response cut
 	"scrapes",                 // MaxScrapes: 503
@@ -53,7 +55,7 @@ var Limits = []string{
 // withDefaults checks cfg's limits and fills in the defaults. Errors wrap
 // voi.ErrInvalid.
 func (cfg Config) withDefaults() (Config, error) {
-	if cfg.Window < 0 || cfg.MaxBody < 0 || cfg.MaxAggregates < 0 || cfg.MaxAggregatesPerTemplate < 0 ||
+	if cfg.Window < 0 || cfg.MaxBody < 0 || cfg.MaxAggregates < 0 || cfg.MaxAggregatesPerTemplate < 0 || cfg.MaxTemplates < 0 ||
 		cfg.MaxLabels < 0 || cfg.MaxLabelBytes < 0 || cfg.MaxConns < 0 || cfg.MaxHeaderBytes < 0 ||
 		cfg.ReadHeaderTimeout < 0 || cfg.ReadTimeout < 0 || cfg.WriteTimeout < 0 || cfg.IdleTimeout < 0 ||
 		cfg.MaxScrapeSeries < 0 || cfg.MaxScrapeBytes < 0 || cfg.MaxScrapes < 0 || cfg.CheckpointInterval < 0 || cfg.History < 0 || cfg.QueueBytes < 0 {
@@ -67,6 +69,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	orDefault(&cfg.QueueBytes, DefaultQueueBytes)
 	orDefault(&cfg.MaxAggregates, DefaultMaxAggregates)
 	orDefault(&cfg.MaxAggregatesPerTemplate, cfg.MaxAggregates)
+	orDefault(&cfg.MaxTemplates, DefaultMaxTemplates)
 	orDefault(&cfg.MaxLabels, DefaultMaxLabels)
 	orDefault(&cfg.MaxLabelBytes, DefaultMaxLabelBytes)
 	orDefault(&cfg.MaxConns, DefaultMaxConns)

@@ -30,7 +30,11 @@ import (
 //	POST /v1/templates          a template's JSON form or an array of them (at most MaxTemplatesBody
 //	                            bytes; a post token first, with -tokens): 200 with
 //	                            [{"name","hash","new"}], 400 for a document ParseTemplates
-//	                            refuses or a template without VOIs (nothing is added then)
+//	                            refuses or a template without VOIs, 429 past MaxTemplates
+//	                            (nothing is added then)
+
+// ErrTooManyTemplates is the error of an add past Config.MaxTemplates.
+var ErrTooManyTemplates = errors.New("too many templates")
 
 // MaxTemplatesBody bounds a POST /v1/templates body.
 const MaxTemplatesBody = 4 << 20
@@ -98,7 +102,8 @@ func (s *Server) initTemplates() error {
 }
 
 // AddTemplates makes ts known (those already known by hash are left as
-// they are) and returns how many were new. With DataDir, the known
+// they are) and returns how many were new. Past Config.MaxTemplates it
+// adds none and the error wraps ErrTooManyTemplates. With DataDir, the known
 // templates are written to DIR/templates.json first; an error writing it
 // adds nothing. Aggregates are never touched: the command's SIGHUP reload
 // calls it with the templates file's templates.
@@ -128,6 +133,11 @@ func (s *Server) addTemplates(ts []*tpl.Template, persist bool) (int, error) {
 	}
 	if n == 0 {
 		return 0, nil
+	}
+	if len(idx.order) > s.cfg.MaxTemplates {
+		s.hit("templates")
+		return 0, fmt.Errorf("collector: %d templates known and %d new, at most %d (-max-templates): %w",
+			len(old.order), n, s.cfg.MaxTemplates, ErrTooManyTemplates)
 	}
 	if persist && s.cfg.DataDir != "" {
 		if err := writeTemplatesFile(filepath.Join(s.cfg.DataDir, "templates.json"), idx.order); err != nil {
@@ -234,7 +244,10 @@ func (s *Server) serveTemplates(w http.ResponseWriter, r *http.Request) {
 		before := s.tpls.idx.Load().byHash
 		if _, err := s.AddTemplates(ts); err != nil {
 			status := http.StatusInternalServerError // the DataDir file
-			if errors.Is(err, voi.ErrInvalid) || errors.Is(err, voi.ErrExists) {
+			switch {
+			case errors.Is(err, ErrTooManyTemplates):
+				status = http.StatusTooManyRequests
+			case errors.Is(err, voi.ErrInvalid), errors.Is(err, voi.ErrExists):
 				status = http.StatusBadRequest
 			}
 			queryError(w, status, "%v", err)

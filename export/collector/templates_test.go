@@ -161,3 +161,33 @@ func errorsIsAny(err error, targets ...error) bool {
 	}
 	return false
 }
+
+// Uploads past MaxTemplates are refused whole (429, counted): a template
+// once known stays known, so before, any client could grow the server by
+// 130 KB a 500-VOI version without end.
+func TestTemplatesBounded(t *testing.T) {
+	k1 := fixture.Kitchen()
+	s, err := collector.New(collector.Config{Templates: k1.Registry(), MaxTemplates: 3})
+	require.NoError(t, err)
+	version := func(name string) string {
+		tp, err := tpl.NewRegistry().New(name)
+		require.NoError(t, err)
+		require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "n", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+		p, err := json.Marshal(tp)
+		require.NoError(t, err)
+		return string(p)
+	}
+	code, body := templatesPost(t, s, "["+version("A")+","+version("B")+"]")
+	require.Equal(t, 200, code, body)
+	code, body = templatesPost(t, s, "["+version("A")+","+version("C")+"]")
+	require.Equal(t, 429, code)
+	require.Equal(t, "collector: 3 templates known and 1 new, at most 3 (-max-templates): too many templates\n", body)
+	require.Equal(t, 1.0, hits(t, s, "templates"))
+	code, body, _ = get(t, s, "/v1/templates", nil)
+	require.Equal(t, 200, code)
+	listed, err := collector.ParseTemplates([]byte(body))
+	require.NoError(t, err)
+	require.Len(t, listed, 3, "nothing of the refused upload was added")
+	code, body = templatesPost(t, s, version("B")) // known: nothing new, no limit
+	require.Equal(t, 200, code, body)
+}

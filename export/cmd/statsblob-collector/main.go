@@ -206,6 +206,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	fs.Var(&rwLabels, "remote-write-label", "`NAME=VALUE` added to every remote-written series: one per collector of a fleet (repeatable)")
 	maxAggs := fs.Int("max-aggregates", collector.DefaultMaxAggregates, "at most `N` label sets per window (then 429)")
 	maxAggsTpl := fs.Int("max-aggregates-per-template", 0, "at most `N` label sets of one template per window (then 429; 0: -max-aggregates)")
+	maxTemplates := fs.Int("max-templates", collector.DefaultMaxTemplates, "at most `N` templates known, versions apart (then an upload is 429)")
 	maxBody := fs.Int64("max-body", collector.DefaultMaxBody, "largest blob body in `BYTES`, after gzip or zstd decoding (then 413)")
 	maxLabels := fs.Int("max-labels", collector.DefaultMaxLabels, "at most `N` labels per post (then 400)")
 	maxLabelBytes := fs.Int("max-label-bytes", collector.DefaultMaxLabelBytes, "longest label name or value in `BYTES` (then 400)")
@@ -283,7 +284,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	if *labelTTL == 0 {
 		*labelTTL = -1 // never
 	}
-	for _, v := range []int64{int64(*maxAggs), int64(*maxAggsTpl), *maxBody, int64(*maxLabels), int64(*maxLabelBytes), int64(*maxConns),
+	for _, v := range []int64{int64(*maxAggs), int64(*maxAggsTpl), int64(*maxTemplates), *maxBody, int64(*maxLabels), int64(*maxLabelBytes), int64(*maxConns),
 		int64(*maxHeader), int64(*maxSeries), int64(*maxScrapeBytes), int64(*maxScrapes), int64(*otlpPending), int64(*grace),
 		int64(*readHeaderTimeout), int64(*readTimeout), int64(*writeTimeout), int64(*idleTimeout), int64(*otlpTimeout), int64(*ckptEvery), int64(*historyN), *queueBytes} {
 		if v < 0 {
@@ -318,7 +319,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	eopts := export.Options{Namespace: *namespace, Units: us, Quantiles: qs, NativeHistogram: *native, Summary: *otlpSummary}
 	s, err := collector.New(collector.Config{MoreTemplates: ts, Window: *window, MaxAggregates: *maxAggs,
-		MaxAggregatesPerTemplate: *maxAggsTpl, MaxBody: *maxBody, MaxLabels: *maxLabels, MaxLabelBytes: *maxLabelBytes,
+		MaxAggregatesPerTemplate: *maxAggsTpl, MaxTemplates: *maxTemplates, MaxBody: *maxBody, MaxLabels: *maxLabels, MaxLabelBytes: *maxLabelBytes,
 		LabelTTL: *labelTTL, MaxConns: *maxConns, MaxHeaderBytes: *maxHeader,
 		ReadHeaderTimeout: *readHeaderTimeout, ReadTimeout: *readTimeout, WriteTimeout: *writeTimeout, IdleTimeout: *idleTimeout,
 		MaxScrapeSeries: *maxSeries, MaxScrapeBytes: *maxScrapeBytes, MaxScrapes: *maxScrapes, ScrapeShare: *scrapeShare, QueueBytes: *queueBytes, Log: log, Export: eopts,
