@@ -194,7 +194,7 @@ func (s *Server) takeRecovered() []Closed {
 	r := s.recovered
 	s.recovered = nil
 	for i := range r {
-		r[i].Blobs = s.withDefs(r[i].Blobs)
+		r[i].Blobs = s.withVersions(s.withDefs(r[i].Blobs))
 	}
 	return r
 }

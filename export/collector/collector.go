@@ -239,9 +239,10 @@ type Server struct {
 
 	set *aggregate.Set // the aggregates of the current window
 
-	onClose []func(Closed)
-	levels  levels     // each sender's latest gauges (levels.go)
-	lcache  labelCache // the labels of recent query strings (labelcache.go)
+	onClose  []func(Closed)
+	levels   levels     // each sender's latest gauges (levels.go)
+	versions versions   // wide templates' narrow hashes (versions.go)
+	lcache   labelCache // the labels of recent query strings (labelcache.go)
 
 	reg      *prometheus.Registry // own and the aggregates (promexport)
 	own      *prometheus.Registry // the server's own metrics
@@ -615,9 +616,12 @@ func (s *Server) addRejection(err error, t *tpl.Template) *rejection {
 // Blobs returns the current window's aggregates, sorted by template hash
 // and labels, each starting at the window's start, as blobs of their
 // template's wide form (tpl.Widen), with the sum of the senders' latest
-// levels. The blobs are never modified afterwards. Blobs makes the Server
-// an export.Source.
-func (s *Server) Blobs() []export.Named { return s.withDefs(s.withLevels(s.set.Blobs())) }
+// levels, and VersionLabel where versions of a template share a label set
+// (versions.go). The blobs are never modified afterwards. Blobs makes the
+// Server an export.Source.
+func (s *Server) Blobs() []export.Named {
+	return s.withVersions(s.withDefs(s.withLevels(s.set.Blobs())))
+}
 
 // posts returns how many blobs the current window's aggregates hold.
 func (s *Server) posts() uint64 { return s.set.Posts() }
@@ -652,7 +656,7 @@ func (s *Server) Rotate() Closed {
 		rotate() // the log is broken: no post is added any more, windows go on
 	}
 	s.windows.Inc()
-	c.Blobs = s.withDefs(s.withLevels(c.Blobs))
+	c.Blobs = s.withVersions(s.withDefs(s.withLevels(c.Blobs)))
 	s.hist.add(c, s.cfg.History)
 	for _, f := range s.onClose {
 		f(c)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -191,3 +192,47 @@ func TestTemplatesBounded(t *testing.T) {
 	code, body = templatesPost(t, s, version("B")) // known: nothing new, no limit
 	require.Equal(t, 200, code, body)
 }
+
+// Two versions of a template posted under one label set in a window are
+// exported as distinct series: the older version's carry VersionLabel,
+// the newest's keep their names and labels (before, kitchen_bytes_total
+// {host="a"} came twice, and Prometheus kept one of the two samples).
+func TestVersionsShareNoSeries(t *testing.T) {
+	k1 := fixture.Kitchen()
+	s, err := collector.New(collector.Config{Templates: k1.Registry()})
+	require.NoError(t, err)
+	k2 := kitchenV2(t)
+	j2, err := json.Marshal(k2)
+	require.NoError(t, err)
+	code, body := templatesPost(t, s, string(j2))
+	require.Equal(t, http.StatusOK, code, body)
+
+	code, body = post(t, s, http.MethodPost, "host=a", fixture.KitchenBlob(k1).Bytes())
+	require.Equal(t, http.StatusNoContent, code, body)
+	code, body = post(t, s, http.MethodPost, "host=b", fixture.KitchenBlob(k1).Bytes())
+	require.Equal(t, http.StatusNoContent, code, body)
+	code, body = post(t, s, http.MethodPost, "host=a", v2Blob(t, k2, 5))
+	require.Equal(t, http.StatusNoContent, code, body)
+
+	lines, _ := scrapeLines(t, s, false)
+	seen := map[string]bool{}
+	var bytesLines []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "#") || l == "" {
+			continue
+		}
+		series := l[:strings.LastIndexByte(l, ' ')]
+		require.False(t, seen[series], "series %s twice", series)
+		seen[series] = true
+		if strings.HasPrefix(l, "kitchen_bytes_total") {
+			bytesLines = append(bytesLines, l)
+		}
+	}
+	require.Equal(t, []string{
+		fmt.Sprintf(`kitchen_bytes_total{host="a",statsblob_template_hash="%08x"} 1448`, k1.Hash()),
+		`kitchen_bytes_total{host="a"} 5`,
+		`kitchen_bytes_total{host="b"} 1448`, // no other version shares host=b
+	}, sortedStrings(bytesLines))
+}
+
+func sortedStrings(s []string) []string { slices.Sort(s); return s }
