@@ -55,9 +55,6 @@ func (o Options) metaTemplate(bl *blob.Blob) (*tpl.Template, error) {
 		}
 		return o.Template, nil
 	}
-	if o.Registry == nil {
-		return nil, fmt.Errorf("tostr: META needs a Template or a Registry: %w", voi.ErrInvalid)
-	}
 	t, err := o.Registry.ByHash(bl.TplHash())
 	if err != nil {
 		return nil, fmt.Errorf("tostr: no template with hash %d for META: %w", bl.TplHash(), voi.ErrInvalid)

@@ -2,6 +2,7 @@ package tostr_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -125,7 +126,7 @@ func TestNoAddr(t *testing.T) {
 }
 
 // A nil blob, or META with neither a template nor a registry, is an error
-// wrapping voi.ErrInvalid, never a panic.
+// wrapping voi.ErrInvalid, never a panic (a nil Registry holds nothing).
 func TestRenderNilInputs(t *testing.T) {
 	_, err := tostr.String(nil, tostr.Options{})
 	require.ErrorIs(t, err, voi.ErrInvalid)
@@ -138,5 +139,5 @@ func TestRenderNilInputs(t *testing.T) {
 	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}}))
 	_, err = tostr.String(blob.New(tp, clock1000()), tostr.Options{Flags: tostr.Meta})
 	require.ErrorIs(t, err, voi.ErrInvalid)
-	require.EqualError(t, err, "tostr: META needs a Template or a Registry: invalid argument")
+	require.EqualError(t, err, fmt.Sprintf("tostr: no template with hash %d for META: invalid argument", tp.Hash()))
 }
