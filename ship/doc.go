@@ -7,7 +7,7 @@
 // the shipper's; the service only updates its blobs.
 //
 //	sh, err := ship.New(&ship.HTTP{URL: "http://collector:9129/v1/blobs"},
-//		ship.Options{Labels: []ship.Label{{"host", "web1"}}})
+//		ship.Options{Labels: []ship.Label{{Name: "host", Value: "web1"}}})
 //	err = sh.AddFamily(fam)
 //	go sh.Run(ctx)
 //	defer sh.Close(ctx) // ships the last snapshot

@@ -95,7 +95,10 @@ func Size(dt voi.DType, nctds uint32) int {
 // free list in index order, every mean 0 with the control bits of
 // Q_CTRLINI(prec). Errors: dt not a t-digest type (voi.ErrInvalid), more
 // than MaxSize bytes (voi.ErrTooBig; the C builds them and then fails to
-// fit them in a template with EFBIG).
+// fit them in a template with EFBIG). Like the C's initialiser it builds
+// any slot count and precision, also those no update can use (no slots, a
+// precision of 0, above 64, or above 16 for TDGSTCLUST32, whose means
+// then hold no integer bits): templates refuse them (tpl.TDigestSpec).
 func Build(dt voi.DType, nctds, prec uint32) ([]byte, error) {
 	if !dt.IsTDigest() {
 		return nil, errDType
