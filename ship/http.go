@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/statsblob/statsblob/voi"
 )
 
 // DefaultHTTPTimeout bounds one POST of an HTTP transport without a Client.
@@ -31,6 +33,19 @@ type HTTP struct {
 	URL    string       // the collector's POST URL, e.g. http://127.0.0.1:9129/v1/blobs
 	Client *http.Client // nil: a client with DefaultHTTPTimeout
 	Header http.Header  // extra headers of every POST (e.g. Authorization)
+}
+
+// check refuses a URL no POST can reach (New checks an HTTP transport:
+// every send would fail and be retried without end).
+func (h *HTTP) check() error {
+	u, err := url.Parse(h.URL)
+	switch {
+	case err != nil:
+		return fmt.Errorf("ship: URL %q: %v: %w", h.URL, err, voi.ErrInvalid)
+	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
+		return fmt.Errorf("ship: URL %q: need http:// or https:// and a host: %w", h.URL, voi.ErrInvalid)
+	}
+	return nil
 }
 
 // Send POSTs m; see HTTP.

@@ -151,12 +151,18 @@ type Shipper struct {
 }
 
 // New returns a Shipper that sends through tr. It sends nothing until Run
-// or Ship is called. Errors wrap voi.ErrInvalid: a nil transport, a
-// negative option, a malformed sender id, or labels family.CheckName or
-// family.CheckValue refuse.
+// or Ship is called. Errors wrap voi.ErrInvalid: a nil transport, an HTTP
+// transport whose URL is not http(s) with a host, a negative option, a
+// malformed sender id, or labels family.CheckName or family.CheckValue
+// refuse.
 func New(tr Transport, opts Options) (*Shipper, error) {
 	if tr == nil {
 		return nil, fmt.Errorf("ship: no transport: %w", voi.ErrInvalid)
+	}
+	if h, ok := tr.(*HTTP); ok {
+		if err := h.check(); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Interval < 0 || opts.MinBackoff < 0 || opts.MaxBackoff < 0 || opts.MaxBacklog < 0 {
 		return nil, fmt.Errorf("ship: negative interval, backoff or backlog: %w", voi.ErrInvalid)

@@ -30,6 +30,10 @@ func TestNewRejects(t *testing.T) {
 		require.ErrorIs(t, err, voi.ErrInvalid)
 	}
 	f(nil, ship.Options{})
+	f(&ship.HTTP{}, ship.Options{}) // every send would fail, retried without end
+	f(&ship.HTTP{URL: "collector:9129/v1/blobs"}, ship.Options{})
+	f(&ship.HTTP{URL: "http://"}, ship.Options{})
+	f(&ship.HTTP{URL: "http://a b"}, ship.Options{})
 	f(tr, ship.Options{Interval: -1})
 	f(tr, ship.Options{MaxBacklog: -1})
 	f(tr, ship.Options{Sender: "a b"})
