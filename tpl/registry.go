@@ -42,14 +42,11 @@ var Default = NewRegistry()
 func NewRegistry() *Registry { return &Registry{} }
 
 // New allocates a template named name (stats_tpl_alloc) and gives it the
-// next slot id. An empty name or one longer than MaxNameLen bytes is
-// invalid (voi.ErrInvalid; the C takes an empty name, but no export or
-// lookup can tell its templates apart); a name already registered gives
-// voi.ErrExists.
+// next slot id. Names longer than MaxNameLen bytes are invalid
+// (voi.ErrInvalid); a name already registered gives voi.ErrExists. An
+// empty name is valid, as in the C: lookups find such a template only by
+// its hash (see package sample).
 func (r *Registry) New(name string) (*Template, error) {
-	if name == "" {
-		return nil, fmt.Errorf("tpl: empty template name: %w", voi.ErrInvalid)
-	}
 	if len(name) > MaxNameLen {
 		return nil, fmt.Errorf("tpl: name of %d bytes exceeds %d: %w", len(name), MaxNameLen, voi.ErrInvalid)
 	}
