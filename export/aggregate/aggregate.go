@@ -228,13 +228,14 @@ func (s *Set) wideOf(t *tpl.Template) (*wideTpl, error) {
 // Add adds b, a blob of template t (decoded by blob.FromBytes), to the
 // aggregate of key (the caller's name for t and labels; labels are
 // exported with it) in the current window. Errors, after which nothing
-// changed: one wrapping voi.ErrInvalid for a blob that does not have t's
-// layout (blob.Compatible), ErrLimit for a new aggregate beyond
-// MaxAggregates. Add keeps b: the caller must not modify it afterwards.
+// changed (a new aggregate is not made): one wrapping voi.ErrInvalid for
+// a blob that does not have t's layout (blob.Compatible), ErrLimit for a
+// new aggregate beyond MaxAggregates. Add keeps b: the caller must not
+// modify it afterwards.
 func (s *Set) Add(key string, t *tpl.Template, labels []export.Label, b *blob.Blob) error {
 	s.rot.RLock()
 	defer s.rot.RUnlock()
-	a, err := s.aggregate(key, t, labels)
+	a, err := s.aggregate(key, t, labels, b)
 	if err != nil {
 		return err
 	}
@@ -253,7 +254,9 @@ type Item struct {
 // aggregate would pass MaxAggregates, nothing is added (ErrLimit). The
 // caller checks first that every blob has its template's layout (for
 // example with blob.Blob.CheckTemplate): a blob that has not is refused
-// as Add refuses it, the items before it added (the error names it).
+// as Add refuses it (the error names it), the items before it added, or
+// none if its aggregate is new (a new aggregate is made only for a blob
+// that fits it).
 func (s *Set) AddAll(items []Item) error {
 	s.rot.RLock()
 	defer s.rot.RUnlock()
@@ -273,6 +276,9 @@ func (s *Set) AddAll(items []Item) error {
 				w, err := s.wideOf(it.T)
 				if err != nil {
 					return err
+				}
+				if err := blob.Compatible(w.narrow, it.B); err != nil {
+					return fmt.Errorf("aggregate: item %d: %w", i, err)
 				}
 				ws[i] = w
 			}
@@ -312,8 +318,9 @@ func (s *Set) AddAll(items []Item) error {
 	return nil
 }
 
-// aggregate finds or creates the aggregate of key; the caller holds rot.
-func (s *Set) aggregate(key string, t *tpl.Template, labels []export.Label) (*group, error) {
+// aggregate finds the aggregate of key, or creates it for b if b fits t
+// (so that a refused blob leaves no empty aggregate); the caller holds rot.
+func (s *Set) aggregate(key string, t *tpl.Template, labels []export.Label, b *blob.Blob) (*group, error) {
 	win := s.cur
 	win.mu.RLock()
 	a := win.aggs[key]
@@ -323,6 +330,9 @@ func (s *Set) aggregate(key string, t *tpl.Template, labels []export.Label) (*gr
 	}
 	w, err := s.wideOf(t)
 	if err != nil {
+		return nil, err
+	}
+	if err := blob.Compatible(w.narrow, b); err != nil {
 		return nil, err
 	}
 	win.mu.Lock()

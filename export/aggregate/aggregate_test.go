@@ -267,6 +267,25 @@ func TestAddChecksLayoutAndLimit(t *testing.T) {
 	require.Equal(t, uint64(15), sum)
 }
 
+// A blob refused for its layout changes nothing, even for a label set
+// the window does not hold yet: Add made the aggregate before it checked
+// the blob, which left an empty aggregate behind (a series for labels no
+// blob was accepted for, and one of MaxAggregates' places taken).
+func TestRefusedBlobMakesNoAggregate(t *testing.T) {
+	tp := latTpl(t)
+	s, err := aggregate.New(aggregate.Config{MaxAggregates: 1}, time.Unix(0, 0))
+	require.NoError(t, err)
+	other := blob.New(tcpTpl(t), nil)
+	require.ErrorIs(t, s.Add("evil", tp, nil, other), voi.ErrInvalid)
+	err = s.AddAll([]aggregate.Item{{Key: "evil", T: tp, B: other}})
+	require.ErrorIs(t, err, voi.ErrInvalid)
+	require.ErrorContains(t, err, "item 0")
+	require.Zero(t, s.Len())
+	require.Empty(t, s.Blobs())
+	require.NoError(t, s.Add("good", tp, nil, blob.New(tp, nil)))
+	require.Equal(t, []uint64{1}, s.Merged())
+}
+
 func tcpTpl(t testing.TB) *tpl.Template {
 	tp, err := tpl.NewRegistry().New("LAT")
 	require.NoError(t, err)

@@ -176,6 +176,31 @@ func TestRejections(t *testing.T) {
 	require.Equal(t, 2.0, counter(t, s, "").value())
 }
 
+// A blob refused for its layout (422) changes nothing, whatever its
+// labels: posted with a label set the window did not hold yet, it left an
+// empty aggregate behind, a zero series on /metrics for labels no blob
+// was accepted for and one of -max-aggregates' places taken.
+func TestRefusedLayoutMakesNoAggregate(t *testing.T) {
+	forEachStack(t, func(t *testing.T, via func(testing.TB, *collector.Server) http.Handler) {
+		s, tp := newServer(t, collector.Config{MaxAggregates: 1})
+		h := via(t, s)
+		reg := tpl.NewRegistry()
+		other, _ := reg.New("OTHER")
+		require.NoError(t, other.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+		forged := bytes.Clone(blob.New(other, nil).Bytes())
+		binary.LittleEndian.PutUint32(forged[8:], tp.Hash())
+
+		code, body := post(t, h, http.MethodPost, "host=evil", forged)
+		require.Equal(t, http.StatusUnprocessableEntity, code, body)
+		require.Empty(t, s.Blobs())
+		require.Zero(t, s.Aggregates())
+		// The one label set -max-aggregates allows is still free.
+		code, body = post(t, h, http.MethodPost, "host=good", fixture.KitchenBlob(tp).Bytes())
+		require.Equal(t, http.StatusNoContent, code, body)
+		require.Equal(t, []uint64{1}, s.Merged())
+	})
+}
+
 // counter returns the rejected counter of reason ("": the accepted one).
 func counter(t *testing.T, s *collector.Server, reason string) *rejectedCounter {
 	return &rejectedCounter{s: s, reason: reason}
