@@ -374,6 +374,28 @@ func TestOnce(t *testing.T) {
 	}
 }
 
+// A message without blobs (an empty batch) holds nothing that was added
+// before: it is no duplicate. OnceAll found "all" of its zero keys added
+// and counted it in Duplicates, which anyone could inflate at will.
+func TestEmptyMessageIsNoDuplicate(t *testing.T) {
+	s, err := aggregate.New(aggregate.Config{}, time.Unix(0, 0))
+	require.NoError(t, err)
+	for seq := range uint64(3) {
+		called := false
+		dups, err := s.OnceAll("web", nil, seq+1, func(skip []bool) error {
+			called = true
+			require.Empty(t, skip)
+			return nil
+		})
+		require.NoError(t, err)
+		require.Empty(t, dups)
+		require.True(t, called)
+	}
+	require.Zero(t, s.Stats().Duplicates)
+	senders, _ := aggregate.Marks(s)
+	require.Zero(t, senders)
+}
+
 // TestOnceConcurrentCopies: copies of one message posted at once are
 // added once; other aggregates of the sender do not wait.
 func TestOnceConcurrentCopies(t *testing.T) {

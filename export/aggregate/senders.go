@@ -77,8 +77,13 @@ func (s *Set) Once(id, key string, seq uint64, add func() error) (dup bool, err 
 // batch): add is called with, for each key, whether its blobs are
 // duplicates to leave out (all true: add is not called), and the keys
 // whose blobs were not duplicates are recorded only if add returns nil.
-// It returns the duplicates. Keys may repeat.
+// It returns the duplicates. Keys may repeat. A message without keys has
+// nothing that was added before: add is called (with no keys), and the
+// message is not counted as a duplicate.
 func (s *Set) OnceAll(id string, keys []string, seq uint64, add func(skip []bool) error) (dups []bool, err error) {
+	if len(keys) == 0 {
+		return []bool{}, add([]bool{})
+	}
 	p := s.sender(id)
 	if p == nil {
 		s.untracked.Add(1)

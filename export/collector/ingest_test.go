@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -121,6 +122,21 @@ func TestIdempotentPosts(t *testing.T) {
 		require.Equal(t, 204, code)
 		require.Equal(t, []uint64{6}, s.Merged())
 	})
+}
+
+// A batch without frames carries no blob, so nothing of it was added
+// before: it is no duplicate. It was counted in
+// statsblob_collector_duplicates_total (the signal of retries and
+// replays), which any client could inflate at will with 4-byte posts.
+func TestEmptyBatchIsNoDuplicate(t *testing.T) {
+	s, _ := newServer(t, collector.Config{})
+	for seq := range 3 {
+		code, body := postH(t, s, "/v1/batch", "", []byte(collector.BatchMagic),
+			map[string]string{aggregate.HeaderSender: "s", aggregate.HeaderSeq: strconv.Itoa(seq + 1)})
+		require.Equal(t, http.StatusNoContent, code, body)
+	}
+	require.Equal(t, 0.0, counterValue(t, s, "statsblob_collector_duplicates_total"))
+	require.Empty(t, s.Blobs())
 }
 
 func batch(t testing.TB, frames ...any) []byte {

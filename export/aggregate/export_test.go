@@ -1,0 +1,14 @@
+package aggregate
+
+// Marks returns how many senders the Set remembers and how many sequence
+// marks (sender and aggregate) they hold in all.
+func Marks(s *Set) (senders, marks int) {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	for _, p := range s.senders {
+		p.mu.Lock()
+		marks += len(p.seqs)
+		p.mu.Unlock()
+	}
+	return len(s.senders), marks
+}
