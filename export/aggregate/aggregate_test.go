@@ -1,6 +1,7 @@
 package aggregate_test
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -372,6 +373,85 @@ func TestOnce(t *testing.T) {
 		_, err := aggregate.ParseSeq(bad)
 		require.ErrorIs(t, err, voi.ErrInvalid, bad)
 	}
+}
+
+// A refused message leaves nothing behind (Once: it "may be retried with
+// its number"): OnceAll made an empty mark for each of its keys before
+// add and kept it when add failed, so refused posts (a 429, a 422) grew a
+// sender's state by a mark each, for as long as the sender posted, and a
+// refused message of a new sender took one of MaxSenders' places.
+func TestRefusedMessagesLeaveNoMarks(t *testing.T) {
+	tp := latTpl(t)
+	s, err := aggregate.New(aggregate.Config{MaxSenders: 1}, time.Unix(0, 0))
+	require.NoError(t, err)
+	refused := errors.New("refused")
+	for i := range 1000 {
+		_, err := s.OnceAll("attacker", []string{fmt.Sprint("key-", i), fmt.Sprint("other-", i)}, 1,
+			func([]bool) error { return refused })
+		require.ErrorIs(t, err, refused)
+	}
+	senders, marks := aggregate.Marks(s)
+	require.Equal(t, 0, senders)
+	require.Equal(t, 0, marks)
+
+	// The one sender MaxSenders allows is still free, and tracked.
+	post := func(id, key string, seq uint64) bool {
+		b := blob.New(tp, nil)
+		dup, err := s.Once(id, key, seq, func() error { return s.Add(key, tp, nil, b) })
+		require.NoError(t, err)
+		return dup
+	}
+	require.False(t, post("web", "k1", 1))
+	require.True(t, post("web", "k1", 1))
+	require.Zero(t, s.Stats().Untracked)
+
+	// A refused batch drops the marks it made and keeps the others.
+	_, err = s.OnceAll("web", []string{"k1", "k2", "k2"}, 2, func([]bool) error { return refused })
+	require.ErrorIs(t, err, refused)
+	senders, marks = aggregate.Marks(s)
+	require.Equal(t, 1, senders)
+	require.Equal(t, 1, marks)
+	require.True(t, post("web", "k1", 1), "the kept mark still knows its number")
+	require.False(t, post("web", "k1", 2), "the refused message may be retried")
+}
+
+// Refused messages racing accepted ones for the same new mark: a mark is
+// dropped only once no other OnceAll holds it, so every accepted message
+// stays recorded (its retry is a duplicate).
+func TestRefusedMessagesKeepConcurrentMarks(t *testing.T) {
+	tp := latTpl(t)
+	s, err := aggregate.New(aggregate.Config{}, time.Unix(0, 0))
+	require.NoError(t, err)
+	refused := errors.New("refused")
+	const keys = 200
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range keys {
+				key := fmt.Sprint("k", k)
+				_, err := s.Once("web", key, 1, func() error {
+					if g%2 == 1 {
+						return refused
+					}
+					return s.Add(key, tp, nil, blob.New(tp, nil))
+				})
+				if err != nil && !errors.Is(err, refused) {
+					panic(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	_, marks := aggregate.Marks(s)
+	require.Equal(t, keys, marks)
+	for k := range keys {
+		dup, err := s.Once("web", fmt.Sprint("k", k), 1, func() error { return errors.New("added again") })
+		require.NoError(t, err)
+		require.True(t, dup)
+	}
+	require.Equal(t, slices.Repeat([]uint64{1}, keys), s.Merged())
 }
 
 // A message without blobs (an empty batch) holds nothing that was added

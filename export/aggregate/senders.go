@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -16,6 +17,7 @@ type sender struct {
 	mu    sync.Mutex // guards seqs (not the marks, which have their own locks)
 	seqs  map[string]*mark
 	heard atomic.Uint64 // the generation (windows rotated) of the sender's latest post
+	users atomic.Int32  // OnceAlls holding the sender: counted up under Set.sendMu
 }
 
 // mark is the highest sequence number of one sender added to one
@@ -25,6 +27,8 @@ type mark struct {
 	mu  sync.Mutex
 	has bool
 	hw  uint64
+
+	users atomic.Int32 // OnceAlls holding the mark: counted up under sender.mu
 }
 
 // ParseSeq parses a HeaderSeq value: a uint64 in decimal. Errors wrap
@@ -62,12 +66,12 @@ func CheckSender(id string) error {
 // a new message, whatever the order of messages of different label sets
 // and whatever window they land in. A message is recorded as added only
 // when add returns nil, so a refused message may be retried with its
-// number. Copies of one message arriving at once are added once (the
-// adds of one sender and aggregate take turns; other aggregates do not
-// wait). A sender is remembered until it has not posted for two window
-// rotations; beyond MaxSenders, a new sender's messages are added
-// without the check (counted in Stats.Untracked). id must have passed
-// CheckSender.
+// number, and leaves nothing behind. Copies of one message arriving at
+// once are added once (the adds of one sender and aggregate take turns;
+// other aggregates do not wait). A sender is remembered until it has not
+// posted for two window rotations; beyond MaxSenders, a new sender's
+// messages are added without the check (counted in Stats.Untracked). id
+// must have passed CheckSender.
 func (s *Set) Once(id, key string, seq uint64, add func() error) (dup bool, err error) {
 	dups, err := s.OnceAll(id, []string{key}, seq, func(skip []bool) error { return add() })
 	return len(dups) > 0 && dups[0], err
@@ -95,38 +99,31 @@ func (s *Set) OnceAll(id string, keys []string, seq uint64, add func(skip []bool
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortFunc(order, func(a, b int) int {
-		switch {
-		case keys[a] < keys[b]:
-			return -1
-		case keys[a] > keys[b]:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
 	marks := make([]*mark, len(keys))
+	held := make([]*mark, 0, len(keys)) // the distinct marks, in key order
+	heldKeys := make([]string, 0, len(keys))
 	p.mu.Lock()
 	for _, i := range order {
+		if n := len(held); n > 0 && heldKeys[n-1] == keys[i] {
+			marks[i] = held[n-1]
+			continue
+		}
 		m := p.seqs[keys[i]]
 		if m == nil {
 			m = &mark{}
 			p.seqs[keys[i]] = m
 		}
+		m.users.Add(1) // under p.mu: a mark in use is never dropped
 		marks[i] = m
+		held, heldKeys = append(held, m), append(heldKeys, keys[i])
 	}
 	p.mu.Unlock()
-	var locked []*mark
-	for _, i := range order {
-		if !slices.Contains(locked, marks[i]) {
-			marks[i].mu.Lock()
-			locked = append(locked, marks[i])
-		}
+	for _, m := range held {
+		m.mu.Lock()
 	}
-	defer func() {
-		for _, m := range locked {
-			m.mu.Unlock()
-		}
-	}()
+	refused := true // until add succeeds (a panic in add too)
+	defer func() { s.letGo(id, p, held, heldKeys, refused) }()
 	dups = make([]bool, len(keys))
 	all := true
 	for i, m := range marks {
@@ -134,12 +131,14 @@ func (s *Set) OnceAll(id string, keys []string, seq uint64, add func(skip []bool
 		all = all && dups[i]
 	}
 	if all {
+		refused = false
 		s.duplicates.Add(1)
 		return dups, nil
 	}
 	if err := add(dups); err != nil {
 		return dups, err
 	}
+	refused = false
 	for i, m := range marks {
 		if !dups[i] {
 			m.has, m.hw = true, max(m.hw, seq)
@@ -149,6 +148,38 @@ func (s *Set) OnceAll(id string, keys []string, seq uint64, add func(skip []bool
 		s.duplicates.Add(1)
 	}
 	return dups, nil
+}
+
+// letGo unlocks the marks OnceAll held (keys: theirs) and lets go of
+// them and of their sender p (id). After a refused (or failed) add,
+// the marks that hold no number and that no other OnceAll holds are
+// dropped, and so is p if it is left without marks: a refused message
+// leaves nothing behind (nor takes one of MaxSenders' places).
+func (s *Set) letGo(id string, p *sender, marks []*mark, keys []string, refused bool) {
+	for _, m := range marks {
+		m.mu.Unlock()
+	}
+	if !refused {
+		for _, m := range marks {
+			m.users.Add(-1)
+		}
+		p.users.Add(-1)
+		return
+	}
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, m := range marks {
+		// No other holder (they are counted up under p.mu, which is held):
+		// whoever set has let go of m after it, so has is read safely.
+		if m.users.Add(-1) == 0 && !m.has && p.seqs[keys[i]] == m {
+			delete(p.seqs, keys[i])
+		}
+	}
+	if p.users.Add(-1) == 0 && len(p.seqs) == 0 && s.senders[id] == p {
+		delete(s.senders, id)
+	}
 }
 
 // sender returns the state of sender id, made on first use; nil beyond
@@ -164,6 +195,7 @@ func (s *Set) sender(id string) *sender {
 		p = &sender{seqs: map[string]*mark{}}
 		s.senders[id] = p
 	}
+	p.users.Add(1) // under sendMu: a sender in use is never dropped for want of marks
 	return p
 }
 

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -122,6 +124,41 @@ func TestIdempotentPosts(t *testing.T) {
 		require.Equal(t, 204, code)
 		require.Equal(t, []uint64{6}, s.Merged())
 	})
+}
+
+// A post refused with 429 (a new label set beyond -max-aggregates)
+// changes nothing, sender headers or not: each left a sequence mark keyed
+// by its label set in its sender's state (2 KB for these labels), never
+// dropped while the sender posted (and never at all with Window 0), so
+// refused posts alone grew the heap without bound.
+func TestRefusedTrackedPostsKeepNoMemory(t *testing.T) {
+	s, tp := newServer(t, collector.Config{MaxAggregates: 1})
+	kb := fixture.KitchenBlob(tp).Bytes()
+	code, body := post(t, s, http.MethodPost, "host=a", kb)
+	require.Equal(t, http.StatusNoContent, code, body)
+	long := strings.Repeat("v", 120)
+	query := func(i int) string { // 16 labels, about 2 KB: not cached
+		q := fmt.Sprintf("l00=%d", i)
+		for j := 1; j < 16; j++ {
+			q += fmt.Sprintf("&l%02d=%s", j, long)
+		}
+		return q
+	}
+	hdr := map[string]string{aggregate.HeaderSender: "attacker", aggregate.HeaderSeq: "1"}
+	for i := range 100 { // warm up
+		code, _ := postH(t, s, "/v1/blobs", query(i), kb, hdr)
+		require.Equal(t, http.StatusTooManyRequests, code)
+	}
+	before := heapInUse()
+	const n = 5000
+	for i := range n {
+		code, _ := postH(t, s, "/v1/blobs", query(100+i), kb, hdr)
+		require.Equal(t, http.StatusTooManyRequests, code)
+	}
+	grown := int64(heapInUse()) - int64(before)
+	runtime.KeepAlive(s)
+	t.Logf("heap grew %d bytes for %d refused posts", grown, n)
+	require.Less(t, grown, int64(1<<20)) // 10.5 MB before
 }
 
 // A batch without frames carries no blob, so nothing of it was added
