@@ -606,7 +606,8 @@ type Closed struct {
 // Rotate closes the current window at now and starts the next: the
 // aggregates start afresh. It waits for adds under way, which land in the
 // closed window, and returns the closed window. Senders that have not
-// posted in the last two windows are forgotten (see Once).
+// posted in the last two windows are forgotten, and so is a sender's
+// number for an aggregate it has not posted to in them (see Once).
 func (s *Set) Rotate(now time.Time) Closed {
 	s.rot.Lock()
 	old := s.cur
@@ -644,33 +645,40 @@ func (s *Set) Posts() uint64 {
 
 // Expire drops the current window's aggregates whose last add was at or
 // before cutoff, so that their keys stop counting against the limits, and
-// returns how many it dropped and the last-add time of the least recently
-// added aggregate left (zero if none). It waits for adds under way (which
-// it never drops).
+// the senders' sequence numbers for them (see Once), and returns how many
+// it dropped and the last-add time of the least recently added aggregate
+// left (zero if none). It waits for adds under way (which it never
+// drops).
 func (s *Set) Expire(cutoff time.Time) (int, time.Time) {
 	s.rot.Lock() // no add is under way: none lands in a dropped aggregate
 	defer s.rot.Unlock()
 	w := s.cur
 	c := cutoff.UnixNano()
 	oldest := int64(math.MaxInt64)
-	n := 0
+	var gone map[string]bool
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	for k, a := range w.aggs {
 		last := a.lastAdd.Load()
 		if last <= c {
 			s.release(a)
 			delete(w.aggs, k)
 			w.perTpl[a.t]--
-			n++
+			if gone == nil {
+				gone = map[string]bool{}
+			}
+			gone[k] = true
 			continue
 		}
 		oldest = min(oldest, last)
 	}
-	if oldest == math.MaxInt64 {
-		return n, time.Time{}
+	w.mu.Unlock()
+	if len(gone) > 0 {
+		s.forgetMarks(gone) // under rot: no add recreates a key before its marks go
 	}
-	return n, time.Unix(0, oldest)
+	if oldest == math.MaxInt64 {
+		return len(gone), time.Time{}
+	}
+	return len(gone), time.Unix(0, oldest)
 }
 
 // Stats are the Set's counters since it was made.

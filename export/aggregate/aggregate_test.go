@@ -454,6 +454,43 @@ func TestRefusedMessagesKeepConcurrentMarks(t *testing.T) {
 	require.Equal(t, slices.Repeat([]uint64{1}, keys), s.Merged())
 }
 
+// A sender's marks of aggregates that are gone do not pile up: those of
+// an aggregate that expires go with it, and those of an aggregate the
+// sender has not posted to for two windows go as a silent sender does.
+// Before, a sender that kept posting kept a mark for every label set it
+// had ever posted to, with Window 0 or not.
+func TestMarksOfGoneAggregatesAreDropped(t *testing.T) {
+	tp := latTpl(t)
+	now := time.Unix(0, 0)
+	s, err := aggregate.New(aggregate.Config{Now: func() time.Time { return now }}, now)
+	require.NoError(t, err)
+	post := func(key string, seq uint64) bool {
+		dup, err := s.Once("web", key, seq, func() error { return s.Add(key, tp, nil, blob.New(tp, nil)) })
+		require.NoError(t, err)
+		return dup
+	}
+	for i := range 100 {
+		require.False(t, post(fmt.Sprint("old-", i), uint64(i+1)))
+	}
+	now = time.Unix(10, 0)
+	require.False(t, post("live", 101))
+	n, _ := s.Expire(time.Unix(5, 0))
+	require.Equal(t, 100, n)
+	_, marks := aggregate.Marks(s)
+	require.Equal(t, 1, marks, "the marks of the expired aggregates are gone")
+	require.True(t, post("live", 101))
+	require.False(t, post("old-0", 1), "an expired aggregate starts afresh")
+
+	// Windows: posting to "live" only, "old-0" is forgotten two windows on.
+	for w, want := range []int{2, 2, 1} {
+		s.Rotate(time.Unix(int64(60*(w+1)), 0))
+		_, marks = aggregate.Marks(s)
+		require.Equal(t, want, marks, "rotation %d", w+1)
+		require.True(t, post("live", 101))
+	}
+	require.True(t, post("live", 101))
+}
+
 // A message without blobs (an empty batch) holds nothing that was added
 // before: it is no duplicate. OnceAll found "all" of its zero keys added
 // and counted it in Duplicates, which anyone could inflate at will.

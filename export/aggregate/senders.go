@@ -28,7 +28,8 @@ type mark struct {
 	has bool
 	hw  uint64
 
-	users atomic.Int32 // OnceAlls holding the mark: counted up under sender.mu
+	users atomic.Int32  // OnceAlls holding the mark: counted up under sender.mu
+	used  atomic.Uint64 // the generation of the sender's latest post to the aggregate
 }
 
 // ParseSeq parses a HeaderSeq value: a uint64 in decimal. Errors wrap
@@ -69,9 +70,11 @@ func CheckSender(id string) error {
 // number, and leaves nothing behind. Copies of one message arriving at
 // once are added once (the adds of one sender and aggregate take turns;
 // other aggregates do not wait). A sender is remembered until it has not
-// posted for two window rotations; beyond MaxSenders, a new sender's
-// messages are added without the check (counted in Stats.Untracked). id
-// must have passed CheckSender.
+// posted for two window rotations, and its number for an aggregate until
+// it has not posted to that aggregate for two window rotations or the
+// aggregate expires (Expire): a retry after that is added again. Beyond
+// MaxSenders, a new sender's messages are added without the check
+// (counted in Stats.Untracked). id must have passed CheckSender.
 func (s *Set) Once(id, key string, seq uint64, add func() error) (dup bool, err error) {
 	dups, err := s.OnceAll(id, []string{key}, seq, func(skip []bool) error { return add() })
 	return len(dups) > 0 && dups[0], err
@@ -93,7 +96,8 @@ func (s *Set) OnceAll(id string, keys []string, seq uint64, add func(skip []bool
 		s.untracked.Add(1)
 		return make([]bool, len(keys)), add(make([]bool, len(keys)))
 	}
-	p.heard.Store(s.gen.Load())
+	gen := s.gen.Load()
+	p.heard.Store(gen)
 	// The marks of the distinct keys, locked in key order (deadlock-free).
 	order := make([]int, len(keys))
 	for i := range order {
@@ -115,6 +119,7 @@ func (s *Set) OnceAll(id string, keys []string, seq uint64, add func(skip []bool
 			p.seqs[keys[i]] = m
 		}
 		m.users.Add(1) // under p.mu: a mark in use is never dropped
+		m.used.Store(gen)
 		marks[i] = m
 		held, heldKeys = append(held, m), append(heldKeys, keys[i])
 	}
@@ -200,7 +205,8 @@ func (s *Set) sender(id string) *sender {
 }
 
 // pruneSenders forgets the senders that have not posted in the last two
-// windows; Rotate calls it.
+// windows, and the marks of aggregates a sender has not posted to in the
+// last two windows; Rotate calls it.
 func (s *Set) pruneSenders() {
 	g := s.gen.Add(1)
 	s.sendMu.Lock()
@@ -208,6 +214,30 @@ func (s *Set) pruneSenders() {
 	for id, p := range s.senders {
 		if g-p.heard.Load() > 2 {
 			delete(s.senders, id)
+			continue
+		}
+		p.dropMarks(func(_ string, m *mark) bool { return g-m.used.Load() > 2 })
+	}
+}
+
+// forgetMarks drops every sender's marks of the aggregates gone (their
+// keys), which Expire dropped.
+func (s *Set) forgetMarks(gone map[string]bool) {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	for _, p := range s.senders {
+		p.dropMarks(func(k string, _ *mark) bool { return gone[k] })
+	}
+}
+
+// dropMarks drops the marks of p for which drop returns true, except
+// those an OnceAll holds.
+func (p *sender) dropMarks(drop func(key string, m *mark) bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, m := range p.seqs {
+		if m.users.Load() == 0 && drop(k, m) {
+			delete(p.seqs, k)
 		}
 	}
 }

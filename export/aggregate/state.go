@@ -210,7 +210,9 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 		p.heard.Store(s.gen.Load())
 		for range r.count(12) {
 			k := r.str()
-			p.seqs[k] = &mark{has: true, hw: r.u64()}
+			m := &mark{has: true, hw: r.u64()}
+			m.used.Store(s.gen.Load())
+			p.seqs[k] = m
 		}
 		if r.err != nil {
 			return r.err
