@@ -41,8 +41,13 @@ import (
 // With a log, idle label sets expire at checkpoints only, so that a
 // replay meets the limits as the live posts met them.
 
-// recordVersion is the first byte of every log record.
-const recordVersion = 1
+// recordVersion is the first byte of every log record this version
+// writes; recordV1 records, which the collector wrote before, are still
+// read.
+const (
+	recordVersion = 2
+	recordV1      = 1
+)
 
 // frame is one blob of a record: its labels and bytes (the template hash
 // is the blob's own).
@@ -60,15 +65,32 @@ type record struct {
 	frames  []frame
 }
 
-// appendRecord appends r's encoding to dst (little-endian):
+// appendRecord appends r's encoding to dst (little-endian; a label is its
+// name and its value, each as a uint32 length and bytes):
 //
-//	version  byte      recordVersion
+//	version  byte      recordVersion (2)
 //	flags    byte      bit 0: tracked
 //	sender   uint16 length and bytes, seq uint64   (tracked only)
+//	shared   uint32    labels every frame has (none without frames), then each label
 //	n        uint32    frames, then each:
-//	  k        uint16  labels, then each name and value as uint16 length and bytes
+//	  k        uint32  its other labels, then each label
 //	  blob     uint32 length and bytes
+//
+// A frame's labels are the shared ones and its own, each list sorted by
+// name, no name in both. The labels of a batch's URL are written once,
+// not once per blob: version 1 wrote every frame's labels whole (as
+// uint16 count and lengths), so that a batch of small blobs under long
+// URL labels made a record many times its size, past wal.MaxRecord, and
+// a label of 64 KiB or more wrapped its length.
+// Every frame's labels must be sorted by name, without a name twice (as
+// posts' labels are).
 func appendRecord(dst []byte, r *record) []byte {
+	shared := sharedLabels(r.frames)
+	return appendRecordShared(slices.Grow(dst, recordSize(r, shared)), r, shared)
+}
+
+// appendRecordShared is appendRecord with the shared labels (sharedLabels).
+func appendRecordShared(dst []byte, r *record, shared []export.Label) []byte {
 	dst = append(dst, recordVersion)
 	if r.tracked {
 		dst = append(dst, 1)
@@ -78,14 +100,20 @@ func appendRecord(dst []byte, r *record) []byte {
 	} else {
 		dst = append(dst, 0)
 	}
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(shared)))
+	for _, l := range shared {
+		dst = appendLabel(dst, l)
+	}
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(r.frames)))
 	for _, f := range r.frames {
-		dst = binary.LittleEndian.AppendUint16(dst, uint16(len(f.labels)))
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(f.labels)-len(shared)))
+		j := 0 // shared's labels are among f's, in order
 		for _, l := range f.labels {
-			dst = binary.LittleEndian.AppendUint16(dst, uint16(len(l.Name)))
-			dst = append(dst, l.Name...)
-			dst = binary.LittleEndian.AppendUint16(dst, uint16(len(l.Value)))
-			dst = append(dst, l.Value...)
+			if j < len(shared) && l == shared[j] {
+				j++
+				continue
+			}
+			dst = appendLabel(dst, l)
 		}
 		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(f.blob)))
 		dst = append(dst, f.blob...)
@@ -93,17 +121,90 @@ func appendRecord(dst []byte, r *record) []byte {
 	return dst
 }
 
+func appendLabel(dst []byte, l export.Label) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(l.Name)))
+	dst = append(dst, l.Name...)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(l.Value)))
+	return append(dst, l.Value...)
+}
+
+// sharedLabels returns the labels (name and value) every frame has, in
+// order; none without frames. The frames' labels are sorted by name.
+func sharedLabels(frames []frame) []export.Label {
+	if len(frames) == 0 {
+		return nil
+	}
+	shared := frames[0].labels
+	for _, f := range frames[1:] {
+		if len(shared) == 0 {
+			break
+		}
+		if !sameLabels(f.labels, frames[0].labels) { // a batch's frames mostly share their slice
+			shared = commonLabels(shared, f.labels)
+		}
+	}
+	return shared
+}
+
+// commonLabels returns the labels of a that b has too, a itself if that
+// is all of them; both are sorted by name.
+func commonLabels(a, b []export.Label) []export.Label {
+	var out []export.Label
+	j := 0
+	for i, l := range a {
+		for j < len(b) && b[j].Name < l.Name {
+			j++
+		}
+		if j < len(b) && b[j] == l {
+			if out != nil {
+				out = append(out, l)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]export.Label, 0, len(a)-1), a[:i]...)
+		}
+	}
+	if out == nil {
+		return a
+	}
+	return out
+}
+
+// recordSize is the length of r's encoding with the shared labels.
+func recordSize(r *record, shared []export.Label) int {
+	n := 1 + 1 + 4 + labelsSize(shared) + 4
+	if r.tracked {
+		n += 2 + len(r.sender) + 8
+	}
+	for _, f := range r.frames {
+		n += 4 + labelsSize(f.labels) - labelsSize(shared) + 4 + len(f.blob)
+	}
+	return n
+}
+
+func labelsSize(labels []export.Label) int {
+	n := 0
+	for _, l := range labels {
+		n += 8 + len(l.Name) + len(l.Value)
+	}
+	return n
+}
+
 // errRecord is wrapped by decodeRecord's errors.
 var errRecord = fmt.Errorf("collector: bad log record: %w", voi.ErrInvalid)
 
-// decodeRecord reads a record appendRecord wrote. Its strings are copies;
-// its blobs alias p. Bytes that are not such a record (another version,
-// a field cut short, bytes after the end, a sender id CheckSender refuses)
-// give an error wrapping voi.ErrInvalid.
+// decodeRecord reads a record appendRecord wrote, or one of version 1.
+// Its strings are copies; its blobs alias p, and frames whose labels are
+// all shared share one slice. Bytes that are not such a record (another
+// version, a field cut short, bytes after the end, a sender id
+// CheckSender refuses, labels out of order or shared but not written so)
+// give an error wrapping voi.ErrInvalid: one record has one encoding.
 func decodeRecord(p []byte) (*record, error) {
 	d := decoder{p: p}
-	if v := d.byte(); v != recordVersion && d.err == nil {
-		return nil, fmt.Errorf("%w: version %d, want %d", errRecord, v, recordVersion)
+	v := d.byte()
+	if d.err == nil && v != recordVersion && v != recordV1 {
+		return nil, fmt.Errorf("%w: version %d, want %d or %d", errRecord, v, recordV1, recordVersion)
 	}
 	r := &record{}
 	switch fl := d.byte(); {
@@ -120,6 +221,98 @@ func decodeRecord(p []byte) (*record, error) {
 	case fl != 0:
 		return nil, fmt.Errorf("%w: flags %#x", errRecord, fl)
 	}
+	if v == recordV1 {
+		d.framesV1(r)
+	} else {
+		d.frames(r)
+	}
+	if d.err == nil && len(d.p) != 0 {
+		d.fail(fmt.Sprintf("%d bytes after the record", len(d.p)))
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	return r, nil
+}
+
+// frames reads the shared labels and the frames of a record.
+func (d *decoder) frames(r *record) {
+	shared := d.labels()
+	n := d.u32()
+	if uint64(n)*8 > uint64(len(d.p)) { // a frame is at least 8 bytes
+		d.fail("frame count beyond the bytes")
+	}
+	if n == 0 && len(shared) != 0 {
+		d.fail("shared labels without frames")
+	}
+	var common []export.Label // the labels of every frame's own: none, as appendRecord writes them
+	for i := uint32(0); i < n && d.err == nil; i++ {
+		own := d.labels()
+		if i == 0 {
+			common = own
+		} else if len(common) != 0 {
+			common = commonLabels(common, own)
+		}
+		f := frame{labels: shared}
+		if len(shared) == 0 {
+			f.labels = own
+		} else if len(own) != 0 {
+			f.labels = mergeLabels(shared, own)
+			if f.labels == nil {
+				d.fail(fmt.Sprintf("frame %d: a label both shared and its own", i))
+			}
+		}
+		f.blob = d.bytes(int(d.u32()))
+		r.frames = append(r.frames, f)
+	}
+	if d.err == nil && len(common) != 0 {
+		d.fail(fmt.Sprintf("label %q in every frame, not shared", common[0].Name))
+	}
+}
+
+// labels reads a count and that many labels, sorted by name, each name
+// once.
+func (d *decoder) labels() []export.Label {
+	k := d.u32()
+	if uint64(k)*8 > uint64(len(d.p)) { // a label is at least 8 bytes
+		d.fail("label count beyond the bytes")
+		return nil
+	}
+	var out []export.Label
+	for j := uint32(0); j < k && d.err == nil; j++ {
+		name := string(d.bytes(int(d.u32())))
+		value := string(d.bytes(int(d.u32())))
+		if len(out) > 0 && out[len(out)-1].Name >= name {
+			d.fail(fmt.Sprintf("label %.40q out of order", name))
+		}
+		out = append(out, export.Label{Name: name, Value: value})
+	}
+	return out
+}
+
+// mergeLabels returns a's and b's labels, sorted by name (each is), or
+// nil if a name is in both.
+func mergeLabels(a, b []export.Label) []export.Label {
+	out := make([]export.Label, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || i < len(a) && a[i].Name < b[j].Name:
+			out = append(out, a[i])
+			i++
+		case i == len(a) || b[j].Name < a[i].Name:
+			out = append(out, b[j])
+			j++
+		default:
+			return nil
+		}
+	}
+	return out
+}
+
+// framesV1 reads the frames of a version 1 record: each with all its
+// labels, as uint16 count and lengths.
+func (d *decoder) framesV1(r *record) {
 	n := d.u32()
 	if uint64(n)*6 > uint64(len(d.p)) { // a frame is at least 6 bytes
 		d.fail("frame count beyond the bytes")
@@ -135,13 +328,6 @@ func decodeRecord(p []byte) (*record, error) {
 		f.blob = d.bytes(int(d.u32()))
 		r.frames = append(r.frames, f)
 	}
-	if d.err == nil && len(d.p) != 0 {
-		d.fail(fmt.Sprintf("%d bytes after the record", len(d.p)))
-	}
-	if d.err != nil {
-		return nil, d.err
-	}
-	return r, nil
 }
 
 // decoder reads a record's fields, remembering the first error.
@@ -264,11 +450,16 @@ func (s *Server) replay(p []byte) error {
 		return err
 	}
 	items := make([]aggregate.Item, len(rec.frames))
+	var checked []export.Label // the labels of the frame before, checked; its key
+	var prev aggregate.Item
 	for i, f := range rec.frames {
-		if err := export.CheckLabels(f.labels); err != nil || !slices.IsSortedFunc(f.labels, func(a, b export.Label) int {
-			return strings.Compare(a.Name, b.Name)
-		}) {
-			return fmt.Errorf("%w: frame %d: labels %v", errRecord, i, f.labels)
+		if !sameLabels(f.labels, checked) || i == 0 {
+			if err := export.CheckLabels(f.labels); err != nil || !slices.IsSortedFunc(f.labels, func(a, b export.Label) int {
+				return strings.Compare(a.Name, b.Name)
+			}) {
+				return fmt.Errorf("%w: frame %d: labels %v", errRecord, i, f.labels)
+			}
+			checked = f.labels
 		}
 		b, err := blob.FromBytes(f.blob, nil)
 		if err != nil {
@@ -278,7 +469,12 @@ func (s *Server) replay(p []byte) error {
 		if err != nil {
 			return fmt.Errorf("collector: the log holds a blob of template hash %d, which the templates file no longer has: %w", b.TplHash(), err)
 		}
-		items[i] = aggregate.Item{Key: key(b.TplHash(), f.labels), T: t, Labels: f.labels, B: b}
+		k := prev.Key // a batch's frames mostly share their labels and template: one key
+		if i == 0 || prev.T != t || !sameLabels(f.labels, prev.Labels) {
+			k = key(b.TplHash(), f.labels)
+		}
+		items[i] = aggregate.Item{Key: k, T: t, Labels: f.labels, B: b}
+		prev = items[i]
 	}
 	keys := make([]string, len(items))
 	for i, it := range items {

@@ -16,9 +16,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export/aggregate"
 	"github.com/statsblob/statsblob/export/collector"
 	"github.com/statsblob/statsblob/export/internal/fixture"
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
 )
 
 // aggLines is what /metrics says of the aggregates (not of the server).
@@ -265,4 +268,65 @@ func TestRecoveredWindowPushedWithTheConfig(t *testing.T) {
 	defer cancel()
 	var ns *collector.NotShipped
 	require.ErrorAs(t, p2.Close(ctx), &ns, "the endpoint stays down")
+}
+
+// A batch's log record holds its URL's labels once: a batch well within
+// MaxBatchBody (2 MiB of 64-byte blobs here) under 16 long URL labels is
+// acknowledged and replayed. The labels were in every frame's record, 130
+// MB for this batch, past the log's 64 MiB record limit: the log refused
+// it, and the collector took that for a failed log, answered 503 and
+// marked the log broken (/readyz 503, every later post refused) for the
+// life of the process, while the log was whole.
+func TestBigBatchDoesNotBreakTheLog(t *testing.T) {
+	dir := t.TempDir()
+	reg := tpl.NewRegistry()
+	tiny, err := reg.New("TINY")
+	require.NoError(t, err)
+	require.NoError(t, tiny.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	cfg := collector.Config{Templates: reg, DataDir: dir, NoSync: true}
+	s, err := collector.New(cfg)
+	require.NoError(t, err)
+	b := blob.New(tiny, nil)
+	require.NoError(t, b.UpdateU64(0, 1))
+	bb := b.Bytes()
+	body := []byte(collector.BatchMagic)
+	frames := 0
+	for ; len(body) < 2<<20; frames++ {
+		body, err = collector.AppendBatchFrame(body, "", bb)
+		require.NoError(t, err)
+	}
+	var q []string
+	for i := range 16 {
+		q = append(q, fmt.Sprintf("%s%02d=%s", strings.Repeat("n", 126), i, strings.Repeat("v", 128)))
+	}
+	code, msg := postH(t, s, "/v1/batch", strings.Join(q, "&"), body, nil)
+	require.Equal(t, http.StatusNoContent, code, msg)
+	code, msg, _ = get(t, s, "/readyz", nil)
+	require.Equal(t, http.StatusOK, code, msg)
+	code, msg = postH(t, s, "/v1/blobs", "host=a", bb, nil)
+	require.Equal(t, http.StatusNoContent, code, "the log still works: %s", msg)
+
+	collector.Crash(s)
+	s2, err := collector.New(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s2.Close() })
+	require.Equal(t, []uint64{1, uint64(frames)}, s2.Merged()) // host=a, then the batch's labels
+}
+
+// A label of 64 KiB or more (-max-label-bytes raised past it) survives a
+// restart: the log record wrote a label's length as a uint16, which
+// wrapped, so that a post acknowledged before a crash made the restart on
+// the same DataDir fail ("bad log record: cut short"). Version 2 of the
+// record writes lengths as uint32.
+func TestLongLabelSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	cfg := collector.Config{DataDir: dir, NoSync: true, MaxLabelBytes: 1 << 17}
+	s, tp := newServer(t, cfg)
+	long := strings.Repeat("v", 66000)
+	code, body := post(t, s, http.MethodPost, "host="+long, fixture.KitchenBlob(tp).Bytes())
+	require.Equal(t, http.StatusNoContent, code, body)
+	collector.Crash(s)
+	s2, _ := newServer(t, cfg)
+	require.Equal(t, []uint64{1}, s2.Merged())
+	require.Equal(t, long, s2.Blobs()[0].Labels[0].Value)
 }

@@ -1,6 +1,9 @@
 package collector
 
 import (
+	"encoding/binary"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,10 +13,17 @@ import (
 )
 
 func TestRecordRoundTrip(t *testing.T) {
+	ab := []export.Label{{Name: "a", Value: "1"}, {Name: "b", Value: "2"}}
 	for _, r := range []*record{
 		{frames: []frame{}},
 		{tracked: true, sender: "web-1", seq: 1<<64 - 1, frames: []frame{{labels: []export.Label{{Name: "host", Value: "a\x00b"}}, blob: []byte{1, 2, 3}}}},
-		{frames: []frame{{blob: []byte{9}}, {labels: []export.Label{{Name: "a", Value: "1"}, {Name: "b", Value: "2"}}, blob: []byte{7, 7}}}},
+		{frames: []frame{{blob: []byte{9}}, {labels: ab, blob: []byte{7, 7}}}},
+		{frames: []frame{{labels: ab, blob: []byte{1}}, {labels: ab, blob: []byte{2}}}},
+		{frames: []frame{ // shared a=1; own b=2, then c=3, then none
+			{labels: ab, blob: []byte{1}},
+			{labels: []export.Label{{Name: "a", Value: "1"}, {Name: "c", Value: "3"}}, blob: []byte{2}},
+			{labels: ab[:1], blob: []byte{3}},
+		}},
 	} {
 		p := appendRecord(nil, r)
 		got, err := decodeRecord(p)
@@ -23,16 +33,37 @@ func TestRecordRoundTrip(t *testing.T) {
 		}
 		require.Equal(t, r, got)
 	}
+	u32 := func(n int) []byte { return binary.LittleEndian.AppendUint32(nil, uint32(n)) }
+	label := func(name, value string) []byte {
+		return append(append(append(u32(len(name)), name...), u32(len(value))...), value...)
+	}
+	cat := func(parts ...[]byte) []byte {
+		var p []byte
+		for _, q := range parts {
+			p = append(p, q...)
+		}
+		return p
+	}
+	blob := cat(u32(1), []byte{9})
 	for _, c := range []struct {
 		p   []byte
 		msg string
 	}{
 		{nil, "cut short"},
-		{[]byte{2, 0, 0, 0, 0, 0}, "version 2, want 1"},
+		{[]byte{3, 0, 0, 0, 0, 0, 0, 0, 0, 0}, "version 3, want 1 or 2"},
+		{[]byte{2, 2, 0, 0, 0, 0, 0, 0, 0, 0}, "flags 0x2"},
+		{cat([]byte{2, 0}, u32(0), u32(1)), "frame count beyond the bytes"},
+		{cat([]byte{2, 0}, u32(1)), "label count beyond the bytes"},
+		{cat([]byte{2, 0}, u32(0), u32(0), []byte{9}), "1 bytes after the record"},
+		{[]byte{2, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, "holds byte 0x1"},
+		{cat([]byte{2, 0}, u32(2), label("b", "1"), label("a", "1"), u32(0)), `label "a" out of order`},
+		{cat([]byte{2, 0}, u32(1), label("a", "1"), u32(0)), "shared labels without frames"},
+		{cat([]byte{2, 0}, u32(1), label("a", "1"), u32(1), u32(1), label("a", "2"), blob), "frame 0: a label both shared and its own"},
+		{cat([]byte{2, 0}, u32(0), u32(2), u32(1), label("a", "1"), blob, u32(1), label("a", "1"), blob), `label "a" in every frame, not shared`},
+		// Version 1.
 		{[]byte{1, 2, 0, 0, 0, 0}, "flags 0x2"},
 		{[]byte{1, 0, 1, 0, 0, 0}, "frame count beyond the bytes"},
 		{[]byte{1, 0, 0, 0, 0, 0, 9}, "1 bytes after the record"},
-		{[]byte{1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, "holds byte 0x1"},
 	} {
 		_, err := decodeRecord(c.p)
 		require.ErrorIs(t, err, voi.ErrInvalid)
@@ -40,17 +71,93 @@ func TestRecordRoundTrip(t *testing.T) {
 	}
 }
 
+// appendRecordV1 is what the collector wrote before version 2: every
+// frame's labels whole, as uint16 count and lengths.
+func appendRecordV1(dst []byte, r *record) []byte {
+	dst = append(dst, recordV1)
+	if r.tracked {
+		dst = append(dst, 1)
+		dst = binary.LittleEndian.AppendUint16(dst, uint16(len(r.sender)))
+		dst = append(dst, r.sender...)
+		dst = binary.LittleEndian.AppendUint64(dst, r.seq)
+	} else {
+		dst = append(dst, 0)
+	}
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(r.frames)))
+	for _, f := range r.frames {
+		dst = binary.LittleEndian.AppendUint16(dst, uint16(len(f.labels)))
+		for _, l := range f.labels {
+			dst = binary.LittleEndian.AppendUint16(dst, uint16(len(l.Name)))
+			dst = append(dst, l.Name...)
+			dst = binary.LittleEndian.AppendUint16(dst, uint16(len(l.Value)))
+			dst = append(dst, l.Value...)
+		}
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(f.blob)))
+		dst = append(dst, f.blob...)
+	}
+	return dst
+}
+
+// A log written before version 2 is still read: a restart after an
+// upgrade replays the records of the version before.
+func TestRecordReadsVersion1(t *testing.T) {
+	r := &record{tracked: true, sender: "web-1", seq: 7, frames: []frame{
+		{labels: []export.Label{{Name: "a", Value: "1"}, {Name: "b", Value: "2"}}, blob: []byte{1}},
+		{blob: []byte{2, 2}},
+	}}
+	got, err := decodeRecord(appendRecordV1(nil, r))
+	require.NoError(t, err)
+	require.Equal(t, r, got)
+}
+
+// A batch's record holds its URL's labels once, not once per blob. With
+// them in every frame, a 2 MiB batch of 64-byte blobs under 16 long URL
+// labels made a record of 130 MB, past wal.MaxRecord: the post was a 503
+// and the log was marked broken for the life of the process.
+func TestRecordWritesSharedLabelsOnce(t *testing.T) {
+	var labels []export.Label
+	for i := range 16 {
+		labels = append(labels, export.Label{Name: fmt.Sprintf("%s%02d", strings.Repeat("n", 126), i), Value: strings.Repeat("v", 128)})
+	}
+	const n, size = 32768, 64
+	r := &record{frames: make([]frame, n)}
+	blobs := make([]byte, n*size)
+	for i := range r.frames {
+		own := labels
+		if i%2 == 1 { // labels of its own, and a slice of its own
+			own = append([]export.Label{{Name: "frame", Value: fmt.Sprint(i)}}, labels...)
+		}
+		r.frames[i] = frame{labels: own, blob: blobs[i*size : (i+1)*size]}
+	}
+	p := appendRecord(nil, r)
+	require.Equal(t, recordSize(r, sharedLabels(r.frames)), len(p))
+	t.Logf("a record of %d bytes for %d bytes of blobs", len(p), len(blobs))
+	require.Less(t, len(p), 2*len(blobs)) // 130 MB before
+	got, err := decodeRecord(p)
+	require.NoError(t, err)
+	require.Equal(t, r, got)
+}
+
 // FuzzRecord: decodeRecord never panics, and what it accepts encodes back
 // to the same bytes (one encoding per record: a log replays what was
-// written).
+// written), by the version that wrote it.
 func FuzzRecord(f *testing.F) {
 	f.Add(appendRecord(nil, &record{tracked: true, sender: "s", seq: 3, frames: []frame{{labels: []export.Label{{Name: "h", Value: "v"}}, blob: []byte{1}}}}))
+	f.Add(appendRecord(nil, &record{frames: []frame{
+		{labels: []export.Label{{Name: "a", Value: "1"}, {Name: "b", Value: "2"}}, blob: []byte{1}},
+		{labels: []export.Label{{Name: "a", Value: "1"}}, blob: []byte{2}},
+	}}))
 	f.Add(appendRecord(nil, &record{}))
-	f.Add([]byte{1, 0, 255, 255, 255, 255})
+	f.Add(appendRecordV1(nil, &record{tracked: true, sender: "s", seq: 3, frames: []frame{{labels: []export.Label{{Name: "h", Value: "v"}}, blob: []byte{1}}}}))
+	f.Add([]byte{2, 0, 0, 0, 0, 0, 255, 255, 255, 255})
 	f.Fuzz(func(t *testing.T, p []byte) {
 		r, err := decodeRecord(p)
 		if err != nil {
 			require.ErrorIs(t, err, voi.ErrInvalid)
+			return
+		}
+		if p[0] == recordV1 {
+			require.Equal(t, p, appendRecordV1(nil, r))
 			return
 		}
 		require.Equal(t, p, appendRecord(nil, r))
