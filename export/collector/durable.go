@@ -414,15 +414,23 @@ func (r *record) header(name string) string {
 
 // durably adds a post: apply adds it; with a log, it runs under the log's
 // lock and the post's record is appended only if apply succeeds, and
-// durably returns once the record is on disk. A log that fails makes this
-// post and every later one a 503 (the log may have lost the record: the
-// post is not acknowledged).
+// durably returns once the record is on disk. A post whose record would
+// pass wal.MaxRecord is a 413, checked before the record is made; the log
+// goes on. A log that fails (a write, an fsync) makes this post and every
+// later one a 503 (the log may have lost the record: the post is not
+// acknowledged).
 func (s *Server) durably(rec func() *record, apply func() *rejection) *rejection {
 	if s.log == nil {
 		return apply()
 	}
+	r := rec()
+	shared := sharedLabels(r.frames)
+	size := recordSize(r, shared)
+	if size > wal.MaxRecord {
+		return s.recordTooLarge(r, size)
+	}
 	var rej *rejection
-	err := s.log.AppendIf(appendRecord(nil, rec()), func() error {
+	err := s.log.AppendIf(appendRecordShared(make([]byte, 0, size), r, shared), func() error {
 		if rej = apply(); rej != nil {
 			return errRefused
 		}
@@ -430,6 +438,9 @@ func (s *Server) durably(rec func() *record, apply func() *rejection) *rejection
 	})
 	if rej != nil {
 		return rej
+	}
+	if errors.Is(err, wal.ErrTooLarge) { // refused before a byte was written: the log is whole
+		return s.recordTooLarge(r, size)
 	}
 	if err != nil {
 		if s.logBroken.CompareAndSwap(false, true) && s.cfg.Log != nil {
@@ -440,6 +451,14 @@ func (s *Server) durably(rec func() *record, apply func() *rejection) *rejection
 		return rej
 	}
 	return nil
+}
+
+// recordTooLarge is the 413 of a post whose log record, of size bytes,
+// would pass wal.MaxRecord.
+func (s *Server) recordTooLarge(r *record, size int) *rejection {
+	s.hit("body_bytes")
+	return reject(http.StatusRequestEntityTooLarge, "size", "a post of %d blobs whose -data-dir log record would be %d bytes, over the log's limit of %d",
+		len(r.frames), size, wal.MaxRecord)
 }
 
 // replay adds a post of the log at start, as accept or acceptBatch added

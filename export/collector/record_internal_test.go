@@ -3,12 +3,15 @@ package collector
 import (
 	"encoding/binary"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/export/internal/wal"
+	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -136,6 +139,33 @@ func TestRecordWritesSharedLabelsOnce(t *testing.T) {
 	got, err := decodeRecord(p)
 	require.NoError(t, err)
 	require.Equal(t, r, got)
+}
+
+// A post whose record would pass wal.MaxRecord is a 413 ("size") and is
+// not added; the log is not broken by it: /readyz stays 200 and later
+// posts are taken. The log's ErrTooLarge was taken for a failed log (503,
+// and every later post refused).
+func TestRecordOverLimitIs413(t *testing.T) {
+	reg := tpl.NewRegistry()
+	tp, err := reg.New("T")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	s, err := New(Config{Templates: reg, DataDir: t.TempDir(), NoSync: true})
+	require.NoError(t, err)
+	defer s.Close()
+	huge := &record{frames: []frame{{blob: make([]byte, wal.MaxRecord)}}}
+	rej := s.durably(func() *record { return huge }, func() *rejection {
+		t.Fatal("a post over the log's limit added")
+		return nil
+	})
+	require.NotNil(t, rej)
+	require.Equal(t, http.StatusRequestEntityTooLarge, rej.status)
+	require.Equal(t, "size", rej.reason)
+	require.Equal(t, fmt.Sprintf("a post of 1 blobs whose -data-dir log record would be %d bytes, over the log's limit of %d", wal.MaxRecord+18, wal.MaxRecord), rej.msg)
+	require.False(t, s.logBroken.Load())
+	added := false
+	require.Nil(t, s.durably(func() *record { return &record{frames: []frame{}} }, func() *rejection { added = true; return nil }))
+	require.True(t, added)
 }
 
 // FuzzRecord: decodeRecord never panics, and what it accepts encodes back
