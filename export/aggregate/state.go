@@ -37,7 +37,10 @@ var ErrState = errors.New("aggregate: bad state")
 // AppendState appends the Set's state to dst: the current window's
 // aggregates (their queues folded) and the senders' sequence marks, what
 // LoadState needs to go on exactly where the Set is. Adds wait while it
-// runs. Closed windows are not part of it.
+// runs. It must not run while a Once or OnceAll is under way, whose marks
+// it reads (it would wait for them while they wait for it): callers
+// serialise the two, as the collector does under its log's lock. Closed
+// windows are not part of it.
 func (s *Set) AppendState(dst []byte) []byte {
 	s.rot.Lock()
 	defer s.rot.Unlock()
