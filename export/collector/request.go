@@ -95,11 +95,18 @@ func (s *Server) tooLarge(what string, n, limit int64, flag string) *rejection {
 	return reject(http.StatusRequestEntityTooLarge, "size", "%s over the limit of %d bytes (%s)", what, limit, flag)
 }
 
+// firstBodyBuf bounds the buffer a body is read into before its bytes
+// arrive: a larger one grows as they do (readAtMost), so that headers
+// announcing a large body (a batch may have 16 MiB) hold no more than this
+// until the client has sent that much.
+const firstBodyBuf = 64 << 10
+
 // readBodyWithin reads a post's body into bb: at most limit bytes (set by
 // flag), after decoding a gzip or zstd Content-Encoding. A body that does
 // not arrive within the read timeout is a 408; the reasons never echo the
 // connection's addresses. A nil bb reads into a new buffer; a post whose
-// whole body is already read is not copied.
+// whole body is already read is not copied. The buffer grows with the
+// bytes received (readAtMost), never to what Content-Length announces.
 func (s *Server) readBodyWithin(p *post, limit int64, flag string, bb *bodyBuf) ([]byte, *rejection) {
 	body := p.body
 	if body == nil {
@@ -132,7 +139,7 @@ func (s *Server) readBodyWithin(p *post, limit int64, flag string, bb *bodyBuf) 
 	gz := in != body
 	size := int64(4096)
 	if p.length >= 0 && !gz {
-		size = p.length + 1 // one more byte to see the end
+		size = min(p.length+1, firstBodyBuf) // one more byte to see the end
 	}
 	var buf []byte
 	if bb != nil && int64(cap(bb.b)) >= size {
@@ -187,14 +194,19 @@ func (s *Server) readZstd(p *post, body io.Reader, limit int64, flag string) ([]
 	return dec, nil
 }
 
-// readAtMost appends to dst what r holds, up to n bytes.
+// readAtMost appends to dst what r holds, up to n bytes. dst grows as the
+// bytes arrive, doubling (to 4 KiB at least, len(dst)+n at most): its
+// capacity is at most its first, 4 KiB, or twice what it holds, never
+// what a header announced.
 func readAtMost(dst []byte, r io.Reader, n int64) ([]byte, error) {
-	lr := io.LimitReader(r, n)
-	for {
+	end := int64(len(dst)) + n
+	for int64(len(dst)) < end {
 		if len(dst) == cap(dst) {
-			dst = append(dst, 0)[:len(dst)]
+			grown := make([]byte, len(dst), min(max(2*int64(cap(dst)), 4096), end))
+			copy(grown, dst)
+			dst = grown
 		}
-		m, err := lr.Read(dst[len(dst):cap(dst)])
+		m, err := r.Read(dst[len(dst):min(int64(cap(dst)), end)])
 		dst = dst[:len(dst)+m]
 		if err == io.EOF {
 			return dst, nil
@@ -203,6 +215,7 @@ func readAtMost(dst []byte, r io.Reader, n int64) ([]byte, error) {
 			return dst, err
 		}
 	}
+	return dst, nil
 }
 
 // bodyError is the rejection of a body that could not be read: a timeout,

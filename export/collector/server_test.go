@@ -273,6 +273,47 @@ func TestPaddedURIMemoryBound(t *testing.T) {
 	})
 }
 
+// Memory under the announced-body attack at the default limits: posts
+// whose headers announce a batch of MaxBatchBody (16 MiB) hold what came
+// of their body, not what was announced, while their handlers wait for
+// the rest. readBodyWithin sized the body's buffer by Content-Length
+// before a byte of it arrived: 16 MiB a connection for -read-timeout,
+// 16 GiB over -max-conns, where the README's bound is about 150 MB.
+func TestBatchBodyNotPreallocated(t *testing.T) {
+	const conns = 8
+	s, _ := newServer(t, collector.Config{})
+	addr := serve(t, s)
+	sent := append([]byte(collector.BatchMagic), make([]byte, 16<<10)...)
+	before := heapInUse()
+	var cs []net.Conn
+	defer func() {
+		for _, c := range cs {
+			c.Close()
+		}
+		// The handlers end (and free their buffers) before the next
+		// test measures.
+		require.Eventually(t, func() bool { return s.InFlight() == 0 }, 20*time.Second, time.Millisecond)
+	}()
+	for range conns {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		cs = append(cs, c)
+		_, err = fmt.Fprintf(c, "POST /v1/batch HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", collector.MaxBatchBody, sent)
+		require.NoError(t, err)
+	}
+	// Until every post's handler reads its body, or the heap is past
+	// the bound already.
+	const bound = conns << 20
+	require.Eventually(t, func() bool {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return s.InFlight() == conns || int64(ms.HeapAlloc)-int64(before) > bound
+	}, 20*time.Second, 10*time.Millisecond)
+	grown := int64(heapInUse()) - int64(before)
+	t.Logf("heap grown by %d KiB for %d posts announcing %d bytes, %d of them sent", grown>>10, conns, collector.MaxBatchBody, len(sent))
+	require.Less(t, grown, int64(bound))
+}
+
 // A connection that does not finish its headers within ReadHeaderTimeout,
 // or stays idle for IdleTimeout between requests, is closed.
 func TestHeaderAndIdleTimeouts(t *testing.T) {
