@@ -387,9 +387,9 @@ func TestMetricsTextMatchesRegistry(t *testing.T) {
 	require.NotContains(t, strings.Join(got, "\n"), `host="z"`)
 }
 
-// The zstd decoder is shared by /v1/blobs and /v1/batch: a batch over
-// MaxBody bytes decoded is accepted after a zstd blob set the decoder up,
-// and a blob is still held to MaxBody after a batch did.
+// /v1/blobs and /v1/batch decode zstd each to its own limit: a batch over
+// MaxBody bytes decoded is accepted after a zstd blob, and a blob is
+// still held to MaxBody after a batch.
 func TestZstdLimitsPerEndpoint(t *testing.T) {
 	forEachStack(t, func(t *testing.T, via func(testing.TB, *collector.Server) http.Handler) {
 		s, tp := newServer(t, collector.Config{})
@@ -411,4 +411,53 @@ func TestZstdLimitsPerEndpoint(t *testing.T) {
 		require.Equal(t, http.StatusRequestEntityTooLarge, code, body)
 		require.Equal(t, "decoded body over the limit of 65535 bytes (-max-body)\n", body)
 	})
+}
+
+// A zstd body is decoded at most to its endpoint's limit and a block
+// (128 KiB): the decoder was shared by /v1/blobs and /v1/batch and
+// bounded by the larger limit (MaxBatchBody), so that a /v1/blobs post of
+// 2 KiB of zstd had 16 MiB decoded before its 413 for passing -max-body
+// (64 KiB). A frame that announces its size is refused before decoding,
+// one that does not (a streaming encoder's) once decoding passes the
+// limit. A window of 1 MiB is still taken, over -max-body as it is.
+func TestZstdBlobDecodesAtMostMaxBody(t *testing.T) {
+	s, tp := newServer(t, collector.Config{})
+	zh := map[string]string{"Content-Encoding": "zstd"}
+	var wide bytes.Buffer // streamed: the window is not fitted to the blob
+	zw, err := zstd.NewWriter(&wide, zstd.WithWindowSize(1<<20))
+	require.NoError(t, err)
+	_, err = zw.Write(fixture.KitchenBlob(tp).Bytes())
+	require.NoError(t, err)
+	require.NoError(t, zw.Flush()) // the frame's header out before its size is known
+	require.NoError(t, zw.Close())
+	var h zstd.Header
+	require.NoError(t, h.Decode(wide.Bytes()))
+	require.Equal(t, uint64(1<<20), h.WindowSize)
+	code, body := postH(t, s, "/v1/blobs", "host=a", wide.Bytes(), zh) // the decoder made
+	require.Equal(t, http.StatusNoContent, code, body)
+	big := make([]byte, collector.MaxBatchBody)
+	var streamed bytes.Buffer
+	zw.Reset(&streamed)
+	_, err = zw.Write(big)
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	for _, c := range []struct {
+		name   string
+		body   []byte
+		hasFCS bool
+	}{{"announced", zw.EncodeAll(big, nil), true}, {"streamed", streamed.Bytes(), false}} {
+		var h zstd.Header
+		require.NoError(t, h.Decode(c.body))
+		require.Equal(t, c.hasFCS, h.HasFCS, c.name)
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		code, body := postH(t, s, "/v1/blobs", "host=a", c.body, zh)
+		runtime.ReadMemStats(&m1)
+		require.Equal(t, http.StatusRequestEntityTooLarge, code, c.name)
+		require.Equal(t, "decoded body over the limit of 65535 bytes (-max-body)\n", body, c.name)
+		alloc := m1.TotalAlloc - m0.TotalAlloc
+		t.Logf("%s: a %d-byte zstd body of %d bytes: %d bytes allocated", c.name, len(c.body), len(big), alloc)
+		require.Less(t, alloc, uint64(1<<20), c.name)
+	}
+	require.Equal(t, []uint64{1}, s.Merged())
 }

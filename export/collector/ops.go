@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -45,8 +44,7 @@ type ops struct {
 
 	connsOpen prometheus.Gauge
 
-	zstdOnce sync.Once
-	zstd     *zstd.Decoder // of zstd bodies (request.go), made on first use
+	zstd zstdDecoders // of zstd bodies, one per body limit (request.go)
 }
 
 // initOps registers the operational endpoints and metrics: /metrics,

@@ -132,7 +132,7 @@ func (s *Server) readBodyWithin(p *post, limit int64, flag string, bb *bodyBuf) 
 		defer zr.Close()
 		in = zr
 	case "zstd":
-		return s.readZstd(p, body, limit, flag)
+		return s.readZstd(p, body, limit, flag, bb)
 	default:
 		return nil, reject(http.StatusUnsupportedMediaType, "encoding", "Content-Encoding %.40q: gzip, zstd or none", enc)
 	}
@@ -163,28 +163,79 @@ func (s *Server) readBodyWithin(p *post, limit int64, flag string, bb *bodyBuf) 
 	return got, nil
 }
 
+// maxZstdWindow is the largest zstd window taken (a larger one is
+// refused, not allocated).
+const maxZstdWindow = 1 << 20
+
+// zstdDecoders holds a zstd decoder per body limit (MaxBody, MaxBatchBody,
+// MaxTemplatesBody), each made on first use and decoding one body at a
+// time. Each stops decoding within a block (128 KiB) past its limit
+// (zstd.ErrDecoderSizeExceeded), before a byte when the frame announces
+// more: a limit of maxZstdWindow or more is the decoder's memory bound; a
+// smaller one, which as a memory bound would refuse windows over it too,
+// is the capacity of the buffer decoded into (zstd.WithDecodeAllCapLimit).
+type zstdDecoders struct {
+	mu      sync.Mutex
+	byLimit map[int64]*zstd.Decoder
+}
+
+// get returns the decoder of limit (nil if zstd is not available) and
+// whether it decodes at most its buffer's capacity.
+func (z *zstdDecoders) get(limit int64) (d *zstd.Decoder, toCap bool) {
+	toCap = limit < maxZstdWindow
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if d, ok := z.byLimit[limit]; ok {
+		return d, toCap
+	}
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+		zstd.WithDecoderMaxMemory(uint64(max(limit, maxZstdWindow))), zstd.WithDecoderMaxWindow(maxZstdWindow),
+		zstd.WithDecodeAllCapLimit(toCap))
+	if err != nil {
+		d = nil
+	}
+	if z.byLimit == nil {
+		z.byLimit = map[int64]*zstd.Decoder{}
+	}
+	z.byLimit[limit] = d
+	return d, toCap
+}
+
 // readZstd reads p's zstd body: the compressed bytes (at most limit and
-// maxCompressedSlack), then their decoding, at most limit bytes, with a
-// window of at most 1 MiB (a larger one is refused, not allocated).
-func (s *Server) readZstd(p *post, body io.Reader, limit int64, flag string) ([]byte, *rejection) {
+// maxCompressedSlack), then their decoding into bb, stopped past limit
+// bytes (zstdDecoders), with a window of at most 1 MiB.
+func (s *Server) readZstd(p *post, body io.Reader, limit int64, flag string, bb *bodyBuf) ([]byte, *rejection) {
 	comp := p.whole
 	if p.body != nil {
+		size := int64(4096)
+		if p.length >= 0 {
+			size = min(p.length+1, firstBodyBuf)
+		}
 		var err error
-		if comp, err = readAtMost(make([]byte, 0, 4096), body, limit+maxCompressedSlack); err != nil {
+		if comp, err = readAtMost(make([]byte, 0, size), body, limit+maxCompressedSlack); err != nil {
 			return nil, s.bodyError(err, false)
 		}
 	}
 	if int64(len(comp)) > limit+maxCompressedSlack {
 		return nil, s.tooLarge("compressed body", -1, limit+maxCompressedSlack, flag)
 	}
-	s.zstdOnce.Do(func() { // one decoder for every limit: the larger bounds its memory
-		s.zstd, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
-			zstd.WithDecoderMaxMemory(uint64(max(s.cfg.MaxBody, MaxBatchBody))), zstd.WithDecoderMaxWindow(1<<20))
-	})
-	if s.zstd == nil {
+	d, toCap := s.zstd.get(limit)
+	if d == nil {
 		return nil, reject(http.StatusUnsupportedMediaType, "encoding", "zstd is not available")
 	}
-	dec, err := s.zstd.DecodeAll(comp, nil)
+	var dst []byte
+	switch {
+	case toCap && bb != nil && int64(cap(bb.b)) >= limit:
+		dst = bb.b[:0:limit]
+	case toCap:
+		dst = make([]byte, 0, limit)
+	case bb != nil:
+		dst = bb.b[:0]
+	}
+	dec, err := d.DecodeAll(comp, dst)
+	if bb != nil && cap(dec) > cap(bb.b) {
+		bb.b = dec[:0]
+	}
 	switch {
 	case errors.Is(err, zstd.ErrDecoderSizeExceeded) || err == nil && int64(len(dec)) > limit:
 		return nil, s.tooLarge("decoded body", -1, limit, flag)
