@@ -23,7 +23,10 @@ import (
 //
 // It is built on fasthttp, an HTTP/1.1 server that keeps each
 // connection's request and response buffers from one request to the next
-// and hands the handler the body already read: its part of a post costs
+// and reads a body's first 8 KiB (all of a typical blob) with the
+// headers; the handler reads the rest from fasthttp's stream, as
+// ServeHTTP does from net/http's, into a buffer that grows with the bytes
+// received, never to the announced length: its part of a post costs
 // about a third less CPU than net/http's (8-10 against 13-17 µs on the
 // machine of bench/README.md), a whole post a quarter less, which is what
 // takes single posts past 50,000 a second per core. What net/http would do around the handler it does with the
@@ -36,10 +39,12 @@ import (
 //   - the request line and headers within ReadHeaderTimeout, the body
 //     within ReadTimeout of them: else 408, counted as read_timeout
 //     (net/http closes a connection whose headers are late without an
-//     answer);
-//   - a body over MaxBody (MaxBatchBody for a batch), before decoding
-//     more than maxCompressedSlack over: 413 before it is read, counted
-//     as body_bytes; a chunked body is bounded the same way;
+//     answer; a body whose first 8 KiB are late gets the 408 of late
+//     headers, the rest of a body ServeHTTP's);
+//   - a body announced over MaxBody (MaxBatchBody for a batch) and
+//     maxCompressedSlack: 413 before it is read, counted as body_bytes,
+//     and the connection closed; a body over its limit otherwise
+//     (chunked, compressed, decoded): the 413 ServeHTTP gives;
 //   - WriteTimeout for each answer, IdleTimeout between requests;
 //   - Expect: 100-continue is answered 100 Continue, or 413 (without a
 //     message) when the announced body is over its limit.
@@ -58,10 +63,12 @@ type IngestServer struct {
 	mu  sync.Mutex
 	lns []*limitListener // of Serve, for Close
 
-	// batches holds the request headers of the batches whose bodies are
-	// being read: fasthttp resets a request whose body fails before
-	// refuseRequest sees it, which must still name the batch's limit.
-	batches sync.Map // *fasthttp.RequestHeader -> struct{}
+	// announced holds the Content-Length of the requests whose body is
+	// announced over its limit, which headerReceived sets to 0: fasthttp
+	// would read the body's first 8 KiB before calling the handler, which
+	// refuses the post by this length at once (and the connection is
+	// closed after the answer, the body unread).
+	announced sync.Map // *fasthttp.RequestHeader -> int64
 }
 
 // IngestServer returns an IngestServer of s: Serve it on a listener
@@ -86,6 +93,11 @@ func (s *Server) IngestServer() *IngestServer {
 		SecureErrorLogMessage:        true,
 		CloseOnShutdown:              true,
 		Logger:                       ingestLog{s},
+		// The handler reads the body (readBodyWithin) into a buffer that
+		// grows as it arrives, where fasthttp would make one of the
+		// announced length before a byte of it came; fasthttp reads only
+		// its first 8 KiB (all of a typical blob's) with the headers.
+		StreamRequestBody: true,
 	}
 	return in
 }
@@ -156,16 +168,20 @@ func uriPath(uri []byte) []byte {
 	return uri
 }
 
-// headerReceived sets the body's bounds once the headers are read.
+// headerReceived sets the body's bounds once the headers are read. A
+// body announced over its limit and maxCompressedSlack is not read: the
+// request's Content-Length becomes 0 (the announced one kept in
+// announced) and its connection is closed after the answer.
 func (in *IngestServer) headerReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-	path := uriPath(h.RequestURI())
-	limit := in.bodyLimit(path)
-	if string(path) == "/v1/batch" {
-		in.batches.Store(h, struct{}{})
+	most := in.bodyLimit(uriPath(h.RequestURI())) + maxCompressedSlack
+	if n := int64(h.ContentLength()); n > most {
+		in.announced.Store(h, n)
+		h.SetContentLength(0)
+		h.SetConnectionClose()
 	} else {
-		in.batches.Delete(h) // a batch's whose body ended without an error
+		in.announced.Delete(h) // of a request that ended before its handler
 	}
-	return fasthttp.RequestConfig{ReadTimeout: in.s.cfg.ReadTimeout, MaxRequestBodySize: int(limit + maxCompressedSlack)}
+	return fasthttp.RequestConfig{ReadTimeout: in.s.cfg.ReadTimeout, MaxRequestBodySize: int(most)}
 }
 
 // expect answers Expect: 100-continue: 100 unless the announced body is
@@ -174,11 +190,9 @@ func (in *IngestServer) headerReceived(h *fasthttp.RequestHeader) fasthttp.Reque
 // closes the connection).
 func (in *IngestServer) expect(ctx *fasthttp.RequestCtx) int {
 	h := &ctx.Request.Header
-	limit := in.bodyLimit(uriPath(h.RequestURI()))
-	if n := int64(h.ContentLength()); n >= 0 && n > limit+maxCompressedSlack {
-		in.batches.Delete(h)
-		_, flag := in.s.postLimit(string(uriPath(h.RequestURI())) == "/v1/batch")
-		rej := in.s.tooLarge("body", n, limit, flag) // counted; fasthttp sends no message
+	if n, over := in.announced.LoadAndDelete(h); over { // headerReceived
+		limit, flag := in.s.postLimit(string(uriPath(h.RequestURI())) == "/v1/batch")
+		rej := in.s.tooLarge("body", n.(int64), limit, flag) // counted; fasthttp sends no message
 		in.s.rejected.WithLabelValues(rej.reason).Inc()
 		return rej.status
 	}
@@ -186,9 +200,11 @@ func (in *IngestServer) expect(ctx *fasthttp.RequestCtx) int {
 }
 
 // refuseRequest answers a request fasthttp could not read: its headers
-// or its body over their limits, or late, or not HTTP.
+// over their limit, or late, or not HTTP, or the first 8 KiB of its body
+// (which fasthttp reads with the headers) late. A body over its limit is
+// the handler's to refuse (readBodyWithin), as are the rest's timeouts.
 func (in *IngestServer) refuseRequest(ctx *fasthttp.RequestCtx, err error) {
-	_, batch := in.batches.LoadAndDelete(&ctx.Request.Header)
+	in.announced.Delete(&ctx.Request.Header)
 	var rej *rejection
 	var small *fasthttp.ErrSmallBuffer
 	var ne net.Error
@@ -196,16 +212,6 @@ func (in *IngestServer) refuseRequest(ctx *fasthttp.RequestCtx, err error) {
 	case errors.As(err, &small):
 		in.s.hit("header_bytes")
 		rej = reject(http.StatusRequestHeaderFieldsTooLarge, "", "request line and headers over %d bytes (-max-header-bytes)", in.s.cfg.MaxHeaderBytes)
-	case errors.Is(err, fasthttp.ErrBodyTooLarge):
-		// The answer readBodyWithin gives the same body. A Content-Length
-		// over the limit is refused before the body is read, the request
-		// intact; a chunked body's request is reset.
-		limit, flag := in.s.postLimit(batch)
-		n := int64(ctx.Request.Header.ContentLength())
-		if n <= limit || len(ctx.Request.Header.Peek("Content-Encoding")) != 0 {
-			n = -1
-		}
-		rej = in.s.tooLarge("body", n, limit, flag)
 	case errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
 		in.s.hit("read_timeout")
 		rej = reject(http.StatusRequestTimeout, "timeout", "request not received within the read timeouts: %v for its headers (-read-header-timeout), %v more for its body (-read-timeout)", in.s.cfg.ReadHeaderTimeout, in.s.cfg.ReadTimeout)
@@ -228,12 +234,15 @@ func (in *IngestServer) handle(ctx *fasthttp.RequestCtx) {
 			ctx.SetConnectionClose()
 		}
 	}()
+	announced := int64(-1)
+	if n, over := in.announced.LoadAndDelete(&ctx.Request.Header); over { // headerReceived
+		announced = n.(int64)
+	}
 	switch string(ctx.Path()) {
 	case "/v1/blobs":
-		in.serve(ctx, in.s.accept)
+		in.serve(ctx, in.s.accept, announced)
 	case "/v1/batch":
-		in.batches.Delete(&ctx.Request.Header)
-		in.serve(ctx, in.s.acceptBatch)
+		in.serve(ctx, in.s.acceptBatch, announced)
 	case "/healthz":
 		answer(ctx, http.StatusOK, "ok")
 	case "/readyz":
@@ -247,12 +256,21 @@ func (in *IngestServer) handle(ctx *fasthttp.RequestCtx) {
 	}
 }
 
-// serve answers a post with accept's verdict.
-func (in *IngestServer) serve(ctx *fasthttp.RequestCtx, accept func(*post) *rejection) {
+// serve answers a post with accept's verdict. Its body is read from
+// fasthttp's stream (which holds the first 8 KiB already read); a body
+// announced over its limit (announced >= 0: headerReceived) is refused
+// by that length, unread.
+func (in *IngestServer) serve(ctx *fasthttp.RequestCtx, accept func(*post) *rejection, announced int64) {
 	h := &ctx.Request.Header
 	p := post{method: http.MethodPost, auth: string(h.Peek("Authorization")),
 		sender: string(h.Peek(aggregate.HeaderSender)), seq: string(h.Peek(aggregate.HeaderSeq)),
-		encoding: string(h.Peek("Content-Encoding")), length: int64(max(h.ContentLength(), -1)), whole: ctx.PostBody()}
+		encoding: string(h.Peek("Content-Encoding")), length: int64(max(h.ContentLength(), -1)), body: ctx.RequestBodyStream()}
+	if announced >= 0 {
+		p.length = announced
+	}
+	if p.body == nil { // no body: neither Content-Length nor chunked
+		p.whole = ctx.PostBody()
+	}
 	if !ctx.IsPost() {
 		p.method = string(ctx.Method())
 	}

@@ -102,9 +102,11 @@ func (s *Server) tooLarge(what string, n, limit int64, flag string) *rejection {
 const firstBodyBuf = 64 << 10
 
 // readBodyWithin reads a post's body into bb: at most limit bytes (set by
-// flag), after decoding a gzip or zstd Content-Encoding. A body that does
-// not arrive within the read timeout is a 408; the reasons never echo the
-// connection's addresses. A nil bb reads into a new buffer; a post whose
+// flag), after decoding a gzip or zstd Content-Encoding, whose compressed
+// bytes may be maxCompressedSlack more; a Content-Length over either is
+// refused before the body is read. A body that does not arrive within the
+// read timeout is a 408; the reasons never echo the connection's
+// addresses. A nil bb reads into a new buffer; a post whose
 // whole body is already read is not copied. The buffer grows with the
 // bytes received (readAtMost), never to what Content-Length announces.
 func (s *Server) readBodyWithin(p *post, limit int64, flag string, bb *bodyBuf) ([]byte, *rejection) {
@@ -125,6 +127,9 @@ func (s *Server) readBodyWithin(p *post, limit int64, flag string, bb *bodyBuf) 
 			return p.whole, nil
 		}
 	case "gzip":
+		if p.length > limit+maxCompressedSlack {
+			return nil, s.tooLarge("compressed body", p.length, limit+maxCompressedSlack, flag)
+		}
 		zr, err := gzip.NewReader(io.LimitReader(body, limit+maxCompressedSlack))
 		if err != nil {
 			return nil, s.bodyError(err, true)
@@ -132,6 +137,9 @@ func (s *Server) readBodyWithin(p *post, limit int64, flag string, bb *bodyBuf) 
 		defer zr.Close()
 		in = zr
 	case "zstd":
+		if p.length > limit+maxCompressedSlack {
+			return nil, s.tooLarge("compressed body", p.length, limit+maxCompressedSlack, flag)
+		}
 		return s.readZstd(p, body, limit, flag, bb)
 	default:
 		return nil, reject(http.StatusUnsupportedMediaType, "encoding", "Content-Encoding %.40q: gzip, zstd or none", enc)

@@ -135,6 +135,23 @@ func TestReadTimeout(t *testing.T) {
 	})
 }
 
+// A body past the 8 KiB the ingest listener reads with the headers (the
+// handler reads the rest from fasthttp's stream) is held to ReadTimeout
+// too, with ServeHTTP's answer, on either listener.
+func TestReadTimeoutLongBody(t *testing.T) {
+	forEachServer(t, func(t *testing.T, name string, on httpServer) {
+		s, _ := newServer(t, collector.Config{ReadTimeout: 200 * time.Millisecond})
+		addr := serveWith(t, s, on)
+		sent := append([]byte(collector.BatchMagic), make([]byte, 16<<10)...)
+		resp, body := exchange(t, addr, fmt.Sprintf("POST /v1/batch HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", 64<<10, sent))
+		require.Equal(t, http.StatusRequestTimeout, resp.StatusCode)
+		require.Equal(t, "body not received within the read timeout of 200ms (-read-timeout)\n", body)
+		require.Equal(t, 1.0, counter(t, s, "timeout").value())
+		require.Equal(t, 1.0, hits(t, s, "read_timeout"))
+		require.Empty(t, s.Blobs())
+	})
+}
+
 // fill posts n label sets of the kitchen blob, each with a label of 100
 // bytes (about 5 KiB of text per aggregate in a scrape).
 func fill(t testing.TB, s *collector.Server, n int) {
@@ -276,42 +293,89 @@ func TestPaddedURIMemoryBound(t *testing.T) {
 // Memory under the announced-body attack at the default limits: posts
 // whose headers announce a batch of MaxBatchBody (16 MiB) hold what came
 // of their body, not what was announced, while their handlers wait for
-// the rest. readBodyWithin sized the body's buffer by Content-Length
-// before a byte of it arrived: 16 MiB a connection for -read-timeout,
+// the rest, on either listener. Both sized the body's buffer by
+// Content-Length before a byte of it arrived (net/http's readBodyWithin,
+// fasthttp before the handler): 16 MiB a connection for -read-timeout,
 // 16 GiB over -max-conns, where the README's bound is about 150 MB.
 func TestBatchBodyNotPreallocated(t *testing.T) {
-	const conns = 8
-	s, _ := newServer(t, collector.Config{})
-	addr := serve(t, s)
-	sent := append([]byte(collector.BatchMagic), make([]byte, 16<<10)...)
-	before := heapInUse()
-	var cs []net.Conn
-	defer func() {
-		for _, c := range cs {
-			c.Close()
+	forEachServer(t, func(t *testing.T, name string, on httpServer) {
+		const conns = 8
+		s, _ := newServer(t, collector.Config{})
+		addr := serveWith(t, s, on)
+		// Past the 8 KiB the ingest listener reads with the headers, so
+		// that its handler runs.
+		sent := append([]byte(collector.BatchMagic), make([]byte, 16<<10)...)
+		before := heapInUse()
+		var cs []net.Conn
+		defer func() {
+			for _, c := range cs {
+				c.Close()
+			}
+			// The handlers end (and free their buffers) before the next
+			// test measures.
+			require.Eventually(t, func() bool { return s.InFlight() == 0 }, 20*time.Second, time.Millisecond)
+		}()
+		for range conns {
+			c, err := net.Dial("tcp", addr)
+			require.NoError(t, err)
+			cs = append(cs, c)
+			_, err = fmt.Fprintf(c, "POST /v1/batch HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", collector.MaxBatchBody, sent)
+			require.NoError(t, err)
 		}
-		// The handlers end (and free their buffers) before the next
-		// test measures.
-		require.Eventually(t, func() bool { return s.InFlight() == 0 }, 20*time.Second, time.Millisecond)
-	}()
-	for range conns {
-		c, err := net.Dial("tcp", addr)
-		require.NoError(t, err)
-		cs = append(cs, c)
-		_, err = fmt.Fprintf(c, "POST /v1/batch HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", collector.MaxBatchBody, sent)
-		require.NoError(t, err)
-	}
-	// Until every post's handler reads its body, or the heap is past
-	// the bound already.
-	const bound = conns << 20
-	require.Eventually(t, func() bool {
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		return s.InFlight() == conns || int64(ms.HeapAlloc)-int64(before) > bound
-	}, 20*time.Second, 10*time.Millisecond)
-	grown := int64(heapInUse()) - int64(before)
-	t.Logf("heap grown by %d KiB for %d posts announcing %d bytes, %d of them sent", grown>>10, conns, collector.MaxBatchBody, len(sent))
-	require.Less(t, grown, int64(bound))
+		// Until every post's handler reads its body, or the heap is past
+		// the bound already (as when fasthttp made the body's buffer before
+		// the handler ran).
+		const bound = conns << 20
+		require.Eventually(t, func() bool {
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			return s.InFlight() == conns || int64(ms.HeapAlloc)-int64(before) > bound
+		}, 20*time.Second, 10*time.Millisecond)
+		grown := int64(heapInUse()) - int64(before)
+		t.Logf("%s: heap grown by %d KiB for %d posts announcing %d bytes, %d of them sent", name, grown>>10, conns, collector.MaxBatchBody, len(sent))
+		require.Less(t, grown, int64(bound))
+	})
+}
+
+// A post whose body is announced over its limit (and, compressed, its
+// slack) is refused at once, before the body comes, on either listener,
+// and what follows its headers (here a post of its own) is never read as
+// the next request: the connection is closed after the answer.
+func TestAnnouncedBodyOverLimitUnread(t *testing.T) {
+	forEachServer(t, func(t *testing.T, name string, on httpServer) {
+		s, tp := newServer(t, collector.Config{})
+		addr := serveWith(t, s, on)
+		inner := postReq("/v1/blobs?h=a", fixture.KitchenBlob(tp).Bytes())
+		const n = collector.MaxBatchBody + 2048
+		for _, c := range []struct{ encoding, msg string }{
+			{"", fmt.Sprintf("body of %d bytes over the limit of %d (MaxBatchBody)\n", n, collector.MaxBatchBody)},
+			{"gzip", fmt.Sprintf("compressed body of %d bytes over the limit of %d (MaxBatchBody)\n", n, collector.MaxBatchBody+1024)},
+		} {
+			hits0 := hits(t, s, "body_bytes")
+			conn, err := net.Dial("tcp", addr)
+			require.NoError(t, err)
+			defer conn.Close()
+			enc := ""
+			if c.encoding != "" {
+				enc = "Content-Encoding: " + c.encoding + "\r\n"
+			}
+			_, err = fmt.Fprintf(conn, "POST /v1/batch HTTP/1.1\r\nHost: x\r\n%sContent-Length: %d\r\n\r\n%s", enc, n, inner)
+			require.NoError(t, err)
+			require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
+			br := bufio.NewReader(conn)
+			resp, err := http.ReadResponse(br, nil)
+			require.NoError(t, err)
+			body, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode, c.encoding)
+			require.Equal(t, c.msg, string(body))
+			require.Equal(t, hits0+1, hits(t, s, "body_bytes"))
+			rest, err := io.ReadAll(br) // until the server closes the connection
+			require.NoError(t, err)
+			require.Empty(t, string(rest), "an answer to the post in the body")
+		}
+		require.Empty(t, s.Blobs())
+	})
 }
 
 // A connection that does not finish its headers within ReadHeaderTimeout,
