@@ -20,8 +20,8 @@
 // nothing:
 //
 //	405 method    not a POST
-//	413 size      a body over MaxBody bytes (after gzip or zstd decoding), or with DataDir
-//	              a post whose log record would pass the log's 64 MiB record limit
+//	413 size      a body over MaxBody bytes after gzip or zstd decoding, or over MaxBody and 1 KiB before;
+//	              with DataDir a post whose log record would pass the log's 64 MiB record limit
 //	415 encoding  a Content-Encoding other than gzip or zstd (400 encoding: a bad stream)
 //	408 timeout   a body not received within ReadTimeout
 //	400 labels    a label name Prometheus does not accept, a reserved one (le, quantile, bucket),

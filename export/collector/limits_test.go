@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -174,6 +175,56 @@ func TestRequestLimits(t *testing.T) {
 			require.Equal(t, c.status, w.Code, c.name)
 			require.Equal(t, c.msg, w.Body.String(), c.name)
 		}
+	})
+}
+
+// A gzip or zstd body whose compressed bytes pass -max-body and its 1 KiB
+// of slack is a 413 on both listeners, chunked or not, before more than
+// that is read: net/http cut such a gzip body at the slack and answered
+// 400 "not a valid gzip stream", and a zstd one too unless its
+// Content-Length gave it away, where the ingest listener answered 413.
+// The gzip body is valid: a header with an extra field of 65535 bytes,
+// then 4 KiB.
+func TestLongCompressedBodyIs413(t *testing.T) {
+	forEachStack(t, func(t *testing.T, via func(testing.TB, *collector.Server) http.Handler) {
+		s, _ := newServer(t, collector.Config{})
+		h := via(t, s)
+		noise := make([]byte, collector.DefaultMaxBody+2048) // neither gzip nor zstd can shrink it
+		_, err := rand.NewChaCha8([32]byte{}).Read(noise)
+		require.NoError(t, err)
+		var gzb bytes.Buffer
+		gw := gzip.NewWriter(&gzb)
+		gw.Extra = make([]byte, math.MaxUint16)
+		_, err = gw.Write(noise[:4096])
+		require.NoError(t, err)
+		require.NoError(t, gw.Close())
+		enc, err := zstd.NewWriter(nil)
+		require.NoError(t, err)
+		zb := enc.EncodeAll(noise, nil)
+		const most = collector.DefaultMaxBody + 1024
+		for _, c := range []struct {
+			encoding string
+			body     []byte
+		}{{"gzip", gzb.Bytes()}, {"zstd", zb}} {
+			require.Greater(t, len(c.body), most, c.encoding)
+			for _, chunked := range []bool{false, true} {
+				n, size := hits(t, s, "body_bytes"), counter(t, s, "size").value()
+				r := httptest.NewRequest(http.MethodPost, "/v1/blobs?h=a", bytes.NewReader(c.body))
+				r.Header.Set("Content-Encoding", c.encoding)
+				want := fmt.Sprintf("compressed body of %d bytes over the limit of %d (-max-body)\n", len(c.body), most)
+				if chunked { // read up to the limit
+					r.ContentLength = -1
+					want = fmt.Sprintf("compressed body over the limit of %d bytes (-max-body)\n", most)
+				}
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				require.Equal(t, http.StatusRequestEntityTooLarge, w.Code, "%s chunked %v", c.encoding, chunked)
+				require.Equal(t, want, w.Body.String())
+				require.Equal(t, n+1, hits(t, s, "body_bytes"))
+				require.Equal(t, size+1, counter(t, s, "size").value())
+			}
+		}
+		require.Empty(t, s.Blobs())
 	})
 }
 

@@ -103,10 +103,10 @@ const firstBodyBuf = 64 << 10
 
 // readBodyWithin reads a post's body into bb: at most limit bytes (set by
 // flag), after decoding a gzip or zstd Content-Encoding, whose compressed
-// bytes may be maxCompressedSlack more; a Content-Length over either is
-// refused before the body is read. A body that does not arrive within the
-// read timeout is a 408; the reasons never echo the connection's
-// addresses. A nil bb reads into a new buffer; a post whose
+// bytes may be maxCompressedSlack more (a 413 past either, and before the
+// body is read when Content-Length is over). A body that does not arrive
+// within the read timeout is a 408; the reasons never echo the
+// connection's addresses. A nil bb reads into a new buffer; a post whose
 // whole body is already read is not copied. The buffer grows with the
 // bytes received (readAtMost), never to what Content-Length announces.
 func (s *Server) readBodyWithin(p *post, limit int64, flag string, bb *bodyBuf) ([]byte, *rejection) {
@@ -115,6 +115,7 @@ func (s *Server) readBodyWithin(p *post, limit int64, flag string, bb *bodyBuf) 
 		body = bytes.NewReader(p.whole)
 	}
 	in := body
+	var capped *cappedReader
 	switch enc := strings.ToLower(strings.TrimSpace(p.encoding)); enc {
 	case "", "identity":
 		if p.length > limit {
@@ -130,9 +131,10 @@ func (s *Server) readBodyWithin(p *post, limit int64, flag string, bb *bodyBuf) 
 		if p.length > limit+maxCompressedSlack {
 			return nil, s.tooLarge("compressed body", p.length, limit+maxCompressedSlack, flag)
 		}
-		zr, err := gzip.NewReader(io.LimitReader(body, limit+maxCompressedSlack))
+		capped = &cappedReader{r: body, left: limit + maxCompressedSlack}
+		zr, err := gzip.NewReader(capped)
 		if err != nil {
-			return nil, s.bodyError(err, true)
+			return nil, s.compressedError(err, capped, limit, flag)
 		}
 		defer zr.Close()
 		in = zr
@@ -144,9 +146,8 @@ func (s *Server) readBodyWithin(p *post, limit int64, flag string, bb *bodyBuf) 
 	default:
 		return nil, reject(http.StatusUnsupportedMediaType, "encoding", "Content-Encoding %.40q: gzip, zstd or none", enc)
 	}
-	gz := in != body
 	size := int64(4096)
-	if p.length >= 0 && !gz {
+	if p.length >= 0 && capped == nil {
 		size = min(p.length+1, firstBodyBuf) // one more byte to see the end
 	}
 	var buf []byte
@@ -160,15 +161,56 @@ func (s *Server) readBodyWithin(p *post, limit int64, flag string, bb *bodyBuf) 
 		bb.b = got[:0]
 	}
 	if err != nil {
-		return nil, s.bodyError(err, gz)
+		if capped != nil {
+			return nil, s.compressedError(err, capped, limit, flag)
+		}
+		return nil, s.bodyError(err, false)
 	}
 	if int64(len(got)) > limit {
-		if gz {
+		if capped != nil {
 			return nil, s.tooLarge("decoded body", -1, limit, flag)
 		}
 		return nil, s.tooLarge("body", -1, limit, flag)
 	}
 	return got, nil
+}
+
+// errOverCap is a cappedReader's error past its cap.
+var errOverCap = errors.New("collector: compressed body over its limit")
+
+// A cappedReader reads at most left bytes of r; a byte more is the error
+// errOverCap (over set), so that a decoder cut at the cap is told apart
+// from a bad stream.
+type cappedReader struct {
+	r    io.Reader
+	left int64
+	over bool
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.over {
+		return 0, errOverCap
+	}
+	if int64(len(p)) > c.left+1 {
+		p = p[:c.left+1] // one byte more shows the body goes on
+	}
+	n, err := c.r.Read(p)
+	if int64(n) > c.left {
+		c.over = true
+		return int(c.left), errOverCap
+	}
+	c.left -= int64(n)
+	return n, err
+}
+
+// compressedError is the rejection of a gzip body that could not be
+// decoded: 413 when its compressed bytes passed limit and
+// maxCompressedSlack (the stream was cut there, not bad), else bodyError's.
+func (s *Server) compressedError(err error, c *cappedReader, limit int64, flag string) *rejection {
+	if c.over {
+		return s.tooLarge("compressed body", -1, limit+maxCompressedSlack, flag)
+	}
+	return s.bodyError(err, true)
 }
 
 // maxZstdWindow is the largest zstd window taken (a larger one is
@@ -220,7 +262,7 @@ func (s *Server) readZstd(p *post, body io.Reader, limit int64, flag string, bb 
 			size = min(p.length+1, firstBodyBuf)
 		}
 		var err error
-		if comp, err = readAtMost(make([]byte, 0, size), body, limit+maxCompressedSlack); err != nil {
+		if comp, err = readAtMost(make([]byte, 0, size), body, limit+maxCompressedSlack+1); err != nil {
 			return nil, s.bodyError(err, false)
 		}
 	}
