@@ -164,18 +164,31 @@ func (s *Server) acceptBatch(r *post) *rejection {
 	var items []aggregate.Item
 	var frames []frame                    // for the log
 	ref := map[*tpl.Template]*blob.Blob{} // a checked blob of each template in the batch
+	// Frames share their labels' parse (queries too long for the label
+	// cache would be parsed frame by frame) and, by template, their
+	// admission and key: a batch's frames mostly have the same labels.
+	parsed := map[string]*cachedLabels{} // by frame query
+	type admitted struct {
+		cl *cachedLabels
+		t  *tpl.Template
+	}
+	keyed := map[admitted]aggregate.Item{}
 	err := DecodeBatch(body, func(i int, query string, p []byte) error {
-		q := r.query
-		if query != "" && q != "" {
-			q += "&" + query
-		} else if query != "" {
-			q = query
-		}
-		cl, lrej := s.labels(q)
-		if lrej != nil {
-			rej = lrej
-			rej.msg = fmt.Sprintf("frame %d: %s", i, rej.msg)
-			return errRefused
+		cl := parsed[query]
+		if cl == nil {
+			q := r.query
+			if query != "" && q != "" {
+				q += "&" + query
+			} else if query != "" {
+				q = query
+			}
+			var lrej *rejection
+			if cl, lrej = s.labels(q); lrej != nil {
+				rej = lrej
+				rej.msg = fmt.Sprintf("frame %d: %s", i, rej.msg)
+				return errRefused
+			}
+			parsed[query] = cl
 		}
 		b, err := blob.FromBytes(p, nil)
 		if err != nil {
@@ -187,11 +200,16 @@ func (s *Server) acceptBatch(r *post) *rejection {
 			rej = reject(http.StatusUnprocessableEntity, "template", "frame %d: unknown template hash %d", i, b.TplHash())
 			return errRefused
 		}
-		labels, lrej := g.admit(t, cl.labels)
-		if lrej != nil {
-			rej = lrej
-			rej.msg = fmt.Sprintf("frame %d: %s", i, rej.msg)
-			return errRefused
+		it, ok := keyed[admitted{cl, t}]
+		if !ok {
+			labels, lrej := g.admit(t, cl.labels)
+			if lrej != nil {
+				rej = lrej
+				rej.msg = fmt.Sprintf("frame %d: %s", i, rej.msg)
+				return errRefused
+			}
+			it = aggregate.Item{Key: cl.keyOf(b.TplHash(), labels), T: t, Labels: labels}
+			keyed[admitted{cl, t}] = it
 		}
 		if c := ref[t]; c != nil {
 			err = blob.Compatible(c, b)
@@ -202,8 +220,9 @@ func (s *Server) acceptBatch(r *post) *rejection {
 			rej = reject(http.StatusUnprocessableEntity, "layout", "frame %d: blob does not fit its template (hash %d): %v", i, t.Hash(), err)
 			return errRefused
 		}
-		items = append(items, aggregate.Item{Key: cl.keyOf(b.TplHash(), labels), T: t, Labels: labels, B: b})
-		frames = append(frames, frame{labels: labels, blob: p})
+		it.B = b
+		items = append(items, it)
+		frames = append(frames, frame{labels: it.Labels, blob: p})
 		return nil
 	})
 	if rej != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/statsblob/statsblob/export/aggregate"
 	"github.com/statsblob/statsblob/export/collector"
 	"github.com/statsblob/statsblob/export/internal/fixture"
+	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -460,4 +461,55 @@ func TestZstdBlobDecodesAtMostMaxBody(t *testing.T) {
 		require.Less(t, alloc, uint64(1<<20), c.name)
 	}
 	require.Equal(t, []uint64{1}, s.Merged())
+}
+
+// A batch's frames share their labels' parse, key and admission: a 2 MiB
+// batch of 64-byte blobs (about 30,000 frames) under 16 long URL labels,
+// with and without a token that forces a label, allocates what its
+// frames' blobs and items take, about 24 times its size (before, each
+// frame parsed the URL's labels again, since
+// queries over 512 bytes are not cached, and built its own key: 537 MB).
+func TestBatchLabelsParsedOnce(t *testing.T) {
+	reg := tpl.NewRegistry()
+	tiny, err := reg.New("TINY")
+	require.NoError(t, err)
+	require.NoError(t, tiny.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	b := blob.New(tiny, nil)
+	require.NoError(t, b.UpdateU64(0, 1))
+	body := []byte(collector.BatchMagic)
+	frames := 0
+	for ; len(body) < 2<<20; frames++ {
+		body, err = collector.AppendBatchFrame(body, "", b.Bytes())
+		require.NoError(t, err)
+	}
+	var q []string
+	for i := range 16 {
+		q = append(q, fmt.Sprintf("%s%02d=%s", strings.Repeat("n", 126), i, strings.Repeat("v", 128)))
+	}
+	toks, err := collector.ParseTokens([]byte(`[{"token": "` + anyToken + `", "post": true, "labels": {"svc": "api"}}]`))
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name   string
+		cfg    collector.Config
+		header map[string]string
+		labels int
+	}{
+		{"URL labels", collector.Config{Templates: reg}, nil, 16},
+		{"and a forced label", collector.Config{Templates: reg, Tokens: toks, MaxLabels: 17}, map[string]string{"Authorization": "Bearer " + anyToken}, 17},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := collector.New(c.cfg)
+			require.NoError(t, err)
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			code, msg := postH(t, s, "/v1/batch", strings.Join(q, "&"), body, c.header)
+			runtime.ReadMemStats(&m1)
+			require.Equal(t, http.StatusNoContent, code, msg)
+			alloc := m1.TotalAlloc - m0.TotalAlloc
+			t.Logf("%d frames, %d bytes: %d MB allocated", frames, len(body), alloc>>20)
+			require.Less(t, alloc, uint64(32*len(body))) // each frame's blob and item: about 1.2 KB
+			require.Equal(t, []uint64{uint64(frames)}, s.Merged())
+			require.Len(t, s.Blobs()[0].Labels, c.labels)
+		})
+	}
 }
