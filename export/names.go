@@ -110,6 +110,30 @@ func CheckLabels(labels []Label) error {
 	return nil
 }
 
+// VersionLabel is the label a collector adds to the series of an older
+// version of a template whose aggregate shares its label set with another
+// version's (its template hash, eight hexadecimal digits), so that no two
+// of them export the same series. Senders may not post it
+// (CheckPostedLabels).
+const VersionLabel = "statsblob_template_hash"
+
+// CheckPostedLabels is CheckLabels for labels a sender posts to a
+// collector, which may not be empty nor the collector's own
+// (VersionLabel): Prometheus takes a label with an empty value for no
+// label, so {host=""} and {} would be one series. The error wraps
+// voi.ErrInvalid.
+func CheckPostedLabels(labels []Label) error {
+	for _, l := range labels {
+		switch {
+		case l.Name == VersionLabel:
+			return fmt.Errorf("export: label name %q is the collector's own: %w", l.Name, voi.ErrInvalid)
+		case l.Value == "":
+			return fmt.Errorf("export: label %q has an empty value: %w", l.Name, voi.ErrInvalid)
+		}
+	}
+	return CheckLabels(labels)
+}
+
 // unitWords pairs Prometheus's unit words (the suffixes its naming
 // conventions put in metric names) with UCUM units, OpenTelemetry's, as the
 // OpenTelemetry-to-Prometheus translation pairs them.

@@ -130,3 +130,28 @@ func TestUnits(t *testing.T) {
 	f("{packet}", "{packet}", "{packet}")
 	f("", "", "")
 }
+
+// CheckPostedLabels refuses what CheckLabels refuses, and also an empty
+// value (Prometheus's "no label") and VersionLabel, which only a
+// collector adds.
+func TestCheckPostedLabels(t *testing.T) {
+	for _, c := range []struct {
+		labels []export.Label
+		err    string
+	}{
+		{[]export.Label{{Name: "host", Value: "a"}}, ""},
+		{[]export.Label{{Name: "host", Value: ""}}, `export: label "host" has an empty value: invalid argument`},
+		{[]export.Label{{Name: export.VersionLabel, Value: "1"}}, `export: label name "statsblob_template_hash" is the collector's own: invalid argument`},
+		{[]export.Label{{Name: "le", Value: "1"}}, `export: label name "le" is reserved: invalid argument`},
+	} {
+		err := export.CheckPostedLabels(c.labels)
+		if c.err == "" {
+			require.NoError(t, err)
+			require.NoError(t, export.CheckLabels(c.labels))
+			continue
+		}
+		require.EqualError(t, err, c.err)
+	}
+	// A collector's own output carries the label: the exports take it.
+	require.NoError(t, export.CheckLabels([]export.Label{{Name: export.VersionLabel, Value: "1"}}))
+}

@@ -91,7 +91,7 @@ func ParseTokens(data []byte) ([]Token, error) {
 				return nil, fmt.Errorf("collector: token %d: an empty template name: %w", i, voi.ErrInvalid)
 			}
 		}
-		if err := export.CheckLabels(sortedLabels(t.Labels)); err != nil {
+		if err := export.CheckPostedLabels(sortedLabels(t.Labels)); err != nil {
 			return nil, fmt.Errorf("collector: token %d: forced labels: %w", i, err)
 		}
 	}

@@ -529,7 +529,7 @@ func (s *Server) parseLabels(rawQuery string) ([]export.Label, *rejection) {
 	}
 	slices.SortFunc(labels, func(a, b export.Label) int { return strings.Compare(a.Name, b.Name) })
 	copyLabels(labels)
-	if err := export.CheckLabels(labels); err != nil {
+	if err := export.CheckPostedLabels(labels); err != nil {
 		return nil, reject(http.StatusBadRequest, "labels", "%v", err)
 	}
 	return labels, nil

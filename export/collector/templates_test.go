@@ -214,6 +214,14 @@ func TestVersionsShareNoSeries(t *testing.T) {
 	code, body = post(t, s, http.MethodPost, "host=a", v2Blob(t, k2, 5))
 	require.Equal(t, http.StatusNoContent, code, body)
 
+	// The label is the collector's: no post or token may carry it (else
+	// a sender could make the two versions one series again).
+	code, body = post(t, s, http.MethodPost, "host=a&"+collector.VersionLabel+"=x", v2Blob(t, k2, 5))
+	require.Equal(t, http.StatusBadRequest, code)
+	require.Contains(t, body, `label name "statsblob_template_hash" is the collector's own`)
+	_, err = collector.ParseTokens([]byte(`[{"token": "` + anyToken + `", "post": true, "labels": {"statsblob_template_hash": "1"}}]`))
+	require.ErrorIs(t, err, voi.ErrInvalid)
+
 	lines, _ := scrapeLines(t, s, false)
 	seen := map[string]bool{}
 	var bytesLines []string

@@ -20,11 +20,12 @@ import (
 // template hash: the newest keeps the series it has and will keep, the
 // others are told apart for as long as they post.
 
-// VersionLabel is the label that tells apart the aggregates of an older
-// version of a template that share a label set with another version's:
-// the older version's template hash (the senders', as tpl.Template.Hash),
-// eight hexadecimal digits.
-const VersionLabel = "statsblob_template_hash"
+// VersionLabel is export.VersionLabel: the label that tells apart the
+// aggregates of an older version of a template that share a label set
+// with another version's: the older version's template hash (the
+// senders', as tpl.Template.Hash), eight hexadecimal digits. Posts and
+// tokens may not carry it.
+const VersionLabel = export.VersionLabel
 
 // versions maps the hash of a wide template the aggregates hold to its
 // senders' template's hash.
@@ -68,9 +69,6 @@ func (s *Server) withVersions(ns []export.Named) []export.Named {
 			h = t.Hash() // (not known: told apart by the hash it has)
 		} else if n := s.newest(t.Name()); n != nil && n.Hash() == h {
 			continue // the newest version keeps its series
-		}
-		if slices.ContainsFunc(ns[i].Labels, func(l export.Label) bool { return l.Name == VersionLabel }) {
-			continue
 		}
 		labels := append(slices.Clip(ns[i].Labels), export.Label{Name: VersionLabel, Value: fmt.Sprintf("%08x", h)})
 		slices.SortFunc(labels, func(a, b export.Label) int { return strings.Compare(a.Name, b.Name) })

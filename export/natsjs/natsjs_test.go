@@ -212,6 +212,8 @@ func TestMergeRefusesLabelsTheExportsRefuse(t *testing.T) {
 		{[]ship.Label{{Name: "host", Value: "\xff\xfe"}}, `export: label "host": value "\xff\xfe" is not valid UTF-8: invalid argument`},
 		{[]ship.Label{{Name: "host", Value: strings.Repeat("v", natsjs.MaxLabelBytes+1)}}, `natsjs: label "host": name or value over 128 bytes: invalid argument`},
 		{many, "natsjs: 17 labels, at most 16: invalid argument"},
+		{[]ship.Label{{Name: "host", Value: ""}}, `export: label "host" has an empty value: invalid argument`},
+		{[]ship.Label{{Name: "statsblob_template_hash", Value: "1"}}, `export: label name "statsblob_template_hash" is the collector's own: invalid argument`},
 	} {
 		err := part.Merge(natsjs.Message{StreamSeq: uint64(i + 1), TplHash: tp.Hash(), Labels: c.labels, Body: b.Bytes()})
 		require.EqualError(t, err, c.msg)

@@ -70,7 +70,7 @@ const (
 // Merge adds a message's blob to its aggregate, once per sender and
 // sequence. A blob that is no valid blob, or of a template the registry
 // does not have, is refused, and so are labels the exports cannot carry
-// (export.CheckLabels) or past MaxLabels and MaxLabelBytes: merged, they
+// (export.CheckPostedLabels) or past MaxLabels and MaxLabelBytes: merged, they
 // would take an aggregate that no export shows. Errors wrap
 // voi.ErrInvalid.
 func (sp *setPart) Merge(m Message) error {
@@ -115,7 +115,7 @@ func checkLabels(ls []ship.Label) error {
 			return fmt.Errorf("natsjs: label %.40q: name or value over %d bytes: %w", l.Name, MaxLabelBytes, voi.ErrInvalid)
 		}
 	}
-	return export.CheckLabels(exportLabels(ls))
+	return export.CheckPostedLabels(exportLabels(ls))
 }
 
 // aggregateKey names a template's label set: the hash, then each label's
