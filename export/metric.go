@@ -130,7 +130,12 @@ type ExpBuckets struct {
 type Named struct {
 	Blob     *blob.Blob
 	Template *tpl.Template
-	Labels   []Label
+	// Posted, if not nil, is the template the blob's samples were posted
+	// as when Template is its wide form (tpl.Widen; a collector's
+	// aggregate): two versions of a template can have one wide form.
+	// The exports do not read it.
+	Posted *tpl.Template
+	Labels []Label
 	// Start overrides the accumulation start taken from the blob's last
 	// reset (zero: use the blob's).
 	Start time.Time

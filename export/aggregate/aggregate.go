@@ -557,7 +557,7 @@ func (s *Set) named(w *window) ([]export.Named, []uint64) {
 	par.Do(len(aggs), parallelMin, func(_, i int) {
 		a := aggs[i]
 		b, n := s.snapshot(a)
-		out[i] = export.Named{Blob: b, Template: a.w.wide, Labels: a.labels, Start: w.start}
+		out[i] = export.Named{Blob: b, Template: a.w.wide, Posted: a.t, Labels: a.labels, Start: w.start}
 		counts[i] = n
 	})
 	return out, counts

@@ -175,17 +175,21 @@ func (l *levels) sum(k string) map[int32]float64 {
 	return out
 }
 
-// levelKey is the key of a label set's levels: by template name, since
-// the aggregates are blobs of the template's wide form (another hash) and
-// the posts of its senders' own.
+// levelKey is the key of a label set's levels: by the template its
+// senders post (the aggregates are blobs of its wide form, which another
+// version can share, export.Named.Posted), so that each version's series
+// carries its own senders' levels.
 func levelKey(t *tpl.Template, labels []export.Label) string {
-	return key(0, labels) + "\x00" + t.Name()
+	return key(t.Hash(), labels)
 }
 
-// withLevels sets the Levels of the aggregates ns.
+// withLevels sets the Levels of the aggregates ns (those that say which
+// template they were posted as).
 func (s *Server) withLevels(ns []export.Named) []export.Named {
 	for i := range ns {
-		ns[i].Levels = s.levels.sum(levelKey(ns[i].Template, ns[i].Labels))
+		if ns[i].Posted != nil {
+			ns[i].Levels = s.levels.sum(levelKey(ns[i].Posted, ns[i].Labels))
+		}
 	}
 	return ns
 }

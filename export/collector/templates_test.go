@@ -15,6 +15,7 @@ import (
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export/collector"
 	"github.com/statsblob/statsblob/export/internal/fixture"
+	"github.com/statsblob/statsblob/ship"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -244,3 +245,79 @@ func TestVersionsShareNoSeries(t *testing.T) {
 }
 
 func sortedStrings(s []string) []string { slices.Sort(s); return s }
+
+// Versions whose wide forms are one template (a VOI's INT_U32 and INT_U64
+// both widen to INT_U64) are told apart by the template their senders
+// posted (export.Named.Posted), not by the aggregates' wide one (before,
+// the two were one series twice).
+func TestVersionsWithOneWideForm(t *testing.T) {
+	mk := func(dt voi.DType) *tpl.Template {
+		tp, err := tpl.NewRegistry().New("KITCHEN")
+		require.NoError(t, err)
+		require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "bytes", DType: dt, Stats: []tpl.StatSpec{tpl.Sum()}}))
+		return tp
+	}
+	v1, v2 := mk(voi.IntU32), mk(voi.IntU64)
+	w1, err := tpl.Widen(v1)
+	require.NoError(t, err)
+	w2, err := tpl.Widen(v2)
+	require.NoError(t, err)
+	require.Equal(t, w1.Hash(), w2.Hash(), "one wide form")
+	s, err := collector.New(collector.Config{MoreTemplates: []*tpl.Template{v1, v2}})
+	require.NoError(t, err)
+	b1 := blob.New(v1, nil)
+	require.NoError(t, b1.UpdateU32(0, 3))
+	code, body := post(t, s, http.MethodPost, "host=a", b1.Bytes())
+	require.Equal(t, http.StatusNoContent, code, body)
+	code, body = post(t, s, http.MethodPost, "host=a", v2Blob(t, v2, 5))
+	require.Equal(t, http.StatusNoContent, code, body)
+	var got []string
+	lines, _ := scrapeLines(t, s, false)
+	for _, l := range lines {
+		if strings.HasPrefix(l, "kitchen_bytes_total") {
+			got = append(got, l)
+		}
+	}
+	require.Equal(t, []string{
+		fmt.Sprintf(`kitchen_bytes_total{host="a",statsblob_template_hash="%08x"} 3`, v1.Hash()),
+		`kitchen_bytes_total{host="a"} 5`,
+	}, sortedStrings(got))
+}
+
+// Each version's series carries its own senders' levels (before, levels
+// were kept by template name, and both series carried the sum of both
+// versions' senders, counting the gauge twice).
+func TestVersionsKeepTheirOwnLevels(t *testing.T) {
+	pool := func(extra bool) *tpl.Template {
+		tp, err := tpl.NewRegistry().New("POOL")
+		require.NoError(t, err)
+		require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "inflight", DType: voi.IntS64, Flags: voi.FlagRelUpdate, Stats: []tpl.StatSpec{tpl.Max()}}))
+		if extra {
+			require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 1, Name: "other", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+		}
+		return tp
+	}
+	v1, v2 := pool(false), pool(true)
+	s, err := collector.New(collector.Config{MoreTemplates: []*tpl.Template{v1, v2}})
+	require.NoError(t, err)
+	send := func(tp *tpl.Template, sender string, level int64) {
+		t.Helper()
+		b := blob.New(tp, nil)
+		require.NoError(t, b.UpdateRelS64(0, level))
+		code, body := postH(t, s, "/v1/blobs", "pool=db", b.Bytes(), map[string]string{ship.HeaderSender: sender, ship.HeaderSeq: "1"})
+		require.Equal(t, http.StatusNoContent, code, body)
+	}
+	send(v1, "old", 5)
+	send(v2, "new", 7)
+	var got []string
+	lines, _ := scrapeLines(t, s, false)
+	for _, l := range lines {
+		if strings.HasPrefix(l, "pool_inflight{") {
+			got = append(got, l)
+		}
+	}
+	require.Equal(t, []string{
+		fmt.Sprintf(`pool_inflight{pool="db",statsblob_template_hash="%08x"} 5`, v1.Hash()),
+		`pool_inflight{pool="db"} 7`,
+	}, sortedStrings(got))
+}

@@ -27,8 +27,9 @@ import (
 // tokens may not carry it.
 const VersionLabel = export.VersionLabel
 
-// versions maps the hash of a wide template the aggregates hold to its
-// senders' template's hash.
+// versions maps the hash of a wide template to its senders' template's
+// hash, for aggregates that do not say which (Posted nil: a closed window
+// recovered from DataDir).
 type versions struct {
 	narrow sync.Map // uint32 -> uint32
 }
@@ -40,20 +41,17 @@ func (s *Server) withVersions(ns []export.Named) []export.Named {
 	type set struct {
 		name, labels string
 	}
-	var seen map[set]int // the first aggregate of each set, or -1 once shared
+	first := make(map[set]int, len(ns)) // the first aggregate of each set, or -1 once shared
 	shared := false
 	for i := range ns {
 		if ns[i].Template == nil {
 			continue
 		}
-		if seen == nil {
-			seen = make(map[set]int, len(ns))
-		}
 		k := set{ns[i].Template.Name(), key(0, ns[i].Labels)}
-		if j, ok := seen[k]; !ok {
-			seen[k] = i
-		} else if j >= 0 && ns[j].Template.Hash() != ns[i].Template.Hash() || j < 0 {
-			seen[k], shared = -1, true
+		if j, ok := first[k]; !ok {
+			first[k] = i
+		} else if j < 0 || s.postedHash(ns[j]) != s.postedHash(ns[i]) {
+			first[k], shared = -1, true
 		}
 	}
 	if !shared {
@@ -61,13 +59,11 @@ func (s *Server) withVersions(ns []export.Named) []export.Named {
 	}
 	for i := range ns {
 		t := ns[i].Template
-		if t == nil || seen[set{t.Name(), key(0, ns[i].Labels)}] >= 0 {
+		if t == nil || first[set{t.Name(), key(0, ns[i].Labels)}] >= 0 {
 			continue
 		}
-		h, ok := s.narrowHash(t)
-		if !ok {
-			h = t.Hash() // (not known: told apart by the hash it has)
-		} else if n := s.newest(t.Name()); n != nil && n.Hash() == h {
+		h := s.postedHash(ns[i])
+		if n := s.newest(t.Name()); n != nil && n.Hash() == h {
 			continue // the newest version keeps its series
 		}
 		labels := append(slices.Clip(ns[i].Labels), export.Label{Name: VersionLabel, Value: fmt.Sprintf("%08x", h)})
@@ -77,21 +73,26 @@ func (s *Server) withVersions(ns []export.Named) []export.Named {
 	return ns
 }
 
-// narrowHash returns the hash of the known template whose wide form is w.
-func (s *Server) narrowHash(w *tpl.Template) (uint32, bool) {
+// postedHash returns the hash of the template n's samples were posted as:
+// n.Posted's, else that of the known template whose wide form is
+// n.Template (the first such: two versions can share a wide form), else
+// n.Template's own.
+func (s *Server) postedHash(n export.Named) uint32 {
+	if n.Posted != nil {
+		return n.Posted.Hash()
+	}
+	w := n.Template
 	if h, ok := s.versions.narrow.Load(w.Hash()); ok {
-		return h.(uint32), true
+		return h.(uint32)
 	}
 	for _, t := range s.tpls.idx.Load().order {
 		if t.Name() != w.Name() {
 			continue
 		}
-		if wt, err := tpl.Widen(t); err == nil {
-			s.versions.narrow.Store(wt.Hash(), t.Hash())
-			if wt.Hash() == w.Hash() {
-				return t.Hash(), true
-			}
+		if wt, err := tpl.Widen(t); err == nil && wt.Hash() == w.Hash() {
+			s.versions.narrow.Store(w.Hash(), t.Hash())
+			return t.Hash()
 		}
 	}
-	return 0, false
+	return w.Hash()
 }
