@@ -172,7 +172,7 @@ func (h *history) add(c Closed, n int) {
 func (s *Server) window(w int) (named []export.Named, counts []uint64, ok bool) {
 	if w == 0 {
 		named, counts = s.set.BlobsCounts()
-		return named, counts, true
+		return s.withVersions(named), counts, true // (closed windows have it)
 	}
 	s.hist.mu.Lock()
 	defer s.hist.mu.Unlock()
@@ -264,8 +264,8 @@ func (s *Server) getAggregate(w http.ResponseWriter, r *http.Request) {
 	var posts uint64
 	for i, n := range named {
 		if n.Template.Hash() != t.Hash() {
-			queryError(w, http.StatusConflict, "the matching aggregates are of several versions of template %.40q (hashes %d and %d): tell them apart with a label",
-				q.tpl, t.Hash(), n.Template.Hash())
+			queryError(w, http.StatusConflict, "the matching aggregates are of several versions of template %.40q (hashes %d and %d): tell them apart with a label (%s=HASH selects an older version's where versions share a label set)",
+				q.tpl, t.Hash(), n.Template.Hash(), VersionLabel)
 			return
 		}
 		srcs[i] = n.Blob

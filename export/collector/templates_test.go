@@ -321,3 +321,33 @@ func TestVersionsKeepTheirOwnLevels(t *testing.T) {
 		`pool_inflight{pool="db"} 7`,
 	}, sortedStrings(got))
 }
+
+// The query API tells versions that share a label set apart as the
+// exports do: VersionLabel selects the older version's aggregate (before,
+// the 409 said "tell them apart with a label" and no label could).
+func TestQueryVersionsSharingALabelSet(t *testing.T) {
+	k1 := fixture.Kitchen()
+	s, err := collector.New(collector.Config{Templates: k1.Registry()})
+	require.NoError(t, err)
+	k2 := kitchenV2(t)
+	j2, err := json.Marshal(k2)
+	require.NoError(t, err)
+	code, body := templatesPost(t, s, string(j2))
+	require.Equal(t, http.StatusOK, code, body)
+	code, body = post(t, s, http.MethodPost, "host=a", fixture.KitchenBlob(k1).Bytes())
+	require.Equal(t, http.StatusNoContent, code, body)
+	code, body = post(t, s, http.MethodPost, "host=a", v2Blob(t, k2, 5))
+	require.Equal(t, http.StatusNoContent, code, body)
+
+	code, body, _ = get(t, s, "/v1/aggregate?tpl=KITCHEN&host=a", nil)
+	require.Equal(t, http.StatusConflict, code, body)
+	require.Contains(t, body, "statsblob_template_hash=HASH selects an older version's")
+	code, body, h := get(t, s, fmt.Sprintf("/v1/aggregate?tpl=KITCHEN&host=a&%s=%08x", collector.VersionLabel, k1.Hash()), nil)
+	require.Equal(t, http.StatusOK, code, body)
+	require.Equal(t, "1", h.Get("Statsblob-Blobs"))
+	w1, err := tpl.Widen(k1)
+	require.NoError(t, err)
+	back, err := blob.FromBytes([]byte(body), nil)
+	require.NoError(t, err)
+	require.Equal(t, w1.Hash(), back.TplHash(), "the older version's aggregate")
+}
