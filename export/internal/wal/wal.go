@@ -14,13 +14,23 @@
 //	crc     uint32 little-endian, CRC-32C (Castagnoli) of the payload
 //	payload length bytes
 //
-// and a checkpoint is the 8 bytes "SBCKPT1\n", then length, crc and payload
-// as a record. Files are written under a temporary name and renamed, and
-// the directory is synced, so a checkpoint is either whole or absent.
+// A checkpoint is the 8 bytes "SBCKPT2\n", a record whose payload is the
+// state's length (uint64 little-endian), then the state cut in pieces of
+// CheckpointPiece bytes (the last one shorter, none for an empty state),
+// each framed as a record. The state is not bounded by MaxRecord, which
+// bounds one record, not what the records add up to: the file's length
+// must be what the state's length makes it, so a damaged length is
+// refused before anything is allocated for it (what Open allocates is
+// bounded by the file's length), and the state is read piece by piece,
+// each checked, into one buffer of that length. A checkpoint
+// of version 1, "SBCKPT1\n" and the state as one record (at most
+// MaxRecord), is still read. Files are written under a temporary name
+// and renamed, and the directory is synced, so a checkpoint is either
+// whole or absent.
 //
 // # Recovery
 //
-// Open reads the newest checkpoint whose checksum holds and replays the
+// Open reads the newest checkpoint whose checksums hold and replays the
 // segments from its number on. A record cut short or failing its checksum
 // at the end of the last segment is what a crash during a write leaves: the
 // segment is truncated there (that record was never acknowledged, since
@@ -34,6 +44,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,17 +54,23 @@ import (
 	"sync"
 )
 
-// MaxRecord bounds a record's payload, and so what a damaged length field
-// can make Open allocate.
+// MaxRecord bounds a record's payload (Append's, and so a post's), and so
+// what a damaged length field of a segment can make Open allocate. It
+// does not bound a checkpoint, which is written in pieces.
 const MaxRecord = 64 << 20
 
+// CheckpointPiece is the length of the pieces a checkpoint's state is
+// written in, each with its own checksum.
+const CheckpointPiece = 1 << 20
+
 const (
-	hdrSize    = 8
-	ckptMagic  = "SBCKPT1\n"
-	segPrefix  = "seg-"
-	segSuffix  = ".wal"
-	ckptPrefix = "ckpt-"
-	ckptSuffix = ".ckpt"
+	hdrSize     = 8
+	ckptMagic   = "SBCKPT2\n"
+	ckptMagicV1 = "SBCKPT1\n"
+	segPrefix   = "seg-"
+	segSuffix   = ".wal"
+	ckptPrefix  = "ckpt-"
+	ckptSuffix  = ".ckpt"
 )
 
 // Errors. Each is wrapped with the file and offset it concerns.
@@ -63,7 +81,7 @@ var (
 	// ErrClosed: the log was closed, or an earlier write or fsync failed
 	// (then every later Append fails too: the log may have lost a record).
 	ErrClosed = errors.New("wal: log closed")
-	// ErrTooLarge: a payload longer than MaxRecord.
+	// ErrTooLarge: a payload longer than MaxRecord given to Append.
 	ErrTooLarge = errors.New("wal: record too large")
 )
 
@@ -77,7 +95,8 @@ type Options struct {
 }
 
 // Recovery receives what Open reads back, in order: the checkpoint's
-// payload (not called without a checkpoint), then each record since.
+// state (not called without a checkpoint; it may be longer than
+// MaxRecord), then each record since.
 // An error from either stops Open and is returned.
 type Recovery struct {
 	Checkpoint func(state []byte) error
@@ -90,6 +109,7 @@ type Stats struct {
 	Syncs       uint64 // fsyncs of the log (each covers one or more appends)
 	Bytes       uint64 // bytes written to segments
 	Checkpoints uint64 // checkpoints written
+	Failed      uint64 // checkpoints that failed (Checkpoint returned an error)
 	Replayed    uint64 // records replayed by Open
 	Truncated   uint64 // bytes of a torn last record cut off by Open
 }
@@ -256,22 +276,100 @@ func AppendRecord(dst, payload []byte) []byte {
 	return append(dst, payload...)
 }
 
+// readCheckpoint reads the state of a checkpoint file. What it allocates
+// is bounded by the file's length: a length field that does not agree
+// with it is ErrCorrupt.
 func readCheckpoint(path string) ([]byte, error) {
-	p, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("wal: %w", err)
 	}
-	if !strings.HasPrefix(string(p), ckptMagic) {
-		return nil, fmt.Errorf("wal: %s: no checkpoint header: %w", path, ErrCorrupt)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("wal: %w", err)
 	}
-	payload, n, err := Decode(p[len(ckptMagic):])
-	if err == nil && len(ckptMagic)+n != len(p) {
-		err = fmt.Errorf("%d bytes after the checkpoint: %w", len(p)-len(ckptMagic)-n, ErrCorrupt)
+	state, err := readCheckpointFile(f, fi.Size())
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) { // shorter than it was when stat'ed
+		err = fmt.Errorf("the file cut short (%v): %w", err, ErrCorrupt)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("wal: %s: %w", path, err)
 	}
-	return payload, nil
+	return state, nil
+}
+
+// readCheckpointFile reads the state from f, size bytes long.
+func readCheckpointFile(f io.Reader, size int64) ([]byte, error) {
+	magic := make([]byte, len(ckptMagic))
+	if _, err := io.ReadFull(f, magic); err != nil {
+		return nil, fmt.Errorf("no checkpoint header: %w", ErrCorrupt)
+	}
+	switch string(magic) {
+	case ckptMagicV1: // the state as one record, which Decode bounds
+		if size > int64(len(ckptMagicV1)+hdrSize+MaxRecord) {
+			return nil, fmt.Errorf("a %d-byte version 1 checkpoint: %w", size, ErrCorrupt)
+		}
+		p := make([]byte, size-int64(len(magic)))
+		if _, err := io.ReadFull(f, p); err != nil {
+			return nil, err
+		}
+		state, n, err := Decode(p)
+		if err == nil && n != len(p) {
+			err = fmt.Errorf("%d bytes after the checkpoint: %w", len(p)-n, ErrCorrupt)
+		}
+		return state, err
+	case ckptMagic:
+	default:
+		return nil, fmt.Errorf("no checkpoint header: %w", ErrCorrupt)
+	}
+	var hdr [hdrSize + 8]byte
+	if _, err := io.ReadFull(f, hdr[:]); err != nil {
+		return nil, err
+	}
+	p, _, err := Decode(hdr[:])
+	if err == nil && len(p) != 8 {
+		err = fmt.Errorf("a %d-byte checkpoint length: %w", len(p), ErrCorrupt)
+	}
+	if err != nil {
+		return nil, err
+	}
+	n := binary.LittleEndian.Uint64(p)
+	if want, ok := checkpointSize(n); !ok || want != size {
+		return nil, fmt.Errorf("a %d-byte file for a checkpoint of %d bytes: %w", size, n, ErrCorrupt)
+	}
+	state := make([]byte, n) // at most size: the file is that long
+	for off := 0; off < len(state); {
+		if _, err := io.ReadFull(f, hdr[:hdrSize]); err != nil {
+			return nil, err
+		}
+		m := min(CheckpointPiece, len(state)-off)
+		if int(binary.LittleEndian.Uint32(hdr[:])) != m {
+			return nil, fmt.Errorf("a %d-byte piece at %d, want %d: %w", binary.LittleEndian.Uint32(hdr[:]), off, m, ErrCorrupt)
+		}
+		piece := state[off : off+m]
+		if _, err := io.ReadFull(f, piece); err != nil {
+			return nil, err
+		}
+		if crc32.Checksum(piece, castagnoli) != binary.LittleEndian.Uint32(hdr[4:]) {
+			return nil, fmt.Errorf("the piece at %d failing its checksum: %w", off, ErrCorrupt)
+		}
+		off += m
+	}
+	return state, nil
+}
+
+// checkpointSize is the length of the file of a checkpoint of an n-byte
+// state; false if that would not fit an int64.
+func checkpointSize(n uint64) (int64, bool) {
+	pieces := n / CheckpointPiece
+	if n%CheckpointPiece != 0 {
+		pieces++
+	}
+	if n > math.MaxInt64/2 { // past that, the file's length could overflow
+		return 0, false
+	}
+	return int64(len(ckptMagic)+hdrSize+8) + int64(n) + int64(hdrSize*pieces), true
 }
 
 // openSegment creates segment n and makes it the one appends go to.
@@ -419,8 +517,21 @@ func (l *Log) flush() (upto uint64, n int, err error) {
 // the log's lock, when every record appended so far has been applied (see
 // Append) and no other is; what it returns is written as a checkpoint, and
 // the segments it covers are deleted. Appends wait while snapshot runs, not
-// while the checkpoint is written.
+// while the checkpoint is written. The checkpoint's length is not bounded
+// (see the package's doc). A failure is counted (Stats.Failed); if the
+// snapshot was taken and the checkpoint could not be written, the segments
+// stay and the log goes on, whole.
 func (l *Log) Checkpoint(snapshot func() ([]byte, error)) error {
+	err := l.checkpoint(snapshot)
+	if err != nil {
+		l.smu.Lock()
+		l.stats.Failed++
+		l.smu.Unlock()
+	}
+	return err
+}
+
+func (l *Log) checkpoint(snapshot func() ([]byte, error)) error {
 	// Take the syncing role so that no flush writes to the segment being
 	// closed.
 	l.smu.Lock()
@@ -497,9 +608,6 @@ func (l *Log) rollLocked(snapshot func() ([]byte, error)) (state []byte, upto ui
 	if err != nil {
 		return nil, upto, n, 0, fmt.Errorf("%w: %w", errSnapshot, err)
 	}
-	if len(state) > MaxRecord {
-		return nil, upto, n, 0, fmt.Errorf("%w: %w: a %d-byte checkpoint", errSnapshot, ErrTooLarge, len(state))
-	}
 	old := l.f
 	next = l.segN + 1
 	if err = l.openSegment(next); err != nil {
@@ -509,8 +617,29 @@ func (l *Log) rollLocked(snapshot func() ([]byte, error)) (state []byte, upto ui
 	return state, upto, n, next, nil
 }
 
+// writeCheckpoint writes checkpoint n of state, in pieces (see the
+// package's doc), without copying the state.
 func (l *Log) writeCheckpoint(n uint64, state []byte) error {
-	if err := WriteFile(filepath.Join(l.dir, ckptName(n)), AppendRecord([]byte(ckptMagic), state), !l.opts.NoSync); err != nil {
+	err := writeFile(filepath.Join(l.dir, ckptName(n)), !l.opts.NoSync, func(f *os.File) error {
+		hdr := AppendRecord([]byte(ckptMagic), binary.LittleEndian.AppendUint64(nil, uint64(len(state))))
+		if _, err := f.Write(hdr); err != nil {
+			return err
+		}
+		for p := state; len(p) > 0; {
+			piece := p[:min(CheckpointPiece, len(p))]
+			p = p[len(piece):]
+			hdr = binary.LittleEndian.AppendUint32(hdr[:0], uint32(len(piece)))
+			hdr = binary.LittleEndian.AppendUint32(hdr, crc32.Checksum(piece, castagnoli))
+			if _, err := f.Write(hdr); err != nil {
+				return err
+			}
+			if _, err := f.Write(piece); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("wal: checkpoint: %w", err)
 	}
 	return nil
@@ -520,12 +649,20 @@ func (l *Log) writeCheckpoint(n uint64, state []byte) error {
 // first, then renamed over path; with sync, the file and then its
 // directory are synced, so the rename survives a crash of the machine.
 func WriteFile(path string, data []byte, sync bool) error {
+	return writeFile(path, sync, func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	})
+}
+
+// writeFile is WriteFile of what write writes to the temporary file.
+func writeFile(path string, sync bool, write func(*os.File) error) error {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
+	err = write(f)
 	if err == nil && sync {
 		err = f.Sync()
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
@@ -336,4 +337,195 @@ func TestAppendIf(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, state{sum: 2 + 4 + 6 + 8 + 10, n: 5}, got)
 	require.NoError(t, l.Close())
+}
+
+// encodeCheckpoint is the checkpoint file of state, as the package's doc
+// describes it: the magic, the state's length as a record, the state in
+// pieces of CheckpointPiece bytes, each a record.
+func encodeCheckpoint(state []byte) []byte {
+	p := wal.AppendRecord([]byte("SBCKPT2\n"), binary.LittleEndian.AppendUint64(nil, uint64(len(state))))
+	for len(state) > 0 {
+		n := min(wal.CheckpointPiece, len(state))
+		p = wal.AppendRecord(p, state[:n])
+		state = state[n:]
+	}
+	return p
+}
+
+// pattern is n bytes that differ from piece to piece.
+func pattern(n int) []byte {
+	p := make([]byte, n)
+	for i := range p {
+		p[i] = byte(i*31 + i>>20)
+	}
+	return p
+}
+
+// A checkpoint is not bounded by MaxRecord, which bounds a record (a
+// post): the state of many posts can pass it, and its checkpoint was
+// refused ("record too large"), every one of them for as long as that
+// state lived, so the log was never cut. Now it is written in pieces,
+// read back whole, and the segments it covers go.
+func TestCheckpointPastMaxRecord(t *testing.T) {
+	dir := t.TempDir()
+	l, err := wal.Open(dir, wal.Options{NoSync: true}, wal.Recovery{})
+	require.NoError(t, err)
+	require.NoError(t, l.Append(rec(1), nil))
+	big := pattern(wal.MaxRecord + wal.CheckpointPiece/2 + 3)
+	require.NoError(t, l.Checkpoint(func() ([]byte, error) { return big, nil }))
+	require.Equal(t, uint64(1), l.Stats().Checkpoints)
+	require.Zero(t, l.Stats().Failed)
+	require.NoError(t, l.Append(rec(2), nil))
+	require.NoError(t, l.Close())
+	_, err = os.Stat(filepath.Join(dir, "seg-0000000000000000.wal"))
+	require.ErrorIs(t, err, os.ErrNotExist, "the segment the checkpoint covers is deleted")
+	fi, err := os.Stat(filepath.Join(dir, "ckpt-0000000000000001.ckpt"))
+	require.NoError(t, err)
+	require.Equal(t, int64(len(big)+8+16+8*(wal.MaxRecord/wal.CheckpointPiece+1)), fi.Size())
+
+	var got []byte
+	var records []uint64
+	l, err = wal.Open(dir, wal.Options{NoSync: true}, wal.Recovery{
+		Checkpoint: func(p []byte) error { got = p; return nil },
+		Record:     func(p []byte) error { records = append(records, binary.LittleEndian.Uint64(p)); return nil },
+	})
+	require.NoError(t, err)
+	require.True(t, string(big) == string(got), "the state read back is the one written")
+	require.Equal(t, []uint64{2}, records)
+	require.NoError(t, l.Close())
+}
+
+// The checkpoint file is what the package's doc says, and reads back;
+// damage anywhere in it is ErrCorrupt, and a damaged length is refused
+// by the file's own length before anything is allocated for it. A
+// version 1 checkpoint (the state as one record) is still read.
+func TestCheckpointFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(p []byte) string {
+		t.Helper()
+		path := filepath.Join(dir, "ckpt-0000000000000001.ckpt")
+		require.NoError(t, os.WriteFile(path, p, 0o644))
+		return path
+	}
+	for _, n := range []int{0, 1, wal.CheckpointPiece, 2*wal.CheckpointPiece + 5} {
+		state := pattern(n)
+		dir := t.TempDir()
+		l, err := wal.Open(dir, wal.Options{NoSync: true}, wal.Recovery{})
+		require.NoError(t, err)
+		require.NoError(t, l.Checkpoint(func() ([]byte, error) { return state, nil }))
+		require.NoError(t, l.Close())
+		ckpts, err := filepath.Glob(filepath.Join(dir, "ckpt-*.ckpt"))
+		require.NoError(t, err)
+		require.Len(t, ckpts, 1)
+		p, err := os.ReadFile(ckpts[0])
+		require.NoError(t, err)
+		require.True(t, string(encodeCheckpoint(state)) == string(p), "a checkpoint of %d bytes as documented", n)
+		got, err := wal.ReadCheckpoint(ckpts[0])
+		require.NoError(t, err)
+		require.Len(t, got, n)
+		require.True(t, string(state) == string(got))
+	}
+
+	state := pattern(2*wal.CheckpointPiece + 5)
+	good := encodeCheckpoint(state)
+	lastPiece := len(good) - 8 - 5 // the header of the 5-byte piece
+	withLength := func(n uint64) []byte {
+		return append(wal.AppendRecord([]byte("SBCKPT2\n"), binary.LittleEndian.AppendUint64(nil, n)), good[24:]...)
+	}
+	flip := func(i int) []byte {
+		p := append([]byte(nil), good...)
+		p[i] ^= 1
+		return p
+	}
+	for what, p := range map[string][]byte{
+		"a length of 1 TiB":            withLength(1 << 40),
+		"a length of 2^64-1":           withLength(1<<64 - 1),
+		"a length one short":           withLength(uint64(len(state) - 1)),
+		"a length one long":            withLength(uint64(len(state) + 1)),
+		"the length's checksum":        flip(12),
+		"a byte of the length":         flip(16),
+		"the first piece's length":     flip(25),
+		"a byte of the first piece":    flip(40),
+		"the last piece's checksum":    flip(lastPiece + 4),
+		"a byte of the last piece":     flip(len(good) - 1),
+		"the magic":                    flip(0),
+		"cut by a byte":                good[:len(good)-1],
+		"cut after the length":         good[:24],
+		"cut in the header":            good[:20],
+		"a byte more":                  append(append([]byte(nil), good...), 0),
+		"pieces in another cut":        append(withLength(uint64(len(state)))[:24], wal.AppendRecord(wal.AppendRecord(nil, state[:5]), state[5:wal.CheckpointPiece+5])...),
+		"empty":                        nil,
+		"a version 1 record too large": append([]byte("SBCKPT1\n"), binary.LittleEndian.AppendUint64(nil, wal.MaxRecord+1)...),
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := wal.ReadCheckpoint(write(p))
+		runtime.ReadMemStats(&after)
+		require.ErrorIs(t, err, wal.ErrCorrupt, what)
+		require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(len(p)+1<<16), "%s: what is read is bounded by the file", what)
+	}
+
+	// a version 1 file past what a version 1 checkpoint can be is refused
+	// unread (a sparse file of 100 MiB)
+	path := write([]byte("SBCKPT1\n"))
+	require.NoError(t, os.Truncate(path, 100<<20))
+	_, err := wal.ReadCheckpoint(path)
+	require.ErrorIs(t, err, wal.ErrCorrupt)
+
+	got, err := wal.ReadCheckpoint(write(wal.AppendRecord([]byte("SBCKPT1\n"), state)))
+	require.NoError(t, err)
+	require.True(t, string(state) == string(got), "a version 1 checkpoint is read")
+}
+
+// FuzzCheckpointFile: any bytes as a checkpoint file read without panic;
+// what is read is a state whose checkpoint (of either version) is those
+// bytes, anything else is ErrCorrupt.
+func FuzzCheckpointFile(f *testing.F) {
+	f.Add(encodeCheckpoint([]byte("state")))
+	f.Add(encodeCheckpoint(nil))
+	f.Add(wal.AppendRecord([]byte("SBCKPT1\n"), []byte("state")))
+	f.Fuzz(func(t *testing.T, p []byte) {
+		path := filepath.Join(t.TempDir(), "ckpt-0000000000000001.ckpt")
+		require.NoError(t, os.WriteFile(path, p, 0o644))
+		state, err := wal.ReadCheckpoint(path)
+		if err != nil {
+			require.ErrorIs(t, err, wal.ErrCorrupt)
+			return
+		}
+		if string(p[:8]) == "SBCKPT1\n" {
+			require.Equal(t, p, wal.AppendRecord([]byte("SBCKPT1\n"), state))
+		} else {
+			require.Equal(t, p, encodeCheckpoint(state))
+		}
+	})
+}
+
+// A checkpoint that cannot be written is counted (Stats.Failed), and the
+// log stays whole and goes on: its segments are kept until a checkpoint
+// is written.
+func TestCheckpointFailed(t *testing.T) {
+	dir := t.TempDir()
+	var live state
+	l, err := wal.Open(dir, wal.Options{NoSync: true}, live.recovery())
+	require.NoError(t, err)
+	require.NoError(t, l.Append(rec(7), func() { live.sum += 7; live.n++ }))
+	// the next checkpoint's temporary file cannot be created
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "ckpt-0000000000000001.ckpt.tmp"), 0o755))
+	require.Error(t, l.Checkpoint(func() ([]byte, error) { return live.bytes(), nil }))
+	require.Error(t, l.Checkpoint(func() ([]byte, error) { return nil, fmt.Errorf("no") }))
+	require.Equal(t, uint64(2), l.Stats().Failed)
+	require.Zero(t, l.Stats().Checkpoints)
+	require.NoError(t, l.Append(rec(8), func() { live.sum += 8; live.n++ }))
+	require.NoError(t, l.Close())
+
+	var got state
+	l, err = wal.Open(dir, wal.Options{NoSync: true}, got.recovery())
+	require.NoError(t, err)
+	require.Equal(t, live, got)
+	require.Zero(t, l.Stats().Failed, "counted since Open")
+	require.NoError(t, l.Checkpoint(func() ([]byte, error) { return got.bytes(), nil }))
+	require.NoError(t, l.Close())
+	segs, err := filepath.Glob(filepath.Join(dir, "seg-*.wal"))
+	require.NoError(t, err)
+	require.Len(t, segs, 1, "a checkpoint written cuts the log")
 }
