@@ -33,6 +33,16 @@ import (
 // before a crash (kill -9, power loss) is counted once after it, and a
 // sender's retry of it is still a duplicate.
 //
+// A checkpoint is not bounded by wal.MaxRecord, which bounds one post's
+// record: the state the limits allow passes it (DefaultMaxAggregates
+// label sets of DefaultMaxLabels labels of DefaultMaxLabelBytes names
+// and values are about 80 MB, which one batch of 740 KB makes), and the
+// log writes it in pieces, reading it back with memory bounded by the
+// file's length. A checkpoint that fails (a disk full, say) is logged
+// and counted (statsblob_collector_checkpoint_failures_total): the
+// records it would have replaced stay, and are replayed at a restart,
+// until a checkpoint succeeds.
+//
 // A window closed and not yet pushed by a delta OTLP Pusher is kept too,
 // until pushed (closed.go). What is not kept: the levels (gauges) of the
 // senders, which come back with their next post, a closed window a remote
@@ -562,6 +572,9 @@ func (s *Server) openLog() error {
 			Help: "Bytes written to the -data-dir log."}, stat(func(st wal.Stats) uint64 { return st.Bytes })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "statsblob_collector_checkpoints_total",
 			Help: "Checkpoints written to -data-dir."}, stat(func(st wal.Stats) uint64 { return st.Checkpoints })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "statsblob_collector_checkpoint_failures_total",
+			Help: "Checkpoints of -data-dir that failed (logged): the log is cut at the next one that succeeds."},
+			stat(func(st wal.Stats) uint64 { return st.Failed })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_log_replayed_records",
 			Help: "Posts replayed from the -data-dir log at the start."}, stat(func(st wal.Stats) uint64 { return st.Replayed })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_log_replay_failures",
@@ -589,7 +602,7 @@ func (s *Server) checkpoint(during func()) (bool, error) {
 		return s.set.AppendState(nil), nil
 	})
 	if err != nil && s.cfg.Log != nil {
-		s.cfg.Log.Error("checkpoint failed", "data_dir", s.cfg.DataDir, "err", err)
+		s.cfg.Log.Error("checkpoint failed: the log is not cut until one succeeds, a restart replays it", "data_dir", s.cfg.DataDir, "err", err)
 	}
 	return ran, err
 }

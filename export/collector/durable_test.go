@@ -1,9 +1,12 @@
 package collector_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -329,4 +332,143 @@ func TestLongLabelSurvivesRestart(t *testing.T) {
 	s2, _ := newServer(t, cfg)
 	require.Equal(t, []uint64{1}, s2.Merged())
 	require.Equal(t, long, s2.Blobs()[0].Labels[0].Value)
+}
+
+// widestBatch is a server on dir and a batch within every default limit
+// that makes its state as large as the limits allow: DefaultMaxAggregates
+// label sets (one frame each, `z=i`) under DefaultMaxLabels-1 URL labels
+// of DefaultMaxLabelBytes names and values. The batch is about 740 KB;
+// the aggregates' keys and labels take about 80 MB.
+func widestBatch(t *testing.T, dir string) (cfg collector.Config, query string, body []byte) {
+	t.Helper()
+	reg := tpl.NewRegistry()
+	tp, err := reg.New("T")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	b := blob.New(tp, nil)
+	require.NoError(t, b.UpdateU64(0, 1))
+	q := url.Values{}
+	for i := 0; i < collector.DefaultMaxLabels-1; i++ {
+		name := fmt.Sprintf("l%02d_", i)
+		q.Set(name+strings.Repeat("n", collector.DefaultMaxLabelBytes-len(name)), strings.Repeat("v", collector.DefaultMaxLabelBytes))
+	}
+	body = []byte(collector.BatchMagic)
+	for i := 0; i < collector.DefaultMaxAggregates; i++ {
+		body, err = collector.AppendBatchFrame(body, fmt.Sprintf("z=%d", i), b.Bytes())
+		require.NoError(t, err)
+	}
+	return collector.Config{Templates: reg, DataDir: dir, NoSync: true}, q.Encode(), body
+}
+
+// A checkpoint is not capped by the log's record limit (wal.MaxRecord, 64
+// MiB), which bounds one post's record: the state the collector's limits
+// allow passes it, and one batch of 740 KB within every limit made every
+// checkpoint fail ("wal: snapshot: wal: record too large: a
+// 79457803-byte checkpoint") for as long as those label sets lived. The
+// checkpoint is written and a restart loads it.
+func TestCheckpointPastRecordLimit(t *testing.T) {
+	dir := t.TempDir()
+	cfg, q, body := widestBatch(t, dir)
+	s, err := collector.New(cfg)
+	require.NoError(t, err)
+	code, msg := postH(t, s, "/v1/batch", q, body, nil)
+	require.Equal(t, http.StatusNoContent, code, msg)
+	t.Logf("one batch: %d bytes of body, %d of URL", len(body), len(q))
+
+	require.NoError(t, s.Checkpoint(), "a checkpoint of aggregates within every limit")
+	ckpts, err := filepath.Glob(filepath.Join(dir, "ckpt-*.ckpt"))
+	require.NoError(t, err)
+	require.Len(t, ckpts, 1)
+	fi, err := os.Stat(ckpts[0])
+	require.NoError(t, err)
+	require.Greater(t, fi.Size(), int64(64<<20), "the state is past the record limit")
+	lines, _ := scrapeLines(t, s, false)
+	require.Contains(t, lines, "statsblob_collector_checkpoints_total 1")
+	require.Contains(t, lines, "statsblob_collector_checkpoint_failures_total 0")
+
+	collector.Crash(s)
+	s2, err := collector.New(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s2.Close() })
+	require.Len(t, s2.Merged(), collector.DefaultMaxAggregates, "the checkpoint loads")
+	lines, _ = scrapeLines(t, s2, false)
+	require.Contains(t, lines, "statsblob_collector_log_replayed_records 0", "the checkpoint covered the batch")
+}
+
+// The log is cut at every checkpoint, whatever the size of the state: with
+// the checkpoints of such a state refused, no segment was ever deleted
+// (with -window 0, the default, for as long as the label sets were posted
+// to), so every post since was kept on disk and replayed at the next
+// start, and each attempt built the 80 MB state under the Set's lock for
+// nothing.
+func TestBigStateCheckpointCutsTheLog(t *testing.T) {
+	dir := t.TempDir()
+	cfg, q, body := widestBatch(t, dir)
+	s, err := collector.New(cfg)
+	require.NoError(t, err)
+	defer s.Close()
+	logBytes := func() int64 {
+		var n int64
+		ents, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		for _, e := range ents {
+			if fi, err := e.Info(); err == nil && !e.IsDir() {
+				n += fi.Size()
+			}
+		}
+		return n
+	}
+	var sizes []int64
+	for range 4 {
+		code, msg := postH(t, s, "/v1/batch", q, body, nil)
+		require.Equal(t, http.StatusNoContent, code, msg)
+		require.NoError(t, s.Checkpoint()) // RunWindows every -checkpoint-interval
+		sizes = append(sizes, logBytes())
+	}
+	t.Logf("DataDir bytes after each post and checkpoint: %v", sizes)
+	require.Less(t, sizes[3], 2*sizes[0], "the log is cut at each checkpoint")
+	segs, err := filepath.Glob(filepath.Join(dir, "seg-*.wal"))
+	require.NoError(t, err)
+	require.Len(t, segs, 1)
+}
+
+// A checkpoint that fails is logged and counted
+// (statsblob_collector_checkpoint_failures_total), and the log stays
+// whole: a restart replays the posts it did not cut, and the next
+// checkpoint that succeeds cuts them.
+func TestFailedCheckpointLoggedAndCounted(t *testing.T) {
+	dir := t.TempDir()
+	var logged bytes.Buffer
+	cfg := collector.Config{DataDir: dir, NoSync: true, Log: slog.New(slog.NewTextHandler(&logged, nil))}
+	s, tp := newServer(t, cfg)
+	kb := fixture.KitchenBlob(tp).Bytes()
+	code, msg := postH(t, s, "/v1/blobs", "host=a", kb, nil)
+	require.Equal(t, http.StatusNoContent, code, msg)
+	// The next checkpoint's temporary file cannot be created.
+	segs, err := filepath.Glob(filepath.Join(dir, "seg-*.wal"))
+	require.NoError(t, err)
+	require.Len(t, segs, 1)
+	n, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(segs[0]), "seg-"), ".wal"), 16, 64)
+	require.NoError(t, err)
+	tmp := filepath.Join(dir, fmt.Sprintf("ckpt-%016x.ckpt.tmp", n+1))
+	require.NoError(t, os.Mkdir(tmp, 0o755))
+	require.Error(t, s.Checkpoint())
+	require.Contains(t, logged.String(), `level=ERROR msg="checkpoint failed: the log is not cut until one succeeds, a restart replays it"`)
+	lines, _ := scrapeLines(t, s, false)
+	require.Contains(t, lines, "statsblob_collector_checkpoint_failures_total 1")
+	require.Contains(t, lines, "statsblob_collector_checkpoints_total 0")
+	code, msg = postH(t, s, "/v1/blobs", "host=a", kb, nil)
+	require.Equal(t, http.StatusNoContent, code, "the log goes on: %s", msg)
+
+	collector.Crash(s)
+	require.NoError(t, os.Remove(tmp))
+	cfg.Log = nil
+	s2, _ := newServer(t, cfg)
+	require.Equal(t, []uint64{2}, s2.Merged())
+	lines, _ = scrapeLines(t, s2, false)
+	require.Contains(t, lines, "statsblob_collector_log_replayed_records 2", "the failed checkpoint cut nothing")
+	require.NoError(t, s2.Checkpoint())
+	segs, err = filepath.Glob(filepath.Join(dir, "seg-*.wal"))
+	require.NoError(t, err)
+	require.Len(t, segs, 1, "a checkpoint that succeeds cuts the log")
 }
