@@ -345,6 +345,7 @@ func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []
 	// annotation of the unit 1).
 	counts := func(name string, what string) Metric {
 		mt := metric(name, KindCounter, what)
+		mt.ValueCount = true
 		if m.otel() {
 			mt.Unit = "{value}"
 		}

@@ -56,7 +56,12 @@ type Metric struct {
 	// the word its name carries ("seconds"), under the OpenTelemetry
 	// convention a UCUM unit ("s"; "{value}" for counts of values).
 	Unit string
-	Kind Kind
+	// ValueCount marks a count of values (a histogram's buckets exported
+	// as counters, its out-of-range count): its UCUM unit is "{value}"
+	// whatever the convention, where Unit may be the VOI's unit word the
+	// name carries (the Prometheus convention).
+	ValueCount bool
+	Kind       Kind
 	// Labels are the source's constant labels followed by the metric's own
 	// ("bucket" for histogram buckets exported as counters).
 	Labels []Label

@@ -56,7 +56,8 @@ type Config struct {
 	Now func() time.Time
 	// PrometheusNames keeps the Prometheus convention (snake_case names
 	// with unit words, t-digests as Summaries) for fleets whose queries
-	// were written against it.
+	// were written against it. The units stay UCUM, as OTLP has them: the
+	// name's "microseconds" is unit "us", counts of values are "{value}".
 	PrometheusNames bool
 }
 
@@ -125,11 +126,21 @@ func (p *Producer) Metrics(ms []export.Metric, now time.Time) []metricdata.Metri
 		if !ok {
 			i = len(out)
 			index[f] = i
-			out = append(out, metricdata.Metrics{Name: m.Name, Description: m.Help, Unit: m.Unit, Data: p.empty(m.Kind)})
+			out = append(out, metricdata.Metrics{Name: m.Name, Description: m.Help, Unit: unit(m), Data: p.empty(m.Kind)})
 		}
 		out[i].Data = p.add(out[i].Data, m, now)
 	}
 	return out
+}
+
+// unit returns m's OTLP unit, UCUM whatever the names' convention: "{value}"
+// for counts of values, the VOI's unit as its UCUM code otherwise (the
+// Prometheus convention's "microseconds" is "us").
+func unit(m export.Metric) string {
+	if m.ValueCount {
+		return "{value}"
+	}
+	return export.UCUM(m.Unit)
 }
 
 func (p *Producer) empty(k export.Kind) metricdata.Aggregation {

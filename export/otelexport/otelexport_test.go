@@ -194,9 +194,41 @@ func TestProducerUnitsScale(t *testing.T) {
 
 	got = produce(otelexport.Config{Options: export.Options{Units: units, NativeHistogram: true, NativeScale: -1}, PrometheusNames: true})
 	require.Len(t, got, 23)
-	require.Equal(t, "microseconds", got["kitchen_rtt_microseconds_max"].Unit)
+	require.Equal(t, "us", got["kitchen_rtt_microseconds_max"].Unit)
 	require.IsType(t, metricdata.Summary{}, got["kitchen_rtt_microseconds_tdigest"].Data)
 	require.IsType(t, metricdata.ExponentialHistogram[float64]{}, got["kitchen_rtt_microseconds_tdigest_native"].Data)
+}
+
+// With PrometheusNames the names carry Prometheus unit words, but OTLP's
+// Metric.unit is still UCUM: the word's code ("microseconds" is "us"), and
+// "{value}" for counts of values (a DVHIST's buckets as counters, an
+// out-of-range count), never the VOI's unit.
+func TestProducerPrometheusNamesKeepUCUMUnits(t *testing.T) {
+	tp := fixture.Kitchen()
+	p, err := otelexport.New(export.Static(export.Named{Blob: fixture.KitchenBlob(tp), Template: tp}),
+		otelexport.Config{PrometheusNames: true, Options: export.Options{Units: map[string]string{"sig": "us", "rtt": "microseconds", "lat": "ms"}}})
+	require.NoError(t, err)
+	sms, err := p.Produce(context.Background())
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, m := range sms[0].Metrics {
+		got[m.Name] = m.Unit
+	}
+	for name, unit := range map[string]string{
+		"kitchen_rtt_microseconds_max":             "us",
+		"kitchen_rtt_microseconds_min":             "us",
+		"kitchen_rtt_microseconds_tdigest":         "us",
+		"kitchen_lat_milliseconds":                 "ms",
+		"kitchen_lat_milliseconds_hist":            "ms",
+		"kitchen_sig_microseconds_hist":            "{value}",
+		"kitchen_sig_microseconds_hist_outofrange": "{value}",
+		"kitchen_cons_hist_outofrange":             "{value}",
+		"kitchen_ranges_hist":                      "{value}",
+		"kitchen_delta":                            "",
+	} {
+		require.Contains(t, got, name)
+		require.Equal(t, unit, got[name], name)
+	}
 }
 
 // Blobs that cannot be mapped are errors of the collection; the rest is
