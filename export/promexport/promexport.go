@@ -10,8 +10,9 @@
 // NAME_hist_total{bucket="..."}, with NAME_hist_outofrange_total beside
 // DRHIST and DVHIST; t-digests are summaries NAME_tdigest{quantile="..."}
 // and, as an option, native histograms NAME_tdigest_native (scraped with
-// the protobuf format only). Counters, histograms and summaries carry the
-// blob's last reset as their created timestamp.
+// the protobuf format only). Counters, histograms (native ones too) and
+// summaries carry the blob's last reset as their created timestamp, none
+// when the start is unknown (export.Metric.Start zero).
 //
 // The collector is unchecked (Describe sends nothing): the metrics depend on
 // the blobs of the moment. A blob that cannot be mapped is reported as an
@@ -24,6 +25,7 @@ import (
 	"math"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/statsblob/statsblob/export"
 	"github.com/statsblob/statsblob/voi"
@@ -116,10 +118,29 @@ func Const(m export.Metric) (prometheus.Metric, error) {
 		return prometheus.NewConstSummaryWithCreatedTimestamp(desc, s.Count, s.Sum, qs, m.Start, values...)
 	case export.KindExpHistogram:
 		e := m.Exp
-		return prometheus.NewConstNativeHistogram(desc, e.Count, e.Sum, nativeBuckets(e.Positive), nativeBuckets(e.Negative),
+		pm, err := prometheus.NewConstNativeHistogram(desc, e.Count, e.Sum, nativeBuckets(e.Positive), nativeBuckets(e.Negative),
 			e.ZeroCount, e.Scale, e.ZeroThreshold, m.Start, values...)
+		if err != nil || ct {
+			return pm, err
+		}
+		// NewConstNativeHistogram always sets a created timestamp: the
+		// zero Start (unknown) would say 0001-01-01.
+		return noCreated{pm}, nil
 	}
 	return prometheus.NewConstMetric(desc, prometheus.GaugeValue, m.Value, values...)
+}
+
+// noCreated is a histogram without a created timestamp.
+type noCreated struct{ prometheus.Metric }
+
+func (m noCreated) Write(out *dto.Metric) error {
+	if err := m.Metric.Write(out); err != nil {
+		return err
+	}
+	if out.Histogram != nil {
+		out.Histogram.CreatedTimestamp = nil
+	}
+	return nil
 }
 
 // nativeBuckets converts OpenTelemetry-layout buckets (index i counts

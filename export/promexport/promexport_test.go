@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/statsblob/statsblob/blob"
@@ -224,4 +225,46 @@ func TestCollectError(t *testing.T) {
 	_, err = promexport.New(nil, export.Options{})
 	require.ErrorIs(t, err, voi.ErrInvalid)
 	require.EqualError(t, err, "promexport: no source: invalid argument")
+}
+
+// A blob without a reset time (sbintime 0: export.Metric.Start is zero,
+// unknown) gives no created timestamp to any metric, the native histogram
+// included (its constructor would say 0001-01-01); a known start is every
+// one's created timestamp.
+func TestCollectCreatedTimestampOnlyWhenStartKnown(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("N")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU64,
+		Stats: []tpl.StatSpec{tpl.Sum(), tpl.TDigest(voi.TDgstClust64, 20, 8)}}))
+	gather := func(clock func() int64) map[string]*dto.Metric {
+		t.Helper()
+		b := blob.New(tp, blob.NewEnv(clock, 1))
+		for _, v := range []uint64{1, 2, 4, 8} {
+			require.NoError(t, b.UpdateU64(0, v))
+		}
+		c, err := promexport.New(export.Static(export.Named{Blob: b, Template: tp}), export.Options{NativeHistogram: true})
+		require.NoError(t, err)
+		pr := prometheus.NewPedanticRegistry()
+		require.NoError(t, pr.Register(c))
+		mfs, err := pr.Gather()
+		require.NoError(t, err)
+		out := map[string]*dto.Metric{}
+		for _, mf := range mfs {
+			require.Len(t, mf.Metric, 1, mf.GetName())
+			out[mf.GetName()] = mf.Metric[0]
+		}
+		require.Len(t, out, 3)
+		return out
+	}
+	unknown := gather(func() int64 { return 0 })
+	require.Nil(t, unknown["n_x_total"].Counter.CreatedTimestamp)
+	require.Nil(t, unknown["n_x_tdigest"].Summary.CreatedTimestamp)
+	require.Nil(t, unknown["n_x_tdigest_native"].Histogram.CreatedTimestamp)
+	require.Equal(t, uint64(4), unknown["n_x_tdigest_native"].Histogram.GetSampleCount())
+
+	start := export.SBinTime(1_700_000_000 << 32)
+	known := gather(func() int64 { return 1_700_000_000 << 32 })
+	require.Equal(t, start.Unix(), known["n_x_total"].Counter.CreatedTimestamp.AsTime().Unix())
+	require.Equal(t, start.Unix(), known["n_x_tdigest"].Summary.CreatedTimestamp.AsTime().Unix())
+	require.Equal(t, start.Unix(), known["n_x_tdigest_native"].Histogram.CreatedTimestamp.AsTime().Unix())
 }
