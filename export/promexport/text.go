@@ -30,8 +30,14 @@ import (
 // (as a source of snapshots does; export/aggregate publishes a new blob
 // at every fold), never modify one it handed out. Native
 // histograms need the protobuf format: use the Collector through a
-// registry for those. A blob the mapping rejects is left out. A Text is
-// safe for concurrent use (scrapes take turns).
+// registry for those. A blob the mapping rejects is left out. A name gets
+// one # HELP and # TYPE, and a series one line, as the format requires: a
+// blob's family whose name an extra family has (the registry's own
+// process_ and go_ families, say), whose name another type's family has,
+// or whose series an earlier blob's family wrote (the same family and
+// constant labels: two templates whose names sanitise alike, "web" and
+// "WEB") is left out and counted (Omitted.Clashes); the HELP is the first
+// writer's. A Text is safe for concurrent use (scrapes take turns).
 type Text struct {
 	c *Collector
 
@@ -42,12 +48,11 @@ type Text struct {
 // rendered is the text of one blob's metrics, by family.
 type rendered struct {
 	labels []export.Label
+	key    string // the labels, sorted: the series of blobs with other keys differ
 	start  time.Time
 	fams   []famText
 	valid  bool // the mapping accepted the blob
 	seen   bool // handed out by the source in the latest scrape
-	series int  // sample lines
-	size   int  // bytes of the lines
 }
 
 // renderChanged renders the blobs of named whose lines the cache does not
@@ -92,23 +97,41 @@ type scratch struct {
 
 // render maps and renders n's blob, with sc as its scratch.
 func (t *Text) render(sc *scratch, n export.Named) *rendered {
-	r := &rendered{labels: n.Labels, start: n.Start}
+	r := &rendered{labels: n.Labels, key: labelsKey(n.Labels), start: n.Start}
 	var err error
 	if sc.ms, err = t.c.mapper.Append(sc.ms[:0], n); err == nil {
 		r.valid = true
 		r.fams = renderBlob(sc)
-		for _, ft := range r.fams {
-			r.series += bytes.Count(ft.lines, []byte{'\n'})
-			r.size += len(ft.lines)
+		for i := range r.fams {
+			r.fams[i].series = bytes.Count(r.fams[i].lines, []byte{'\n'})
 		}
 	}
 	return r
+}
+
+// labelsKey returns a blob's constant labels, sorted and without those of
+// empty value (Prometheus's {host=""} is {}), as one string: two blobs'
+// families of one name hold the same series only if their keys are equal
+// (the metrics' own labels, "bucket", "le" and "quantile", are reserved: no
+// constant label has their names).
+func labelsKey(labels []export.Label) string {
+	ls := slices.DeleteFunc(slices.Clone(labels), func(l export.Label) bool { return l.Value == "" })
+	slices.SortFunc(ls, func(a, b export.Label) int { return strings.Compare(a.Name, b.Name) })
+	var sb strings.Builder
+	for _, l := range ls {
+		sb.WriteString(l.Name)
+		sb.WriteByte(0xff)
+		sb.WriteString(l.Value)
+		sb.WriteByte(0xff)
+	}
+	return sb.String()
 }
 
 // famText is one family's lines of one blob.
 type famText struct {
 	name, help, typ string
 	lines           []byte
+	series          int // sample lines
 }
 
 // NewText returns a Text of c's source and mapping.
@@ -133,13 +156,22 @@ func (t *Text) Forget() {
 	clear(t.cache)
 }
 
-// Omitted counts the blobs a WriteWithin left out, by the bound they would
-// have passed.
-type Omitted struct{ BySeries, ByBytes int }
+// Omitted counts what a WriteWithin left out: blobs, by the bound they
+// would have passed, and blobs' families that clashed with what the
+// exposition already held.
+type Omitted struct {
+	BySeries, ByBytes int
+	// Clashes counts the families of written blobs left out because their
+	// name was an extra family's or another type's family's, or an earlier
+	// blob's family of that name had the same constant labels (its series).
+	Clashes int
+}
 
 // WriteWithin is Write with at most maxSeries sample lines and maxBytes
 // bytes of the source's blobs (0: no bound): blobs past either bound, in
-// the source's order, are left out and counted.
+// the source's order, are left out and counted; families that clash (see
+// Text) are left out of the blobs written, counted, and not held against
+// the bounds.
 func (t *Text) WriteWithin(w io.Writer, extra []*dto.MetricFamily, maxSeries, maxBytes int) (Omitted, error) {
 	var om Omitted
 	series, size := 0, 0
@@ -161,6 +193,19 @@ func (t *Text) WriteWithin(w io.Writer, extra []*dto.MetricFamily, maxSeries, ma
 		}
 		return f
 	}
+	for _, mf := range extra {
+		if len(mf.Metric) > 0 {
+			get(mf.GetName()).extra = mf
+		}
+	}
+	// The blobs written, by constant labels: the first one's families
+	// become a set only when a second blob has its labels.
+	type written struct {
+		first *rendered
+		names map[string]bool
+	}
+	byKey := map[string]*written{}
+	var keep []int
 	for _, r := range t.cache {
 		r.seen = false
 	}
@@ -178,30 +223,51 @@ func (t *Text) WriteWithin(w io.Writer, extra []*dto.MetricFamily, maxSeries, ma
 		if !r.valid {
 			continue // the mapping rejected it
 		}
+		wr := byKey[r.key]
+		if wr != nil && wr.names == nil {
+			wr.names = make(map[string]bool, len(wr.first.fams))
+			for _, ft := range wr.first.fams {
+				wr.names[ft.name] = true
+			}
+		}
+		keep = keep[:0]
+		rs, rz := 0, 0
+		for i := range r.fams {
+			ft := &r.fams[i]
+			if f := fams[ft.name]; f != nil && (f.extra != nil || f.typ != ft.typ) || wr != nil && wr.names[ft.name] {
+				continue
+			}
+			keep = append(keep, i)
+			rs, rz = rs+ft.series, rz+len(ft.lines)
+		}
 		switch {
-		case maxSeries > 0 && series+r.series > maxSeries:
+		case maxSeries > 0 && series+rs > maxSeries:
 			om.BySeries++
 			continue
-		case maxBytes > 0 && size+r.size > maxBytes:
+		case maxBytes > 0 && size+rz > maxBytes:
 			om.ByBytes++
 			continue
 		}
-		series, size = series+r.series, size+r.size
-		for i := range r.fams {
+		series, size = series+rs, size+rz
+		om.Clashes += len(r.fams) - len(keep)
+		if wr == nil {
+			byKey[r.key] = &written{first: r}
+		}
+		for _, i := range keep {
 			ft := &r.fams[i]
 			f := get(ft.name)
-			f.help, f.typ = ft.help, ft.typ
+			if f.parts == nil {
+				f.help, f.typ = ft.help, ft.typ
+			}
 			f.parts = append(f.parts, ft.lines)
+			if wr != nil {
+				wr.names[ft.name] = true
+			}
 		}
 	}
 	for b, r := range t.cache {
 		if !r.seen {
 			delete(t.cache, b)
-		}
-	}
-	for _, mf := range extra {
-		if len(mf.Metric) > 0 {
-			get(mf.GetName()).extra = mf
 		}
 	}
 	slices.Sort(names)

@@ -6,8 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 
+	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
 	"github.com/statsblob/statsblob/export/internal/fixture"
 	"github.com/statsblob/statsblob/export/promexport"
@@ -61,4 +67,154 @@ func TestTextRendersInParallel(t *testing.T) {
 	require.NoError(t, text.Write(&second, nil))
 	require.Equal(t, serial, first.String())
 	require.Equal(t, serial, second.String())
+}
+
+// sumBlob returns a blob of a template name with one SUM VOI voiName of
+// type dt, updated with v.
+func sumBlob(t *testing.T, name, voiName string, dt voi.DType, v uint64) (*blob.Blob, *tpl.Template) {
+	t.Helper()
+	tp, err := tpl.NewRegistry().New(name)
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: voiName, DType: dt, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	b := blob.New(tp, blob.NewEnv(func() int64 { return 0 }, 1))
+	switch dt {
+	case voi.IntS64:
+		require.NoError(t, b.UpdateS64(0, int64(v)))
+	default:
+		require.NoError(t, b.UpdateU64(0, v))
+	}
+	return b, tp
+}
+
+// parses reports the exposition's families as expfmt's parser reads them.
+func parses(t *testing.T, text string) map[string]*dto.MetricFamily {
+	t.Helper()
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	mfs, err := parser.TextToMetricFamilies(strings.NewReader(text))
+	require.NoError(t, err, text)
+	return mfs
+}
+
+// TestTextOneHeaderPerNameBesideExtraFamilies: a blob's family whose name
+// an extra family has (template "process", VOI cpu_seconds: the process
+// collector's process_cpu_seconds_total) is left out and counted as a
+// clash; the extra family is written once, with its own header, and the
+// exposition parses.
+func TestTextOneHeaderPerNameBesideExtraFamilies(t *testing.T) {
+	b, tp := sumBlob(t, "process", "cpu_seconds", voi.IntU64, 3)
+	b2, tp2 := sumBlob(t, "app", "requests", voi.IntU64, 7)
+	c, err := promexport.New(export.Static(
+		export.Named{Blob: b, Template: tp, Labels: []export.Label{{Name: "host", Value: "a"}}},
+		export.Named{Blob: b2, Template: tp2, Labels: []export.Label{{Name: "host", Value: "a"}}}), export.Options{})
+	require.NoError(t, err)
+	reg := prometheus.NewRegistry()
+	cpu := prometheus.NewCounter(prometheus.CounterOpts{Name: "process_cpu_seconds_total", Help: "Total user and system CPU time spent in seconds."})
+	cpu.Add(1.5)
+	reg.MustRegister(cpu)
+	extra, err := reg.Gather()
+	require.NoError(t, err)
+
+	var sb strings.Builder
+	om, err := c.NewText().WriteWithin(&sb, extra, 0, 0)
+	require.NoError(t, err)
+	require.Equal(t, promexport.Omitted{Clashes: 1}, om)
+	require.Equal(t, `# HELP app_requests_total statsblob app requests: SUM (INT_U64)
+# TYPE app_requests_total counter
+app_requests_total{host="a"} 7
+# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.
+# TYPE process_cpu_seconds_total counter
+process_cpu_seconds_total 1.5
+`, sb.String())
+	require.Len(t, parses(t, sb.String()), 2)
+
+	// The real process collector's families too, whatever this platform
+	// gives.
+	reg = prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	extra, err = reg.Gather()
+	require.NoError(t, err)
+	sb.Reset()
+	require.NoError(t, c.NewText().Write(&sb, extra))
+	parses(t, sb.String())
+}
+
+// TestTextEachSeriesOnce: two templates whose names sanitise alike ("web",
+// "WEB") export the family web_hits_total; with the same constant labels
+// their series are the same, and the later blob's family is left out and
+// counted; with other labels both are written under the first one's
+// header. A family of one name and another type is left out too.
+func TestTextEachSeriesOnce(t *testing.T) {
+	web, webTp := sumBlob(t, "web", "hits", voi.IntU64, 1)
+	WEB, WEBTp := sumBlob(t, "WEB", "hits", voi.IntU64, 2)
+	a := []export.Label{{Name: "host", Value: "a"}}
+	write := func(named ...export.Named) (string, promexport.Omitted) {
+		t.Helper()
+		c, err := promexport.New(export.Static(named...), export.Options{})
+		require.NoError(t, err)
+		var sb strings.Builder
+		om, err := c.NewText().WriteWithin(&sb, nil, 0, 0)
+		require.NoError(t, err)
+		parses(t, sb.String())
+		return sb.String(), om
+	}
+	text, om := write(export.Named{Blob: web, Template: webTp, Labels: a}, export.Named{Blob: WEB, Template: WEBTp, Labels: a})
+	require.Equal(t, promexport.Omitted{Clashes: 1}, om)
+	require.Equal(t, `# HELP web_hits_total statsblob web hits: SUM (INT_U64)
+# TYPE web_hits_total counter
+web_hits_total{host="a"} 1
+`, text)
+
+	// The same blob handed out twice with the same labels: once.
+	text, om = write(export.Named{Blob: web, Template: webTp, Labels: a}, export.Named{Blob: web, Template: webTp, Labels: a})
+	require.Equal(t, promexport.Omitted{Clashes: 1}, om)
+	require.Equal(t, 1, strings.Count(text, "web_hits_total{"))
+
+	text, om = write(export.Named{Blob: WEB, Template: WEBTp, Labels: a},
+		export.Named{Blob: web, Template: webTp, Labels: []export.Label{{Name: "host", Value: "b"}}})
+	require.Equal(t, promexport.Omitted{}, om)
+	require.Equal(t, `# HELP web_hits_total statsblob WEB hits: SUM (INT_U64)
+# TYPE web_hits_total counter
+web_hits_total{host="a"} 2
+web_hits_total{host="b"} 1
+`, text)
+
+	// An empty label value is no label: {host=""} is {}.
+	text, om = write(export.Named{Blob: web, Template: webTp},
+		export.Named{Blob: WEB, Template: WEBTp, Labels: []export.Label{{Name: "host", Value: ""}}})
+	require.Equal(t, promexport.Omitted{Clashes: 1}, om)
+	require.Equal(t, 1, strings.Count(text, "web_hits_total"+" 1\n"))
+	require.NotContains(t, text, "web_hits_total{")
+
+	// web_hits_total a gauge (a signed SUM of VOI hits_total) beside the
+	// counter: the later family is left out, whatever its labels.
+	gauge, gaugeTp := sumBlob(t, "web", "hits_total", voi.IntS64, 5)
+	text, om = write(export.Named{Blob: web, Template: webTp, Labels: a},
+		export.Named{Blob: gauge, Template: gaugeTp, Labels: []export.Label{{Name: "host", Value: "b"}}})
+	require.Equal(t, promexport.Omitted{Clashes: 1}, om)
+	require.Equal(t, `# HELP web_hits_total statsblob web hits: SUM (INT_U64)
+# TYPE web_hits_total counter
+web_hits_total{host="a"} 1
+`, text)
+}
+
+// A clashing family is not held against the bounds, and a blob left out by
+// a bound is no clash.
+func TestTextClashesNotCountedAgainstBounds(t *testing.T) {
+	web, webTp := sumBlob(t, "web", "hits", voi.IntU64, 1)
+	WEB, WEBTp := sumBlob(t, "WEB", "hits", voi.IntU64, 2)
+	other, otherTp := sumBlob(t, "other", "x", voi.IntU64, 3)
+	a := []export.Label{{Name: "host", Value: "a"}}
+	c, err := promexport.New(export.Static(export.Named{Blob: web, Template: webTp, Labels: a},
+		export.Named{Blob: WEB, Template: WEBTp, Labels: a}, export.Named{Blob: other, Template: otherTp, Labels: a}), export.Options{})
+	require.NoError(t, err)
+	var sb strings.Builder
+	om, err := c.NewText().WriteWithin(&sb, nil, 2, 0)
+	require.NoError(t, err)
+	require.Equal(t, promexport.Omitted{Clashes: 1}, om)
+	require.Contains(t, sb.String(), `other_x_total{host="a"} 3`)
+	sb.Reset()
+	om, err = c.NewText().WriteWithin(&sb, nil, 1, 0)
+	require.NoError(t, err)
+	require.Equal(t, promexport.Omitted{BySeries: 1, Clashes: 1}, om)
+	require.NotContains(t, sb.String(), "other_x")
 }
