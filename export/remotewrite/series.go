@@ -14,18 +14,23 @@ import (
 // them: counters as NAME_total, histograms as NAME_bucket{le}, NAME_count
 // and NAME_sum, summaries as NAME{quantile}, NAME_count and NAME_sum. An
 // exponential histogram is a native histogram when native is set, else
-// classic buckets at its bounds. ext are added to every series whose
-// labels do not name them. With zero set, only the series of counts
+// classic buckets at its bounds. A label with an empty value is left out
+// (remote write 1.0 allows none; Prometheus takes one for no label, as a
+// scrape of {zone=""} stores no zone): the metric is sent under the label
+// set the storage would give it anyway, rather than lost. ext are added to
+// every series whose labels do not name them (with a value). With zero set, only the series of counts
 // (counters, histograms, summary counts and sums) are written, all 0: the
 // start of a window, so that rate() and increase() see the reset.
 func toSeries(dst []series, ms []export.Metric, ext []export.Label, ts int64, native, zero bool) []series {
 	for _, m := range ms {
 		base := make([]label, 0, len(m.Labels)+len(ext)+2)
 		for _, l := range m.Labels {
-			base = append(base, label{l.Name, l.Value})
+			if l.Value != "" {
+				base = append(base, label{l.Name, l.Value})
+			}
 		}
 		for _, e := range ext {
-			if !slices.ContainsFunc(m.Labels, func(l export.Label) bool { return l.Name == e.Name }) {
+			if !slices.ContainsFunc(m.Labels, func(l export.Label) bool { return l.Name == e.Name && l.Value != "" }) {
 				base = append(base, label{e.Name, e.Value})
 			}
 		}

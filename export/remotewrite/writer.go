@@ -26,6 +26,24 @@
 // (Options.NativeScale, or export.DefaultNativeScale when 0, so that
 // collectors share bounds), resending that request.
 //
+// Stale markers (remote write 1.0 requires them): a series of the last
+// request sent (acknowledged, or refused with a 4xx) that a later snapshot
+// lacks (its label set expired, its VOI was switched off, a window closed
+// without posts for it) will no longer be appended to, and the next
+// request carries its stale marker: a sample of Prometheus's stale NaN
+// (0x7ff0000000000002) at that request's timestamp, for a native histogram
+// a histogram whose sum is that NaN (none while the server refuses native
+// histograms: its lookback ends those series). The Writer remembers the
+// label sets of the last request's series only, so its memory is bounded
+// by one request (the collector's limits on label sets and VOIs bound
+// that). Snapshots dropped from the queue do not matter: the next request
+// is compared with the last one sent. Close sends no stale markers, as
+// Prometheus writes none for its targets when it shuts down: a collector
+// that restarts resumes its series, and one stopped for good leaves them
+// to the server's lookback (5 minutes by default); a restarted Writer
+// remembers nothing, so series that ended across the restart get no
+// marker either.
+//
 // Several collectors sending to one server must not send the same series:
 // give each its own label (Config.Labels, e.g. collector="a"), and sum
 // across them in PromQL.
@@ -120,6 +138,11 @@ type Writer struct {
 	stop   context.CancelFunc
 	useNat bool // send native histograms
 
+	// sent holds the series of the last request the server acknowledged
+	// or refused with a 4xx, by label set: those absent from the next
+	// request get a stale marker in it. Only the sender goroutine uses it.
+	sent map[string]sentSeries
+
 	requests *prometheus.CounterVec
 	samples  prometheus.Counter
 	dropped  *prometheus.CounterVec
@@ -129,7 +152,8 @@ type Writer struct {
 
 // New checks cfg and starts a Writer's sender. Errors wrap voi.ErrInvalid:
 // no URL or one that is not http(s), negative sizes or durations, labels
-// export.CheckLabels rejects, options export.NewMapper rejects.
+// export.CheckLabels rejects or with an empty value, options
+// export.NewMapper rejects.
 func New(cfg Config) (*Writer, error) {
 	u, err := url.Parse(cfg.URL)
 	if err != nil || cfg.URL == "" || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
@@ -140,6 +164,11 @@ func New(cfg Config) (*Writer, error) {
 	}
 	if err := export.CheckLabels(cfg.Labels); err != nil {
 		return nil, fmt.Errorf("remotewrite: %w", err)
+	}
+	for _, l := range cfg.Labels {
+		if l.Value == "" { // remote write 1.0: no empty label values
+			return nil, fmt.Errorf("remotewrite: label %q has an empty value: %w", l.Name, voi.ErrInvalid)
+		}
 	}
 	if cfg.QueueSize == 0 {
 		cfg.QueueSize = DefaultQueueSize
@@ -327,12 +356,13 @@ func (w *Writer) run(ctx context.Context) {
 		native := w.useNat
 		w.mu.Unlock()
 
-		ok, retry, after, err := w.send(ctx, head, native)
+		ok, retry, after, live, err := w.send(ctx, head, native)
 		w.mu.Lock()
 		// The head may have been dropped for a newer snapshot meanwhile.
 		still := len(w.queue) > 0 && w.queue[0].at.Equal(head.at)
 		switch {
 		case ok:
+			w.sent = live
 			backoff = w.cfg.MinBackoff
 			if still {
 				w.queue = w.queue[1:]
@@ -340,6 +370,9 @@ func (w *Writer) run(ctx context.Context) {
 		case native && w.cfg.Histograms == HistogramsAuto && refusesNative(err):
 			w.useNat = false // resend the same snapshot as classic buckets
 		case !retry:
+			// Its stale markers are lost with it: those series end at
+			// the server's lookback.
+			w.sent = live
 			w.requests.WithLabelValues("rejected").Inc()
 			if still {
 				w.queue = w.queue[1:]
@@ -379,10 +412,11 @@ func refusesNative(err error) bool {
 	return errors.As(err, &he) && he.status/100 != 2 && strings.Contains(strings.ToLower(he.body), "native histogram")
 }
 
-// send maps and sends one snapshot. ok: acknowledged; retry: worth trying
-// again (network error, 5xx, 429), not before after (the server's
-// Retry-After in seconds, if any).
-func (w *Writer) send(ctx context.Context, s snapshot, native bool) (ok, retry bool, after time.Duration, err error) {
+// send maps and sends one snapshot, with a stale marker for each series of
+// w.sent it lacks. ok: acknowledged; retry: worth trying again (network
+// error, 5xx, 429), not before after (the server's Retry-After in seconds,
+// if any); live: the snapshot's series.
+func (w *Writer) send(ctx context.Context, s snapshot, native bool) (ok, retry bool, after time.Duration, live map[string]sentSeries, err error) {
 	m := w.classic
 	if native {
 		m = w.native
@@ -398,15 +432,17 @@ func (w *Writer) send(ctx context.Context, s snapshot, native bool) (ok, retry b
 		ss = toSeries(ss, ms, w.cfg.Labels, s.start.UnixMilli(), native, true)
 	}
 	ss = toSeries(ss, ms, w.cfg.Labels, s.at.UnixMilli(), native, false)
+	live = liveSeries(ss)
+	ss = appendStale(ss, w.sent, live, s.at.UnixMilli(), native)
 	if len(ss) == 0 {
-		return true, false, 0, nil
+		return true, false, 0, live, nil
 	}
 	body := snappy.Encode(nil, appendRequest(nil, ss, families(ms)))
 	rctx, cancel := context.WithTimeout(ctx, w.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, w.cfg.URL, bytes.NewReader(body))
 	if err != nil {
-		return false, false, 0, err
+		return false, false, 0, live, err
 	}
 	req.Header.Set("Content-Type", "application/x-protobuf")
 	req.Header.Set("Content-Encoding", "snappy")
@@ -414,7 +450,7 @@ func (w *Writer) send(ctx context.Context, s snapshot, native bool) (ok, retry b
 	req.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
 	resp, err := w.cfg.Client.Do(req)
 	if err != nil {
-		return false, true, 0, err
+		return false, true, 0, live, err
 	}
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	resp.Body.Close()
@@ -425,11 +461,11 @@ func (w *Writer) send(ctx context.Context, s snapshot, native bool) (ok, retry b
 			n += len(x.samples) + len(x.histograms)
 		}
 		w.samples.Add(float64(n))
-		return true, false, 0, nil
+		return true, false, 0, live, nil
 	}
 	if sec, perr := strconv.Atoi(resp.Header.Get("Retry-After")); perr == nil && sec > 0 {
 		after = time.Duration(sec) * time.Second
 	}
 	err = &httpError{resp.StatusCode, strings.TrimSpace(string(msg))}
-	return false, resp.StatusCode/100 == 5 || resp.StatusCode == http.StatusTooManyRequests, after, err
+	return false, resp.StatusCode/100 == 5 || resp.StatusCode == http.StatusTooManyRequests, after, live, err
 }

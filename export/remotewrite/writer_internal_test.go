@@ -330,8 +330,44 @@ func TestCloseDrops(t *testing.T) {
 
 func TestNewErrors(t *testing.T) {
 	for _, cfg := range []Config{{}, {URL: "ftp://x/y"}, {URL: "http://"}, {URL: "http://h/w", QueueSize: -1},
-		{URL: "http://h/w", Labels: []export.Label{{Name: "le", Value: "1"}}}, {URL: "http://h/w", Options: export.Options{NativeScale: 9}}} {
+		{URL: "http://h/w", Labels: []export.Label{{Name: "le", Value: "1"}}}, {URL: "http://h/w", Options: export.Options{NativeScale: 9}},
+		{URL: "http://h/w", Labels: []export.Label{{Name: "collector", Value: ""}}}} {
 		_, err := New(cfg)
 		require.ErrorIs(t, err, voi.ErrInvalid, "%+v", cfg)
+	}
+}
+
+// Remote write 1.0 allows no empty label value: New refuses one in
+// Config.Labels (above), and a Named's label with an empty value is left
+// out, as Prometheus takes it for no label; its data is sent, under the
+// label set the storage would give it, and a Config label it named empty
+// is added.
+func TestEmptyLabelValueLeftOut(t *testing.T) {
+	srv := newServer(t, nil)
+	w := newWriter(t, Config{URL: srv.URL, Labels: []export.Label{{Name: "collector", Value: "c1"}}})
+	n := rwBlob(t)
+	n.Labels = append(n.Labels, export.Label{Name: "zone", Value: ""}, export.Label{Name: "collector", Value: ""})
+	require.NoError(t, w.Enqueue([]export.Named{n}, at, time.Time{}))
+	require.NoError(t, w.Close(context.Background()))
+	reqs := srv.requests()
+	require.Len(t, reqs, 1)
+	ts := "@1700000100000"
+	require.Equal(t, []string{
+		"rw_lat_total{collector=c1,host=a} 1051" + ts,
+		"rw_lat_hist_bucket{collector=c1,host=a,le=9} 1" + ts,
+		"rw_lat_hist_bucket{collector=c1,host=a,le=19} 3" + ts,
+		"rw_lat_hist_bucket{collector=c1,host=a,le=49} 5" + ts,
+		"rw_lat_hist_bucket{collector=c1,host=a,le=+Inf} 7" + ts,
+		"rw_lat_hist_count{collector=c1,host=a} 7" + ts,
+		"rw_lat_hist_sum{collector=c1,host=a} 1051" + ts,
+		"rw_lat_tdigest{collector=c1,host=a,quantile=0.5} 20" + ts,
+		"rw_lat_tdigest_count{collector=c1,host=a} 7" + ts,
+		"rw_lat_tdigest_sum{collector=c1,host=a} 1051" + ts,
+	}, lines(reqs[0]))
+	require.Len(t, reqs[0], 11)
+	for _, s := range reqs[0] {
+		for _, l := range s.labels {
+			require.NotEmpty(t, l.value, "%s: label %q", s, l.name)
+		}
 	}
 }
