@@ -286,6 +286,10 @@ func (s *Server) renderText(w http.ResponseWriter, r *http.Request) {
 	}
 	om, _ := s.text.WriteWithin(out, own, s.cfg.MaxScrapeSeries, s.cfg.MaxScrapeBytes)
 	s.noteOmitted(om.BySeries, om.ByBytes)
+	if om.Clashes > 0 {
+		s.warn("scrape: metric families left out: their names and labels clash with another template's or the collector's own",
+			"families", om.Clashes)
+	}
 }
 
 // gzipPool holds the scrapes' compressors (fastest level: a scrape of
