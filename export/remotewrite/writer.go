@@ -152,8 +152,8 @@ type Writer struct {
 
 // New checks cfg and starts a Writer's sender. Errors wrap voi.ErrInvalid:
 // no URL or one that is not http(s), negative sizes or durations, labels
-// export.CheckLabels rejects or with an empty value, options
-// export.NewMapper rejects.
+// export.CheckPostedLabels rejects (empty values and export.VersionLabel
+// among them), options export.NewMapper rejects.
 func New(cfg Config) (*Writer, error) {
 	u, err := url.Parse(cfg.URL)
 	if err != nil || cfg.URL == "" || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
@@ -162,13 +162,10 @@ func New(cfg Config) (*Writer, error) {
 	if cfg.QueueSize < 0 || cfg.MinBackoff < 0 || cfg.MaxBackoff < 0 || cfg.Timeout < 0 {
 		return nil, fmt.Errorf("remotewrite: negative queue size or duration: %w", voi.ErrInvalid)
 	}
-	if err := export.CheckLabels(cfg.Labels); err != nil {
+	// (Remote write 1.0: no empty label values; and the version label is
+	// the collector's.)
+	if err := export.CheckPostedLabels(cfg.Labels); err != nil {
 		return nil, fmt.Errorf("remotewrite: %w", err)
-	}
-	for _, l := range cfg.Labels {
-		if l.Value == "" { // remote write 1.0: no empty label values
-			return nil, fmt.Errorf("remotewrite: label %q has an empty value: %w", l.Name, voi.ErrInvalid)
-		}
 	}
 	if cfg.QueueSize == 0 {
 		cfg.QueueSize = DefaultQueueSize
