@@ -60,6 +60,7 @@ const (
 	DefaultBatch         = 1024
 	DefaultPendingBytes  = 64 << 20
 	DefaultMaxSenders    = 100000
+	DefaultMaxMarks      = 1 << 20 // 1,048,576: 10 of each of DefaultMaxSenders, 100 senders of each of DefaultMaxAggregates
 	DefaultMaxAggregates = 10000
 )
 
@@ -93,6 +94,15 @@ type Config struct {
 	// post of a new sender beyond it is merged without that check, and
 	// counted (0: DefaultMaxSenders).
 	MaxSenders int
+	// MaxMarks bounds the sequence numbers kept, one per sender and
+	// aggregate it posted to (see Once), over all senders: a message's
+	// blobs whose number would be one more are merged without the check,
+	// and counted (0: DefaultMaxMarks). A mark costs about 100 bytes (its
+	// key is kept once for all senders).
+	MaxMarks int
+	// OnMarksFull, if not nil, is called once for each message with blobs
+	// merged without the check for want of MaxMarks.
+	OnMarksFull func()
 }
 
 // Set is the aggregates of the current window. It is safe for concurrent
@@ -113,8 +123,9 @@ type Set struct {
 	sendMu  sync.Mutex
 	senders map[string]*sender
 	gen     atomic.Uint64 // windows rotated
+	marks   markKeys      // the senders' marks: counted, their keys kept once
 
-	saturated, duplicates, untracked, folds atomic.Uint64
+	saturated, duplicates, untracked, marksFull, folds atomic.Uint64
 }
 
 // wideTpl is a template's wide form and an empty blob of each, the
@@ -180,7 +191,7 @@ type group struct {
 // New returns an empty Set whose first window starts at start. Errors
 // wrap voi.ErrInvalid: a negative setting.
 func New(cfg Config, start time.Time) (*Set, error) {
-	if cfg.Batch < 0 || cfg.PendingBytes < 0 || cfg.MaxAggregates < 0 || cfg.MaxPerTemplate < 0 || cfg.MaxSenders < 0 {
+	if cfg.Batch < 0 || cfg.PendingBytes < 0 || cfg.MaxAggregates < 0 || cfg.MaxPerTemplate < 0 || cfg.MaxSenders < 0 || cfg.MaxMarks < 0 {
 		return nil, fmt.Errorf("aggregate: negative setting: %w", voi.ErrInvalid)
 	}
 	if cfg.Batch == 0 {
@@ -198,6 +209,9 @@ func New(cfg Config, start time.Time) (*Set, error) {
 	if cfg.MaxSenders == 0 {
 		cfg.MaxSenders = DefaultMaxSenders
 	}
+	if cfg.MaxMarks == 0 {
+		cfg.MaxMarks = DefaultMaxMarks
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -206,6 +220,7 @@ func New(cfg Config, start time.Time) (*Set, error) {
 		cur:     newWindow(start),
 		wide:    map[*tpl.Template]*wideTpl{},
 		senders: map[string]*sender{},
+		marks:   markKeys{max: cfg.MaxMarks},
 	}, nil
 }
 
@@ -689,9 +704,16 @@ type Stats struct {
 	// Duplicates counts messages with blobs left out because they had
 	// been added already (see Once).
 	Duplicates uint64
-	// Untracked counts posts merged without the sequence check (senders
-	// beyond MaxSenders).
+	// Untracked counts posts merged without the sequence check, or with
+	// some of their blobs merged without it: senders beyond MaxSenders,
+	// marks beyond MaxMarks.
 	Untracked uint64
+	// MarksFull counts the posts of Untracked that were for want of
+	// MaxMarks.
+	MarksFull uint64
+	// Marks is the sequence marks kept now (at most MaxMarks, but for
+	// those LoadState loaded beyond it).
+	Marks int
 	// Folds counts folds of a queue into its aggregate.
 	Folds uint64
 	// PendingBytes is the bytes of blobs queued now.
@@ -704,6 +726,8 @@ func (s *Set) Stats() Stats {
 		Saturated:    s.saturated.Load(),
 		Duplicates:   s.duplicates.Load(),
 		Untracked:    s.untracked.Load(),
+		MarksFull:    s.marksFull.Load(),
+		Marks:        s.marks.count(),
 		Folds:        s.folds.Load(),
 		PendingBytes: s.pending.Load(),
 	}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -489,6 +491,133 @@ func TestMarksOfGoneAggregatesAreDropped(t *testing.T) {
 		require.True(t, post("live", 101))
 	}
 	require.True(t, post("live", 101))
+}
+
+// The sequence marks of all senders are bounded by MaxMarks: a sender id
+// cost a mark per aggregate it posted to, for two windows (for ever
+// without rotations), up to MaxSenders senders times every aggregate, so
+// cycling sender ids pinned memory without bound. Past MaxMarks a
+// message's blobs without a mark are added unchecked, counted, never
+// refused; the keys that have a mark keep their check, and places freed
+// (rotations, expiry) are taken again.
+func TestMarksBeyondMaxMarksAreAddedUnchecked(t *testing.T) {
+	tp := latTpl(t)
+	now := time.Unix(0, 0)
+	full := 0
+	s, err := aggregate.New(aggregate.Config{MaxMarks: 3, Now: func() time.Time { return now }, OnMarksFull: func() { full++ }}, now)
+	require.NoError(t, err)
+	added := 0
+	post := func(sender string, seq uint64, keys ...string) []bool {
+		t.Helper()
+		dups, err := s.OnceAll(sender, keys, seq, func(skip []bool) error {
+			for i, k := range keys {
+				if !skip[i] {
+					require.NoError(t, s.Add(k, tp, nil, blob.New(tp, nil)))
+					added++
+				}
+			}
+			return nil
+		})
+		require.NoError(t, err)
+		return dups
+	}
+	counts := func() (senders, marks int) {
+		t.Helper()
+		senders, marks = aggregate.Marks(s)
+		require.Equal(t, marks, s.Stats().Marks, "the marks counted are the marks kept")
+		return senders, marks
+	}
+	require.Equal(t, []bool{false, false, false}, post("a", 1, "k1", "k2", "k3"))
+	require.Equal(t, []bool{true, true, true}, post("a", 1, "k1", "k2", "k3"))
+	require.Zero(t, full)
+
+	// A fourth mark: added unchecked, its retry too; the sender's other
+	// keys keep their check within the same batch.
+	require.Equal(t, []bool{false}, post("a", 2, "k4"))
+	require.Equal(t, []bool{false}, post("a", 2, "k4"), "no mark: the retry is added again")
+	require.Equal(t, []bool{true, false, false}, post("a", 1, "k1", "k4", "k4"))
+	require.Equal(t, 3, full)
+	require.Equal(t, uint64(3), s.Stats().MarksFull)
+	require.Equal(t, uint64(3), s.Stats().Untracked)
+	senders, marks := counts()
+	require.Equal(t, 1, senders)
+	require.Equal(t, 3, marks)
+
+	// A new sender without a place for any mark is not kept either.
+	for i := range 100 {
+		require.Equal(t, []bool{false}, post(fmt.Sprint("cycled-", i), 1, "k1"))
+	}
+	senders, marks = counts()
+	require.Equal(t, 1, senders, "a sender left without marks is let go")
+	require.Equal(t, 3, marks)
+	require.Equal(t, uint64(103), s.Stats().MarksFull)
+
+	// A refused message counts nothing.
+	_, err = s.OnceAll("b", []string{"k1"}, 1, func([]bool) error { return errors.New("refused") })
+	require.Error(t, err)
+	require.Equal(t, uint64(103), s.Stats().MarksFull)
+	require.Equal(t, 103, full)
+
+	// Expiry frees places: k2 and k3 go, k1 is kept (posted since).
+	now = time.Unix(10, 0)
+	require.Equal(t, []bool{false}, post("a", 5, "k1"))
+	n, _ := s.Expire(time.Unix(5, 0))
+	require.Equal(t, 3, n) // k2, k3, k4
+	_, marks = counts()
+	require.Equal(t, 1, marks)
+	require.Equal(t, []bool{false, false}, post("b", 1, "k1", "k2"))
+	require.Equal(t, []bool{true, true}, post("b", 1, "k1", "k2"), "tracked again")
+	_, marks = counts()
+	require.Equal(t, 3, marks)
+
+	// Rotations free the places of the senders that went silent.
+	for w := range 3 {
+		s.Rotate(time.Unix(int64(60*(w+1)), 0))
+		require.Equal(t, []bool{true}, post("a", 5, "k1"))
+	}
+	senders, marks = counts()
+	require.Equal(t, 1, senders)
+	require.Equal(t, 1, marks)
+	require.Equal(t, []bool{false}, post("c", 1, "k9"))
+	require.Equal(t, []bool{true}, post("c", 1, "k9"))
+	require.Equal(t, uint64(103), s.Stats().MarksFull)
+}
+
+// A mark keeps its aggregate's key: the string the caller made for the
+// message, a copy per sender (up to 4 KB of labels each), beyond what
+// MaxMarks counts. The marks keep one copy of each key, whatever the
+// senders.
+func TestMarksKeepOneCopyOfEachKey(t *testing.T) {
+	s, err := aggregate.New(aggregate.Config{}, time.Unix(0, 0))
+	require.NoError(t, err)
+	const senders, keys, keyLen = 100, 200, 2000
+	pad := strings.Repeat("x", keyLen)
+	post := func(sender int) {
+		ks := make([]string, keys)
+		for i := range ks { // made for each message, as the collector does
+			ks[i] = fmt.Sprint(i, pad)
+		}
+		_, err := s.OnceAll(fmt.Sprint("sender-", sender), ks, 1, func([]bool) error { return nil })
+		require.NoError(t, err)
+	}
+	post(0)
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	for i := 1; i <= senders; i++ {
+		post(i)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	grown := int64(m1.HeapAlloc) - int64(m0.HeapAlloc)
+	t.Logf("%d senders' marks of %d keys of %d bytes: %.1f MB, %.0f bytes a mark", senders, keys, keyLen,
+		float64(grown)/1e6, float64(grown)/(senders*keys))
+	require.Equal(t, keys, aggregate.MarkKeys(s))
+	_, marks := aggregate.Marks(s)
+	require.Equal(t, (senders+1)*keys, marks)
+	// About 100 bytes a mark (2 MB); a key per mark would be 40 MB.
+	require.Less(t, grown, int64(senders*keys*keyLen/4), "the marks keep a copy of their key each")
+	runtime.KeepAlive(s)
 }
 
 // A message without blobs (an empty batch) holds nothing that was added

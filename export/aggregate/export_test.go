@@ -12,3 +12,10 @@ func Marks(s *Set) (senders, marks int) {
 	}
 	return len(s.senders), marks
 }
+
+// MarkKeys returns how many keys the Set's marks keep a copy of.
+func MarkKeys(s *Set) int {
+	s.marks.mu.Lock()
+	defer s.marks.mu.Unlock()
+	return len(s.marks.keys)
+}

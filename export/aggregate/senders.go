@@ -24,12 +24,12 @@ type sender struct {
 // aggregate; its lock is held for the whole of an add, so that copies of
 // one message arriving at once are added once.
 type mark struct {
-	mu  sync.Mutex
-	has bool
-	hw  uint64
+	mu    sync.Mutex
+	users atomic.Int32 // OnceAlls holding the mark: counted up under sender.mu
+	has   bool         // (after users, not mu: 32 bytes, where 40 take 48)
+	hw    uint64
 
-	users atomic.Int32  // OnceAlls holding the mark: counted up under sender.mu
-	used  atomic.Uint64 // the generation of the sender's latest post to the aggregate
+	used atomic.Uint64 // the generation of the sender's latest post to the aggregate
 }
 
 // ParseSeq parses a HeaderSeq value: a uint64 in decimal. Errors wrap
@@ -74,7 +74,11 @@ func CheckSender(id string) error {
 // it has not posted to that aggregate for two window rotations or the
 // aggregate expires (Expire): a retry after that is added again. Beyond
 // MaxSenders, a new sender's messages are added without the check
-// (counted in Stats.Untracked). id must have passed CheckSender.
+// (counted in Stats.Untracked), and so are a message's blobs whose
+// aggregates would take a sender's number past MaxMarks numbers of all
+// senders and aggregates (counted in Stats.Untracked and Stats.MarksFull):
+// no message is refused for want of a place to keep its number. id must
+// have passed CheckSender.
 func (s *Set) Once(id, key string, seq uint64, add func() error) (dup bool, err error) {
 	dups, err := s.OnceAll(id, []string{key}, seq, func(skip []bool) error { return add() })
 	return len(dups) > 0 && dups[0], err
@@ -86,19 +90,21 @@ func (s *Set) Once(id, key string, seq uint64, add func() error) (dup bool, err 
 // whose blobs were not duplicates are recorded only if add returns nil.
 // It returns the duplicates. Keys may repeat. A message without keys has
 // nothing that was added before: add is called (with no keys), and the
-// message is not counted as a duplicate.
+// message is not counted as a duplicate. The keys without a mark for want
+// of MaxMarks are added unchecked (never reported duplicates) and not
+// recorded.
 func (s *Set) OnceAll(id string, keys []string, seq uint64, add func(skip []bool) error) (dups []bool, err error) {
 	if len(keys) == 0 {
 		return []bool{}, add([]bool{})
 	}
 	p := s.sender(id)
 	if p == nil {
-		s.untracked.Add(1)
-		return make([]bool, len(keys)), add(make([]bool, len(keys)))
+		return s.addUntracked(keys, false, add)
 	}
 	gen := s.gen.Load()
 	p.heard.Store(gen)
-	// The marks of the distinct keys, locked in key order (deadlock-free).
+	// The marks of the distinct keys, locked in key order (deadlock-free);
+	// nil for a key without a mark for want of MaxMarks.
 	order := make([]int, len(keys))
 	for i := range order {
 		order[i] = i
@@ -107,16 +113,22 @@ func (s *Set) OnceAll(id string, keys []string, seq uint64, add func(skip []bool
 	marks := make([]*mark, len(keys))
 	held := make([]*mark, 0, len(keys)) // the distinct marks, in key order
 	heldKeys := make([]string, 0, len(keys))
+	full := false // a key left without a mark
 	p.mu.Lock()
-	for _, i := range order {
-		if n := len(held); n > 0 && heldKeys[n-1] == keys[i] {
-			marks[i] = held[n-1]
+	for j, i := range order {
+		if j > 0 && keys[order[j-1]] == keys[i] {
+			marks[i] = marks[order[j-1]]
 			continue
 		}
 		m := p.seqs[keys[i]]
 		if m == nil {
+			k, ok := s.marks.take(keys[i])
+			if !ok {
+				full = true
+				continue
+			}
 			m = &mark{}
-			p.seqs[keys[i]] = m
+			p.seqs[k] = m
 		}
 		m.users.Add(1) // under p.mu: a mark in use is never dropped
 		m.used.Store(gen)
@@ -124,6 +136,10 @@ func (s *Set) OnceAll(id string, keys []string, seq uint64, add func(skip []bool
 		held, heldKeys = append(held, m), append(heldKeys, keys[i])
 	}
 	p.mu.Unlock()
+	if full && len(held) == 0 { // nothing tracked: p is let go, as if beyond MaxSenders
+		s.letGo(id, p, nil, nil, true)
+		return s.addUntracked(keys, true, add)
+	}
 	for _, m := range held {
 		m.mu.Lock()
 	}
@@ -132,7 +148,7 @@ func (s *Set) OnceAll(id string, keys []string, seq uint64, add func(skip []bool
 	dups = make([]bool, len(keys))
 	all := true
 	for i, m := range marks {
-		dups[i] = m.has && seq <= m.hw
+		dups[i] = m != nil && m.has && seq <= m.hw
 		all = all && dups[i]
 	}
 	if all {
@@ -145,14 +161,40 @@ func (s *Set) OnceAll(id string, keys []string, seq uint64, add func(skip []bool
 	}
 	refused = false
 	for i, m := range marks {
-		if !dups[i] {
+		if m != nil && !dups[i] {
 			m.has, m.hw = true, max(m.hw, seq)
 		}
+	}
+	if full {
+		s.countUntracked(true)
 	}
 	if slices.Contains(dups, true) {
 		s.duplicates.Add(1)
 	}
 	return dups, nil
+}
+
+// addUntracked adds a message whose blobs have no mark (none kept for
+// its sender, or for want of MaxMarks if full): all of them, counted.
+func (s *Set) addUntracked(keys []string, full bool, add func(skip []bool) error) ([]bool, error) {
+	dups := make([]bool, len(keys))
+	if err := add(dups); err != nil {
+		return dups, err
+	}
+	s.countUntracked(full)
+	return dups, nil
+}
+
+// countUntracked counts a message added with blobs unchecked, for want
+// of MaxMarks if full.
+func (s *Set) countUntracked(full bool) {
+	s.untracked.Add(1)
+	if full {
+		s.marksFull.Add(1)
+		if s.cfg.OnMarksFull != nil {
+			s.cfg.OnMarksFull()
+		}
+	}
 }
 
 // letGo unlocks the marks OnceAll held (keys: theirs) and lets go of
@@ -180,6 +222,7 @@ func (s *Set) letGo(id string, p *sender, marks []*mark, keys []string, refused 
 		// whoever set has let go of m after it, so has is read safely.
 		if m.users.Add(-1) == 0 && !m.has && p.seqs[keys[i]] == m {
 			delete(p.seqs, keys[i])
+			s.marks.drop(keys[i])
 		}
 	}
 	if p.users.Add(-1) == 0 && len(p.seqs) == 0 && s.senders[id] == p {
@@ -212,11 +255,12 @@ func (s *Set) pruneSenders() {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	for id, p := range s.senders {
-		if g-p.heard.Load() > 2 {
+		if g-p.heard.Load() > 2 && p.users.Load() == 0 { // (counted up under sendMu, held)
+			p.dropMarks(&s.marks, func(string, *mark) bool { return true })
 			delete(s.senders, id)
 			continue
 		}
-		p.dropMarks(func(_ string, m *mark) bool { return g-m.used.Load() > 2 })
+		p.dropMarks(&s.marks, func(_ string, m *mark) bool { return g-m.used.Load() > 2 })
 	}
 }
 
@@ -226,18 +270,90 @@ func (s *Set) forgetMarks(gone map[string]bool) {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	for _, p := range s.senders {
-		p.dropMarks(func(k string, _ *mark) bool { return gone[k] })
+		p.dropMarks(&s.marks, func(k string, _ *mark) bool { return gone[k] })
 	}
 }
 
 // dropMarks drops the marks of p for which drop returns true, except
-// those an OnceAll holds.
-func (p *sender) dropMarks(drop func(key string, m *mark) bool) {
+// those an OnceAll holds, and gives their places back to ms.
+func (p *sender) dropMarks(ms *markKeys, drop func(key string, m *mark) bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for k, m := range p.seqs {
 		if m.users.Load() == 0 && drop(k, m) {
 			delete(p.seqs, k)
+			ms.drop(k)
 		}
 	}
+}
+
+// markKeys counts the marks of all senders, which Config.MaxMarks bounds,
+// and holds one copy of each key they are marks of: a mark's key is a
+// string the caller made for one message, which each mark would otherwise
+// keep, a copy per sender (up to the labels' bytes each), beyond the
+// bound's reach.
+type markKeys struct {
+	mu   sync.Mutex
+	max  int
+	n    int
+	keys map[string]*markKey
+}
+
+// markKey is a key's one copy and how many marks are kept of it.
+type markKey struct {
+	key   string
+	marks int
+}
+
+// take counts a new mark of key k and returns the copy of k to keep it
+// under; false if MaxMarks marks are kept.
+func (ms *markKeys) take(k string) (string, bool) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if ms.n >= ms.max {
+		return "", false
+	}
+	return ms.keepLocked(k), true
+}
+
+// keep counts a mark of key k, whatever MaxMarks (LoadState: a mark
+// loaded is the number of posts added, whose retries must stay
+// duplicates), and returns the copy of k to keep it under.
+func (ms *markKeys) keep(k string) string {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	return ms.keepLocked(k)
+}
+
+func (ms *markKeys) keepLocked(k string) string {
+	ms.n++
+	if ms.keys == nil {
+		ms.keys = map[string]*markKey{}
+	}
+	mk := ms.keys[k]
+	if mk == nil {
+		mk = &markKey{key: k}
+		ms.keys[k] = mk
+	}
+	mk.marks++
+	return mk.key
+}
+
+// drop counts a mark of key k gone.
+func (ms *markKeys) drop(k string) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	ms.n--
+	if mk := ms.keys[k]; mk != nil {
+		if mk.marks--; mk.marks == 0 {
+			delete(ms.keys, k)
+		}
+	}
+}
+
+// count returns the marks kept.
+func (ms *markKeys) count() int {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	return ms.n
 }

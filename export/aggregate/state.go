@@ -207,6 +207,7 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 		w.perTpl[t]++
 	}
 	senders := map[string]*sender{}
+	var marks markKeys // each key kept once; all the marks, even beyond MaxMarks
 	for range r.count(8) {
 		id := r.str()
 		p := &sender{seqs: map[string]*mark{}}
@@ -215,6 +216,9 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 			k := r.str()
 			m := &mark{has: true, hw: r.u64()}
 			m.used.Store(s.gen.Load())
+			if _, dup := p.seqs[k]; !dup {
+				k = marks.keep(k)
+			}
 			p.seqs[k] = m
 		}
 		if r.err != nil {
@@ -236,6 +240,9 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 	s.cur = w
 	s.sendMu.Lock()
 	s.senders = senders
+	s.marks.mu.Lock()
+	s.marks.n, s.marks.keys = marks.n, marks.keys
+	s.marks.mu.Unlock()
 	s.sendMu.Unlock()
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
 	"github.com/statsblob/statsblob/export/aggregate"
 	"github.com/statsblob/statsblob/tpl"
@@ -109,4 +110,36 @@ func FuzzLoadState(f *testing.F) {
 		require.NoError(t, s2.LoadState(s.AppendState(nil), lookup))
 		require.Equal(t, s.Merged(), s2.Merged())
 	})
+}
+
+// The marks a state holds are loaded all, counted in MaxMarks, each key
+// kept once: a loaded Set with a smaller MaxMarks keeps every number
+// (each a post added, whose retry must stay a duplicate) and tracks no
+// new one until places are freed.
+func TestStateMarksCountedInMaxMarks(t *testing.T) {
+	tp := latTpl(t)
+	lookup := func(uint32) (*tpl.Template, error) { return tp, nil }
+	a, err := aggregate.New(aggregate.Config{}, time.Unix(0, 0))
+	require.NoError(t, err)
+	for _, id := range []string{"s1", "s2", "s3"} {
+		for _, key := range []string{"k1", "k2"} {
+			_, err := a.Once(id, key, 1, func() error { return a.Add(key, tp, nil, blob.New(tp, nil)) })
+			require.NoError(t, err)
+		}
+	}
+	b, err := aggregate.New(aggregate.Config{MaxMarks: 4}, time.Unix(0, 0))
+	require.NoError(t, err)
+	require.NoError(t, b.LoadState(a.AppendState(nil), lookup))
+	require.Equal(t, 6, b.Stats().Marks)
+	require.Equal(t, 2, aggregate.MarkKeys(b))
+	for _, id := range []string{"s1", "s2", "s3"} {
+		dup, err := b.Once(id, "k2", 1, func() error { t.Fatal("merged twice"); return nil })
+		require.NoError(t, err)
+		require.True(t, dup)
+	}
+	dup, err := b.Once("s4", "k1", 1, func() error { return nil })
+	require.NoError(t, err)
+	require.False(t, dup)
+	require.Equal(t, uint64(1), b.Stats().MarksFull)
+	require.Equal(t, 6, b.Stats().Marks)
 }
