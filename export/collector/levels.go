@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"cmp"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -21,10 +23,17 @@ import (
 // their sum as the VOI's level (export.Named.Levels). A later post of a
 // sender replaces its levels unless its Statsblob-Seq is lower than the
 // one they came from (a retry that arrived late). A sender that stops
-// posting keeps counting at its last level; at most MaxLevelSenders are
-// kept per template and label set, the least recently heard from going
-// first. A label set's levels go when its aggregates do: when it expires
-// (LabelTTL), or when two windows have closed without a post of it.
+// posting keeps counting at its last level, until its reading is evicted:
+// at most MaxLevelSenders readings are kept per template and label set,
+// and at most Config.MaxLevelReadings in all; past either, a new reading
+// takes the place of the least recently heard one (of the label set, or
+// of all), in constant time. Evicting the stalest, not refusing the new,
+// is what a gauge wants: the freshest readings are the ones that tell the
+// current level, and a reading refused would leave a live sender out of
+// the sum for as long as the stale ones stayed. No post is refused for
+// its levels. A label set's levels go when its aggregates do: when it
+// expires (LabelTTL), or when two windows have closed without a post of
+// it.
 
 // MaxLevelSenders bounds the senders whose levels are kept per template
 // and label set.
@@ -35,6 +44,13 @@ type levels struct {
 	by    map[string]*labelLevels // level key -> its senders' latest
 	epoch uint64                  // windows closed (rotate)
 
+	// heard is all the readings, least recently heard first; n counts
+	// them, at most max (0: DefaultMaxLevelReadings).
+	heard   readingList
+	n       int
+	max     int
+	evicted func() // counts a reading evicted for max (nil: not counted)
+
 	gauges sync.Map // *tpl.Template -> *gaugeIDs
 }
 
@@ -42,6 +58,7 @@ type levels struct {
 // had a post: at now() (last) and in which window (epoch).
 type labelLevels struct {
 	senders map[string]*reading
+	heard   readingList // senders' readings, least recently heard first
 	last    time.Time
 	epoch   uint64
 }
@@ -69,10 +86,67 @@ func (l *levels) gaugeIDs(t *tpl.Template) []int32 {
 	return g.ids
 }
 
+// reading is a sender's latest levels for a label set, in two lists:
+// its label set's (link[inSet]) and all the readings' (link[inAll]).
 type reading struct {
-	seq  uint64
-	at   time.Time
-	vals map[int32]float64
+	sender string
+	set    *labelLevels
+	seq    uint64
+	vals   []level
+	link   [2]struct{ prev, next *reading }
+}
+
+// level is a VOI's level in a reading.
+type level struct {
+	id int32
+	v  float64
+}
+
+// The lists a reading is in.
+const (
+	inAll = iota // all the readings' (levels.heard's zero value)
+	inSet        // its label set's
+)
+
+// readingList is a doubly linked list of readings through their link[l],
+// oldest (least recently heard) first: pushing, moving to the back and
+// removing are O(1).
+type readingList struct {
+	l           int // inSet or inAll
+	front, back *reading
+}
+
+func (q *readingList) pushBack(r *reading) {
+	k := &r.link[q.l]
+	k.prev, k.next = q.back, nil
+	if q.back != nil {
+		q.back.link[q.l].next = r
+	} else {
+		q.front = r
+	}
+	q.back = r
+}
+
+func (q *readingList) remove(r *reading) {
+	k := &r.link[q.l]
+	if k.prev != nil {
+		k.prev.link[q.l].next = k.next
+	} else {
+		q.front = k.next
+	}
+	if k.next != nil {
+		k.next.link[q.l].prev = k.prev
+	} else {
+		q.back = k.prev
+	}
+	k.prev, k.next = nil, nil
+}
+
+func (q *readingList) toBack(r *reading) {
+	if q.back != r {
+		q.remove(r)
+		q.pushBack(r)
+	}
 }
 
 // record keeps the levels of blob b of template t, posted by the
@@ -83,7 +157,8 @@ func (l *levels) record(t *tpl.Template, labels []export.Label, h func(string) s
 	if len(ids) == 0 {
 		return
 	}
-	var vals map[int32]float64
+	var buf [8]level
+	vals := buf[:0]
 	for _, id := range ids {
 		s, err := b.Fetch(id, voi.StatVoiState)
 		if err != nil || s.Type != voi.StatVoiState || len(s.Data) == 0 {
@@ -94,12 +169,9 @@ func (l *levels) record(t *tpl.Template, labels []export.Label, h func(string) s
 		if err != nil {
 			continue
 		}
-		if vals == nil {
-			vals = map[int32]float64{}
-		}
-		vals[id] = v
+		vals = append(vals, level{id, v})
 	}
-	if vals == nil {
+	if len(vals) == 0 {
 		return
 	}
 	k := levelKey(t, labels)
@@ -113,24 +185,51 @@ func (l *levels) record(t *tpl.Template, labels []export.Label, h func(string) s
 	}
 	ls := l.by[k]
 	if ls == nil {
-		ls = &labelLevels{senders: map[string]*reading{}}
+		ls = &labelLevels{senders: map[string]*reading{}, heard: readingList{l: inSet}}
 		l.by[k] = ls
 	}
 	ls.last, ls.epoch = at, l.epoch
-	m := ls.senders
-	if r := m[sender]; r != nil && seq < r.seq {
-		return // an older message than the levels kept
-	}
-	if _, ok := m[sender]; !ok && len(m) >= MaxLevelSenders {
-		oldest := ""
-		for s, r := range m {
-			if oldest == "" || r.at.Before(m[oldest].at) {
-				oldest = s
-			}
+	if r := ls.senders[sender]; r != nil {
+		if seq < r.seq {
+			return // an older message than the levels kept
 		}
-		delete(m, oldest)
+		r.seq, r.vals = seq, append(r.vals[:0], vals...)
+		ls.heard.toBack(r)
+		l.heard.toBack(r)
+		return
 	}
-	m[sender] = &reading{seq: seq, at: at, vals: vals}
+	if len(ls.senders) >= MaxLevelSenders {
+		l.drop(ls.heard.front)
+	} else if l.n >= cmp.Or(l.max, DefaultMaxLevelReadings) {
+		l.drop(l.heard.front)
+		if l.evicted != nil {
+			l.evicted()
+		}
+	}
+	r := &reading{sender: sender, set: ls, seq: seq, vals: slices.Clone(vals)}
+	ls.senders[sender] = r
+	ls.heard.pushBack(r)
+	l.heard.pushBack(r)
+	l.n++
+}
+
+// drop forgets reading r (its label set stays, if empty, until rotate or
+// expire drops it with its aggregates). l.mu is held.
+func (l *levels) drop(r *reading) {
+	ls := r.set
+	delete(ls.senders, r.sender)
+	ls.heard.remove(r)
+	l.heard.remove(r)
+	l.n--
+}
+
+// dropSet forgets label set k's levels. l.mu is held.
+func (l *levels) dropSet(k string, ls *labelLevels) {
+	for r := ls.heard.front; r != nil; r = r.link[inSet].next {
+		l.heard.remove(r)
+		l.n--
+	}
+	delete(l.by, k)
 }
 
 // rotate starts a window, dropping the label sets that had no post in the
@@ -140,7 +239,7 @@ func (l *levels) rotate() {
 	defer l.mu.Unlock()
 	for k, ls := range l.by {
 		if ls.epoch < l.epoch {
-			delete(l.by, k)
+			l.dropSet(k, ls)
 		}
 	}
 	l.epoch++
@@ -153,7 +252,7 @@ func (l *levels) expire(cutoff time.Time) {
 	defer l.mu.Unlock()
 	for k, ls := range l.by {
 		if ls.last.Before(cutoff) {
-			delete(l.by, k)
+			l.dropSet(k, ls)
 		}
 	}
 }
@@ -168,8 +267,8 @@ func (l *levels) sum(k string) map[int32]float64 {
 	}
 	out := map[int32]float64{}
 	for _, r := range ls.senders {
-		for id, v := range r.vals {
-			out[id] += v
+		for _, v := range r.vals {
+			out[v.id] += v.v
 		}
 	}
 	return out

@@ -31,6 +31,7 @@ const (
 	DefaultMaxScrapes        = 2
 	DefaultScrapeShare       = 0.2
 	DefaultQueueBytes        = aggregate.DefaultPendingBytes
+	DefaultMaxLevelReadings  = 1 << 18 // 262,144: 64 label sets of MaxLevelSenders, 26 senders of each of DefaultMaxAggregates
 )
 
 // Limits names the limits as statsblob_collector_limit_hits_total labels
