@@ -189,6 +189,25 @@ type Config struct {
 	// which fold the longer queues (four times the default: ingest +10%,
 	// twice the RSS, scrapes of them all 0.6 -> 3 s).
 	QueueBytes int64
+	// MaxLevelReadings bounds the levels kept (levels.go), a reading per
+	// sender and label set of a template with relative-update VOIs, over
+	// all label sets (0: DefaultMaxLevelReadings; MaxLevelSenders bounds
+	// those of one label set). Past it a new sender's reading takes the
+	// place of the least recently heard one, whose levels leave the sums;
+	// nothing is refused (each eviction is counted as a limit hit). A
+	// reading costs about 180 bytes, 300 with a 128-byte sender id (16
+	// more per gauge VOI).
+	MaxLevelReadings int
+	// MaxSequenceMarks bounds the sequence numbers kept for the duplicate
+	// check (aggregate.Set.Once), one per sender and label set it posted
+	// to, over all senders (0: DefaultMaxSequenceMarks). Past it a post
+	// whose sender has no number for a label set is added without the
+	// check for that label set (counted as a limit hit and in
+	// statsblob_collector_untracked_senders_total): nothing is refused,
+	// but a retry of it would be added again. A mark costs under 100
+	// bytes (a label set's key is kept once); the senders holding them
+	// (at most aggregate.DefaultMaxSenders) up to 500 bytes each.
+	MaxSequenceMarks int
 	// ScrapeShare bounds the share of the time that scrapes coming back to
 	// back take from posts: a scrape waits until (1/ScrapeShare - 1) times
 	// the last scrape's rendering time has passed since that rendering
@@ -288,8 +307,10 @@ func New(cfg Config) (*Server, error) {
 	if s.acl, err = newACL(cfg.Tokens); err != nil {
 		return nil, err
 	}
+	s.levels.max, s.levels.evicted = cfg.MaxLevelReadings, func() { s.hit("level_readings") }
 	if s.set, err = aggregate.New(aggregate.Config{MaxAggregates: cfg.MaxAggregates,
-		MaxPerTemplate: cfg.MaxAggregatesPerTemplate, PendingBytes: cfg.QueueBytes, Now: cfg.Now}, cfg.Now()); err != nil {
+		MaxPerTemplate: cfg.MaxAggregatesPerTemplate, PendingBytes: cfg.QueueBytes, Now: cfg.Now,
+		MaxMarks: cfg.MaxSequenceMarks, OnMarksFull: func() { s.hit("sequence_marks") }}, cfg.Now()); err != nil {
 		return nil, err
 	}
 	pc, err := promexport.New(s, cfg.Export)

@@ -132,7 +132,7 @@ func (s *Server) aggregateMetrics() []prometheus.Collector {
 			"Posts answered 204 without being added again: their sender's sequence number was already added.",
 			func(st aggregate.Stats) float64 { return float64(st.Duplicates) }),
 		counter("statsblob_collector_untracked_senders_total",
-			"Posts with a sender id added without the duplicate check (more senders than the collector keeps).",
+			"Posts with a sender id added without the duplicate check, or some of a batch's blobs: more senders (100,000), or more senders' numbers (-max-sequence-marks), than the collector keeps.",
 			func(st aggregate.Stats) float64 { return float64(st.Untracked) }),
 		counter("statsblob_collector_folds_total",
 			"Folds of an aggregate's queued blobs into the aggregate (a full batch, the queue budget -queue-bytes passed, or a scrape).",

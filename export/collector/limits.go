@@ -31,12 +31,13 @@ const (
 	DefaultMaxScrapes        = 2
 	DefaultScrapeShare       = 0.2
 	DefaultQueueBytes        = aggregate.DefaultPendingBytes
-	DefaultMaxLevelReadings  = 1 << 18 // 262,144: 64 label sets of MaxLevelSenders, 26 senders of each of DefaultMaxAggregates
+	DefaultMaxLevelReadings  = 1 << 18                   // 262,144: 64 label sets of MaxLevelSenders, 26 senders of each of DefaultMaxAggregates
+	DefaultMaxSequenceMarks  = aggregate.DefaultMaxMarks // 1,048,576: 10 label sets of each of aggregate.DefaultMaxSenders, 104 senders of each of DefaultMaxAggregates
 )
 
 // Limits names the limits as statsblob_collector_limit_hits_total labels
 // them: each counts the requests (or connections, or scrapes) a limit
-// refused or cut.
+// refused or cut, or, for level_readings, the readings it evicted.
 var Limits = []string{
 	"connections",             // MaxConns: 503 and the connection closed
 	"header_bytes",            // MaxHeaderBytes: 431
@@ -51,6 +52,8 @@ var Limits = []string{
 	"scrapes",                 // MaxScrapes: 503
 	"scrape_series",           // MaxScrapeSeries: aggregates left out of a scrape
 	"scrape_bytes",            // MaxScrapeBytes: aggregates left out of a scrape
+	"level_readings",          // MaxLevelReadings: a reading evicted, the least recently heard, for a new one
+	"sequence_marks",          // MaxSequenceMarks: a post added without the duplicate check (for some label sets)
 }
 
 // withDefaults checks cfg's limits and fills in the defaults. Errors wrap
@@ -59,7 +62,8 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.Window < 0 || cfg.MaxBody < 0 || cfg.MaxAggregates < 0 || cfg.MaxAggregatesPerTemplate < 0 || cfg.MaxTemplates < 0 ||
 		cfg.MaxLabels < 0 || cfg.MaxLabelBytes < 0 || cfg.MaxConns < 0 || cfg.MaxHeaderBytes < 0 ||
 		cfg.ReadHeaderTimeout < 0 || cfg.ReadTimeout < 0 || cfg.WriteTimeout < 0 || cfg.IdleTimeout < 0 ||
-		cfg.MaxScrapeSeries < 0 || cfg.MaxScrapeBytes < 0 || cfg.MaxScrapes < 0 || cfg.CheckpointInterval < 0 || cfg.History < 0 || cfg.QueueBytes < 0 {
+		cfg.MaxScrapeSeries < 0 || cfg.MaxScrapeBytes < 0 || cfg.MaxScrapes < 0 || cfg.CheckpointInterval < 0 || cfg.History < 0 || cfg.QueueBytes < 0 ||
+		cfg.MaxLevelReadings < 0 || cfg.MaxSequenceMarks < 0 {
 		return cfg, fmt.Errorf("collector: negative window or limit: %w", voi.ErrInvalid)
 	}
 	if !(cfg.ScrapeShare >= 0 && cfg.ScrapeShare <= 1) {
@@ -68,6 +72,8 @@ func (cfg Config) withDefaults() (Config, error) {
 	orDefault(&cfg.ScrapeShare, DefaultScrapeShare)
 	orDefault(&cfg.MaxBody, DefaultMaxBody)
 	orDefault(&cfg.QueueBytes, DefaultQueueBytes)
+	orDefault(&cfg.MaxLevelReadings, DefaultMaxLevelReadings)
+	orDefault(&cfg.MaxSequenceMarks, DefaultMaxSequenceMarks)
 	orDefault(&cfg.MaxAggregates, DefaultMaxAggregates)
 	orDefault(&cfg.MaxAggregatesPerTemplate, cfg.MaxAggregates)
 	orDefault(&cfg.MaxTemplates, DefaultMaxTemplates)

@@ -11,6 +11,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,8 +24,10 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export/aggregate"
 	"github.com/statsblob/statsblob/export/collector"
 	"github.com/statsblob/statsblob/export/internal/fixture"
+	"github.com/statsblob/statsblob/ship"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -564,4 +568,107 @@ func TestQueueBytes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// What a sender id costs was bounded by no limit: each (sender id, label
+// set) a post reached kept a level reading (up to MaxLevelSenders per
+// label set) and a sequence mark (up to aggregate.DefaultMaxSenders
+// senders), for two windows or, without -window, for as long as the label
+// set was posted to. One batch of a frame per label set, from a new
+// Statsblob-Sender each time, kept about 400 bytes a frame: 10,000 label
+// sets of 4,096 senders, 16.8 GB. MaxLevelReadings and MaxSequenceMarks
+// bound them over all label sets and senders: past them the least
+// recently heard reading gives way to the new one, and a post without a
+// place for its marks is added without the duplicate check, each counted
+// in statsblob_collector_limit_hits_total; no post is refused, and the
+// levels exported are the freshest senders'.
+func TestCyclingSenderIDsPinBoundedMemory(t *testing.T) {
+	reg := tpl.NewRegistry()
+	tp, err := reg.New("POOL")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "inflight", DType: voi.IntS64, Flags: voi.FlagRelUpdate, Stats: []tpl.StatSpec{tpl.Max()}}))
+	for _, bad := range []collector.Config{{Templates: reg, MaxLevelReadings: -1}, {Templates: reg, MaxSequenceMarks: -1}} {
+		_, err := collector.New(bad)
+		require.ErrorIs(t, err, voi.ErrInvalid)
+	}
+	const sets, senders, budget = 1000, 64, 2 * 1000
+	s, err := collector.New(collector.Config{Templates: reg, MaxLevelReadings: budget, MaxSequenceMarks: budget,
+		Now: func() time.Time { return time.Unix(1_700_000_000, 0) }})
+	require.NoError(t, err)
+	b := blob.New(tp, nil)
+	require.NoError(t, b.UpdateRelS64(0, 1))
+	body := []byte(collector.BatchMagic)
+	for i := range sets {
+		body, err = collector.AppendBatchFrame(body, fmt.Sprintf("pool=%d", i), b.Bytes())
+		require.NoError(t, err)
+	}
+	post := func(sender string) {
+		t.Helper()
+		code, msg := postH(t, s, "/v1/batch", "", body, map[string]string{ship.HeaderSender: sender, ship.HeaderSeq: "1"})
+		require.Equal(t, http.StatusNoContent, code, msg)
+	}
+	post("warm") // the label sets' aggregates, a reading and a mark each
+	var m0, m1 runtime.MemStats
+	s.Blobs() // folds the queues: the blobs queued (bounded by QueueBytes) are not counted
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	for i := range senders {
+		post(fmt.Sprint("s", i))
+	}
+	s.Blobs()
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	grown := int64(m1.HeapAlloc) - int64(m0.HeapAlloc)
+	t.Logf("%d batches of %d frames from new senders kept %.2f MB: %.0f bytes a (sender, label set)",
+		senders, sets, float64(grown)/1e6, float64(grown)/(sets*senders))
+	// Within the budgets, s0's 1,000 readings and marks (0.3 MB) and the
+	// aggregates' folds: about 1.4 MB. Without them, 64,000 of each: 26 MB.
+	require.Less(t, grown, int64(6<<20), "more than the budgets' readings and marks")
+	runtime.KeepAlive(s)
+
+	require.Equal(t, float64(senders*sets-(budget-sets)), hits(t, s, "level_readings"), "every reading past the budget evicts one")
+	require.Equal(t, float64(senders-1), hits(t, s, "sequence_marks"), "s0 took the last places; the others' posts went unchecked")
+	require.Equal(t, float64(senders-1), counterValue(t, s, "statsblob_collector_untracked_senders_total"))
+	require.Equal(t, slices.Repeat([]uint64{1 + senders}, sets), s.Merged(), "nothing refused")
+	post("warm") // tracked: a duplicate
+	require.Equal(t, slices.Repeat([]uint64{1 + senders}, sets), s.Merged())
+	post("s1") // untracked: its retry is added again
+	require.Equal(t, slices.Repeat([]uint64{2 + senders}, sets), s.Merged())
+	lines, _ := scrapeLines(t, s, false)
+	require.Contains(t, lines, `pool_inflight{pool="7"} 2`, "the two freshest readings of each label set")
+}
+
+// The default budgets keep every reading and mark of the fleets the other
+// limits let in: many senders on a few label sets (a label set's
+// MaxLevelSenders; 100,000 senders, aggregate.DefaultMaxSenders), or a
+// few senders on each of many label sets (DefaultMaxAggregates); and a
+// fleet within the budgets hits neither.
+func TestDefaultBudgetsFitLegitimateFleets(t *testing.T) {
+	require.GreaterOrEqual(t, collector.DefaultMaxLevelReadings, 64*collector.MaxLevelSenders)
+	require.GreaterOrEqual(t, collector.DefaultMaxLevelReadings, 26*collector.DefaultMaxAggregates)
+	require.GreaterOrEqual(t, collector.DefaultMaxSequenceMarks, 10*aggregate.DefaultMaxSenders)
+	require.GreaterOrEqual(t, collector.DefaultMaxSequenceMarks, 100*collector.DefaultMaxAggregates)
+
+	reg := tpl.NewRegistry()
+	tp, err := reg.New("POOL")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "inflight", DType: voi.IntS64, Flags: voi.FlagRelUpdate, Stats: []tpl.StatSpec{tpl.Max()}}))
+	const senders, sets = 50, 4
+	s, err := collector.New(collector.Config{Templates: reg, MaxLevelReadings: senders * sets, MaxSequenceMarks: senders * sets})
+	require.NoError(t, err)
+	for round := range 3 {
+		for i := range senders {
+			for j := range sets {
+				b := blob.New(tp, nil)
+				require.NoError(t, b.UpdateRelS64(0, 1))
+				hdr := map[string]string{ship.HeaderSender: fmt.Sprint("s", i), ship.HeaderSeq: fmt.Sprint(round + 1)}
+				code, msg := postH(t, s, "/v1/blobs", fmt.Sprint("pool=", j), b.Bytes(), hdr)
+				require.Equal(t, http.StatusNoContent, code, msg)
+			}
+		}
+	}
+	require.Zero(t, hits(t, s, "level_readings"))
+	require.Zero(t, hits(t, s, "sequence_marks"))
+	lines, _ := scrapeLines(t, s, false)
+	require.Contains(t, lines, fmt.Sprintf(`pool_inflight{pool="3"} %d`, senders))
 }

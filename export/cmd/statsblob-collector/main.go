@@ -221,6 +221,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	maxScrapeBytes := fs.Int("max-scrape-bytes", collector.DefaultMaxScrapeBytes, "about `BYTES` of text per scrape at most (later aggregates left out)")
 	maxScrapes := fs.Int("max-scrapes", collector.DefaultMaxScrapes, "at most `N` scrapes served at once (then 503)")
 	queueBytes := fs.Int64("queue-bytes", collector.DefaultQueueBytes, "at most `N` bytes of accepted blobs queued before they fold into their aggregates (then a post folds its aggregate's queue at once)")
+	maxReadings := fs.Int("max-level-readings", collector.DefaultMaxLevelReadings, "keep at most `N` senders' levels (gauges) over all label sets (then a new sender's takes the least recently heard one's place)")
+	maxMarks := fs.Int("max-sequence-marks", collector.DefaultMaxSequenceMarks, "keep at most `N` senders' sequence numbers (one per sender and label set) over all senders (then a post is added without the duplicate check)")
 	scrapeShare := fs.Float64("scrape-share", collector.DefaultScrapeShare, "scrapes back to back take at most `F` of the time (0 < F <= 1; a scrape waits (1/F - 1) times the last one's rendering after it)")
 	otlpTimeout := fs.Duration("otlp-timeout", collector.DefaultPushTimeout, "each OTLP push's deadline `D`")
 	otlpPending := fs.Int("otlp-max-pending", collector.DefaultMaxPending, "at most `N` closed windows waiting to be pushed (delta; then the oldest is dropped)")
@@ -286,7 +288,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	for _, v := range []int64{int64(*maxAggs), int64(*maxAggsTpl), int64(*maxTemplates), *maxBody, int64(*maxLabels), int64(*maxLabelBytes), int64(*maxConns),
 		int64(*maxHeader), int64(*maxSeries), int64(*maxScrapeBytes), int64(*maxScrapes), int64(*otlpPending), int64(*grace),
-		int64(*readHeaderTimeout), int64(*readTimeout), int64(*writeTimeout), int64(*idleTimeout), int64(*otlpTimeout), int64(*ckptEvery), int64(*historyN), *queueBytes} {
+		int64(*readHeaderTimeout), int64(*readTimeout), int64(*writeTimeout), int64(*idleTimeout), int64(*otlpTimeout), int64(*ckptEvery), int64(*historyN), *queueBytes,
+		int64(*maxReadings), int64(*maxMarks)} {
 		if v < 0 {
 			return usage("limits, timeouts and durations must not be negative")
 		}
@@ -323,6 +326,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		LabelTTL: *labelTTL, MaxConns: *maxConns, MaxHeaderBytes: *maxHeader,
 		ReadHeaderTimeout: *readHeaderTimeout, ReadTimeout: *readTimeout, WriteTimeout: *writeTimeout, IdleTimeout: *idleTimeout,
 		MaxScrapeSeries: *maxSeries, MaxScrapeBytes: *maxScrapeBytes, MaxScrapes: *maxScrapes, ScrapeShare: *scrapeShare, QueueBytes: *queueBytes, Log: log, Export: eopts,
+		MaxLevelReadings: *maxReadings, MaxSequenceMarks: *maxMarks,
 		DataDir: *dataDir, CheckpointInterval: *ckptEvery, History: *historyN, Tokens: tokens})
 	if err != nil {
 		return fail(err)
