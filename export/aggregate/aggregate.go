@@ -60,7 +60,7 @@ const (
 	DefaultBatch         = 1024
 	DefaultPendingBytes  = 64 << 20
 	DefaultMaxSenders    = 100000
-	DefaultMaxMarks      = 1 << 20 // 1,048,576: 10 of each of DefaultMaxSenders, 100 senders of each of DefaultMaxAggregates
+	DefaultMaxMarks      = 1 << 20 // 1,048,576: 10 aggregates for each of DefaultMaxSenders senders, or 104 senders on each of DefaultMaxAggregates
 	DefaultMaxAggregates = 10000
 )
 

@@ -26,7 +26,7 @@ type sender struct {
 type mark struct {
 	mu    sync.Mutex
 	users atomic.Int32 // OnceAlls holding the mark: counted up under sender.mu
-	has   bool         // (after users, not mu: 32 bytes, where 40 take 48)
+	has   bool         // in users' padding: a mark is 32 bytes (after mu, 40: a 48-byte allocation)
 	hw    uint64
 
 	used atomic.Uint64 // the generation of the sender's latest post to the aggregate
