@@ -97,7 +97,9 @@
 // CDF at the bucket bounds as blob.Stat.CDF answers it (bounded by MIN and
 // MAX when the VOI keeps them; an integer VOI's at the bound's integer part
 // plus 1/2) times the count, rounded so that they add up to the count
-// exactly; buckets span the centroid means, zero threshold 0. The
+// exactly; buckets span the centroid means and reach out to MIN and MAX
+// (the CDF interpolates out to them, so a MIN below zero puts samples
+// below zero even when no mean is), zero threshold 0. The
 // scale (Options.NativeScale 0) is the finest, up to 8, whose buckets are no
 // wider than the ratio of any two neighbouring centroid means: every bucket
 // bound then falls between neighbouring centroids, so a quantile read from

@@ -452,7 +452,11 @@ func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []
 			out = append(out, mt)
 		}
 		if m.digestKind() == KindExpHistogram || m.opts.NativeHistogram && !m.otel() {
-			e, err := expFromDigest(s, m.scale, cnt, sum, vs.scale)
+			lo, hi := math.NaN(), math.NaN()
+			if mm.ok {
+				lo, hi = mm.min, mm.max
+			}
+			e, err := expFromDigest(s, m.scale, cnt, sum, vs.scale, lo, hi)
 			if err != nil {
 				return out, err
 			}

@@ -32,19 +32,23 @@ func expIndex(v float64, scale int32) int {
 // digest's estimate at floor(x) + 1/2, since the samples at or below a
 // bound are those at or below its integer part) evaluated at the bucket
 // bounds, scaled by cnt and rounded, so that the counts add up to cnt
-// exactly. Buckets span the centroid means; mass between 0 and the means
-// nearest to it goes to the buckets nearest to 0, and the zero bucket
-// (threshold 0) holds the digest's point mass at 0, if any. Scale 0 chooses
-// the scale (see Options.NativeScale). When the means span more than
-// MaxNativeBuckets buckets, the scale is lowered (down to -4).
+// exactly. Buckets span the centroid means and, where lo and hi (the VOI's
+// MIN and MAX, NaN when unknown) lie beyond them, reach out to them: the
+// CDF interpolates from MIN to the first mean and from the last to MAX,
+// so mass lies on a side of zero that holds a MIN or MAX even when no mean
+// does (see expSpan). Mass between 0 and the means nearest to it goes to
+// the buckets nearest to 0, and the zero bucket (threshold 0) holds the
+// digest's point mass at 0, if any. Scale 0 chooses the scale (see
+// Options.NativeScale). When the means span more than MaxNativeBuckets
+// buckets, the scale is lowered (down to -4).
 // us (> 0) converts the digest's values to the exported unit; sum is not
 // converted here.
-func expFromDigest(s *blob.Stat, scale int32, cnt uint64, sum, us float64) (*ExpHistogramPoint, error) {
+func expFromDigest(s *blob.Stat, scale int32, cnt uint64, sum, us, lo, hi float64) (*ExpHistogramPoint, error) {
 	e := &ExpHistogramPoint{Scale: scale, Count: cnt, Sum: sum}
 	if cnt == 0 {
 		return e, nil
 	}
-	posLo, posHi, negLo, negHi, scale := expSpan(s, scale, us)
+	posLo, posHi, negLo, negHi, scale := expSpan(s, scale, us, lo, hi)
 	e.Scale = scale
 	// The digest's CDF at every bucket bound, in one ascending walk: the
 	// negative side's bounds (highest index first), just below zero,
@@ -106,10 +110,19 @@ func expFromDigest(s *blob.Stat, scale int32, cnt uint64, sum, us float64) (*Exp
 
 // expSpan returns the smallest and largest magnitudes of a digest's means
 // (in the exported unit, us per value) on each side of zero (0 where a
-// side has none), and the scale of its native histogram: scale, or the
-// resolving scale for 0, lowered (down to -4) until the buckets spanning
-// the means number at most MaxNativeBuckets.
-func expSpan(s *blob.Stat, scale int32, us float64) (posLo, posHi, negLo, negHi float64, _ int32) {
+// side has none), widened to the VOI's MIN lo where it is below zero and
+// to its MAX hi where it is above (NaN: unknown), and the scale of its
+// native histogram: scale, or the resolving scale for 0, lowered (down to
+// -4) until the buckets spanning them number at most MaxNativeBuckets.
+//
+// The widening keeps every sample in a bucket: blob.Stat.CDF interpolates
+// from MIN to the first mean, so a MIN below zero puts mass below zero
+// even when every mean is at or above it (and MAX mirrored); a side
+// without a mean then gets the one bucket of MIN's (MAX's) magnitude. A
+// side with neither has no mass: without MIN the CDF is 0 below the first
+// mean, with a MIN at or above zero it is 0 below MIN (and mirrored for
+// MAX), so expFromDigest's counts add up to the digest's count.
+func expSpan(s *blob.Stat, scale int32, us, lo, hi float64) (posLo, posHi, negLo, negHi float64, _ int32) {
 	var means []float64
 	for c := range tdigest.Centroids(s.Data, s.DType) {
 		m := c.Mean() * us
@@ -125,6 +138,18 @@ func expSpan(s *blob.Stat, scale int32, us float64) (posLo, posHi, negLo, negHi 
 				negLo = a
 			}
 			negHi = max(negHi, a)
+		}
+	}
+	if a := -lo * us; a > 0 {
+		negHi = max(negHi, a)
+		if negLo == 0 {
+			negLo = a
+		}
+	}
+	if a := hi * us; a > 0 {
+		posHi = max(posHi, a)
+		if posLo == 0 {
+			posLo = a
 		}
 	}
 	span := func(lo, hi float64, s int32) int {

@@ -3,6 +3,7 @@ package export
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -50,11 +51,22 @@ func TestExpFromDigestOneWalk(t *testing.T) {
 		if r.IntN(2) == 0 {
 			scale = 0 // the resolving scale
 		}
-		want, err := expFromDigestRef(&st, scale, cnt, 1.5, 1e-3)
+		lo, hi := math.NaN(), math.NaN() // MIN and MAX, as the mapper passes them
+		if mn, err := bl.Fetch(0, voi.Min); err == nil {
+			mx, err := bl.Fetch(0, voi.Max)
+			require.NoError(t, err)
+			lo, hi = numeric(&mn), numeric(&mx)
+		}
+		want, err := expFromDigestRef(&st, scale, cnt, 1.5, 1e-3, lo, hi)
 		require.NoError(t, err)
-		got, err := expFromDigest(&st, scale, cnt, 1.5, 1e-3)
+		got, err := expFromDigest(&st, scale, cnt, 1.5, 1e-3, lo, hi)
 		require.NoError(t, err)
 		require.Equal(t, want, got, "case %d: %v", i, dt)
+		n := got.ZeroCount
+		for _, c := range append(slices.Clone(got.Positive.Counts), got.Negative.Counts...) {
+			n += c
+		}
+		require.Equal(t, cnt, n, "case %d: %v: the buckets hold every sample", i, dt)
 	}
 }
 
@@ -77,11 +89,11 @@ func BenchmarkExpFromDigest(b *testing.B) {
 	require.NoError(b, err)
 	for _, c := range []struct {
 		name string
-		f    func(*blob.Stat, int32, uint64, float64, float64) (*ExpHistogramPoint, error)
+		f    func(*blob.Stat, int32, uint64, float64, float64, float64, float64) (*ExpHistogramPoint, error)
 	}{{"one walk", expFromDigest}, {"query per bound", expFromDigestRef}} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := c.f(&st, 0, cnt, 0, 1e-6); err != nil {
+				if _, err := c.f(&st, 0, cnt, 0, 1e-6, math.NaN(), math.NaN()); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -91,12 +103,12 @@ func BenchmarkExpFromDigest(b *testing.B) {
 
 // expFromDigestRef is expFromDigest's counts as they were before
 // blob.Stat.CDFs: a query of the digest per bucket bound.
-func expFromDigestRef(s *blob.Stat, scale int32, cnt uint64, sum, us float64) (*ExpHistogramPoint, error) {
+func expFromDigestRef(s *blob.Stat, scale int32, cnt uint64, sum, us, lo, hi float64) (*ExpHistogramPoint, error) {
 	e := &ExpHistogramPoint{Scale: scale, Count: cnt, Sum: sum}
 	if cnt == 0 {
 		return e, nil
 	}
-	posLo, posHi, negLo, negHi, scale := expSpan(s, scale, us)
+	posLo, posHi, negLo, negHi, scale := expSpan(s, scale, us, lo, hi)
 	e.Scale = scale
 	var cdfErr error
 	n := float64(cnt)

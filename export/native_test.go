@@ -142,3 +142,45 @@ func TestNativeHistogramIntegerSamples(t *testing.T) {
 		require.Equal(t, math.Round(p*float64(len(vals))), float64(cum), "bucket %d", j)
 	}
 }
+
+// signedDigestBlob is a signed VOI with SUM, MAX, MIN and a t-digest fed
+// -10..89 ten times: 100 negative samples, 100 zeros, while the digest's
+// centroid means are all at or above zero.
+func signedDigestBlob(t testing.TB) (*blob.Blob, *tpl.Template) {
+	tp, err := tpl.NewRegistry().New("D")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntS64,
+		Stats: []tpl.StatSpec{tpl.Sum(), tpl.Max(), tpl.Min(), tpl.TDigest(voi.TDgstClust64, 20, 8)}}))
+	b := blob.New(tp, blob.NewEnv(func() int64 { return blob.SBinTime(1_700_000_000, 0) }, 1))
+	for i := range 1000 {
+		require.NoError(t, b.UpdateS64(0, int64(i%100)-10))
+	}
+	return b, tp
+}
+
+// The native histogram's buckets hold every sample of the digest: Count =
+// ZeroCount + the positive and negative buckets (OpenTelemetry's
+// ExponentialHistogramDataPoint.count; Prometheus validates the same).
+// Buckets used to span only the centroid means: with MIN below zero but
+// every mean at or above it, the mass the CDF interpolates between MIN and
+// the first mean had no negative bucket and was dropped (Count 1000,
+// buckets 907). They now reach out to MIN (and MAX).
+func TestNativeHistogramHoldsEverySample(t *testing.T) {
+	b, tp := signedDigestBlob(t)
+	for _, conv := range []export.Convention{export.OpenTelemetry, export.Prometheus} {
+		m, err := export.NewMapper(export.Options{Convention: conv, NativeHistogram: true, NativeScale: -2})
+		require.NoError(t, err)
+		ms, err := m.Append(nil, export.Named{Blob: b, Template: tp})
+		require.NoError(t, err)
+		e := ms[len(ms)-1].Exp
+		require.NotNil(t, e)
+		// Base 16: (1, 16] is bucket 0, (16, 256] bucket 1; MIN -10 is in
+		// negative bucket 0, which takes the 93 samples the CDF puts
+		// between -10 and the first mean, 0.
+		require.Equal(t, export.ExpHistogramPoint{Scale: -2, ZeroCount: 10,
+			Positive: export.ExpBuckets{Offset: 0, Counts: []uint64{162, 735}},
+			Negative: export.ExpBuckets{Offset: 0, Counts: []uint64{93}},
+			Count:    1000, Sum: 39500, Min: -10, Max: 89, HasMinMax: true}, *e, "convention %v", conv)
+		require.Equal(t, e.Count, e.ZeroCount+162+735+93)
+	}
+}
