@@ -97,7 +97,9 @@
 // CDF at the bucket bounds as blob.Stat.CDF answers it (bounded by MIN and
 // MAX when the VOI keeps them; an integer VOI's at the bound's integer part
 // plus 1/2) times the count, rounded so that they add up to the count
-// exactly; buckets span the centroid means and reach out to MIN and MAX
+// exactly (a positive bucket i holds (base^i, base^(i+1)], a negative one
+// [-base^(i+1), -base^i): values go by magnitude, as OpenTelemetry and
+// Prometheus map them); buckets span the centroid means and reach out to MIN and MAX
 // (the CDF interpolates out to them, so a MIN below zero puts samples
 // below zero even when no mean is), zero threshold 0. The
 // scale (Options.NativeScale 0) is the finest, up to 8, whose buckets are no

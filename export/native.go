@@ -43,6 +43,11 @@ func expIndex(v float64, scale int32) int {
 // buckets, the scale is lowered (down to -4).
 // us (> 0) converts the digest's values to the exported unit; sum is not
 // converted here.
+//
+// Every count is cnt times the digest's mass in the bucket: positive
+// bucket i holds the values in (base^i, base^(i+1)], negative bucket i
+// those in [-base^(i+1), -base^i), mapped by magnitude as OpenTelemetry
+// and Prometheus do, so that v and -v fall in buckets of the same index.
 func expFromDigest(s *blob.Stat, scale int32, cnt uint64, sum, us, lo, hi float64) (*ExpHistogramPoint, error) {
 	e := &ExpHistogramPoint{Scale: scale, Count: cnt, Sum: sum}
 	if cnt == 0 {
@@ -50,26 +55,26 @@ func expFromDigest(s *blob.Stat, scale int32, cnt uint64, sum, us, lo, hi float6
 	}
 	posLo, posHi, negLo, negHi, scale := expSpan(s, scale, us, lo, hi)
 	e.Scale = scale
-	// The digest's CDF at every bucket bound, in one ascending walk: the
-	// negative side's bounds (highest index first), just below zero,
-	// zero, then the positive side's.
+	// The digest's CDF at every bucket bound (in the VOI's units), in one
+	// ascending walk: just below the negative side's bounds (highest
+	// index first), just below zero, zero, then the positive side's. The
+	// CDF counts the samples at or below its point; a negative bucket
+	// holds its lower bound and not its upper one, so its bounds are
+	// taken just below.
 	var nlo, nhi, plo, phi int
 	var xs []float64
 	if negLo > 0 {
 		nlo, nhi = expIndex(negLo, scale), expIndex(negHi, scale)
 		for i := nhi - 1; i >= nlo; i-- {
-			xs = append(xs, -expBound(i+1, scale))
+			xs = append(xs, below(-expBound(i+1, scale)/us))
 		}
 	}
-	xs = append(xs, math.Nextafter(0, -1), 0)
+	xs = append(xs, below(0), 0)
 	if posLo > 0 {
 		plo, phi = expIndex(posLo, scale), expIndex(posHi, scale)
 		for j := plo; j < phi; j++ {
-			xs = append(xs, expBound(j+1, scale))
+			xs = append(xs, expBound(j+1, scale)/us)
 		}
-	}
-	for i := range xs {
-		xs[i] /= us // (in the VOI's units)
 	}
 	ps, err := s.CDFs(make([]float64, 0, len(xs)), xs)
 	if err != nil {
@@ -99,7 +104,7 @@ func expFromDigest(s *blob.Stat, scale int32, cnt uint64, sum, us, lo, hi float6
 		for i := nlo; i <= nhi; i++ {
 			var c uint64
 			if i < nhi {
-				c = cum(nhi - 1 - i) // xs holds -expBound(i+1) at nhi-1-i
+				c = cum(nhi - 1 - i) // xs holds below -expBound(i+1) at nhi-1-i
 			}
 			e.Negative.Counts[i-nlo] = upper - c
 			upper = c
@@ -107,6 +112,10 @@ func expFromDigest(s *blob.Stat, scale int32, cnt uint64, sum, us, lo, hi float6
 	}
 	return e, nil
 }
+
+// below returns the greatest float64 below x: blob.Stat.CDF there counts
+// the samples below x (an integer VOI's: at or below the integer below x).
+func below(x float64) float64 { return math.Nextafter(x, math.Inf(-1)) }
 
 // expSpan returns the smallest and largest magnitudes of a digest's means
 // (in the exported unit, us per value) on each side of zero (0 where a

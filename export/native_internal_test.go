@@ -112,14 +112,14 @@ func expFromDigestRef(s *blob.Stat, scale int32, cnt uint64, sum, us, lo, hi flo
 	e.Scale = scale
 	var cdfErr error
 	n := float64(cnt)
-	cum := func(x float64) uint64 {
-		f, err := s.CDF(x / us)
+	cum := func(x float64) uint64 { // x in the VOI's units
+		f, err := s.CDF(x)
 		if err != nil && cdfErr == nil {
 			cdfErr = err
 		}
 		return uint64(math.Round(min(max(f, 0), 1) * n))
 	}
-	zeroBelow := cum(math.Nextafter(0, -1))
+	zeroBelow := cum(math.Nextafter(0, math.Inf(-1)))
 	zero := cum(0)
 	e.ZeroCount = zero - zeroBelow
 	if posLo > 0 {
@@ -129,7 +129,7 @@ func expFromDigestRef(s *blob.Stat, scale int32, cnt uint64, sum, us, lo, hi flo
 		for j := lo; j <= hi; j++ {
 			c := cnt
 			if j < hi {
-				c = cum(expBound(j+1, scale))
+				c = cum(expBound(j+1, scale) / us)
 			}
 			e.Positive.Counts = append(e.Positive.Counts, c-prev)
 			prev = c
@@ -143,7 +143,7 @@ func expFromDigestRef(s *blob.Stat, scale int32, cnt uint64, sum, us, lo, hi flo
 		for i := lo; i <= hi; i++ {
 			var c uint64
 			if i < hi {
-				c = cum(-expBound(i+1, scale))
+				c = cum(math.Nextafter(-expBound(i+1, scale)/us, math.Inf(-1))) // [-base^(i+1), -base^i)
 			}
 			e.Negative.Counts[i-lo] = upper - c
 			upper = c

@@ -48,9 +48,11 @@ func TestNativeHistogram(t *testing.T) {
 	// base 4: 1 in (1/4, 1] (index -1), 2 and 4 in (1, 4], 8 in (4, 16].
 	f("positive", voi.IntU64, []int64{1, 2, 4, 8}, export.ExpHistogramPoint{Scale: -1, Count: 4, Sum: 15,
 		Positive: export.ExpBuckets{Offset: -1, Counts: []uint64{1, 2, 1}}})
+	// Negative buckets mirror the positive ones: -1 in [-1, -1/4) (index
+	// -1), -8 in [-16, -4) (index 1).
 	f("both signs", voi.IntS64, []int64{-8, -1, 1, 8}, export.ExpHistogramPoint{Scale: -1, Count: 4, Sum: 0,
 		Positive: export.ExpBuckets{Offset: -1, Counts: []uint64{1, 0, 1}},
-		Negative: export.ExpBuckets{Offset: -1, Counts: []uint64{0, 1, 1}}})
+		Negative: export.ExpBuckets{Offset: -1, Counts: []uint64{1, 0, 1}}})
 	f("empty", voi.IntU64, nil, export.ExpHistogramPoint{Scale: -1})
 }
 
@@ -183,4 +185,30 @@ func TestNativeHistogramHoldsEverySample(t *testing.T) {
 			Count:    1000, Sum: 39500, Min: -10, Max: 89, HasMinMax: true}, *e, "convention %v", conv)
 		require.Equal(t, e.Count, e.ZeroCount+162+735+93)
 	}
+}
+
+// Negative exponential buckets are the positive ones mirrored: bucket i
+// holds [-base^(i+1), -base^i) as positive bucket i holds (base^i,
+// base^(i+1)] (OpenTelemetry and Prometheus map negative values by their
+// magnitude). The negative side used to read the CDF at -base^(i+1)
+// itself, which counts the samples at that bound in the bucket above:
+// -1, -2, -4, -8 landed one bucket nearer zero than 1, 2, 4, 8.
+func TestNativeHistogramNegativeBucketsMirror(t *testing.T) {
+	exp := func(vals ...int64) *export.ExpHistogramPoint {
+		b, tp := digestBlob(t, voi.IntS64, vals...)
+		m, err := export.NewMapper(export.Options{Convention: export.OpenTelemetry, NativeScale: 1})
+		require.NoError(t, err)
+		ms, err := m.Append(nil, export.Named{Blob: b, Template: tp})
+		require.NoError(t, err)
+		return ms[len(ms)-1].Exp
+	}
+	// Base sqrt(2): 1 in (0.71, 1] (index -1), 2 in (1.41, 2] (1), 4 in
+	// (2.83, 4] (3), 8 in (5.66, 8] (5).
+	want := export.ExpBuckets{Offset: -1, Counts: []uint64{1, 0, 1, 0, 1, 0, 1}}
+	pos, neg := exp(1, 2, 4, 8), exp(-1, -2, -4, -8)
+	require.Equal(t, want, pos.Positive)
+	require.Empty(t, pos.Negative.Counts)
+	require.Equal(t, want, neg.Negative)
+	require.Empty(t, neg.Positive.Counts)
+	require.Equal(t, uint64(0), neg.ZeroCount)
 }
