@@ -87,8 +87,10 @@
 // are rounded to the digest's precision, and a merge (tdigest.MergeAll)
 // spreads heavy centroids towards their neighbours before regrouping, which
 // moves the sum by about 1% on the demo's fleet. The quantiles
-// are estimates (tdigest.Quantile; tdigest.QuantileBounded when the VOI keeps
-// MIN and MAX), as accurate as the digest: their rank error is the digest's.
+// are blob.Stat.Quantile's estimates (tdigest.Quantile; when the VOI keeps
+// MIN and MAX, tdigest.QuantileBounded clamped to [MIN, MAX]; an integer
+// VOI's rounded to an integer), as accurate as the digest: their rank
+// error is the digest's.
 // OpenTelemetry asks summary quantiles to be non-negative: a signed VOI's
 // negative quantiles are sent as they are.
 //

@@ -425,26 +425,15 @@ func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []
 		if m.digestKind() == KindSummary {
 			mt := metric(m.fam(vs, sfxTDigest), KindSummary, dt.String()+" t-digest")
 			p := &SummaryPoint{Count: cnt, Sum: sum}
-			var est [8]float64
-			vals := est[:0]
-			if cnt > 0 {
-				// All quantiles in one read of the digest (tdigest.Quantiles:
-				// Quantile's or QuantileBounded's values).
-				lo, hi := math.NaN(), math.NaN()
-				if mm.ok {
-					lo, hi = mm.min, mm.max
-				}
-				if vals, err = tdigest.Quantiles(s.Data, dt, m.quantiles, lo, hi, vals); err != nil {
-					return out, err
-				}
-				for i, v := range vals {
-					vals[i] = vs.dt.Round(v) // as blob.Stat.Quantile answers
-				}
-			}
-			for i, q := range m.quantiles {
+			// Stat.Quantile's answers, the library's and the CLI's: bounded
+			// by MIN and MAX when the VOI keeps them, an integer VOI's
+			// rounded, and clamped to [MIN, MAX].
+			for _, q := range m.quantiles {
 				v := math.NaN()
 				if cnt > 0 {
-					v = vals[i]
+					if v, err = s.Quantile(q); err != nil {
+						return out, err
+					}
 				}
 				p.Quantiles = append(p.Quantiles, QuantileValue{Q: q, Value: v})
 			}

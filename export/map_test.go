@@ -11,6 +11,7 @@ import (
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
 	"github.com/statsblob/statsblob/export/internal/fixture"
+	"github.com/statsblob/statsblob/qmath"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -155,4 +156,36 @@ func TestSummaryQuantilesAreTheBlobsAnswers(t *testing.T) {
 		}
 	}
 	require.Positive(t, fractional, "the Q VOI's answers are not rounded")
+}
+
+// A summary's quantiles stay in [MIN, MAX] and are Stat.Quantile's even
+// where the digest's means are not: a Q VOI of 4 fractional bits with a
+// t-digest of 2 keeps the samples 0.0625, 1.0625, 2.0625 in means
+// rounded to quarters (the last at 2.25). The summary used to bound the
+// digest's estimate by MIN and MAX without clamping it (Stat.Quantile
+// clamps), so its q = 1 read 2.25, above MAX 2.0625.
+func TestSummaryQuantilesWithinMinMax(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("Q")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.QS64, Prec: 4,
+		Stats: []tpl.StatSpec{tpl.Max(), tpl.Min(), tpl.TDigest(voi.TDgstClust64, 20, 2)}}))
+	b := blob.New(tp, blob.NewEnv(nil, 1))
+	for _, sixteenths := range []int64{1, 17, 33} { // 0.0625, 1.0625, 2.0625
+		require.NoError(t, b.UpdateQ(0, qmath.Ini(qmath.S64, 0, 4).SetIFVal(qmath.I64(sixteenths))))
+	}
+	qs := []float64{0, 0.5, 1}
+	m, err := export.NewMapper(export.Options{Quantiles: qs})
+	require.NoError(t, err)
+	ms, err := m.Append(nil, export.Named{Blob: b, Template: tp})
+	require.NoError(t, err)
+	i := slices.IndexFunc(ms, func(mt export.Metric) bool { return mt.Name == "q_x_tdigest" })
+	require.GreaterOrEqual(t, i, 0)
+	require.Equal(t, []export.QuantileValue{{Q: 0, Value: 0.0625}, {Q: 0.5, Value: 1.25}, {Q: 1, Value: 2.0625}}, ms[i].Summary.Quantiles)
+	st, err := b.Fetch(0, voi.TDgst)
+	require.NoError(t, err)
+	for j, q := range qs {
+		want, err := st.Quantile(q)
+		require.NoError(t, err)
+		require.Equal(t, export.QuantileValue{Q: q, Value: want}, ms[i].Summary.Quantiles[j], "q %v", q)
+	}
 }
