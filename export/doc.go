@@ -77,7 +77,9 @@
 // SUM, every value the histogram counted went into that SUM and no other
 // value did (CRHIST always, DRHIST/DVHIST when nothing was out of range), and
 // no update counted an error, the SUM is the exact histogram sum; otherwise
-// the sum is NaN rather than a guess. Likewise the VOI's MIN and MAX become
+// the sum is NaN rather than a guess, except that a histogram that counted
+// no value (all out of range) has sum 0, the sum of no values, as
+// OpenTelemetry requires. Likewise the VOI's MIN and MAX become
 // the OpenTelemetry histogram's min and max.
 //
 // TDGST: the count is exact (the sum of the centroid counts). The sum is

@@ -393,6 +393,9 @@ func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []
 			if sum := vs.stats[voi.Sum]; whole && clean(sum) {
 				p.Sum = numeric(sum)
 			}
+			if p.Count == 0 {
+				p.Sum = 0 // of no values (OpenTelemetry: zero when count is)
+			}
 			if whole && mm.ok && p.Count > 0 {
 				p.Min, p.Max, p.HasMinMax = mm.min, mm.max, true
 			}

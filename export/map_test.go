@@ -11,6 +11,7 @@ import (
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
 	"github.com/statsblob/statsblob/export/internal/fixture"
+	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/qmath"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
@@ -187,5 +188,27 @@ func TestSummaryQuantilesWithinMinMax(t *testing.T) {
 		want, err := st.Quantile(q)
 		require.NoError(t, err)
 		require.Equal(t, export.QuantileValue{Q: q, Value: want}, ms[i].Summary.Quantiles[j], "q %v", q)
+	}
+}
+
+// A histogram that counted no value has sum 0, the sum of no values
+// (OpenTelemetry's HistogramDataPoint: if count is zero, sum must be
+// zero). A contiguous DRHIST whose only value fell out of range, so that
+// its VOI's SUM did not see exactly its values, used to export sum NaN.
+func TestHistogramSumZeroWhenEmpty(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("W")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "win", DType: voi.IntS32, Stats: []tpl.StatSpec{tpl.Sum(),
+		fixture.Usr(voi.DRHist32, 0, hist.Bound{LB: fixture.S32(-10), UB: 0}, hist.Bound{LB: 0, UB: 10})}}))
+	b := blob.New(tp, blob.NewEnv(nil, 1))
+	require.NoError(t, b.UpdateS32(0, 500)) // out of range
+	for conv, name := range []string{"w_win_hist", "w.win.hist"} {
+		m, err := export.NewMapper(export.Options{Convention: export.Convention(conv)})
+		require.NoError(t, err)
+		ms, err := m.Append(nil, export.Named{Blob: b, Template: tp})
+		require.NoError(t, err)
+		i := slices.IndexFunc(ms, func(mt export.Metric) bool { return mt.Name == name })
+		require.GreaterOrEqual(t, i, 0, name)
+		require.Equal(t, export.HistogramPoint{Bounds: []float64{-11, -1, 9}, Counts: []uint64{0, 0, 0, 0}, Sum: 0}, *ms[i].Histogram, name)
 	}
 }
