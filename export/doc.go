@@ -65,7 +65,8 @@
 // range (below lb[0] or from ub[last] up) are one out-of-band count in the
 // C, so the histogram counts the values in range and the _hist_outofrange
 // counter the rest. Other layouts: one counter per bucket, labelled
-// bucket="[lb,ub)", each exact.
+// bucket="[lb,ub)", each exact (lb and ub in the exported unit when
+// metadata scales the VOI, as exact decimals where they have one).
 //
 // DVHIST: exact when the values are consecutive integers: bucket i holds
 // exactly v = val[i], so le = val[i], with an empty bucket at val[0] - 1

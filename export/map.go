@@ -157,13 +157,13 @@ func (m *Mapper) Append(dst []Metric, n Named) ([]Metric, error) {
 		st := s
 		vois[len(vois)-1].stats[s.Type] = &st
 	}
+	m.readMeta(n.Template, b, n.Levels, vois)
 	for _, vs := range vois {
 		if s := vs.stats[voi.Hist]; s != nil {
-			h := readHist(s.Data, s.DType, vs.dt)
+			h := readHist(s.Data, s.DType, vs.dt, vs.scale)
 			vs.hv = &h
 		}
 	}
-	m.readMeta(n.Template, b, n.Levels, vois)
 	if err := m.cachedName(tplName, vois); err != nil {
 		return dst, err
 	}
@@ -498,8 +498,10 @@ type histView struct {
 }
 
 // readHist reads histogram data of type hdt on a VOI of type dt and decides
-// its shape (see the package documentation).
-func readHist(data []byte, hdt, dt voi.DType) histView {
+// its shape (see the package documentation). scale converts the VOI's
+// values to the exported unit: the bucket labels of counters are given in
+// it (the histogram's bounds are scaled with its other values, scaleVOI).
+func readHist(data []byte, hdt, dt voi.DType, scale float64) histView {
 	h := histView{oob: hist.OOB(data, hdt)}
 	switch hdt {
 	case voi.DRHist32, voi.DRHist64:
@@ -520,12 +522,12 @@ func readHist(data []byte, hdt, dt voi.DType) histView {
 	for i, b := range bks {
 		var l []byte
 		if h.kind == kindDV {
-			l = voi.AppendNumeric(l, dt, b.LB)
+			l = appendScaled(l, dt, b.LB, scale)
 		} else {
 			l = append(l, '[')
-			l = voi.AppendNumeric(l, dt, b.LB)
+			l = appendScaled(l, dt, b.LB, scale)
 			l = append(l, ',')
-			l = voi.AppendNumeric(l, dt, b.UB)
+			l = appendScaled(l, dt, b.UB, scale)
 			l = append(l, ')')
 		}
 		s := string(l)

@@ -3,6 +3,8 @@ package export
 import (
 	"fmt"
 	"math"
+	"math/big"
+	"strconv"
 	"strings"
 
 	"github.com/statsblob/statsblob/blob"
@@ -16,8 +18,8 @@ import (
 //     as a suffix, replacing a unit suffix the VOI's name has ("latency_us"
 //     becomes latency_seconds), OpenTelemetry names drop that suffix and
 //     give the unit in UCUM ("s"), and every value in the VOI's units (SUM,
-//     MAX, MIN, histogram bounds, sums and quantiles, the level) is
-//     multiplied by the unit's scale. Options.Units overrides the unit:
+//     MAX, MIN, histogram bounds and bucket labels, sums and quantiles, the
+//     level) is multiplied by the unit's scale. Options.Units overrides the unit:
 //     its name replaces the template's, and the values are exported
 //     unscaled, in that unit.
 //   - help replaces the generated help text (the statistic is appended);
@@ -139,16 +141,7 @@ func (vs *voiStats) scaleVOI(ms []Metric) {
 	if vs.scale == 1 {
 		return
 	}
-	// Dividing by an integer inverse (1e6 for microseconds) rounds a
-	// whole number of units to the nearest decimal (999 µs is 0.000999 s,
-	// where multiplying by 1e-6 gives 0.0009989999999999999).
-	inv := 1 / vs.scale
-	sc := func(v float64) float64 {
-		if inv == math.Round(inv) {
-			return v / inv
-		}
-		return v * vs.scale
-	}
+	sc := func(v float64) float64 { return scaleBy(v, vs.scale) }
 	for i := range ms {
 		mt := &ms[i]
 		switch {
@@ -171,6 +164,63 @@ func (vs *voiStats) scaleVOI(ms []Metric) {
 			mt.Value = sc(mt.Value)
 		}
 	}
+}
+
+// scaleBy returns v times scale. Dividing by an integer inverse (1e6 for
+// microseconds) rounds a whole number of units to the nearest decimal
+// (999 µs is 0.000999 s, where multiplying by 1e-6 gives
+// 0.0009989999999999999).
+func scaleBy(v, scale float64) float64 {
+	if inv := 1 / scale; inv == math.Round(inv) {
+		return v / inv
+	}
+	return v * scale
+}
+
+// appendScaled appends the bound v of type dt, a bucket label's number,
+// times scale: exact, the bound's exact decimal (voi.AppendNumeric) divided
+// by an integer inverse of scale or multiplied by an integer scale, in as
+// many decimals as the result has (5000 µs is 0.005 s); where that result
+// has no finite decimal expansion (or scale is neither), scaleBy's
+// float64 in its shortest form.
+func appendScaled(dst []byte, dt voi.DType, v uint64, scale float64) []byte {
+	if scale == 1 {
+		return voi.AppendNumeric(dst, dt, v)
+	}
+	var r big.Rat
+	_, ok := r.SetString(string(voi.AppendNumeric(nil, dt, v)))
+	switch inv := 1 / scale; {
+	case !ok:
+	case inv == math.Round(inv):
+		r.Quo(&r, new(big.Rat).SetFloat64(inv))
+	case scale == math.Round(scale):
+		r.Mul(&r, new(big.Rat).SetFloat64(scale))
+	default:
+		ok = false
+	}
+	if ok {
+		if n, fin := decimals(r.Denom()); fin {
+			return append(dst, r.FloatString(n)...)
+		}
+	}
+	return strconv.AppendFloat(dst, scaleBy(value(dt, v), scale), 'g', -1, 64)
+}
+
+// decimals returns the number of decimals of a fraction of denominator d
+// (> 0, in lowest terms) and whether it has finitely many: d = 2^a 5^b
+// gives max(a, b).
+func decimals(d *big.Int) (int, bool) {
+	a := d.TrailingZeroBits()
+	q := new(big.Int).Rsh(d, a)
+	five, m := big.NewInt(5), new(big.Int)
+	b := uint(0)
+	for q.Cmp(big.NewInt(1)) > 0 {
+		if q.DivMod(q, five, m); m.Sign() != 0 {
+			return 0, false
+		}
+		b++
+	}
+	return int(max(a, b)), true
 }
 
 // appendSumAndLevel appends the VOI's SUM family (a counter, gauge or, with

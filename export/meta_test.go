@@ -8,6 +8,8 @@ import (
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/export/internal/fixture"
+	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -94,4 +96,41 @@ func TestUnitsFromMetadataAndOverride(t *testing.T) {
 		{"t_rtt_microseconds_min", "microseconds", export.KindGauge, 1000},
 		{"t_rtt_microseconds_tdigest", "microseconds", export.KindSummary, 15000},
 	}, got)
+}
+
+// The bucket labels of a histogram exported as counters are in the
+// exported unit, as its bounds would be (meta.go: every value in the VOI's
+// units is scaled): a DRHIST with a gap on latency_us, unit "us", exports
+// bucket="[0.005,0.01)" on s_latency_seconds_hist. The labels used to keep
+// the VOI's microseconds, [5000,10000), on a metric named in seconds.
+// Options.Units exports unscaled, and so are the labels.
+func TestBucketLabelsScaled(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("S")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "latency_us", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum(),
+		fixture.Usr(voi.DRHist32, 0, hist.Bound{LB: 0, UB: 1000}, hist.Bound{LB: 5000, UB: 10000})}}))
+	require.NoError(t, tp.SetVOIMeta(0, tpl.VOIMeta{Unit: "us"}))
+	b := blob.New(tp, blob.NewEnv(nil, 1))
+	for _, v := range []uint32{10, 6000, 7000} {
+		require.NoError(t, b.UpdateU32(0, v))
+	}
+	buckets := func(opts export.Options) map[string]float64 {
+		m, err := export.NewMapper(opts)
+		require.NoError(t, err)
+		ms, err := m.Append(nil, export.Named{Blob: b, Template: tp})
+		require.NoError(t, err)
+		got := map[string]float64{}
+		for _, mt := range ms {
+			for _, l := range mt.Labels {
+				if l.Name == export.LabelBucket {
+					got[mt.Name+" "+l.Value] = mt.Value
+				}
+			}
+		}
+		return got
+	}
+	require.Equal(t, map[string]float64{"s_latency_seconds_hist [0,0.001)": 1, "s_latency_seconds_hist [0.005,0.01)": 2},
+		buckets(export.Options{}))
+	require.Equal(t, map[string]float64{"s_latency_microseconds_hist [0,1000)": 1, "s_latency_microseconds_hist [5000,10000)": 2},
+		buckets(export.Options{Units: map[string]string{"latency_us": "us"}}))
 }
