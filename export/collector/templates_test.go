@@ -225,7 +225,6 @@ func TestVersionsShareNoSeries(t *testing.T) {
 
 	lines, _ := scrapeLines(t, s, false)
 	seen := map[string]bool{}
-	var bytesLines []string
 	for _, l := range lines {
 		if strings.HasPrefix(l, "#") || l == "" {
 			continue
@@ -233,18 +232,28 @@ func TestVersionsShareNoSeries(t *testing.T) {
 		series := l[:strings.LastIndexByte(l, ' ')]
 		require.False(t, seen[series], "series %s twice", series)
 		seen[series] = true
-		if strings.HasPrefix(l, "kitchen_bytes_total") {
-			bytesLines = append(bytesLines, l)
-		}
 	}
 	require.Equal(t, []string{
 		fmt.Sprintf(`kitchen_bytes_total{host="a",statsblob_template_hash="%08x"} 1448`, k1.Hash()),
 		`kitchen_bytes_total{host="a"} 5`,
 		`kitchen_bytes_total{host="b"} 1448`, // no other version shares host=b
-	}, sortedStrings(bytesLines))
+	}, scrapedWith(t, s, "kitchen_bytes_total"))
 }
 
-func sortedStrings(s []string) []string { slices.Sort(s); return s }
+// scrapedWith returns the lines of a scrape of s that start with prefix,
+// sorted.
+func scrapedWith(t *testing.T, s *collector.Server, prefix string) []string {
+	t.Helper()
+	var got []string
+	lines, _ := scrapeLines(t, s, false)
+	for _, l := range lines {
+		if strings.HasPrefix(l, prefix) {
+			got = append(got, l)
+		}
+	}
+	slices.Sort(got)
+	return got
+}
 
 // Versions whose wide forms are one template (a VOI's INT_U32 and INT_U64
 // both widen to INT_U64) are told apart by the template their senders
@@ -271,17 +280,10 @@ func TestVersionsWithOneWideForm(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, code, body)
 	code, body = post(t, s, http.MethodPost, "host=a", v2Blob(t, v2, 5))
 	require.Equal(t, http.StatusNoContent, code, body)
-	var got []string
-	lines, _ := scrapeLines(t, s, false)
-	for _, l := range lines {
-		if strings.HasPrefix(l, "kitchen_bytes_total") {
-			got = append(got, l)
-		}
-	}
 	require.Equal(t, []string{
 		fmt.Sprintf(`kitchen_bytes_total{host="a",statsblob_template_hash="%08x"} 3`, v1.Hash()),
 		`kitchen_bytes_total{host="a"} 5`,
-	}, sortedStrings(got))
+	}, scrapedWith(t, s, "kitchen_bytes_total"))
 }
 
 // Each version's series carries its own senders' levels (before, levels
@@ -309,17 +311,10 @@ func TestVersionsKeepTheirOwnLevels(t *testing.T) {
 	}
 	send(v1, "old", 5)
 	send(v2, "new", 7)
-	var got []string
-	lines, _ := scrapeLines(t, s, false)
-	for _, l := range lines {
-		if strings.HasPrefix(l, "pool_inflight{") {
-			got = append(got, l)
-		}
-	}
 	require.Equal(t, []string{
 		fmt.Sprintf(`pool_inflight{pool="db",statsblob_template_hash="%08x"} 5`, v1.Hash()),
 		`pool_inflight{pool="db"} 7`,
-	}, sortedStrings(got))
+	}, scrapedWith(t, s, "pool_inflight{"))
 }
 
 // The query API tells versions that share a label set apart as the
