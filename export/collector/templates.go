@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/statsblob/statsblob/export"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -61,6 +62,21 @@ func ParseTemplates(data []byte) ([]*tpl.Template, error) {
 	return out, nil
 }
 
+// sameMetricNames returns a template of ts whose name differs from t's
+// but whose metrics the exports would name alike ("web" and "WEB" both
+// export web_...), or nil: their series would be one series twice, which a
+// remote-write receiver refuses whole. (Versions of one name are told
+// apart by export.VersionLabel.)
+func sameMetricNames(ts []*tpl.Template, t *tpl.Template) *tpl.Template {
+	name := export.Sanitize(t.Name())
+	for _, o := range ts {
+		if o.Name() != t.Name() && export.Sanitize(o.Name()) == name {
+			return o
+		}
+	}
+	return nil
+}
+
 // tplIndex is the known templates, replaced whole when one is added.
 type tplIndex struct {
 	byHash map[uint32]*tpl.Template
@@ -102,7 +118,9 @@ func (s *Server) initTemplates() error {
 }
 
 // AddTemplates makes ts known (those already known by hash are left as
-// they are) and returns how many were new. Past Config.MaxTemplates it
+// they are) and returns how many were new. A template without VOIs, or
+// whose name differs from a known one's but exports under the same metric
+// names ("web" and "WEB"), is refused (voi.ErrInvalid), and none is added. Past Config.MaxTemplates it
 // adds none and the error wraps ErrTooManyTemplates. With DataDir, the known
 // templates are written to DIR/templates.json first; an error writing it
 // adds nothing. Aggregates are never touched: the command's SIGHUP reload
@@ -126,6 +144,10 @@ func (s *Server) addTemplates(ts []*tpl.Template, persist bool) (int, error) {
 		}
 		if len(t.VOIs()) == 0 {
 			return 0, fmt.Errorf("collector: template %q has no VOIs: %w", t.Name(), voi.ErrInvalid)
+		}
+		if o := sameMetricNames(idx.order, t); o != nil {
+			return 0, fmt.Errorf("collector: template %q: its metrics would be named as those of template %q (%s_...): %w",
+				t.Name(), o.Name(), export.Sanitize(t.Name()), voi.ErrInvalid)
 		}
 		idx.byHash[t.Hash()] = t
 		idx.order = append(idx.order, t)

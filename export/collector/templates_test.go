@@ -96,12 +96,19 @@ func TestTemplateVersions(t *testing.T) {
 	require.Contains(t, body, `"new":false`)
 	code, body = post(t, s, http.MethodPost, "v=3", b3.Bytes())
 	require.Equal(t, 204, code, body)
+	kitchenLower, err := tpl.NewRegistry().New("kitchen") // KITCHEN's metric names
+	require.NoError(t, err)
+	require.NoError(t, kitchenLower.AddVOI(tpl.VOIDef{ID: 0, Name: "bytes", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	jl, err := json.Marshal(kitchenLower)
+	require.NoError(t, err)
 	for _, bad := range []string{"", "[", "{}", `[{"format":"statsblob-template"}]`, "7",
 		`{"format":"statsblob-template","version":2,"name":"A","hash":281853027,"vois":[]}`, // no VOIs: the client's fault
+		string(jl), // would export kitchen_bytes_total{...} beside KITCHEN's: one series twice
 	} {
 		code, body = templatesPost(t, s, bad)
 		require.Equal(t, 400, code, "%q: %s", bad, body)
 	}
+	require.Contains(t, body, `template "kitchen": its metrics would be named as those of template "KITCHEN" (kitchen_...)`)
 
 	code, body, _ = get(t, s, "/v1/templates", nil)
 	require.Equal(t, 200, code)
