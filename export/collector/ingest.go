@@ -140,6 +140,12 @@ func (s *Server) aggregateMetrics() []prometheus.Collector {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_queued_bytes",
 			Help: "Bytes of accepted blobs queued, not yet folded into their aggregates (bounded by -queue-bytes)."},
 			stat(func(st aggregate.Stats) float64 { return float64(st.PendingBytes) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_sequence_marks",
+			Help: "Senders' sequence numbers kept for the duplicate check, one per sender and label set (bounded by -max-sequence-marks)."},
+			stat(func(st aggregate.Stats) float64 { return float64(st.Marks) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_level_readings",
+			Help: "Senders' latest levels kept, one per sender and label set (bounded by -max-level-readings)."},
+			func() float64 { return float64(s.levels.readings()) }),
 	}
 }
 

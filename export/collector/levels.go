@@ -257,6 +257,13 @@ func (l *levels) expire(cutoff time.Time) {
 	}
 }
 
+// readings returns how many readings are kept.
+func (l *levels) readings() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n
+}
+
 // sum returns the sum over senders of the levels kept for key k.
 func (l *levels) sum(k string) map[int32]float64 {
 	l.mu.Lock()

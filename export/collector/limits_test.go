@@ -626,6 +626,8 @@ func TestCyclingSenderIDsPinBoundedMemory(t *testing.T) {
 	require.Less(t, grown, int64(6<<20), "more than the budgets' readings and marks")
 	runtime.KeepAlive(s)
 
+	require.Equal(t, float64(budget), gauge(t, s, "statsblob_collector_level_readings"), "the budget full")
+	require.Equal(t, float64(budget), gauge(t, s, "statsblob_collector_sequence_marks"), "the budget full")
 	require.Equal(t, float64(senders*sets-(budget-sets)), hits(t, s, "level_readings"), "every reading past the budget evicts one")
 	require.Equal(t, float64(senders-1), hits(t, s, "sequence_marks"), "s0 took the last places; the others' posts went unchecked")
 	require.Equal(t, float64(senders-1), counterValue(t, s, "statsblob_collector_untracked_senders_total"))
