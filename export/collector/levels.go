@@ -32,8 +32,9 @@ import (
 // current level, and a reading refused would leave a live sender out of
 // the sum for as long as the stale ones stayed. No post is refused for
 // its levels. A label set's levels go when its aggregates do: when it
-// expires (LabelTTL), or when two windows have closed without a post of
-// it.
+// expires (LabelTTL), or when a whole window closes without a post of it
+// (its aggregate left with the window before; the levels bridge the one
+// rotation in which its senders have yet to post to the new window).
 
 // MaxLevelSenders bounds the senders whose levels are kept per template
 // and label set.
@@ -233,7 +234,7 @@ func (l *levels) dropSet(k string, ls *labelLevels) {
 }
 
 // rotate starts a window, dropping the label sets that had no post in the
-// last two (their aggregates have left with them).
+// window that closes: their aggregates left with the window before.
 func (l *levels) rotate() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -251,7 +252,7 @@ func (l *levels) expire(cutoff time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for k, ls := range l.by {
-		if ls.last.Before(cutoff) {
+		if !ls.last.After(cutoff) { // (as aggregate.Set.Expire: at the cutoff too)
 			l.dropSet(k, ls)
 		}
 	}

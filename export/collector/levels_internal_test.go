@@ -144,14 +144,15 @@ func TestLevelReadingsBeyondMaxEvictTheGloballyOldest(t *testing.T) {
 	now = now.Add(time.Hour)
 	rec("d", "s5") // evicts a's s1
 	require.Equal(t, 3, evicted)
-	l.expire(now) // c's readings: older than now
+	l.expire(now.Add(-time.Minute)) // c's readings: at or before the cutoff; d's after it
 	require.Equal(t, 1, l.n)
 	rec("e", "s6")
 	rec("f", "s7")
 	require.Equal(t, 3, evicted)
 	checkLevels(t, &l)
 
-	// So do rotations: a label set without a post for two windows goes.
+	// So do rotations: a label set without a post in a whole window goes
+	// when that window closes.
 	l.rotate()
 	rec("d", "s5")
 	l.rotate()

@@ -66,7 +66,7 @@ pool_inflight_max{pool="db"} `+max+`
 	send("b", "2", 1)
 	want("6", "1")
 	s.Rotate()
-	s.Rotate() // but not two windows without a post of their label set
+	s.Rotate() // but not a whole window without a post of their label set
 	send("c", "1", 4)
 	want("4", "4")
 }

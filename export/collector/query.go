@@ -264,8 +264,8 @@ func (s *Server) getAggregate(w http.ResponseWriter, r *http.Request) {
 	var posts uint64
 	for i, n := range named {
 		if n.Template.Hash() != t.Hash() {
-			queryError(w, http.StatusConflict, "the matching aggregates are of several versions of template %.40q (hashes %d and %d): tell them apart with a label (%s=HASH selects an older version's where versions share a label set)",
-				q.tpl, t.Hash(), n.Template.Hash(), VersionLabel)
+			queryError(w, http.StatusConflict, "the matching aggregates are of several versions of template %.40q (hashes %08x and %08x): tell them apart with a label (%s=HASH selects an older version's where versions share a label set)",
+				q.tpl, s.postedHash(named[0]), s.postedHash(n), VersionLabel)
 			return
 		}
 		srcs[i] = n.Blob
