@@ -110,6 +110,13 @@ func CheckLabels(labels []Label) error {
 	return nil
 }
 
+// The label limits a collector applies to what it is sent, by default
+// (statsblob-collector's -max-labels and -max-label-bytes; natsjs's).
+const (
+	DefaultMaxLabels     = 16  // labels of a blob
+	DefaultMaxLabelBytes = 128 // bytes of a label's name, and of its value
+)
+
 // VersionLabel is the label a collector adds to the series of an older
 // version of a template whose aggregate shares its label set with another
 // version's (its template hash, eight hexadecimal digits), so that no two

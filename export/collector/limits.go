@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/statsblob/statsblob/export"
 	"github.com/statsblob/statsblob/export/aggregate"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -17,8 +18,8 @@ const (
 	DefaultMaxBody           = 65535 // the largest blob (cursz is a uint16)
 	DefaultMaxAggregates     = 10000
 	DefaultMaxTemplates      = 256
-	DefaultMaxLabels         = 16
-	DefaultMaxLabelBytes     = 128
+	DefaultMaxLabels         = export.DefaultMaxLabels
+	DefaultMaxLabelBytes     = export.DefaultMaxLabelBytes
 	DefaultLabelTTL          = time.Hour
 	DefaultMaxConns          = 1024
 	DefaultMaxHeaderBytes    = 16 << 10

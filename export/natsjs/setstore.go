@@ -60,11 +60,11 @@ func (s *SetStore) Open(p int, state []byte) (Partition, error) {
 	return sp, nil
 }
 
-// Label limits of a message, those the HTTP collector applies by
+// Label limits of a message: those the HTTP collector applies by
 // default (its -max-labels and -max-label-bytes).
 const (
-	MaxLabels     = 16  // labels of a message
-	MaxLabelBytes = 128 // bytes of a label's name, and of its value
+	MaxLabels     = export.DefaultMaxLabels     // labels of a message
+	MaxLabelBytes = export.DefaultMaxLabelBytes // bytes of a label's name, and of its value
 )
 
 // Merge adds a message's blob to its aggregate, once per sender and
@@ -74,7 +74,8 @@ const (
 // would take an aggregate that no export shows. Errors wrap
 // voi.ErrInvalid.
 func (sp *setPart) Merge(m Message) error {
-	if err := checkLabels(m.Labels); err != nil {
+	labels := exportLabels(m.Labels)
+	if err := checkLabels(labels); err != nil {
 		return err
 	}
 	t, err := sp.s.reg.ByHash(m.TplHash)
@@ -88,7 +89,6 @@ func (sp *setPart) Merge(m Message) error {
 	if err := b.CheckTemplate(t); err != nil {
 		return err
 	}
-	labels := exportLabels(m.Labels)
 	// No check by sender and sequence here (aggregate.Set.Once): the stream
 	// stores a retry once (Nats-Msg-Id), the consumer merges a stored
 	// message once, and redeliveries come out of order, which a high-water
@@ -106,7 +106,7 @@ func exportLabels(ls []ship.Label) []export.Label {
 }
 
 // checkLabels refuses labels no export can carry or past the limits.
-func checkLabels(ls []ship.Label) error {
+func checkLabels(ls []export.Label) error {
 	if len(ls) > MaxLabels {
 		return fmt.Errorf("natsjs: %d labels, at most %d: %w", len(ls), MaxLabels, voi.ErrInvalid)
 	}
@@ -115,7 +115,7 @@ func checkLabels(ls []ship.Label) error {
 			return fmt.Errorf("natsjs: label %.40q: name or value over %d bytes: %w", l.Name, MaxLabelBytes, voi.ErrInvalid)
 		}
 	}
-	return export.CheckPostedLabels(exportLabels(ls))
+	return export.CheckPostedLabels(ls)
 }
 
 // aggregateKey names a template's label set: the hash, then each label's
