@@ -688,7 +688,7 @@ func (s *Set) Expire(cutoff time.Time) (int, time.Time) {
 	}
 	w.mu.Unlock()
 	if len(gone) > 0 {
-		s.forgetMarks(gone) // under rot: no add recreates a key before its marks go
+		s.forgetMarks(gone) // under rot: no add recreates a key before its marks go (marks in use stay)
 	}
 	if oldest == math.MaxInt64 {
 		return len(gone), time.Time{}

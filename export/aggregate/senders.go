@@ -72,7 +72,9 @@ func CheckSender(id string) error {
 // other aggregates do not wait). A sender is remembered until it has not
 // posted for two window rotations, and its number for an aggregate until
 // it has not posted to that aggregate for two window rotations or the
-// aggregate expires (Expire): a retry after that is added again. Beyond
+// aggregate expires (Expire): a retry after that is added again (but for
+// a number whose message was still being added, under way across the
+// expiry, which stays). Beyond
 // MaxSenders, a new sender's messages are added without the check
 // (counted in Stats.Untracked), and so are a message's blobs whose
 // aggregates would take a sender's number past MaxMarks numbers of all

@@ -449,7 +449,10 @@ func (s *Server) durably(rec func() *record, apply func() *rejection) *rejection
 	if rej != nil {
 		return rej
 	}
-	if errors.Is(err, wal.ErrTooLarge) { // refused before a byte was written: the log is whole
+	// recordSize is the encoding's size, so the check above catches a
+	// record too large; should they ever disagree, the log refused it
+	// before writing a byte and is whole: never mark it broken for that.
+	if errors.Is(err, wal.ErrTooLarge) {
 		return s.recordTooLarge(r, size)
 	}
 	if err != nil {
