@@ -28,18 +28,25 @@ import (
 // Pusher made from the Server pushes them first, oldest first. A file is
 // written through a temporary name, synced and renamed: whole or absent.
 //
-//	"SBWIN1\n"  magic
+//	"SBWIN2\n"  magic
 //	start, end  int64, Unix nanoseconds
 //	n           uint32 aggregates, then each:
 //	  hash        uint32 the aggregate's (wide) template hash
+//	  posted      uint32 the hash of the template its blobs were posted as
+//	                     (export.Named.Posted; 0 if unknown)
 //	  labels      uint32 count, then name and value strings
 //	  blobs       uint64 posted blobs it holds
 //	  blob        string the aggregate's bytes
 //	crc         uint32 CRC-32C of everything before it
 //
 // (a string is its length as a uint32 and its bytes, little-endian).
+// Version 1 ("SBWIN1\n") files, without posted, still read: their
+// aggregates do not say which version of a template they were posted as.
 
-const closedMagic = "SBWIN1\n"
+const (
+	closedMagic   = "SBWIN2\n"
+	closedMagicV1 = "SBWIN1\n"
+)
 
 // errClosedFile is wrapped by decodeClosed's errors of layout.
 var errClosedFile = fmt.Errorf("collector: bad closed-window file: %w", voi.ErrInvalid)
@@ -59,6 +66,11 @@ func (s *Server) saveClosed(c Closed) error {
 	p = binary.LittleEndian.AppendUint32(p, uint32(len(c.Blobs)))
 	for i, n := range c.Blobs {
 		p = binary.LittleEndian.AppendUint32(p, n.Template.Hash())
+		var posted uint32
+		if n.Posted != nil {
+			posted = n.Posted.Hash()
+		}
+		p = binary.LittleEndian.AppendUint32(p, posted)
 		p = binary.LittleEndian.AppendUint32(p, uint32(len(n.Labels)))
 		for _, l := range n.Labels {
 			p = appendStr(p, l.Name)
@@ -121,7 +133,7 @@ func (s *Server) loadClosed() error {
 		if err != nil {
 			return fmt.Errorf("collector: -data-dir: %w", err)
 		}
-		c, err := decodeClosed(p, wide)
+		c, err := decodeClosed(p, wide, s.tpls.idx.Load().byHash)
 		if err != nil {
 			return fmt.Errorf("collector: -data-dir %s: %s: %w", s.cfg.DataDir, name, err)
 		}
@@ -132,10 +144,15 @@ func (s *Server) loadClosed() error {
 }
 
 // decodeClosed reads a closed window saveClosed wrote; wide finds the
-// aggregates' templates by hash. Errors wrap voi.ErrInvalid.
-func decodeClosed(p []byte, wide map[uint32]*tpl.Template) (Closed, error) {
+// aggregates' templates by hash, known the templates they were posted as
+// (an unknown one is left nil). Errors wrap voi.ErrInvalid.
+func decodeClosed(p []byte, wide, known map[uint32]*tpl.Template) (Closed, error) {
 	var c Closed
-	if len(p) < len(closedMagic)+4 || string(p[:len(closedMagic)]) != closedMagic {
+	if len(p) < len(closedMagic)+4 {
+		return c, fmt.Errorf("not a closed window: %w", voi.ErrInvalid)
+	}
+	v2 := string(p[:len(closedMagic)]) == closedMagic
+	if !v2 && string(p[:len(closedMagicV1)]) != closedMagicV1 {
 		return c, fmt.Errorf("not a closed window: %w", voi.ErrInvalid)
 	}
 	body := p[:len(p)-4]
@@ -150,8 +167,13 @@ func decodeClosed(p []byte, wide map[uint32]*tpl.Template) (Closed, error) {
 		d.fail("aggregate count beyond the bytes")
 	}
 	str := func() string { return string(d.bytes(int(d.u32()))) }
+	versionOf := map[*tpl.Template]uint32{} // a posted template's wide hash, once each
 	for i := uint32(0); i < n && d.err == nil; i++ {
 		hash := d.u32()
+		var posted *tpl.Template
+		if v2 {
+			posted = known[d.u32()]
+		}
 		k := d.u32()
 		if uint64(k)*8 > uint64(len(d.p)) {
 			d.fail("label count beyond the bytes")
@@ -177,7 +199,19 @@ func decodeClosed(p []byte, wide map[uint32]*tpl.Template) (Closed, error) {
 		if err != nil {
 			return c, fmt.Errorf("aggregate %d: %w: %w", i, voi.ErrInvalid, err)
 		}
-		c.Blobs = append(c.Blobs, export.Named{Blob: b, Template: w, Labels: labels, Start: c.Start})
+		if posted != nil {
+			wh, ok := versionOf[posted]
+			if !ok {
+				if pw, err := tpl.Widen(posted); err == nil {
+					wh = pw.Hash()
+				}
+				versionOf[posted] = wh
+			}
+			if wh != w.Hash() {
+				posted = nil // (not a version of the wide form: unknown)
+			}
+		}
+		c.Blobs = append(c.Blobs, export.Named{Blob: b, Template: w, Posted: posted, Labels: labels, Start: c.Start})
 		c.Counts = append(c.Counts, cnt)
 		c.Posts += cnt
 	}
