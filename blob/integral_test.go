@@ -167,7 +167,7 @@ func TestIntegerVOIDiscreteExact(t *testing.T) {
 // TestStatCDFs: CDFs answers what CDF answers at each point, for
 // t-digests of integer and Q-number VOIs, with and without MIN and MAX,
 // and for a histogram; it refuses points that do not ascend or are NaN,
-// leaving out as it was.
+// leaving out as it was. Quantiles likewise answers what Quantile answers.
 func TestStatCDFs(t *testing.T) {
 	for _, c := range []struct {
 		name   string
@@ -216,6 +216,20 @@ func TestStatCDFs(t *testing.T) {
 			require.ErrorIs(t, err, voi.ErrInvalid, "%s: %v", c.name, bad)
 			require.Equal(t, []float64{42}, out)
 		}
+
+		// Quantiles answers what Quantile answers at each q.
+		qs := []float64{0, 0.001, 0.25, 0.5, 0.9, 0.99, 0.999, 1}
+		got, err = st.Quantiles([]float64{42}, qs)
+		require.NoError(t, err, c.name)
+		require.Len(t, got, 1+len(qs))
+		for i, q := range qs {
+			want, err := st.Quantile(q)
+			require.NoError(t, err)
+			require.Equal(t, want, got[1+i], "%s: q %v", c.name, q)
+		}
+		out, err := st.Quantiles([]float64{42}, []float64{0.5, 2})
+		require.ErrorIs(t, err, voi.ErrInvalid, c.name)
+		require.Equal(t, []float64{42}, out)
 	}
 }
 

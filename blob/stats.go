@@ -107,24 +107,63 @@ func (s Stat) Quantile(q float64) (x float64, err error) {
 	switch {
 	case s.DType.IsTDigest() && bounded:
 		x, err = tdigest.QuantileBounded(s.Data, s.DType, q, lo, hi)
-		// (A digest's means can lie outside [MIN, MAX]: a C-mode digest of
-		// finer precision than its Q VOI holds the VOI's raw fraction bits.)
-		x = min(max(s.VOIDType.Round(x), lo), hi)
 	case s.DType.IsTDigest():
 		x, err = tdigest.Quantile(s.Data, s.DType, q)
-		x = s.VOIDType.Round(x)
 	case s.DType.IsHist():
 		x, err = hist.Quantile(s.Data, s.DType, s.VOIDType, q)
-		if bounded {
-			x = min(max(x, lo), hi)
-		}
 	default:
 		err = voi.ErrTypeMismatch
 	}
 	if err != nil {
 		return 0, s.errorf("quantile", "", err)
 	}
-	return x, nil
+	return s.answer(x, lo, hi, bounded), nil
+}
+
+// Quantiles appends to out Quantile's answer at each of qs, a t-digest's
+// from one read of its centroids (tdigest.Quantiles), for exporters that
+// report several quantiles of many digests. Errors are Quantile's; out is
+// then returned as it was.
+func (s Stat) Quantiles(out, qs []float64) ([]float64, error) {
+	lo, hi, bounded := s.bounds()
+	start := len(out)
+	if s.DType.IsTDigest() {
+		blo, bhi := math.NaN(), math.NaN() // (tdigest.Quantile's where unknown)
+		if bounded {
+			blo, bhi = lo, hi
+		}
+		var err error
+		if out, err = tdigest.Quantiles(s.Data, s.DType, qs, blo, bhi, out); err != nil {
+			return out, s.errorf("quantile", "", err)
+		}
+		for i := start; i < len(out); i++ {
+			out[i] = s.answer(out[i], lo, hi, bounded)
+		}
+		return out, nil
+	}
+	for _, q := range qs {
+		x, err := s.Quantile(q)
+		if err != nil {
+			return out[:start], err
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}
+
+// answer is Quantile's answer from a digest's or histogram's estimate x:
+// a t-digest's of an integer VOI rounded, and either clamped to [lo, hi]
+// (MIN and MAX) when bounded, since a digest's means can lie outside them
+// (a C-mode digest finer than its Q VOI holds the VOI's raw fraction
+// bits).
+func (s Stat) answer(x, lo, hi float64, bounded bool) float64 {
+	if s.DType.IsTDigest() {
+		x = s.VOIDType.Round(x)
+	}
+	if bounded {
+		x = min(max(x, lo), hi)
+	}
+	return x
 }
 
 // CDF estimates the fraction of a t-digest's or histogram's samples that

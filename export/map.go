@@ -428,15 +428,19 @@ func (m *Mapper) appendVOI(out []Metric, vs *voiStats, tplName string, labels []
 		if m.digestKind() == KindSummary {
 			mt := metric(m.fam(vs, sfxTDigest), KindSummary, dt.String()+" t-digest")
 			p := &SummaryPoint{Count: cnt, Sum: sum}
-			// Stat.Quantile's answers, the library's and the CLI's: bounded
+			// Stat.Quantile's answers, the library's and the CLI's (bounded
 			// by MIN and MAX when the VOI keeps them, an integer VOI's
-			// rounded, and clamped to [MIN, MAX].
-			for _, q := range m.quantiles {
+			// rounded), all from one read of the digest.
+			var vals []float64
+			if cnt > 0 {
+				if vals, err = s.Quantiles(make([]float64, 0, len(m.quantiles)), m.quantiles); err != nil {
+					return out, err
+				}
+			}
+			for i, q := range m.quantiles {
 				v := math.NaN()
-				if cnt > 0 {
-					if v, err = s.Quantile(q); err != nil {
-						return out, err
-					}
+				if vals != nil {
+					v = vals[i]
 				}
 				p.Quantiles = append(p.Quantiles, QuantileValue{Q: q, Value: v})
 			}
