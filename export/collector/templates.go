@@ -81,6 +81,9 @@ func sameMetricNames(ts []*tpl.Template, t *tpl.Template) *tpl.Template {
 type tplIndex struct {
 	byHash map[uint32]*tpl.Template
 	order  []*tpl.Template
+	// versioned holds the names of which several versions are known: only
+	// their aggregates can share a label set across versions (versions.go).
+	versioned map[string]bool
 }
 
 // templates is the Server's known templates.
@@ -165,6 +168,16 @@ func (s *Server) addTemplates(ts []*tpl.Template, persist bool) (int, error) {
 		if err := writeTemplatesFile(filepath.Join(s.cfg.DataDir, "templates.json"), idx.order); err != nil {
 			return 0, err
 		}
+	}
+	seen := make(map[string]bool, len(idx.order))
+	for _, t := range idx.order {
+		if seen[t.Name()] {
+			if idx.versioned == nil {
+				idx.versioned = map[string]bool{}
+			}
+			idx.versioned[t.Name()] = true
+		}
+		seen[t.Name()] = true
 	}
 	s.tpls.idx.Store(idx)
 	return n, nil

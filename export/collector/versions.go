@@ -38,13 +38,17 @@ type versions struct {
 // than the newest known of their name that share their label set with
 // another version's.
 func (s *Server) withVersions(ns []export.Named) []export.Named {
+	versioned := s.tpls.idx.Load().versioned
+	if len(versioned) == 0 {
+		return ns // (the common case: no name has two versions)
+	}
 	type set struct {
 		name, labels string
 	}
-	first := make(map[set]int, len(ns)) // the first aggregate of each set, or -1 once shared
+	first := map[set]int{} // the first aggregate of each set, or -1 once shared
 	shared := false
 	for i := range ns {
-		if ns[i].Template == nil {
+		if ns[i].Template == nil || !versioned[ns[i].Template.Name()] {
 			continue
 		}
 		k := set{ns[i].Template.Name(), key(0, ns[i].Labels)}
@@ -59,7 +63,7 @@ func (s *Server) withVersions(ns []export.Named) []export.Named {
 	}
 	for i := range ns {
 		t := ns[i].Template
-		if t == nil || first[set{t.Name(), key(0, ns[i].Labels)}] >= 0 {
+		if t == nil || !versioned[t.Name()] || first[set{t.Name(), key(0, ns[i].Labels)}] >= 0 {
 			continue
 		}
 		h := s.postedHash(ns[i])
