@@ -19,12 +19,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export/aggregate"
 	"github.com/statsblob/statsblob/export/collector"
 	"github.com/statsblob/statsblob/export/internal/fixture"
-	"github.com/statsblob/statsblob/tpl"
-	"github.com/statsblob/statsblob/voi"
 )
 
 // aggLines is what /metrics says of the aggregates (not of the server).
@@ -281,28 +278,12 @@ func TestRecoveredWindowPushedWithTheConfig(t *testing.T) {
 // marked the log broken (/readyz 503, every later post refused) for the
 // life of the process, while the log was whole.
 func TestBigBatchDoesNotBreakTheLog(t *testing.T) {
-	dir := t.TempDir()
-	reg := tpl.NewRegistry()
-	tiny, err := reg.New("TINY")
-	require.NoError(t, err)
-	require.NoError(t, tiny.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
-	cfg := collector.Config{Templates: reg, DataDir: dir, NoSync: true}
+	reg, body, frames, query := longLabelsBatch(t)
+	_, bb := tinyBlob(t)
+	cfg := collector.Config{Templates: reg, DataDir: t.TempDir(), NoSync: true}
 	s, err := collector.New(cfg)
 	require.NoError(t, err)
-	b := blob.New(tiny, nil)
-	require.NoError(t, b.UpdateU64(0, 1))
-	bb := b.Bytes()
-	body := []byte(collector.BatchMagic)
-	frames := 0
-	for ; len(body) < 2<<20; frames++ {
-		body, err = collector.AppendBatchFrame(body, "", bb)
-		require.NoError(t, err)
-	}
-	var q []string
-	for i := range 16 {
-		q = append(q, fmt.Sprintf("%s%02d=%s", strings.Repeat("n", 126), i, strings.Repeat("v", 128)))
-	}
-	code, msg := postH(t, s, "/v1/batch", strings.Join(q, "&"), body, nil)
+	code, msg := postH(t, s, "/v1/batch", query, body, nil)
 	require.Equal(t, http.StatusNoContent, code, msg)
 	code, msg, _ = get(t, s, "/readyz", nil)
 	require.Equal(t, http.StatusOK, code, msg)
@@ -341,12 +322,7 @@ func TestLongLabelSurvivesRestart(t *testing.T) {
 // the aggregates' keys and labels take about 80 MB.
 func widestBatch(t *testing.T, dir string) (cfg collector.Config, query string, body []byte) {
 	t.Helper()
-	reg := tpl.NewRegistry()
-	tp, err := reg.New("T")
-	require.NoError(t, err)
-	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
-	b := blob.New(tp, nil)
-	require.NoError(t, b.UpdateU64(0, 1))
+	reg, bb := tinyBlob(t)
 	q := url.Values{}
 	for i := 0; i < collector.DefaultMaxLabels-1; i++ {
 		name := fmt.Sprintf("l%02d_", i)
@@ -354,7 +330,8 @@ func widestBatch(t *testing.T, dir string) (cfg collector.Config, query string, 
 	}
 	body = []byte(collector.BatchMagic)
 	for i := 0; i < collector.DefaultMaxAggregates; i++ {
-		body, err = collector.AppendBatchFrame(body, fmt.Sprintf("z=%d", i), b.Bytes())
+		var err error
+		body, err = collector.AppendBatchFrame(body, fmt.Sprintf("z=%d", i), bb)
 		require.NoError(t, err)
 	}
 	return collector.Config{Templates: reg, DataDir: dir, NoSync: true}, q.Encode(), body

@@ -470,22 +470,7 @@ func TestZstdBlobDecodesAtMostMaxBody(t *testing.T) {
 // frame parsed the URL's labels again, since
 // queries over 512 bytes are not cached, and built its own key: 537 MB).
 func TestBatchLabelsParsedOnce(t *testing.T) {
-	reg := tpl.NewRegistry()
-	tiny, err := reg.New("TINY")
-	require.NoError(t, err)
-	require.NoError(t, tiny.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
-	b := blob.New(tiny, nil)
-	require.NoError(t, b.UpdateU64(0, 1))
-	body := []byte(collector.BatchMagic)
-	frames := 0
-	for ; len(body) < 2<<20; frames++ {
-		body, err = collector.AppendBatchFrame(body, "", b.Bytes())
-		require.NoError(t, err)
-	}
-	var q []string
-	for i := range 16 {
-		q = append(q, fmt.Sprintf("%s%02d=%s", strings.Repeat("n", 126), i, strings.Repeat("v", 128)))
-	}
+	reg, body, frames, query := longLabelsBatch(t)
 	toks, err := collector.ParseTokens([]byte(`[{"token": "` + anyToken + `", "post": true, "labels": {"svc": "api"}}]`))
 	require.NoError(t, err)
 	for _, c := range []struct {
@@ -507,7 +492,7 @@ func TestBatchLabelsParsedOnce(t *testing.T) {
 				require.NoError(t, err)
 				var m0, m1 runtime.MemStats
 				runtime.ReadMemStats(&m0)
-				code, msg := postH(t, s, "/v1/batch", strings.Join(q, "&"), body, c.header)
+				code, msg := postH(t, s, "/v1/batch", query, body, c.header)
 				runtime.ReadMemStats(&m1)
 				require.Equal(t, http.StatusNoContent, code, msg)
 				least = min(least, m1.TotalAlloc-m0.TotalAlloc)
@@ -520,4 +505,37 @@ func TestBatchLabelsParsedOnce(t *testing.T) {
 			require.Less(t, least, uint64(64*len(body)))
 		})
 	}
+}
+
+// tinyBlob returns a registry of one template, TINY, of a single INT_U64
+// VOI keeping a SUM, and the bytes of a blob of it (64 of them).
+func tinyBlob(t *testing.T) (*tpl.Registry, []byte) {
+	t.Helper()
+	reg := tpl.NewRegistry()
+	tiny, err := reg.New("TINY")
+	require.NoError(t, err)
+	require.NoError(t, tiny.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	b := blob.New(tiny, nil)
+	require.NoError(t, b.UpdateU64(0, 1))
+	return reg, b.Bytes()
+}
+
+// longLabelsBatch returns tinyBlob's registry, a batch of about 2 MiB of
+// its blobs without labels of their own (and how many), and a URL query
+// of 16 labels of 128-byte names and values, too long for the label
+// cache.
+func longLabelsBatch(t *testing.T) (reg *tpl.Registry, body []byte, frames int, query string) {
+	t.Helper()
+	reg, bb := tinyBlob(t)
+	body = []byte(collector.BatchMagic)
+	var err error
+	for ; len(body) < 2<<20; frames++ {
+		body, err = collector.AppendBatchFrame(body, "", bb)
+		require.NoError(t, err)
+	}
+	var q []string
+	for i := range 16 {
+		q = append(q, fmt.Sprintf("%s%02d=%s", strings.Repeat("n", 126), i, strings.Repeat("v", 128)))
+	}
+	return reg, body, frames, strings.Join(q, "&")
 }

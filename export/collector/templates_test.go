@@ -206,16 +206,8 @@ func TestTemplatesBounded(t *testing.T) {
 // the newest's keep their names and labels (before, kitchen_bytes_total
 // {host="a"} came twice, and Prometheus kept one of the two samples).
 func TestVersionsShareNoSeries(t *testing.T) {
-	k1 := fixture.Kitchen()
-	s, err := collector.New(collector.Config{Templates: k1.Registry()})
-	require.NoError(t, err)
-	k2 := kitchenV2(t)
-	j2, err := json.Marshal(k2)
-	require.NoError(t, err)
-	code, body := templatesPost(t, s, string(j2))
-	require.Equal(t, http.StatusOK, code, body)
-
-	code, body = post(t, s, http.MethodPost, "host=a", fixture.KitchenBlob(k1).Bytes())
+	s, k1, k2 := kitchenVersions(t)
+	code, body := post(t, s, http.MethodPost, "host=a", fixture.KitchenBlob(k1).Bytes())
 	require.Equal(t, http.StatusNoContent, code, body)
 	code, body = post(t, s, http.MethodPost, "host=b", fixture.KitchenBlob(k1).Bytes())
 	require.Equal(t, http.StatusNoContent, code, body)
@@ -227,7 +219,7 @@ func TestVersionsShareNoSeries(t *testing.T) {
 	code, body = post(t, s, http.MethodPost, "host=a&"+collector.VersionLabel+"=x", v2Blob(t, k2, 5))
 	require.Equal(t, http.StatusBadRequest, code)
 	require.Contains(t, body, `label name "statsblob_template_hash" is the collector's own`)
-	_, err = collector.ParseTokens([]byte(`[{"token": "` + anyToken + `", "post": true, "labels": {"statsblob_template_hash": "1"}}]`))
+	_, err := collector.ParseTokens([]byte(`[{"token": "` + anyToken + `", "post": true, "labels": {"statsblob_template_hash": "1"}}]`))
 	require.ErrorIs(t, err, voi.ErrInvalid)
 
 	lines, _ := scrapeLines(t, s, false)
@@ -328,15 +320,8 @@ func TestVersionsKeepTheirOwnLevels(t *testing.T) {
 // exports do: VersionLabel selects the older version's aggregate (before,
 // the 409 said "tell them apart with a label" and no label could).
 func TestQueryVersionsSharingALabelSet(t *testing.T) {
-	k1 := fixture.Kitchen()
-	s, err := collector.New(collector.Config{Templates: k1.Registry()})
-	require.NoError(t, err)
-	k2 := kitchenV2(t)
-	j2, err := json.Marshal(k2)
-	require.NoError(t, err)
-	code, body := templatesPost(t, s, string(j2))
-	require.Equal(t, http.StatusOK, code, body)
-	code, body = post(t, s, http.MethodPost, "host=a", fixture.KitchenBlob(k1).Bytes())
+	s, k1, k2 := kitchenVersions(t)
+	code, body := post(t, s, http.MethodPost, "host=a", fixture.KitchenBlob(k1).Bytes())
 	require.Equal(t, http.StatusNoContent, code, body)
 	code, body = post(t, s, http.MethodPost, "host=a", v2Blob(t, k2, 5))
 	require.Equal(t, http.StatusNoContent, code, body)
@@ -353,4 +338,20 @@ func TestQueryVersionsSharingALabelSet(t *testing.T) {
 	back, err := blob.FromBytes([]byte(body), nil)
 	require.NoError(t, err)
 	require.Equal(t, w1.Hash(), back.TplHash(), "the older version's aggregate")
+}
+
+// kitchenVersions returns a server that knows KITCHEN (k1) from its
+// configuration and KITCHEN's second version (k2, kitchenV2) from an
+// upload, so k2 is the newest.
+func kitchenVersions(t *testing.T) (s *collector.Server, k1, k2 *tpl.Template) {
+	t.Helper()
+	k1 = fixture.Kitchen()
+	s, err := collector.New(collector.Config{Templates: k1.Registry()})
+	require.NoError(t, err)
+	k2 = kitchenV2(t)
+	j2, err := json.Marshal(k2)
+	require.NoError(t, err)
+	code, body := templatesPost(t, s, string(j2))
+	require.Equal(t, http.StatusOK, code, body)
+	return s, k1, k2
 }
