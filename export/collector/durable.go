@@ -99,9 +99,10 @@ func appendRecord(dst []byte, r *record) []byte {
 	return appendRecordShared(slices.Grow(dst, recordSize(r, shared)), r, shared)
 }
 
-// appendRecordShared is appendRecord with the shared labels (sharedLabels).
-func appendRecordShared(dst []byte, r *record, shared []export.Label) []byte {
-	dst = append(dst, recordVersion)
+// appendRecordHead appends a record's version and its sender, the same in
+// every version of the record.
+func appendRecordHead(dst []byte, version byte, r *record) []byte {
+	dst = append(dst, version)
 	if r.tracked {
 		dst = append(dst, 1)
 		dst = binary.LittleEndian.AppendUint16(dst, uint16(len(r.sender)))
@@ -110,6 +111,12 @@ func appendRecordShared(dst []byte, r *record, shared []export.Label) []byte {
 	} else {
 		dst = append(dst, 0)
 	}
+	return dst
+}
+
+// appendRecordShared is appendRecord with the shared labels (sharedLabels).
+func appendRecordShared(dst []byte, r *record, shared []export.Label) []byte {
+	dst = appendRecordHead(dst, recordVersion, r)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(shared)))
 	for _, l := range shared {
 		dst = appendLabel(dst, l)

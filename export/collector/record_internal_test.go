@@ -77,15 +77,7 @@ func TestRecordRoundTrip(t *testing.T) {
 // appendRecordV1 is what the collector wrote before version 2: every
 // frame's labels whole, as uint16 count and lengths.
 func appendRecordV1(dst []byte, r *record) []byte {
-	dst = append(dst, recordV1)
-	if r.tracked {
-		dst = append(dst, 1)
-		dst = binary.LittleEndian.AppendUint16(dst, uint16(len(r.sender)))
-		dst = append(dst, r.sender...)
-		dst = binary.LittleEndian.AppendUint64(dst, r.seq)
-	} else {
-		dst = append(dst, 0)
-	}
+	dst = appendRecordHead(dst, recordV1, r)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(r.frames)))
 	for _, f := range r.frames {
 		dst = binary.LittleEndian.AppendUint16(dst, uint16(len(f.labels)))
