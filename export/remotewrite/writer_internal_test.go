@@ -125,6 +125,21 @@ var at = time.UnixMilli(1_700_000_100_000)
 // One snapshot: every series a scrape would store, the ext label added,
 // the t-digest as a native histogram with Prometheus's bucket index
 // (OpenTelemetry's plus one).
+// rwBlobLines are the series of rwBlob sent at "at" by a Writer with the
+// label collector=c1.
+var rwBlobLines = []string{
+	"rw_lat_total{collector=c1,host=a} 1051@1700000100000",
+	"rw_lat_hist_bucket{collector=c1,host=a,le=9} 1@1700000100000",
+	"rw_lat_hist_bucket{collector=c1,host=a,le=19} 3@1700000100000",
+	"rw_lat_hist_bucket{collector=c1,host=a,le=49} 5@1700000100000",
+	"rw_lat_hist_bucket{collector=c1,host=a,le=+Inf} 7@1700000100000",
+	"rw_lat_hist_count{collector=c1,host=a} 7@1700000100000",
+	"rw_lat_hist_sum{collector=c1,host=a} 1051@1700000100000",
+	"rw_lat_tdigest{collector=c1,host=a,quantile=0.5} 20@1700000100000",
+	"rw_lat_tdigest_count{collector=c1,host=a} 7@1700000100000",
+	"rw_lat_tdigest_sum{collector=c1,host=a} 1051@1700000100000",
+}
+
 func TestSendExact(t *testing.T) {
 	srv := newServer(t, nil)
 	w := newWriter(t, Config{URL: srv.URL, Labels: []export.Label{{Name: "collector", Value: "c1"}}})
@@ -133,19 +148,7 @@ func TestSendExact(t *testing.T) {
 	require.NoError(t, w.Close(context.Background()))
 	reqs := srv.requests()
 	require.Len(t, reqs, 1)
-	ts := "@1700000100000"
-	require.Equal(t, []string{
-		"rw_lat_total{collector=c1,host=a} 1051" + ts,
-		"rw_lat_hist_bucket{collector=c1,host=a,le=9} 1" + ts,
-		"rw_lat_hist_bucket{collector=c1,host=a,le=19} 3" + ts,
-		"rw_lat_hist_bucket{collector=c1,host=a,le=49} 5" + ts,
-		"rw_lat_hist_bucket{collector=c1,host=a,le=+Inf} 7" + ts,
-		"rw_lat_hist_count{collector=c1,host=a} 7" + ts,
-		"rw_lat_hist_sum{collector=c1,host=a} 1051" + ts,
-		"rw_lat_tdigest{collector=c1,host=a,quantile=0.5} 20" + ts,
-		"rw_lat_tdigest_count{collector=c1,host=a} 7" + ts,
-		"rw_lat_tdigest_sum{collector=c1,host=a} 1051" + ts,
-	}, lines(reqs[0]))
+	require.Equal(t, rwBlobLines, lines(reqs[0]))
 	m, err := export.NewMapper(export.Options{NativeHistogram: true})
 	require.NoError(t, err)
 	ms, err := m.Append(nil, n)
@@ -352,19 +355,7 @@ func TestEmptyLabelValueLeftOut(t *testing.T) {
 	require.NoError(t, w.Close(context.Background()))
 	reqs := srv.requests()
 	require.Len(t, reqs, 1)
-	ts := "@1700000100000"
-	require.Equal(t, []string{
-		"rw_lat_total{collector=c1,host=a} 1051" + ts,
-		"rw_lat_hist_bucket{collector=c1,host=a,le=9} 1" + ts,
-		"rw_lat_hist_bucket{collector=c1,host=a,le=19} 3" + ts,
-		"rw_lat_hist_bucket{collector=c1,host=a,le=49} 5" + ts,
-		"rw_lat_hist_bucket{collector=c1,host=a,le=+Inf} 7" + ts,
-		"rw_lat_hist_count{collector=c1,host=a} 7" + ts,
-		"rw_lat_hist_sum{collector=c1,host=a} 1051" + ts,
-		"rw_lat_tdigest{collector=c1,host=a,quantile=0.5} 20" + ts,
-		"rw_lat_tdigest_count{collector=c1,host=a} 7" + ts,
-		"rw_lat_tdigest_sum{collector=c1,host=a} 1051" + ts,
-	}, lines(reqs[0]))
+	require.Equal(t, rwBlobLines, lines(reqs[0]))
 	require.Len(t, reqs[0], 11)
 	for _, s := range reqs[0] {
 		for _, l := range s.labels {
