@@ -42,7 +42,10 @@ import (
 // every LABEL given and its value matches PATTERN, in which * stands for
 // any run of characters (a pattern of * alone: any value); labels not
 // given are not looked at. The query parameters tpl and window are not
-// labels. Errors: 400 for a query parseQuery refuses, 404 when nothing
+// labels. A pattern for VersionLabel (statsblob_template_hash) matches
+// the template hash every aggregate's senders posted, eight hexadecimal
+// digits, whether or not its series carry the label: it selects any
+// version, the newest included. Errors: 400 for a query parseQuery refuses, 404 when nothing
 // matches, 409 when the matches are of several versions of the template
 // (tell them apart with a label).
 
@@ -51,9 +54,10 @@ const MaxQueryMatchers = 32
 
 // aggQuery is a parsed query of the query API.
 type aggQuery struct {
-	tpl    string    // template name; "" for any (list only)
-	window int       // 0: the current window; -k: the k-th closed one back
-	match  []matcher // sorted by name
+	tpl     string    // template name; "" for any (list only)
+	window  int       // 0: the current window; -k: the k-th closed one back
+	version string    // pattern for the posted template hash; "" for any
+	match   []matcher // sorted by name, without VersionLabel
 }
 
 // matcher is one label pattern.
@@ -94,6 +98,8 @@ func parseQuery(raw string, needTpl bool, history, maxBytes int) (aggQuery, erro
 				return q, fmt.Errorf("query: window %.40q: 0 (the current window) to -%d (-history): %w", v, history, voi.ErrInvalid)
 			}
 			q.window = w
+		case VersionLabel:
+			q.version = v
 		default:
 			q.match = append(q.match, matcher{name: name, pattern: v})
 		}
@@ -109,9 +115,12 @@ func parseQuery(raw string, needTpl bool, history, maxBytes int) (aggQuery, erro
 }
 
 // matches reports whether an aggregate of template name and labels (sorted
-// by name) matches q.
-func (q *aggQuery) matches(name string, labels []export.Label) bool {
+// by name), posted as a template of hash posted, matches q.
+func (q *aggQuery) matches(name string, labels []export.Label, posted func() uint32) bool {
 	if q.tpl != "" && q.tpl != name {
+		return false
+	}
+	if q.version != "" && !glob(q.version, fmt.Sprintf("%08x", posted())) {
 		return false
 	}
 	for _, m := range q.match {
@@ -221,7 +230,7 @@ func (s *Server) matching(w http.ResponseWriter, r *http.Request, needTpl bool) 
 		return q, nil, nil, false
 	}
 	for i, n := range all {
-		if q.matches(n.Template.Name(), n.Labels) {
+		if q.matches(n.Template.Name(), n.Labels, func() uint32 { return s.postedHash(n) }) {
 			named = append(named, n)
 			counts = append(counts, allCounts[i])
 		}
@@ -264,7 +273,7 @@ func (s *Server) getAggregate(w http.ResponseWriter, r *http.Request) {
 	var posts uint64
 	for i, n := range named {
 		if n.Template.Hash() != t.Hash() {
-			queryError(w, http.StatusConflict, "the matching aggregates are of several versions of template %.40q (hashes %08x and %08x): tell them apart with a label (%s=HASH selects an older version's where versions share a label set)",
+			queryError(w, http.StatusConflict, "the matching aggregates are of several versions of template %.40q (hashes %08x and %08x): tell them apart with a label (%s=HASH selects a version)",
 				q.tpl, s.postedHash(named[0]), s.postedHash(n), VersionLabel)
 			return
 		}

@@ -316,9 +316,12 @@ func TestVersionsKeepTheirOwnLevels(t *testing.T) {
 	}, scrapedWith(t, s, "pool_inflight{"))
 }
 
-// The query API tells versions that share a label set apart as the
-// exports do: VersionLabel selects the older version's aggregate (before,
-// the 409 said "tell them apart with a label" and no label could).
+// The query API tells versions that share a label set apart: VersionLabel
+// matches the hash each aggregate was posted as, so it selects the older
+// version's aggregate (whose series carry the label) and the newest's
+// (whose series do not). Before, the 409 said "tell them apart with a
+// label" and no label could, and later only the older version could be
+// selected.
 func TestQueryVersionsSharingALabelSet(t *testing.T) {
 	s, k1, k2 := kitchenVersions(t)
 	code, body := post(t, s, http.MethodPost, "host=a", fixture.KitchenBlob(k1).Bytes())
@@ -328,7 +331,7 @@ func TestQueryVersionsSharingALabelSet(t *testing.T) {
 
 	code, body, _ = get(t, s, "/v1/aggregate?tpl=KITCHEN&host=a", nil)
 	require.Equal(t, http.StatusConflict, code, body)
-	require.Contains(t, body, fmt.Sprintf("(hashes %08x and %08x): tell them apart with a label (statsblob_template_hash=HASH selects an older version's",
+	require.Contains(t, body, fmt.Sprintf("(hashes %08x and %08x): tell them apart with a label (statsblob_template_hash=HASH selects a version)",
 		k1.Hash(), k2.Hash()))
 	code, body, h := get(t, s, fmt.Sprintf("/v1/aggregate?tpl=KITCHEN&host=a&%s=%08x", collector.VersionLabel, k1.Hash()), nil)
 	require.Equal(t, http.StatusOK, code, body)
@@ -338,6 +341,22 @@ func TestQueryVersionsSharingALabelSet(t *testing.T) {
 	back, err := blob.FromBytes([]byte(body), nil)
 	require.NoError(t, err)
 	require.Equal(t, w1.Hash(), back.TplHash(), "the older version's aggregate")
+
+	code, body, h = get(t, s, fmt.Sprintf("/v1/aggregate?tpl=KITCHEN&host=a&%s=%08x", collector.VersionLabel, k2.Hash()), nil)
+	require.Equal(t, http.StatusOK, code, body)
+	require.Equal(t, "1", h.Get("Statsblob-Blobs"))
+	w2, err := tpl.Widen(k2)
+	require.NoError(t, err)
+	back, err = blob.FromBytes([]byte(body), nil)
+	require.NoError(t, err)
+	require.Equal(t, w2.Hash(), back.TplHash(), "the newest version's aggregate")
+
+	code, body, _ = get(t, s, fmt.Sprintf("/v1/aggregates?tpl=KITCHEN&%s=%08x", collector.VersionLabel, k2.Hash()), nil)
+	require.Equal(t, http.StatusOK, code, body)
+	require.JSONEq(t, fmt.Sprintf(`[{"template":"KITCHEN","hash":%d,"labels":{"host":"a"},"blobs":1,"window_start":%q}]`,
+		w2.Hash(), h.Get("Statsblob-Window-Start")), body)
+	code, body, _ = get(t, s, fmt.Sprintf("/v1/aggregate?tpl=KITCHEN&%s=0000000*", collector.VersionLabel), nil)
+	require.Equal(t, http.StatusNotFound, code, body)
 }
 
 // kitchenVersions returns a server that knows KITCHEN (k1) from its
