@@ -1,6 +1,7 @@
 package export
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -123,6 +124,13 @@ const (
 // of them export the same series. Senders may not post it
 // (CheckPostedLabels).
 const VersionLabel = "statsblob_template_hash"
+
+// ErrNameClash reports a series that blobs of two templates both export:
+// templates whose names sanitise alike ("web" and "WEB"), or whose
+// template and VOI names join alike ("a_b" with VOI "c", "a" with VOI
+// "b_c"). An exporter sends the first template's and refuses the other's
+// with an error that wraps ErrNameClash and names both templates.
+var ErrNameClash = errors.New("export: two templates export one series")
 
 // CheckPostedLabels is CheckLabels for labels a sender posts to a
 // collector, which may not be empty nor the collector's own

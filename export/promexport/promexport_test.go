@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
 	"github.com/stretchr/testify/require"
 
 	"github.com/statsblob/statsblob/blob"
@@ -267,4 +268,38 @@ func TestCollectCreatedTimestampOnlyWhenStartKnown(t *testing.T) {
 	require.Equal(t, start.Unix(), known["n_x_total"].Counter.CreatedTimestamp.AsTime().Unix())
 	require.Equal(t, start.Unix(), known["n_x_tdigest"].Summary.CreatedTimestamp.AsTime().Unix())
 	require.Equal(t, start.Unix(), known["n_x_tdigest_native"].Histogram.CreatedTimestamp.AsTime().Unix())
+}
+
+// Two templates whose names sanitise alike ("web" and "WEB") export the
+// same families. Through a registry, the series they do not share are
+// gathered under the first template's HELP, and a series both write is
+// gathered once, the second writer's refused with an error naming both
+// templates (export.ErrNameClash). Before, the families' HELPs differed and
+// Gather refused every series of the second template with client_golang's
+// "has help ... but should have" error, and a shared series with "was
+// collected before", neither saying which templates clashed.
+func TestCollectorNameClash(t *testing.T) {
+	web, webTp := sumBlob(t, "web", "hits", voi.IntU64, 1)
+	WEBa, WEBTp := sumBlob(t, "WEB", "hits", voi.IntU64, 2)
+	WEBb, _ := sumBlob(t, "WEB", "hits", voi.IntU64, 3)
+	a := []export.Label{{Name: "host", Value: "a"}}
+	b := []export.Label{{Name: "host", Value: "b"}}
+	c, err := promexport.New(export.Static(export.Named{Blob: web, Template: webTp, Labels: a},
+		export.Named{Blob: WEBa, Template: WEBTp, Labels: a}, export.Named{Blob: WEBb, Template: WEBTp, Labels: b}), export.Options{})
+	require.NoError(t, err)
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(c))
+	mfs, err := reg.Gather()
+	require.ErrorIs(t, err, export.ErrNameClash)
+	require.ErrorContains(t, err, `web_hits_total{host="a"} of template "WEB" is also template "web"'s`)
+	var sb strings.Builder
+	for _, mf := range mfs {
+		_, err := expfmt.MetricFamilyToText(&sb, mf)
+		require.NoError(t, err)
+	}
+	require.Equal(t, `# HELP web_hits_total statsblob web hits: SUM (INT_U64)
+# TYPE web_hits_total counter
+web_hits_total{host="a"} 1
+web_hits_total{host="b"} 3
+`, sb.String())
 }
