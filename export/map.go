@@ -187,6 +187,9 @@ func (m *Mapper) Append(dst []Metric, n Named) ([]Metric, error) {
 	if err != nil {
 		return dst, err
 	}
+	for i := len(dst); i < len(out); i++ {
+		out[i].Template, out[i].TemplateHash = tplName, b.TplHash()
+	}
 	return out, nil
 }
 

@@ -74,6 +74,7 @@ func TestAppendKitchen(t *testing.T) {
 	}
 	for i := range want {
 		want[i].Start = start
+		want[i].Template, want[i].TemplateHash = "KITCHEN", tp.Hash()
 		if want[i].Labels == nil {
 			want[i].Labels = labels
 		}

@@ -76,6 +76,12 @@ type Metric struct {
 	Summary *SummaryPoint
 	// Exp is the data of a KindExpHistogram.
 	Exp *ExpHistogramPoint
+	// Template is the name of the template of the blob the metric maps
+	// (tpl_HASH for a blob mapped without its template), and TemplateHash
+	// that blob's template hash: what exporters name where two templates
+	// export one series (Clashes).
+	Template     string
+	TemplateHash uint32
 }
 
 // HistogramPoint is a histogram with explicit bounds.

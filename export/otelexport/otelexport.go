@@ -97,7 +97,12 @@ func New(src export.Source, cfg Config) (*Producer, error) {
 
 // Produce maps the source's blobs into one ScopeMetrics, a Metrics per
 // family in the order the families first appear. Blobs that cannot be mapped
-// are left out and their errors returned, joined, beside the rest.
+// are left out and their errors returned, joined, beside the rest. Where
+// blobs of several templates export one metric name (template names that
+// differ in case only, say; see export.Clashes), the Metrics takes the
+// first template's description, and a point both write (the same
+// attributes) is the first template's: the other's is left out and its
+// error, wrapping export.ErrNameClash, returned with the rest.
 func (p *Producer) Produce(context.Context) ([]metricdata.ScopeMetrics, error) {
 	var ms []export.Metric
 	var errs []error
@@ -107,9 +112,23 @@ func (p *Producer) Produce(context.Context) ([]metricdata.ScopeMetrics, error) {
 			errs = append(errs, err)
 		}
 	}
+	if clashes := export.Clashes(ms, otelName); clashes != nil {
+		kept := ms[:0]
+		for i := range ms {
+			if err := clashes[i]; err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			kept = append(kept, ms[i])
+		}
+		ms = kept
+	}
 	sm := metricdata.ScopeMetrics{Scope: instrumentation.Scope{Name: ScopeName}, Metrics: p.Metrics(ms, p.now())}
 	return []metricdata.ScopeMetrics{sm}, errors.Join(errs...)
 }
+
+// otelName is the name of m's metric.
+func otelName(m *export.Metric) string { return m.Name }
 
 // Metrics converts mapped metrics into metricdata, points of one family
 // (same name) into one Metrics, at time now.

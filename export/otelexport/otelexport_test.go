@@ -22,9 +22,11 @@ import (
 	metricpb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
 	"github.com/statsblob/statsblob/export/internal/fixture"
 	"github.com/statsblob/statsblob/export/otelexport"
+	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -333,4 +335,40 @@ func TestOTLPHTTP(t *testing.T) {
 	require.Equal(t, "bucket", sig.Attributes[0].Key)
 	require.Equal(t, "1", sig.Attributes[0].Value.GetStringValue())
 	require.Equal(t, 1.0, sig.GetAsDouble())
+}
+
+// Two templates whose names differ in case only export the same metric
+// names: the points they do not share are produced under the first
+// template's description, and a point both write (the same attributes) is
+// the first template's, the other's error returned (export.ErrNameClash).
+// Before, the Metrics held two points of one series.
+func TestProducerNameClash(t *testing.T) {
+	sumOf := func(name string, v uint64) (*blob.Blob, *tpl.Template) {
+		tp, err := tpl.NewRegistry().New(name)
+		require.NoError(t, err)
+		require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "hits", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+		b := blob.New(tp, blob.NewEnv(func() int64 { return 1_700_000_000 << 32 }, 1))
+		require.NoError(t, b.UpdateU64(0, v))
+		return b, tp
+	}
+	web, webTp := sumOf("web", 1)
+	WEBa, WEBTp := sumOf("WEB", 2)
+	WEBb, _ := sumOf("WEB", 3)
+	a := []export.Label{{Name: "host", Value: "a"}}
+	b := []export.Label{{Name: "host", Value: "b"}}
+	p, err := otelexport.New(export.Static(export.Named{Blob: web, Template: webTp, Labels: a},
+		export.Named{Blob: WEBa, Template: WEBTp, Labels: a}, export.Named{Blob: WEBb, Template: WEBTp, Labels: b}),
+		otelexport.Config{Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	sms, err := p.Produce(context.Background())
+	require.ErrorIs(t, err, export.ErrNameClash)
+	require.EqualError(t, err, `export: series web.hits{host="a"} of template "WEB" is also template "web"'s: export: two templates export one series`)
+	start := export.SBinTime(1_700_000_000 << 32)
+	pt := func(host string, v float64) metricdata.DataPoint[float64] {
+		return metricdata.DataPoint[float64]{Attributes: attribute.NewSet(attribute.String("host", host)), StartTime: start, Time: now, Value: v}
+	}
+	metricdatatest.AssertEqual(t, metricdata.ScopeMetrics{Scope: instrumentation.Scope{Name: otelexport.ScopeName}, Metrics: []metricdata.Metrics{{
+		Name: "web.hits", Description: "statsblob web hits: SUM (INT_U64)",
+		Data: metricdata.Sum[float64]{Temporality: metricdata.CumulativeTemporality, IsMonotonic: true,
+			DataPoints: []metricdata.DataPoint[float64]{pt("a", 1), pt("b", 3)}}}}}, sms[0])
 }

@@ -23,13 +23,11 @@ package promexport
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/statsblob/statsblob/export"
-	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -60,23 +58,20 @@ func (c *Collector) Describe(chan<- *prometheus.Desc) {}
 // Collect maps the source's blobs and sends their metrics; a blob that
 // cannot be mapped, or a metric Prometheus rejects, is sent as an invalid
 // metric carrying the error. Where blobs of several templates export one
-// family (template names that sanitise alike, "web" and "WEB"), the
-// family's metrics carry the first template's HELP, and a series both
-// write is sent once, the first template's: the other's is an invalid
-// metric wrapping export.ErrNameClash that names both templates.
+// family (template names that sanitise alike, "web" and "WEB"; see
+// export.Clashes), the family's metrics carry the first template's HELP,
+// and a series both write is sent once, the first template's: the
+// other's is an invalid metric wrapping export.ErrNameClash that names
+// both templates.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	var ms []export.Metric
-	var from []*tpl.Template // the template of each of ms
 	for _, n := range c.src.Blobs() {
 		var err error
 		if ms, err = c.mapper.Append(ms, n); err != nil {
 			ch <- prometheus.NewInvalidMetric(prometheus.NewInvalidDesc(err), err)
 		}
-		for len(from) < len(ms) {
-			from = append(from, n.Template)
-		}
 	}
-	clashes := sameFamilies(ms, from)
+	clashes := export.Clashes(ms, promName)
 	for i := range ms {
 		if err := clashes[i]; err != nil {
 			ch <- prometheus.NewInvalidMetric(prometheus.NewInvalidDesc(err), err)
@@ -90,77 +85,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// sameFamilies gives the metrics ms of a family that templates of other
-// names (from, one per metric) export too the first such template's HELP
-// and kind, and returns, by index, the error of each metric whose series
-// (or family, of another kind) another template's earlier metric holds;
-// nil when no family has several templates (the usual case).
-func sameFamilies(ms []export.Metric, from []*tpl.Template) map[int]error {
-	type family struct {
-		first int  // the index of its first metric
-		mixed bool // metrics of templates of several names
-	}
-	fams := make(map[string]*family)
-	mixed := false
-	for i := range ms {
-		name := promName(ms[i])
-		if f := fams[name]; f == nil {
-			fams[name] = &family{first: i}
-		} else if !f.mixed && from[f.first].Name() != from[i].Name() {
-			f.mixed, mixed = true, true
-		}
-	}
-	if !mixed {
-		return nil
-	}
-	clashes := map[int]error{}
-	series := map[string]int{} // a mixed family's series: the index of its first metric
-	for i := range ms {
-		name := promName(ms[i])
-		f := fams[name]
-		if !f.mixed {
-			continue
-		}
-		first := &ms[f.first]
-		if ms[i].Kind != first.Kind {
-			clashes[i] = fmt.Errorf("promexport: family %s of template %q is a %s in template %q's: %w",
-				name, from[i].Name(), first.Kind, from[f.first].Name(), export.ErrNameClash)
-			continue
-		}
-		ms[i].Help = first.Help
-		k := seriesKey(name, ms[i].Labels)
-		if j, ok := series[k]; !ok {
-			series[k] = i
-		} else if from[j].Name() != from[i].Name() {
-			clashes[i] = fmt.Errorf("promexport: series %s of template %q is also template %q's: %w",
-				k, from[i].Name(), from[j].Name(), export.ErrNameClash)
-		}
-	}
-	return clashes
-}
-
 // promName is the name of m's family in the exposition.
-func promName(m export.Metric) string {
+func promName(m *export.Metric) string {
 	if m.Kind == export.KindCounter {
 		return m.Name + "_total"
 	}
 	return m.Name
-}
-
-// seriesKey writes a series as the exposition does: name{label="value",...}
-// (labels in m's order, which is the same for every metric of a blob).
-func seriesKey(name string, labels []export.Label) string {
-	var b strings.Builder
-	b.WriteString(name)
-	b.WriteByte('{')
-	for i, l := range labels {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, "%s=%q", l.Name, l.Value)
-	}
-	b.WriteByte('}')
-	return b.String()
 }
 
 // Const returns the Prometheus const metric of m.
@@ -170,7 +100,7 @@ func Const(m export.Metric) (prometheus.Metric, error) {
 	for i, l := range m.Labels {
 		names[i], values[i] = l.Name, l.Value
 	}
-	desc := prometheus.NewDesc(promName(m), m.Help, names, nil)
+	desc := prometheus.NewDesc(promName(&m), m.Help, names, nil)
 	ct := !m.Start.IsZero()
 	switch m.Kind {
 	case export.KindCounter:

@@ -291,7 +291,7 @@ func TestCollectorNameClash(t *testing.T) {
 	require.NoError(t, reg.Register(c))
 	mfs, err := reg.Gather()
 	require.ErrorIs(t, err, export.ErrNameClash)
-	require.ErrorContains(t, err, `web_hits_total{host="a"} of template "WEB" is also template "web"'s`)
+	require.ErrorContains(t, err, `series web_hits_total{host="a"} of template "WEB" is also template "web"'s`)
 	var sb strings.Builder
 	for _, mf := range mfs {
 		_, err := expfmt.MetricFamilyToText(&sb, mf)

@@ -1,0 +1,68 @@
+package export_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/export"
+)
+
+func TestClashes(t *testing.T) {
+	m := func(tpl string, hash uint32, name, help string, kind export.Kind, labels ...string) export.Metric {
+		var ls []export.Label
+		for i := 0; i < len(labels); i += 2 {
+			ls = append(ls, export.Label{Name: labels[i], Value: labels[i+1]})
+		}
+		return export.Metric{Name: name, Help: help, Kind: kind, Labels: ls, Template: tpl, TemplateHash: hash}
+	}
+	name := func(m *export.Metric) string { return m.Name }
+	for _, tc := range []struct {
+		what  string
+		ms    []export.Metric
+		errs  map[int]string
+		helps []string // after Clashes
+	}{
+		{"one template, many label sets: nothing to look at",
+			[]export.Metric{m("web", 1, "web_hits", "h1", export.KindGauge, "host", "a"), m("web", 1, "web_hits", "h1", export.KindGauge, "host", "b")},
+			nil, []string{"h1", "h1"}},
+		{"templates of different families",
+			[]export.Metric{m("web", 1, "web_hits", "h1", export.KindGauge), m("db", 2, "db_hits", "h2", export.KindGauge)},
+			nil, []string{"h1", "h2"}},
+		{"web and WEB: distinct series share the first HELP, a shared one clashes",
+			[]export.Metric{
+				m("web", 1, "web_hits", "h1", export.KindGauge, "host", "a"),
+				m("WEB", 2, "web_hits", "h2", export.KindGauge, "host", "b"),
+				m("WEB", 2, "web_hits", "h2", export.KindGauge, "host", "a"),
+			},
+			map[int]string{2: `export: series web_hits{host="a"} of template "WEB" is also template "web"'s: export: two templates export one series`},
+			[]string{"h1", "h1", "h1"}},
+		{"two versions of one name, labels in another order",
+			[]export.Metric{
+				m("web", 1, "web_hits", "h1", export.KindGauge, "host", "a", "dc", "x"),
+				m("web", 2, "web_hits", "h2", export.KindGauge, "dc", "x", "host", "a"),
+			},
+			map[int]string{1: `export: series web_hits{dc="x",host="a"} of template "web" (hash 00000002) is also template "web" (hash 00000001)'s: export: two templates export one series`},
+			[]string{"h1", "h1"}},
+		{"a family of another kind",
+			[]export.Metric{m("a_b", 1, "a_b_c", "h1", export.KindGauge), m("a", 2, "a_b_c", "h2", export.KindCounter, "host", "z")},
+			map[int]string{1: `export: family a_b_c of template "a" is a gauge in template "a_b": export: two templates export one series`},
+			[]string{"h1", "h2"}},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			got := export.Clashes(tc.ms, name)
+			if tc.errs == nil {
+				require.Nil(t, got)
+			}
+			require.Len(t, got, len(tc.errs))
+			for i, want := range tc.errs {
+				require.EqualError(t, got[i], want)
+				require.True(t, errors.Is(got[i], export.ErrNameClash))
+			}
+			for i, h := range tc.helps {
+				require.Equal(t, h, tc.ms[i].Help, "metric %d", i)
+			}
+		})
+	}
+}
