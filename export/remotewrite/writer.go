@@ -26,23 +26,37 @@
 // (Options.NativeScale, or export.DefaultNativeScale when 0, so that
 // collectors share bounds), resending that request.
 //
-// Stale markers (remote write 1.0 requires them): a series of the last
-// request sent (acknowledged, or refused with a 4xx) that a later snapshot
-// lacks (its label set expired, its VOI was switched off, a window closed
-// without posts for it) will no longer be appended to, and the next
-// request carries its stale marker: a sample of Prometheus's stale NaN
-// (0x7ff0000000000002) at that request's timestamp, for a native histogram
-// a histogram whose sum is that NaN (none while the server refuses native
-// histograms: its lookback ends those series). The Writer remembers the
-// label sets of the last request's series only, so its memory is bounded
-// by one request (the collector's limits on label sets and VOIs bound
-// that). Snapshots dropped from the queue do not matter: the next request
-// is compared with the last one sent. Close sends no stale markers, as
-// Prometheus writes none for its targets when it shuts down: a collector
-// that restarts resumes its series, and one stopped for good leaves them
-// to the server's lookback (5 minutes by default); a restarted Writer
-// remembers nothing, so series that ended across the restart get no
-// marker either.
+// Stale markers (remote write 1.0 requires them): a series written that a
+// later snapshot lacks (its label set expired, its VOI was switched off, a
+// window closed without posts for it) will no longer be appended to, and
+// the next request carries its stale marker: a sample of Prometheus's
+// stale NaN (0x7ff0000000000002) at that request's timestamp, for a native
+// histogram a histogram whose sum is that NaN (none while the server
+// refuses native histograms: its lookback ends those series). A marker is
+// sent until a request holding it is acknowledged (2xx), or the series is
+// written again first: a request refused with a 4xx is not sent again (the
+// spec), and one the Writer gives up (pushed out of the queue while
+// retried) is not either, so the next request carries their markers, and
+// marks the series they held and it lacks too (Prometheus stores none of a
+// refused request, but the spec lets a server store the valid samples of a
+// request it answers 400, and one that answered 5xx or nothing may have
+// stored some: a marker of a series never stored is harmless). A marker not
+// acknowledged within Config.Lookback of its series' last sample is given
+// up (the server's lookback has ended the series), counted in
+// statsblob_collector_remote_write_stale_markers_dropped_total{reason=
+// "lookback"}. Memory: the Writer remembers the series of the last
+// acknowledged request and, while the server acknowledges none, those of
+// the requests since; of the series that ended since, at most as many as
+// the largest request held, the newest (the others counted, reason
+// "memory"), so it stays within twice the largest request (the collector's
+// limits on label sets and VOIs bound that). Close sends no stale markers,
+// as Prometheus writes none for its targets when it shuts down: a
+// collector that restarts resumes its series, and one stopped for good
+// leaves them to the server's lookback (5 minutes by default); a restarted
+// Writer remembers no series (as Prometheus's own remote write does not:
+// its scrape loops start without a previous scrape), so series that ended
+// across the restart, and markers not acknowledged before it, end at the
+// lookback too.
 //
 // Several collectors sending to one server must not send the same series:
 // give each its own label (Config.Labels, e.g. collector="a"), and sum
@@ -86,6 +100,7 @@ const (
 	DefaultMinBackoff = 100 * time.Millisecond
 	DefaultMaxBackoff = 10 * time.Second
 	DefaultTimeout    = 30 * time.Second
+	DefaultLookback   = 5 * time.Minute // Prometheus's --query.lookback-delta
 )
 
 // Config configures a Writer.
@@ -113,6 +128,11 @@ type Config struct {
 	Timeout time.Duration
 	// Client sends the requests (nil: a client of its own).
 	Client *http.Client
+	// Lookback is the server's query lookback (Prometheus's
+	// --query.lookback-delta; 0: DefaultLookback): how long after a
+	// series' last sample its stale marker is still worth sending, when
+	// the requests that carried it were not acknowledged.
+	Lookback time.Duration
 }
 
 // snapshot is one queued export: blobs at a time, and the start of their
@@ -138,14 +158,21 @@ type Writer struct {
 	stop   context.CancelFunc
 	useNat bool // send native histograms
 
-	// sent holds the series of the last request the server acknowledged
-	// or refused with a 4xx, by label set: those absent from the next
-	// request get a stale marker in it. Only the sender goroutine uses it.
-	sent map[string]sentSeries
+	// sent holds the series the server may hold unended, by label set:
+	// those of the last request it acknowledged and, from each request
+	// since that it did not acknowledge, the request's series and those
+	// whose markers it carried. Those absent from the next request get a
+	// stale marker in it. seq numbers the series written; maxLive is the
+	// most series one request has held, the bound on the ended series
+	// remembered. Only the sender goroutine uses them.
+	sent    map[string]sentSeries
+	seq     uint64
+	maxLive int
 
 	requests *prometheus.CounterVec
 	samples  prometheus.Counter
 	dropped  *prometheus.CounterVec
+	unmarked *prometheus.CounterVec
 	queued   prometheus.GaugeFunc
 	nativeG  prometheus.GaugeFunc
 }
@@ -159,7 +186,7 @@ func New(cfg Config) (*Writer, error) {
 	if err != nil || cfg.URL == "" || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
 		return nil, fmt.Errorf("remotewrite: URL %q: want http(s)://host/path: %w", cfg.URL, voi.ErrInvalid)
 	}
-	if cfg.QueueSize < 0 || cfg.MinBackoff < 0 || cfg.MaxBackoff < 0 || cfg.Timeout < 0 {
+	if cfg.QueueSize < 0 || cfg.MinBackoff < 0 || cfg.MaxBackoff < 0 || cfg.Timeout < 0 || cfg.Lookback < 0 {
 		return nil, fmt.Errorf("remotewrite: negative queue size or duration: %w", voi.ErrInvalid)
 	}
 	// (Remote write 1.0: no empty label values; and the version label is
@@ -179,6 +206,9 @@ func New(cfg Config) (*Writer, error) {
 	cfg.MaxBackoff = max(cfg.MaxBackoff, cfg.MinBackoff)
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Lookback == 0 {
+		cfg.Lookback = DefaultLookback
 	}
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{}
@@ -209,6 +239,12 @@ func New(cfg Config) (*Writer, error) {
 	for _, r := range []string{"queue_full", "rejected", "shutdown"} {
 		w.dropped.WithLabelValues(r)
 	}
+	w.unmarked = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "statsblob_collector_remote_write_stale_markers_dropped_total",
+		Help: "Stale markers never acknowledged, by reason (lookback: given up at Lookback after the series' last sample; memory: past the bound on ended series remembered)."},
+		[]string{"reason"})
+	for _, r := range []string{"lookback", "memory"} {
+		w.unmarked.WithLabelValues(r)
+	}
 	w.queued = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_remote_write_queued",
 		Help: "Snapshots waiting to be sent."}, func() float64 { return float64(w.Queued()) })
 	w.nativeG = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_remote_write_native_histograms",
@@ -227,7 +263,7 @@ func New(cfg Config) (*Writer, error) {
 // Collectors returns the Writer's own metrics, to register beside the
 // collector's.
 func (w *Writer) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{w.requests, w.samples, w.dropped, w.queued, w.nativeG}
+	return []prometheus.Collector{w.requests, w.samples, w.dropped, w.unmarked, w.queued, w.nativeG}
 }
 
 // Queued returns the number of snapshots waiting to be sent.
@@ -353,13 +389,13 @@ func (w *Writer) run(ctx context.Context) {
 		native := w.useNat
 		w.mu.Unlock()
 
-		ok, retry, after, live, err := w.send(ctx, head, native)
+		ok, retry, after, a, err := w.send(ctx, head, native)
+		w.remember(ok, a)
 		w.mu.Lock()
 		// The head may have been dropped for a newer snapshot meanwhile.
 		still := len(w.queue) > 0 && w.queue[0].at.Equal(head.at)
 		switch {
 		case ok:
-			w.sent = live
 			backoff = w.cfg.MinBackoff
 			if still {
 				w.queue = w.queue[1:]
@@ -367,9 +403,6 @@ func (w *Writer) run(ctx context.Context) {
 		case native && w.cfg.Histograms == HistogramsAuto && refusesNative(err):
 			w.useNat = false // resend the same snapshot as classic buckets
 		case !retry:
-			// Its stale markers are lost with it: those series end at
-			// the server's lookback.
-			w.sent = live
 			w.requests.WithLabelValues("rejected").Inc()
 			if still {
 				w.queue = w.queue[1:]
@@ -409,11 +442,35 @@ func refusesNative(err error) bool {
 	return errors.As(err, &he) && he.status/100 != 2 && strings.Contains(strings.ToLower(he.body), "native histogram")
 }
 
+// attempt is what a request held, for w.sent: its series, the keys of the
+// ended series it marked (oldest first), and how many ended series it
+// left unmarked past the lookback.
+type attempt struct {
+	live    map[string]sentSeries
+	marked  []string
+	expired int
+}
+
+// remember updates w.sent after a request: acknowledged (ok), the server
+// holds its series, and those it marked are ended; otherwise, it may hold
+// any of the request's series, and those it marked still want a marker (at
+// most w.maxLive of them are kept, the newest).
+func (w *Writer) remember(ok bool, a attempt) {
+	w.unmarked.WithLabelValues("lookback").Add(float64(a.expired))
+	if ok {
+		w.sent = a.live
+		return
+	}
+	var dropped int
+	w.sent, dropped = unacked(w.sent, a.live, a.marked, w.maxLive)
+	w.unmarked.WithLabelValues("memory").Add(float64(dropped))
+}
+
 // send maps and sends one snapshot, with a stale marker for each series of
 // w.sent it lacks. ok: acknowledged; retry: worth trying again (network
 // error, 5xx, 429), not before after (the server's Retry-After in seconds,
-// if any); live: the snapshot's series.
-func (w *Writer) send(ctx context.Context, s snapshot, native bool) (ok, retry bool, after time.Duration, live map[string]sentSeries, err error) {
+// if any); a: the request's series and markers.
+func (w *Writer) send(ctx context.Context, s snapshot, native bool) (ok, retry bool, after time.Duration, a attempt, err error) {
 	m := w.classic
 	if native {
 		m = w.native
@@ -429,17 +486,20 @@ func (w *Writer) send(ctx context.Context, s snapshot, native bool) (ok, retry b
 		ss = toSeries(ss, ms, w.cfg.Labels, s.start.UnixMilli(), native, true)
 	}
 	ss = toSeries(ss, ms, w.cfg.Labels, s.at.UnixMilli(), native, false)
-	live = liveSeries(ss)
-	ss = appendStale(ss, w.sent, live, s.at.UnixMilli(), native)
+	a.live = liveSeries(ss, s.at.UnixMilli(), w.seq)
+	w.seq += uint64(len(ss))
+	w.maxLive = max(w.maxLive, len(a.live))
+	a.marked, a.expired = ended(w.sent, a.live, s.at.UnixMilli(), w.cfg.Lookback.Milliseconds(), native)
+	ss = appendStale(ss, w.sent, a.marked, s.at.UnixMilli())
 	if len(ss) == 0 {
-		return true, false, 0, live, nil
+		return true, false, 0, a, nil
 	}
 	body := snappy.Encode(nil, appendRequest(nil, ss, families(ms)))
 	rctx, cancel := context.WithTimeout(ctx, w.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, w.cfg.URL, bytes.NewReader(body))
 	if err != nil {
-		return false, false, 0, live, err
+		return false, false, 0, a, err
 	}
 	req.Header.Set("Content-Type", "application/x-protobuf")
 	req.Header.Set("Content-Encoding", "snappy")
@@ -447,7 +507,7 @@ func (w *Writer) send(ctx context.Context, s snapshot, native bool) (ok, retry b
 	req.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
 	resp, err := w.cfg.Client.Do(req)
 	if err != nil {
-		return false, true, 0, live, err
+		return false, true, 0, a, err
 	}
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	resp.Body.Close()
@@ -458,11 +518,11 @@ func (w *Writer) send(ctx context.Context, s snapshot, native bool) (ok, retry b
 			n += len(x.samples) + len(x.histograms)
 		}
 		w.samples.Add(float64(n))
-		return true, false, 0, live, nil
+		return true, false, 0, a, nil
 	}
 	if sec, perr := strconv.Atoi(resp.Header.Get("Retry-After")); perr == nil && sec > 0 {
 		after = time.Duration(sec) * time.Second
 	}
 	err = &httpError{resp.StatusCode, strings.TrimSpace(string(msg))}
-	return false, resp.StatusCode/100 == 5 || resp.StatusCode == http.StatusTooManyRequests, after, live, err
+	return false, resp.StatusCode/100 == 5 || resp.StatusCode == http.StatusTooManyRequests, after, a, err
 }

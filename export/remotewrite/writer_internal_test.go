@@ -332,7 +332,7 @@ func TestCloseDrops(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	for _, cfg := range []Config{{}, {URL: "ftp://x/y"}, {URL: "http://"}, {URL: "http://h/w", QueueSize: -1},
+	for _, cfg := range []Config{{}, {URL: "ftp://x/y"}, {URL: "http://"}, {URL: "http://h/w", QueueSize: -1}, {URL: "http://h/w", Lookback: -time.Second},
 		{URL: "http://h/w", Labels: []export.Label{{Name: "le", Value: "1"}}}, {URL: "http://h/w", Options: export.Options{NativeScale: 9}},
 		{URL: "http://h/w", Labels: []export.Label{{Name: "collector", Value: ""}}},
 		{URL: "http://h/w", Labels: []export.Label{{Name: export.VersionLabel, Value: "1"}}}} {
