@@ -1,7 +1,9 @@
 // Package e2e_test runs the collector against real servers (make e2e;
 // STATSBLOB_E2E=1 enables it): TestE2E scrapes with Prometheus,
 // TestE2ERemoteWrite remote-writes from two collectors into Prometheus and
-// sums their series in PromQL, TestE2EOTelCollector pushes OTLP through a
+// sums their series in PromQL (TestE2ERemoteWriteStaleAfterRefusal: the
+// stale markers of a request Prometheus refuses arrive with the next one),
+// TestE2EOTelCollector pushes OTLP through a
 // real OpenTelemetry Collector (export/e2e/otelcol, built by make e2e into
 // $OTELCOL, or by the test) to a test receiver.
 //
@@ -99,7 +101,17 @@ func latTemplate(t *testing.T, reg *tpl.Registry) *tpl.Template {
 // label-set string -> value.
 func query(t *testing.T, prom, q string) map[string]float64 {
 	t.Helper()
-	resp, err := http.Get(prom + "/api/v1/query?query=" + url.QueryEscape(q))
+	return queryAt(t, prom, q, time.Time{})
+}
+
+// queryAt is query evaluated at ts (zero: now).
+func queryAt(t *testing.T, prom, q string, ts time.Time) map[string]float64 {
+	t.Helper()
+	u := prom + "/api/v1/query?query=" + url.QueryEscape(q)
+	if !ts.IsZero() {
+		u += "&time=" + strconv.FormatFloat(float64(ts.UnixMilli())/1000, 'f', 3, 64)
+	}
+	resp, err := http.Get(u)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	var r struct {

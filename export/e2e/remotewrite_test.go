@@ -4,16 +4,22 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/export/remotewrite"
 	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -209,4 +215,80 @@ func TestE2ERemoteWriteClassic(t *testing.T) {
 		require.InEpsilon(t, exactQ(xs, q), got, math.Exp2(1.0/8)-1, "q%g: within a bucket", q)
 	}
 	col.stop(t)
+}
+
+// refuseNth answers its request number refuse (from 0) with a 400 without
+// passing it on, as Prometheus answers a request holding an out-of-order
+// sample (storing none of it), and passes the others to Prometheus.
+type refuseNth struct {
+	n      atomic.Int32
+	refuse int32
+}
+
+func (r *refuseNth) RoundTrip(req *http.Request) (*http.Response, error) {
+	if r.n.Add(1)-1 != r.refuse {
+		return http.DefaultTransport.RoundTrip(req)
+	}
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+	return &http.Response{StatusCode: http.StatusBadRequest, Status: "400 Bad Request", Header: http.Header{},
+		Body: io.NopCloser(strings.NewReader("out of order sample")), Request: req}, nil
+}
+
+// A host's series that end in a request Prometheus refuses get their stale
+// markers in the next request it takes: every series of the host (float
+// samples and the native histogram) is gone from instant queries from then
+// on, not 5 minutes (the lookback) after its last sample.
+func TestE2ERemoteWriteStaleAfterRefusal(t *testing.T) {
+	e2eEnabled(t)
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	fleet := newLatFleet(t, dir, 2, 2, 11)
+	prom := startPrometheus(t, ctx, dir, true)
+	w, err := remotewrite.New(remotewrite.Config{URL: prom + "/api/v1/write", Client: &http.Client{Transport: &refuseNth{refuse: 1}},
+		Labels: []export.Label{{Name: "collector", Value: "stale"}}})
+	require.NoError(t, err)
+	named := func(h int) export.Named {
+		return export.Named{Blob: fleet.blobs[h][0], Template: fleet.tp,
+			Labels: []export.Label{{Name: "host", Value: fmt.Sprintf("h%d", h)}}}
+	}
+	now := time.Now().Truncate(time.Millisecond)
+	t0, t1, t2 := now.Add(-30*time.Second), now.Add(-20*time.Second), now.Add(-10*time.Second)
+	require.NoError(t, w.Enqueue([]export.Named{named(0), named(1)}, t0, time.Time{}))
+	require.NoError(t, w.Enqueue([]export.Named{named(0)}, t1, time.Time{})) // refused, with h1's markers
+	require.NoError(t, w.Enqueue([]export.Named{named(0)}, t2, time.Time{}))
+	require.NoError(t, w.Close(ctx))
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(w.Collectors()...)
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	counters := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			k := mf.GetName()
+			for _, l := range m.GetLabel() {
+				k += "," + l.GetName() + "=" + l.GetValue()
+			}
+			counters[k] = m.GetCounter().GetValue()
+		}
+	}
+	require.Equal(t, 1.0, counters["statsblob_collector_remote_write_dropped_total,reason=rejected"])
+	require.Equal(t, 2.0, counters["statsblob_collector_remote_write_requests_total,result=ok"])
+	require.Equal(t, 0.0, counters["statsblob_collector_remote_write_stale_markers_dropped_total,reason=lookback"])
+
+	perHost := func(at time.Time) map[string]float64 {
+		return queryAt(t, prom, `count by (host) ({collector="stale"})`, at)
+	}
+	before := perHost(t0.Add(5 * time.Second))
+	require.Len(t, before, 2, "%v", before)
+	n := before["host=h0"]
+	t.Logf("%v series per host", n)
+	require.Greater(t, n, 10.0, "float series and a native histogram per host")
+	require.Equal(t, map[string]float64{"host=h0": n, "host=h1": n}, before)
+	require.Equal(t, map[string]float64{"host=h0": n, "host=h1": n}, perHost(t1.Add(5*time.Second)),
+		"the refused request's markers never arrived")
+	require.Equal(t, map[string]float64{"host=h0": n}, perHost(t2.Add(5*time.Second)), "h1 marked stale at t2")
+	require.Empty(t, queryAt(t, prom, `{collector="stale",host="h1",__name__=~".*_native"}`, t2.Add(time.Second)))
 }
