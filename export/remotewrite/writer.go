@@ -16,7 +16,13 @@
 // or Close's deadline passes. Nothing is dropped silently: every snapshot
 // not shipped is counted in
 // statsblob_collector_remote_write_dropped_total{reason}, by reason
-// (queue_full, rejected: a 4xx other than 429, shutdown).
+// (queue_full, rejected: a 4xx other than 429, shutdown), and what a
+// snapshot sent leaves out in
+// statsblob_collector_remote_write_omitted_total{reason}: blobs the
+// mapping refuses (unmappable), and metrics whose series a blob of another
+// template wrote first (name_clash: template names that sanitise alike, or
+// two versions of one under one label set, export.Clashes; a request
+// holding a series twice is refused whole by Prometheus).
 //
 // Native histograms: with HistogramsAuto (the default) a Writer sends
 // t-digests as native histograms until the server answers a request that
@@ -173,6 +179,7 @@ type Writer struct {
 	samples  prometheus.Counter
 	dropped  *prometheus.CounterVec
 	unmarked *prometheus.CounterVec
+	omitted  *prometheus.CounterVec
 	queued   prometheus.GaugeFunc
 	nativeG  prometheus.GaugeFunc
 }
@@ -245,6 +252,12 @@ func New(cfg Config) (*Writer, error) {
 	for _, r := range []string{"lookback", "memory"} {
 		w.unmarked.WithLabelValues(r)
 	}
+	w.omitted = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "statsblob_collector_remote_write_omitted_total",
+		Help: "What snapshots sent left out, by reason: unmappable, blobs the mapping refused (constant labels it rejects, a template that is not the blob's); name_clash, metrics whose series another template's blob wrote (export.Clashes)."},
+		[]string{"reason"})
+	for _, r := range []string{"unmappable", "name_clash"} {
+		w.omitted.WithLabelValues(r)
+	}
 	w.queued = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_remote_write_queued",
 		Help: "Snapshots waiting to be sent."}, func() float64 { return float64(w.Queued()) })
 	w.nativeG = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_remote_write_native_histograms",
@@ -263,7 +276,7 @@ func New(cfg Config) (*Writer, error) {
 // Collectors returns the Writer's own metrics, to register beside the
 // collector's.
 func (w *Writer) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{w.requests, w.samples, w.dropped, w.unmarked, w.queued, w.nativeG}
+	return []prometheus.Collector{w.requests, w.samples, w.dropped, w.unmarked, w.omitted, w.queued, w.nativeG}
 }
 
 // Queued returns the number of snapshots waiting to be sent.
@@ -394,6 +407,11 @@ func (w *Writer) run(ctx context.Context) {
 		w.mu.Lock()
 		// The head may have been dropped for a newer snapshot meanwhile.
 		still := len(w.queue) > 0 && w.queue[0].at.Equal(head.at)
+		if ok || !retry && !(native && w.cfg.Histograms == HistogramsAuto && refusesNative(err)) {
+			// The snapshot's last attempt: what it left out, once.
+			w.omitted.WithLabelValues("unmappable").Add(float64(a.unmappable))
+			w.omitted.WithLabelValues("name_clash").Add(float64(a.clashes))
+		}
 		switch {
 		case ok:
 			backoff = w.cfg.MinBackoff
@@ -449,6 +467,18 @@ type attempt struct {
 	live    map[string]sentSeries
 	marked  []string
 	expired int
+	// unmappable counts the snapshot's blobs the mapping refused, clashes
+	// its metrics left out because another template's blob wrote their
+	// series (export.Clashes).
+	unmappable, clashes int
+}
+
+// familyName is the name of m's family in Prometheus's storage.
+func familyName(m *export.Metric) string {
+	if m.Kind == export.KindCounter {
+		return m.Name + "_total"
+	}
+	return m.Name
 }
 
 // remember updates w.sent after a request: acknowledged (ok), the server
@@ -479,7 +509,21 @@ func (w *Writer) send(ctx context.Context, s snapshot, native bool) (ok, retry b
 	for _, n := range s.blobs {
 		// A blob the mapper refuses cannot become valid by retrying:
 		// the rest of the snapshot is still sent.
-		ms, _ = m.Append(ms, n)
+		var err error
+		if ms, err = m.Append(ms, n); err != nil {
+			a.unmappable++
+		}
+	}
+	if clashes := export.Clashes(ms, familyName); clashes != nil {
+		// A series sent twice in one request would have the server
+		// refuse the whole request: the first template's is sent.
+		kept := ms[:0]
+		for i := range ms {
+			if clashes[i] == nil {
+				kept = append(kept, ms[i])
+			}
+		}
+		ms, a.clashes = kept, len(clashes)
 	}
 	var ss []series
 	if !s.start.IsZero() {

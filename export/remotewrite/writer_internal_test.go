@@ -363,3 +363,36 @@ func TestEmptyLabelValueLeftOut(t *testing.T) {
 		}
 	}
 }
+
+// Blobs of templates whose names sanitise alike ("RW" and "rw") write the
+// same series: a request holding one twice is refused whole by
+// Prometheus ("duplicate sample for timestamp"). The first template's is
+// sent, the other's counted (name_clash), and series only the second
+// template writes are sent; a blob the mapping refuses is counted too
+// (unmappable), each once however often the snapshot is retried. Before,
+// the request held both and an unmappable blob vanished uncounted.
+func TestNameClashAndUnmappableCounted(t *testing.T) {
+	srv := newServer(t, func(n int, _ []series) (int, string) {
+		if n == 0 {
+			return http.StatusServiceUnavailable, "" // one retry
+		}
+		return http.StatusNoContent, ""
+	})
+	w := newWriter(t, Config{URL: srv.URL, Labels: []export.Label{{Name: "collector", Value: "c1"}}})
+	first := rwBlob(t)
+	tp, err := tpl.NewRegistry().New("rw")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "lat", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	b := blob.New(tp, blob.NewEnv(nil, 1))
+	require.NoError(t, b.UpdateU32(0, 5))
+	same := export.Named{Blob: b, Template: tp, Labels: first.Labels}
+	other := export.Named{Blob: b, Template: tp, Labels: []export.Label{{Name: "host", Value: "b"}}}
+	bad := export.Named{Blob: b, Template: first.Template, Labels: first.Labels} // not the blob's template
+	require.NoError(t, w.Enqueue([]export.Named{first, same, bad, other}, at, time.Time{}))
+	require.NoError(t, w.Close(context.Background()))
+	reqs := srv.requests()
+	require.Len(t, reqs, 2)
+	require.Equal(t, append(slices.Clone(rwBlobLines), "rw_lat_total{collector=c1,host=b} 5@1700000100000"), lines(reqs[1]))
+	require.Equal(t, 1.0, testutil.ToFloat64(w.omitted.WithLabelValues("name_clash")))
+	require.Equal(t, 1.0, testutil.ToFloat64(w.omitted.WithLabelValues("unmappable")))
+}
