@@ -202,6 +202,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	rwEvery := fs.Duration("remote-write-interval", 15*time.Second, "remote write interval `D` without -window (with -window: each window once it closes)")
 	rwHist := fs.String("remote-write-histograms", "auto", "t-digests as `auto` (native histograms unless the server refuses them), native or classic buckets")
 	rwQueue := fs.Int("remote-write-queue", remotewrite.DefaultQueueSize, "at most `N` snapshots waiting for remote write (the oldest is dropped and counted)")
+	rwLookback := fs.Duration("remote-write-lookback", remotewrite.DefaultLookback, "the remote-write server's query lookback `D` (Prometheus's --query.lookback-delta): stale markers not acknowledged are given up that long after their series' last sample")
 	rwLabels := labelFlag{}
 	fs.Var(&rwLabels, "remote-write-label", "`NAME=VALUE` added to every remote-written series: one per collector of a fleet (repeatable)")
 	maxAggs := fs.Int("max-aggregates", collector.DefaultMaxAggregates, "at most `N` label sets per window (then 429)")
@@ -351,7 +352,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	var rw *remotewrite.Writer
 	if *rwURL != "" {
 		rw, err = remotewrite.New(remotewrite.Config{URL: *rwURL, Options: eopts, Histograms: rwMode,
-			Labels: rwLabels, QueueSize: *rwQueue})
+			Labels: rwLabels, QueueSize: *rwQueue, Lookback: *rwLookback})
 		if err != nil {
 			return fail(fmt.Errorf("-remote-write: %w", err))
 		}
