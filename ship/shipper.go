@@ -365,32 +365,37 @@ func idle(b *blob.Blob) bool {
 	return true
 }
 
-// queueOf returns the queue of a snapshot's template and labels.
+// queueOf returns the queue of a snapshot's template and labels. The
+// key is made of the labels as they are sent (sorted by name), each value
+// with its length: sources whose labels are the same once merged share
+// one queue whatever order they were given in, so a label set has one
+// message in flight (the protocol's promise), and no value holding NUL
+// can make two label sets share one.
 func (s *Shipper) queueOf(src *source, sn family.Snap) *queue {
+	labels := src.labels
+	if len(src.names) > 0 {
+		labels = make([]Label, 0, len(src.labels)+len(src.names))
+		labels = append(labels, src.labels...)
+		for i, n := range src.names {
+			labels = append(labels, Label{n, sn.Values[i]})
+		}
+		slices.SortFunc(labels, func(a, b Label) int { return strings.Compare(a.Name, b.Name) })
+	}
 	var kb strings.Builder
 	kb.WriteString(strconv.FormatUint(uint64(sn.Blob.TplHash()), 16))
-	for i, n := range src.names {
+	for _, l := range labels {
 		kb.WriteByte(0)
-		kb.WriteString(n)
+		kb.WriteString(l.Name) // a name holds no NUL
 		kb.WriteByte(0)
-		kb.WriteString(sn.Values[i])
-	}
-	for _, l := range src.labels {
-		kb.WriteByte(0)
-		kb.WriteString(l.Name)
-		kb.WriteByte(0)
+		kb.WriteString(strconv.Itoa(len(l.Value)))
+		kb.WriteByte(':')
 		kb.WriteString(l.Value)
 	}
 	key := kb.String()
 	if q := s.queues[key]; q != nil {
 		return q
 	}
-	labels := slices.Clone(src.labels)
-	for i, n := range src.names {
-		labels = append(labels, Label{n, sn.Values[i]})
-	}
-	slices.SortFunc(labels, func(a, b Label) int { return strings.Compare(a.Name, b.Name) })
-	q := &queue{key: key, labels: labels}
+	q := &queue{key: key, labels: slices.Clone(labels)}
 	s.queues[key] = q
 	s.order = append(s.order, q)
 	return q

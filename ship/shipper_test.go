@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -557,4 +558,86 @@ func TestSkipIdle(t *testing.T) {
 		}
 		require.Equal(t, uint64(3), srv.totals()[labelsOf("route", "b")].Sum)
 	}
+}
+
+// hwReceiver is the receiver the package documentation describes first:
+// per sender and label set, the highest seq merged; a message whose seq
+// is not above it is answered as a duplicate and not merged. It refuses
+// the first send of the messages refuse names (by seq) with a 503, and
+// sums VOI 0 per label set.
+type hwReceiver struct {
+	refuse map[uint64]bool
+	hw     map[string]uint64
+	got    map[string]uint64
+}
+
+func (r *hwReceiver) Send(_ context.Context, m ship.Message) error {
+	if r.refuse[m.Seq] {
+		delete(r.refuse, m.Seq)
+		return &ship.SendError{Status: http.StatusServiceUnavailable}
+	}
+	key := m.Sender + fmt.Sprintf("%q", m.Labels)
+	if m.Seq <= r.hw[key] {
+		return nil // a duplicate
+	}
+	r.hw[key] = m.Seq
+	b, err := blob.FromBytes(m.Body, nil)
+	if err != nil {
+		return err
+	}
+	v, err := b.FetchU64(0, voi.Sum)
+	if err != nil {
+		return err
+	}
+	r.got[fmt.Sprintf("%v", m.Labels)] += v
+	return nil
+}
+
+// TestOneQueuePerLabelSet: sources whose label sets are the same once
+// merged (a family's names and a blob's labels given in another order)
+// share one queue, so that the label set has one message in flight and
+// its seqs increase as the protocol promises; and label values holding
+// NUL never make two label sets share a queue. Before, the queue's key
+// followed the order the labels were given in, and wrote values as they
+// are: the family's set and the blob were two queues of one label set, a
+// refused message of the one was overtaken by the other's next seq, and a
+// receiver keeping the highest seq per label set (as the documentation
+// advises) took its retry for a duplicate: 10 of 11 arrived; and
+// {a="x\x00b\x00y"} was merged into {a="x", b="y"}'s messages.
+func TestOneQueuePerLabelSet(t *testing.T) {
+	tp := webTemplate(t)
+	clk := newClock()
+	r := &hwReceiver{refuse: map[uint64]bool{1: true}, hw: map[string]uint64{}, got: map[string]uint64{}}
+	sh, err := ship.New(r, ship.Options{Clock: clk, Jitter: noJitter, MinBackoff: time.Second, SkipIdle: true})
+	require.NoError(t, err)
+	fam, err := family.New(tp, []string{"route"}, family.Options{})
+	require.NoError(t, err)
+	require.NoError(t, sh.AddFamily(fam, ship.Label{"host", "web1"}))
+	b := blob.New(tp, nil)
+	require.NoError(t, sh.AddBlob(b, nil, ship.Label{"route", "a"}, ship.Label{"host", "web1"}))
+	nul, err := family.New(tp, []string{"a"}, family.Options{})
+	require.NoError(t, err)
+	require.NoError(t, sh.AddFamily(nul))
+	plain := blob.New(tp, nil)
+	require.NoError(t, sh.AddBlob(plain, nil, ship.Label{"a", "x"}, ship.Label{"b", "y"}))
+
+	fb, err := fam.With("a")
+	require.NoError(t, err)
+	update(t, fb, 1)
+	update(t, b, 10)
+	nb, err := nul.With("x\x00b\x00y")
+	require.NoError(t, err)
+	update(t, nb, 100)
+	update(t, plain, 1000)
+	_ = sh.Ship(context.Background()) // the first message refused
+	clk.Advance(2 * time.Second)
+	require.NoError(t, sh.Ship(context.Background()))
+	require.Equal(t, map[string]uint64{
+		"[{host web1} {route a}]": 11,
+		"[{a x\x00b\x00y}]":       100,
+		"[{a x} {b y}]":           1000,
+	}, r.got)
+	st := sh.Stats()
+	require.Zero(t, st.Pending)
+	require.Equal(t, uint64(3), st.Sent)
 }
