@@ -88,6 +88,7 @@ type Consumer struct {
 // owned is a partition this consumer holds: its lease and its worker.
 type owned struct {
 	leaseRev atomic.Uint64 // the lease's revision (balance renews it)
+	renewed  atomic.Int64  // when the lease's latest write that succeeded was sent, Unix nanoseconds
 	cancel   context.CancelFunc
 	done     chan struct{}
 	release  atomic.Bool // checkpoint and hand back (not lost)
@@ -171,6 +172,7 @@ func (c *Consumer) balance(parent context.Context) {
 	}
 	c.mu.Unlock()
 	for p, o := range held {
+		sent := time.Now()
 		rev, err := c.owners.Update(ctx, partitionKey(p), []byte(c.cfg.ID), o.leaseRev.Load())
 		if err != nil {
 			if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyNotFound) || isWrongSeq(err) {
@@ -182,6 +184,7 @@ func (c *Consumer) balance(parent context.Context) {
 			continue
 		}
 		o.leaseRev.Store(rev)
+		o.renewed.Store(sent.UnixNano())
 	}
 	members, err := c.members.Keys(ctx)
 	if err != nil || len(members) == 0 {
@@ -210,6 +213,7 @@ func (c *Consumer) balance(parent context.Context) {
 		if have {
 			continue
 		}
+		sent := time.Now()
 		rev, err := c.owners.Create(ctx, partitionKey(p), []byte(c.cfg.ID))
 		if err != nil {
 			if !errors.Is(err, jetstream.ErrKeyExists) {
@@ -217,7 +221,7 @@ func (c *Consumer) balance(parent context.Context) {
 			}
 			continue // owned by another collector (or unreachable)
 		}
-		if err := c.start(parent, p, rev); err != nil {
+		if err := c.start(parent, p, rev, sent); err != nil {
 			c.cfg.Logf("natsjs: partition %d: %v", p, err)
 			_ = c.owners.Delete(ctx, partitionKey(p), jetstream.LastRevision(rev))
 			continue
@@ -285,8 +289,9 @@ func (c *Consumer) releaseAll() {
 	cancel()
 }
 
-// start opens partition p from its stored state and starts its worker.
-func (c *Consumer) start(parent context.Context, p int, leaseRev uint64) error {
+// start opens partition p from its stored state and starts its worker;
+// its lease (revision leaseRev) was written by a request sent at leased.
+func (c *Consumer) start(parent context.Context, p int, leaseRev uint64, leased time.Time) error {
 	ctx, cancel := context.WithTimeout(parent, c.cfg.LeaseTTL)
 	defer cancel()
 	merged, stateRev, state, err := c.loadState(ctx, p)
@@ -310,6 +315,7 @@ func (c *Consumer) start(parent context.Context, p int, leaseRev uint64) error {
 	wctx, cancel := context.WithCancel(context.Background())
 	o := &owned{cancel: cancel, done: make(chan struct{})}
 	o.leaseRev.Store(leaseRev)
+	o.renewed.Store(leased.UnixNano())
 	c.mu.Lock()
 	c.owned[p] = o
 	c.mu.Unlock()
@@ -401,6 +407,11 @@ func (w *worker) run(ctx context.Context) {
 	}()
 	next := time.Now().Add(w.c.cfg.Checkpoint)
 	for ctx.Err() == nil {
+		if w.leaseLeft() <= 0 {
+			w.c.cfg.Logf("natsjs: partition %d: lease not renewed for %v: given up, no longer exported", w.p,
+				time.Since(time.Unix(0, w.o.renewed.Load())).Round(time.Millisecond))
+			return
+		}
 		batch, err := w.cons.Fetch(w.c.cfg.Batch, jetstream.FetchMaxWait(min(w.c.cfg.Checkpoint, time.Second)))
 		if err == nil {
 			for msg := range batch.Messages() {
@@ -428,6 +439,22 @@ func (w *worker) run(ctx context.Context) {
 			w.c.cfg.Logf("natsjs: partition %d: last checkpoint: %v", w.p, err)
 		}
 	}
+}
+
+// leaseGiveUp is the share of the lease time after the last renewal
+// that succeeded at which an owner gives a partition up: another
+// collector may take it once the whole lease time has passed (counted
+// from when the server stored the renewal, after it was sent), so the
+// owner stops exporting it before then. A worker's round (a fetch of at
+// most a second, a checkpoint bounded by the lease left) ends within
+// the rest.
+const leaseGiveUp = 0.75
+
+// leaseLeft is how long the worker may go on before its lease could have
+// passed to another collector (less the margin of leaseGiveUp).
+func (w *worker) leaseLeft() time.Duration {
+	end := time.Unix(0, w.o.renewed.Load()).Add(time.Duration(leaseGiveUp * float64(w.c.cfg.LeaseTTL)))
+	return time.Until(end)
 }
 
 // take merges one message unless the state already holds it; either way
@@ -463,7 +490,9 @@ func (w *worker) checkpoint() error {
 	if len(w.toAck) == 0 && !w.dirty {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), w.c.cfg.LeaseTTL)
+	// Within the lease left: an unreachable stream must not hold the
+	// worker (and the export of the partition) past it.
+	ctx, cancel := context.WithTimeout(context.Background(), max(min(w.c.cfg.LeaseTTL, w.leaseLeft()), 0))
 	defer cancel()
 	if w.dirty {
 		if info, err := w.cons.Info(ctx); err == nil {

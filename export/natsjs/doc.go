@@ -26,9 +26,11 @@
 // Collectors take partitions by leases, keys of a key-value bucket whose
 // entries expire unless their owner renews them: a collector that stops
 // (or is killed) loses its partitions within the lease time, and the others
-// take them. Collectors count each other through a second bucket of the
-// same kind and each takes its fair share, handing back extras when a
-// collector joins.
+// take them. An owner that cannot renew a lease for three quarters of the
+// lease time (cut off from the stream, say) gives the partition up and
+// stops exporting it before another may take it. Collectors count each
+// other through a second bucket of the same kind and each takes its fair
+// share, handing back extras when a collector joins.
 //
 // An owner merges its partition's messages into the partition's
 // aggregates and, every checkpoint interval, stores them, with the stream

@@ -1,0 +1,147 @@
+package natsjs_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export/natsjs"
+	"github.com/statsblob/statsblob/export/natsjs/internal/natstest"
+	"github.com/statsblob/statsblob/ship"
+)
+
+// cutProxy forwards TCP connections to a NATS server until cut: then it
+// drops every byte either way without closing anything, as a network
+// partition does (a client's requests time out; nothing tells it the
+// link is gone).
+type cutProxy struct {
+	ln  net.Listener
+	cut atomic.Bool
+}
+
+func newCutProxy(t *testing.T, natsURL string) *cutProxy {
+	u, err := url.Parse(natsURL)
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &cutProxy{ln: ln}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", u.Host)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			t.Cleanup(func() { c.Close(); s.Close() })
+			go p.pipe(s, c)
+			go p.pipe(c, s)
+		}
+	}()
+	return p
+}
+
+func (p *cutProxy) pipe(dst io.Writer, src io.Reader) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 && !p.cut.Load() {
+			if _, err := dst.Write(buf[:n]); err != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (p *cutProxy) url() string { return "nats://" + p.ln.Addr().String() }
+
+// TestCutOffOwnerStopsExporting: a collector cut off from NATS (its
+// process alive, its requests unanswered) cannot renew its leases; by the
+// time another collector may take its partitions it has stopped
+// exporting them, so that no series is exported twice, and once the link
+// is back the totals of both are exactly what was shipped. Before, the
+// cut-off owner took its failed renewals and checkpoints for passing
+// trouble and kept exporting its partitions' aggregates, beside the new
+// owner's, for as long as the cut lasted: a sum over the collectors
+// counted all its data twice.
+func TestCutOffOwnerStopsExporting(t *testing.T) {
+	cl := natstest.Start(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, js := connect(t, cl.URL())
+	const lease = 2 * time.Second
+	setup := natsjs.Setup{Partitions: 2, LeaseTTL: lease}
+	require.NoError(t, setup.Ensure(ctx, js))
+
+	tp := counterTemplate(t)
+	want := map[string]uint64{}
+	tr := &natsjs.Transport{JS: js, Partitions: 2}
+	seq := uint64(0)
+	publish := func() {
+		for h := range 4 {
+			b := blob.New(tp, nil)
+			require.NoError(t, b.UpdateU64(0, uint64(h+1)))
+			seq++
+			labels := []ship.Label{{Name: "host", Value: fmt.Sprintf("web%d", h)}}
+			require.NoError(t, tr.Send(ctx, ship.Message{Sender: "s", Seq: seq, SettledBelow: seq, Labels: labels, Body: b.Bytes()}))
+			want[fmt.Sprintf("%08x%v", tp.Hash(), labels)] += uint64(h + 1)
+		}
+	}
+	start := func(id, url string) (*natsjs.Consumer, *memStore) {
+		_, js := connect(t, url)
+		store := newMemStore()
+		c, err := natsjs.NewConsumer(ctx, natsjs.Config{Setup: setup, JS: js, ID: id, Store: store,
+			Checkpoint: 100 * time.Millisecond, Logf: func(f string, a ...any) { t.Logf(id+": "+f, a...) }})
+		require.NoError(t, err)
+		cctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { _ = c.Run(cctx); close(done) }()
+		t.Cleanup(func() { stop(); <-done })
+		return c, store
+	}
+
+	px := newCutProxy(t, cl.URL())
+	a, storeA := start("a", px.url())
+	publish()
+	require.Eventually(t, func() bool { return len(a.Owned()) == 2 && maps.Equal(want, storeA.totals(t)) },
+		30*time.Second, 20*time.Millisecond)
+
+	px.cut.Store(true)
+	publish()
+	b, storeB := start("b", cl.URL())
+	require.Eventually(t, func() bool { return len(b.Owned()) == 2 }, 30*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return len(storeA.totals(t)) == 0 }, time.Second, 10*time.Millisecond,
+		"the cut-off owner still exports what the new owner exports")
+	require.Equal(t, uint64(2), a.Stats().Lost)
+
+	px.cut.Store(false) // a comes back, and may take a share again
+	publish()
+	var mu sync.Mutex
+	sum := func() map[string]uint64 {
+		mu.Lock()
+		defer mu.Unlock()
+		out := storeA.totals(t)
+		for k, v := range storeB.totals(t) {
+			out[k] += v
+		}
+		return out
+	}
+	require.Eventually(t, func() bool { return maps.Equal(want, sum()) }, 30*time.Second, 50*time.Millisecond)
+}
