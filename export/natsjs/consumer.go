@@ -68,9 +68,19 @@ type Stats struct {
 	Refused     uint64 // messages a Partition refused
 	Skipped     uint64 // redelivered messages a stored state already covered
 	Checkpoints uint64 // states stored
-	Taken       uint64 // partitions taken
-	Lost        uint64 // partitions lost to another collector
-	Released    uint64 // partitions handed back
+	// CheckpointFailures counts the checkpoints that failed for another
+	// reason than a lost lease (the stream unreachable, a state past
+	// Setup.MaxState): the messages since the last stored state stay
+	// unacknowledged, and are redelivered until one succeeds. The first
+	// of a run of failures of a partition is logged.
+	CheckpointFailures uint64
+	// Unacked is how many messages the owned partitions hold for
+	// acknowledgement once a stored state holds them (each once, however
+	// often redelivered meanwhile).
+	Unacked  int
+	Taken    uint64 // partitions taken
+	Lost     uint64 // partitions lost to another collector
+	Released uint64 // partitions handed back
 }
 
 // Consumer takes its share of a stream's partitions and merges their
@@ -83,6 +93,7 @@ type Consumer struct {
 	owned map[int]*owned
 
 	merged, refused, skipped, checkpoints, taken, lost, released atomic.Uint64
+	ckptFailed                                                   atomic.Uint64
 }
 
 // owned is a partition this consumer holds: its lease and its worker.
@@ -91,7 +102,8 @@ type owned struct {
 	renewed  atomic.Int64  // when the lease's latest write that succeeded was sent, Unix nanoseconds
 	cancel   context.CancelFunc
 	done     chan struct{}
-	release  atomic.Bool // checkpoint and hand back (not lost)
+	release  atomic.Bool  // checkpoint and hand back (not lost)
+	unacked  atomic.Int64 // the worker's messages held for acknowledgement
 }
 
 // NewConsumer checks cfg and opens the stream's buckets (Setup.Ensure must
@@ -133,8 +145,15 @@ func (c *Consumer) Owned() []int {
 
 // Stats returns the consumer's counters.
 func (c *Consumer) Stats() Stats {
+	c.mu.Lock()
+	unacked := 0
+	for _, o := range c.owned {
+		unacked += int(o.unacked.Load())
+	}
+	c.mu.Unlock()
 	return Stats{Merged: c.merged.Load(), Refused: c.refused.Load(), Skipped: c.skipped.Load(),
-		Checkpoints: c.checkpoints.Load(), Taken: c.taken.Load(), Lost: c.lost.Load(), Released: c.released.Load()}
+		Checkpoints: c.checkpoints.Load(), CheckpointFailures: c.ckptFailed.Load(), Unacked: unacked,
+		Taken: c.taken.Load(), Lost: c.lost.Load(), Released: c.released.Load()}
 }
 
 // Run takes and keeps partitions until ctx ends, then stores every owned
@@ -320,7 +339,7 @@ func (c *Consumer) start(parent context.Context, p int, leaseRev uint64, leased 
 	c.owned[p] = o
 	c.mu.Unlock()
 	c.taken.Add(1)
-	w := &worker{c: c, p: p, o: o, part: part, cons: cons, merged: merged, stateRev: stateRev}
+	w := &worker{c: c, p: p, o: o, part: part, cons: cons, merged: merged, stateRev: stateRev, held: map[uint64]int{}}
 	go w.run(wctx)
 	return nil
 }
@@ -391,6 +410,8 @@ type worker struct {
 	dirty    bool            // merged since the stored state
 	stateRev uint64          // the stored state's revision
 	toAck    []jetstream.Msg // messages to acknowledge once the state holding them is stored
+	held     map[uint64]int  // their index in toAck, by stream sequence: a redelivery replaces its message
+	failures int             // checkpoints failed in a row
 }
 
 func (w *worker) run(ctx context.Context) {
@@ -427,10 +448,12 @@ func (w *worker) run(ctx context.Context) {
 			}
 		}
 		if time.Now().After(next) {
-			if err := w.checkpoint(); errors.Is(err, errLost) {
+			err := w.checkpoint()
+			if errors.Is(err, errLost) {
 				w.c.cfg.Logf("natsjs: partition %d: %v", w.p, err)
 				return
 			}
+			w.noteCheckpoint(err)
 			next = time.Now().Add(w.c.cfg.Checkpoint)
 		}
 	}
@@ -457,6 +480,21 @@ func (w *worker) leaseLeft() time.Duration {
 	return time.Until(end)
 }
 
+// noteCheckpoint counts a checkpoint's failure, logging the first of a
+// run of them, and logs the success that ends one.
+func (w *worker) noteCheckpoint(err error) {
+	switch {
+	case err != nil:
+		w.c.ckptFailed.Add(1)
+		if w.failures++; w.failures == 1 {
+			w.c.cfg.Logf("natsjs: partition %d: checkpoint failed (its messages stay unacknowledged and are redelivered; retried every checkpoint interval): %v", w.p, err)
+		}
+	case w.failures > 0:
+		w.c.cfg.Logf("natsjs: partition %d: checkpoint stored again after %d failures", w.p, w.failures)
+		w.failures = 0
+	}
+}
+
 // take merges one message unless the state already holds it; either way
 // the message is acknowledged after the next stored state.
 func (w *worker) take(msg jetstream.Msg) {
@@ -464,8 +502,14 @@ func (w *worker) take(msg jetstream.Msg) {
 	if err != nil {
 		return // not a JetStream message: nothing to acknowledge
 	}
-	w.toAck = append(w.toAck, msg)
 	seq := md.Sequence.Stream
+	if i, ok := w.held[seq]; ok {
+		w.toAck[i] = msg // redelivered: acknowledge the latest delivery
+	} else {
+		w.held[seq] = len(w.toAck)
+		w.toAck = append(w.toAck, msg)
+		w.o.unacked.Store(int64(len(w.toAck)))
+	}
 	if w.merged[seq] {
 		w.c.skipped.Add(1)
 		return
@@ -518,7 +562,10 @@ func (w *worker) checkpoint() error {
 			return fmt.Errorf("ack: %w", err) // redelivered later, and skipped
 		}
 	}
+	clear(w.toAck)
 	w.toAck = w.toAck[:0]
+	clear(w.held)
+	w.o.unacked.Store(0)
 	return nil
 }
 

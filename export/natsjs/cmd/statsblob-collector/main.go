@@ -166,10 +166,14 @@ var (
 	counterDesc = prometheus.NewDesc("statsblob_nats_messages_total", "Messages taken from the stream, by what became of them.", []string{"outcome"}, nil)
 	eventsDesc  = prometheus.NewDesc("statsblob_nats_partition_events_total", "Partitions taken, lost to another collector, or handed back.", []string{"event"}, nil)
 	ckptDesc    = prometheus.NewDesc("statsblob_nats_checkpoints_total", "Partition states stored.", nil, nil)
+	failDesc    = prometheus.NewDesc("statsblob_nats_checkpoint_failures_total",
+		"Partition checkpoints that failed (stream unreachable, a state past its limit): their messages stay unacknowledged.", nil, nil)
+	unackedDesc = prometheus.NewDesc("statsblob_nats_unacknowledged_messages",
+		"Messages the owned partitions hold until a stored state holds them.", nil, nil)
 )
 
 func (m *consumerMetrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{partDesc, ownedDesc, counterDesc, eventsDesc, ckptDesc} {
+	for _, d := range []*prometheus.Desc{partDesc, ownedDesc, counterDesc, eventsDesc, ckptDesc, failDesc, unackedDesc} {
 		ch <- d
 	}
 }
@@ -188,4 +192,6 @@ func (m *consumerMetrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(eventsDesc, prometheus.CounterValue, float64(v), e)
 	}
 	ch <- prometheus.MustNewConstMetric(ckptDesc, prometheus.CounterValue, float64(st.Checkpoints))
+	ch <- prometheus.MustNewConstMetric(failDesc, prometheus.CounterValue, float64(st.CheckpointFailures))
+	ch <- prometheus.MustNewConstMetric(unackedDesc, prometheus.GaugeValue, float64(st.Unacked))
 }
