@@ -26,6 +26,7 @@
 package aggregate
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -665,35 +666,86 @@ func (s *Set) Posts() uint64 {
 // left (zero if none). It waits for adds under way (which it never
 // drops).
 func (s *Set) Expire(cutoff time.Time) (int, time.Time) {
+	gone, oldest := s.ExpireList(cutoff)
+	return len(gone), oldest
+}
+
+// Expired is an aggregate Expire dropped: its key, its template and its
+// labels, as Add was given them.
+type Expired struct {
+	Key    string
+	T      *tpl.Template
+	Labels []export.Label
+}
+
+// ExpireList is Expire returning the aggregates it dropped, sorted by
+// key: what a write-ahead log records, so that its replay drops them
+// again (Drop) where the last-add times are not the ones Expire saw.
+func (s *Set) ExpireList(cutoff time.Time) ([]Expired, time.Time) {
 	s.rot.Lock() // no add is under way: none lands in a dropped aggregate
 	defer s.rot.Unlock()
 	w := s.cur
 	c := cutoff.UnixNano()
 	oldest := int64(math.MaxInt64)
-	var gone map[string]bool
+	var gone []Expired
 	w.mu.Lock()
 	for k, a := range w.aggs {
 		last := a.lastAdd.Load()
 		if last <= c {
-			s.release(a)
-			delete(w.aggs, k)
-			w.perTpl[a.t]--
-			if gone == nil {
-				gone = map[string]bool{}
-			}
-			gone[k] = true
+			gone = append(gone, Expired{Key: k, T: a.t, Labels: a.labels})
 			continue
 		}
 		oldest = min(oldest, last)
 	}
 	w.mu.Unlock()
-	if len(gone) > 0 {
-		s.forgetMarks(gone) // under rot: no add recreates a key before its marks go (marks in use stay)
+	slices.SortFunc(gone, func(a, b Expired) int { return cmp.Compare(a.Key, b.Key) })
+	keys := make([]string, len(gone))
+	for i, e := range gone {
+		keys[i] = e.Key
 	}
+	s.drop(keys)
 	if oldest == math.MaxInt64 {
-		return len(gone), time.Time{}
+		return gone, time.Time{}
 	}
-	return len(gone), time.Unix(0, oldest)
+	return gone, time.Unix(0, oldest)
+}
+
+// Drop drops the current window's aggregates of keys, and the senders'
+// sequence numbers for them, as Expire drops idle ones, whatever their
+// last add; keys without an aggregate are passed over. It returns how
+// many it dropped. It is how a log's replay makes an expiry again
+// (ExpireList). It waits for adds under way.
+func (s *Set) Drop(keys ...string) int {
+	s.rot.Lock()
+	defer s.rot.Unlock()
+	return s.drop(keys)
+}
+
+// drop drops the aggregates of keys and their marks; the caller holds rot
+// (no add under way: none lands in a dropped aggregate, and none recreates
+// a key before its marks go; marks in use stay).
+func (s *Set) drop(keys []string) int {
+	w := s.cur
+	var gone map[string]bool
+	w.mu.Lock()
+	for _, k := range keys {
+		a := w.aggs[k]
+		if a == nil {
+			continue
+		}
+		s.release(a)
+		delete(w.aggs, k)
+		w.perTpl[a.t]--
+		if gone == nil {
+			gone = map[string]bool{}
+		}
+		gone[k] = true
+	}
+	w.mu.Unlock()
+	if len(gone) > 0 {
+		s.forgetMarks(gone)
+	}
+	return len(gone)
 }
 
 // Stats are the Set's counters since it was made.

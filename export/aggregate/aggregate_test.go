@@ -493,6 +493,59 @@ func TestMarksOfGoneAggregatesAreDropped(t *testing.T) {
 	require.True(t, post("live", 101))
 }
 
+// ExpireList names what it drops (sorted by key, with the template and
+// labels each was added with), and Drop drops the same aggregates again
+// with their marks, whatever their last add: a log's replay of an expiry
+// leaves the Set where Expire left it.
+func TestExpireListAndDrop(t *testing.T) {
+	tp := latTpl(t)
+	now := time.Unix(0, 0)
+	clock := func() time.Time { return now }
+	sets := [2]*aggregate.Set{}
+	for i := range sets {
+		var err error
+		sets[i], err = aggregate.New(aggregate.Config{Now: clock, MaxAggregates: 3}, now)
+		require.NoError(t, err)
+	}
+	post := func(s *aggregate.Set, key string) error {
+		labels := []export.Label{{Name: "k", Value: key}}
+		_, err := s.Once("web", key, 1, func() error { return s.Add(key, tp, labels, blob.New(tp, nil)) })
+		return err
+	}
+	for i, key := range []string{"c", "a", "b"} {
+		now = time.Unix(int64(i), 0)
+		for _, s := range sets {
+			require.NoError(t, post(s, key))
+		}
+	}
+	now = time.Unix(10, 0)
+	gone, oldest := sets[0].ExpireList(time.Unix(1, 0))
+	require.Equal(t, []aggregate.Expired{
+		{Key: "a", T: tp, Labels: []export.Label{{Name: "k", Value: "a"}}},
+		{Key: "c", T: tp, Labels: []export.Label{{Name: "k", Value: "c"}}},
+	}, gone)
+	require.Equal(t, time.Unix(2, 0), oldest)
+	require.Equal(t, 2, sets[1].Drop("a", "c", "nope"))
+	require.Zero(t, sets[1].Drop("a"), "gone already")
+	for _, s := range sets {
+		require.Equal(t, 1, s.Len())
+		_, marks := aggregate.Marks(s)
+		require.Equal(t, 1, marks, "the marks of the dropped aggregates go with them")
+		require.NoError(t, post(s, "d"), "their places are free")
+		require.NoError(t, post(s, "a"))
+		require.Equal(t, []uint64{1, 1, 1}, s.Merged(), "a dropped aggregate starts afresh, its sender's number forgotten")
+		require.Equal(t, []string{"a", "b", "d"}, keysOf(s.Blobs()))
+	}
+}
+
+func keysOf(ns []export.Named) []string {
+	var out []string
+	for _, n := range ns {
+		out = append(out, n.Labels[0].Value)
+	}
+	return out
+}
+
 // The sequence marks of all senders are bounded by MaxMarks: a sender id
 // cost a mark per aggregate it posted to, for two windows (for ever
 // without rotations), up to MaxSenders senders times every aggregate, so
