@@ -456,6 +456,51 @@ func (l *Log) AppendIf(payload []byte, apply func() error) error {
 	return l.waitDurable(lsn)
 }
 
+// AppendEvent appends the records event returns, at the point of the
+// log's order where event runs: under the log's lock, after the apply of
+// every record appended before it and before any of those appended after
+// it (as Append's apply). A change of the state that event makes (an
+// expiry, a rotation) is so described by the log alone, in its order
+// among the records, whatever becomes of the checkpoints: a checkpoint
+// that fails leaves the records, and recovery makes the change again.
+// AppendEvent returns once the records are durable, with Append's
+// errors; a log that failed earlier refuses without calling event, and
+// an event that returns no record appends nothing (and does not wait).
+// Each record must be at most MaxRecord: a longer one cannot be written
+// after event has changed the state, so the log fails (ErrTooLarge, and
+// ErrClosed from then on), as it does when a write fails.
+func (l *Log) AppendEvent(event func() [][]byte) error {
+	l.mu.Lock()
+	if err := l.failed(); err != nil {
+		l.mu.Unlock()
+		return err
+	}
+	recs := event()
+	for _, p := range recs {
+		if len(p) > MaxRecord {
+			err := fmt.Errorf("%w: an event's record of %d bytes", ErrTooLarge, len(p))
+			l.smu.Lock()
+			if l.err == nil {
+				l.err = fmt.Errorf("%w: %w", ErrClosed, err)
+			}
+			l.cond.Broadcast()
+			l.smu.Unlock()
+			l.mu.Unlock()
+			return err
+		}
+	}
+	for _, p := range recs {
+		l.pending = AppendRecord(l.pending, p)
+		l.lsn++
+	}
+	lsn := l.lsn
+	l.mu.Unlock()
+	if len(recs) == 0 {
+		return nil
+	}
+	return l.waitDurable(lsn)
+}
+
 func (l *Log) failed() error {
 	l.smu.Lock()
 	defer l.smu.Unlock()

@@ -529,3 +529,47 @@ func TestCheckpointFailed(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, segs, 1, "a checkpoint written cuts the log")
 }
+
+// AppendEvent appends an event's records at the point of the log's order
+// where the event ran, and they replay there, also when the checkpoint
+// after the event fails; an event without records appends nothing; a
+// failed log calls no event; an event's record past MaxRecord fails the
+// log, whose records before it still replay.
+func TestAppendEvent(t *testing.T) {
+	dir := t.TempDir()
+	var order []uint64 // what the records did, in order: the live state
+	l, err := wal.Open(dir, wal.Options{NoSync: true}, wal.Recovery{})
+	require.NoError(t, err)
+	require.NoError(t, l.Append(rec(1), func() { order = append(order, 1) }))
+	require.NoError(t, l.AppendEvent(func() [][]byte {
+		order = append(order, 100, 101)
+		return [][]byte{rec(100), rec(101)}
+	}))
+	require.NoError(t, l.AppendEvent(func() [][]byte { return nil }))
+	require.Equal(t, uint64(3), l.Stats().Appends, "an event without records appends nothing")
+	// the next checkpoint fails: the event is in the log all the same
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "ckpt-0000000000000001.ckpt.tmp"), 0o755))
+	require.Error(t, l.Checkpoint(func() ([]byte, error) { return []byte("state"), nil }))
+	require.NoError(t, l.Append(rec(2), func() { order = append(order, 2) }))
+	called := false
+	err = l.AppendEvent(func() [][]byte {
+		called = true
+		return [][]byte{rec(102), make([]byte, wal.MaxRecord+1)}
+	})
+	require.ErrorIs(t, err, wal.ErrTooLarge)
+	require.True(t, called)
+	require.ErrorIs(t, l.Append(rec(3), nil), wal.ErrClosed, "an event that could not be logged fails the log")
+	called = false
+	require.ErrorIs(t, l.AppendEvent(func() [][]byte { called = true; return nil }), wal.ErrClosed)
+	require.False(t, called, "a failed log calls no event")
+	require.NoError(t, l.Close())
+
+	var got []uint64
+	l, err = wal.Open(dir, wal.Options{NoSync: true}, wal.Recovery{
+		Checkpoint: func([]byte) error { t.Fatal("no checkpoint was written"); return nil },
+		Record:     func(p []byte) error { got = append(got, binary.LittleEndian.Uint64(p)); return nil },
+	})
+	require.NoError(t, err)
+	require.Equal(t, order, got)
+	require.NoError(t, l.Close())
+}
