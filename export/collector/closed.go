@@ -22,9 +22,10 @@ import (
 // Closed windows a delta OTLP push has yet to ship (with DataDir). The
 // rotation writes the closed window to DIR/closed-START.win (START the
 // window's start, Unix nanoseconds in hexadecimal) in the same step as
-// the checkpoint that leaves its posts out of the log, and the pusher
-// removes the file once it has pushed the window (or dropped it, counted,
-// past MaxPending). On start, New reads the files back and the delta
+// the rotation's record, which keeps its posts out of the window under
+// way at a restart (and the checkpoint after it, out of the log), and
+// the pusher removes the file once it has pushed the window (or dropped
+// it, counted, past MaxPending). On start, New reads the files back and the delta
 // Pusher made from the Server pushes them first, oldest first. A file is
 // written through a temporary name, synced and renamed: whole or absent.
 //

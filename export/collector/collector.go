@@ -660,9 +660,10 @@ func (s *Server) Merged() []uint64 { return s.set.Merged() }
 // window. The closed window goes to the OnClose functions, if any, and is
 // returned.
 //
-// With DataDir, the rotation is a checkpoint of the log: the posts before
-// it are not replayed into the new window (see durable.go's doc for what
-// a crash loses of the closed window).
+// With DataDir, the rotation is a record of the log, at its point among
+// the posts, and a checkpoint follows it: the posts before it are not
+// replayed into the new window, even if that checkpoint fails (see
+// durable.go's doc for what a crash loses of the closed window).
 func (s *Server) Rotate() Closed {
 	var c Closed
 	rotate := func() {
@@ -674,8 +675,13 @@ func (s *Server) Rotate() Closed {
 	}
 	if s.log == nil {
 		rotate()
-	} else if ran, _ := s.checkpoint(rotate); !ran {
+	} else if ran, err := s.logEvent(func() [][]byte {
+		rotate()
+		return [][]byte{appendEvent(nil, &event{kind: recordRotate, at: c.End.UnixNano()})}
+	}); !ran {
 		rotate() // the log is broken: no post is added any more, windows go on
+	} else if err == nil {
+		_ = s.checkpoint() // logged and counted
 	}
 	s.windows.Inc()
 	c.Blobs = s.withVersions(s.withDefs(s.withLevels(c.Blobs)))

@@ -55,11 +55,14 @@ import (
 // a tenant's token may not switch or reset everyone's aggregates), and
 // with Tokens GET needs a read token as /metrics does. With DataDir the
 // settings are written to DIR/definitions.json (whole, fsynced) before
-// they apply, and a reset is made at a checkpoint of the log, so both
-// survive a restart: settings that could not be stored are a 500 and
-// change nothing; a reset whose checkpoint failed is a 500 (it holds until
-// a restart undoes it), one refused because the log had failed a 503
-// (nothing reset); the settings of the same POST, stored first, stay.
+// they apply, and a reset is a record of the log, written in the same
+// step as the reset (a checkpoint follows; one that fails undoes
+// nothing), so both survive a restart: settings that could not be stored
+// are a 500 and change nothing; a reset refused because the log had
+// failed is a 503 (nothing reset), and one whose record could not be
+// written a 503 too (it was made, and holds until a restart, which may
+// undo it; the log is broken from then on); the settings of the same
+// POST, stored first, stay.
 // statsblob_collector_definition_changes_total{change} counts the
 // settings turned on and off and the VOIs reset.
 
@@ -297,8 +300,8 @@ func (s *Server) writeDefinition(w http.ResponseWriter, v *defView) {
 }
 
 // applyDefinition applies text to template t's name: the settings are
-// stored (DataDir) and published, then the resets made (at a checkpoint,
-// with DataDir). It returns the definition as it now is, or the status
+// stored (DataDir) and published, then the resets made (a record of the
+// log, with DataDir). It returns the definition as it now is, or the status
 // and reason of a refusal.
 func (s *Server) applyDefinition(t *tpl.Template, text string) (*defView, int, error) {
 	s.defs.mu.Lock()
@@ -341,40 +344,50 @@ func (s *Server) applyDefinition(t *tpl.Template, text string) (*defView, int, e
 }
 
 // resetVOIs resets the VOIs names of every current aggregate of template
-// name; with a log, at a checkpoint, so that a restart does not replay
-// the posts before it.
+// name; with a log, as a record of the log (replayed by a restart), then
+// a checkpoint.
 func (s *Server) resetVOIs(name string, names []string) (int, error) {
 	var rerr error
 	reset := func() {
-		_, rerr = s.set.ResetVOIs(func(wide *tpl.Template) []int32 {
-			if wide.Name() != name {
-				return nil
-			}
-			var ids []int32
-			for _, n := range names {
-				if d, ok := wide.VOI(n); ok {
-					ids = append(ids, d.ID)
-				}
-			}
-			return ids
-		})
+		_, rerr = s.set.ResetVOIs(resetIDs(name, names))
 	}
 	if s.log == nil {
 		reset()
 	} else {
-		ran, err := s.checkpoint(reset)
+		ran, err := s.logEvent(func() [][]byte {
+			reset()
+			return [][]byte{appendEvent(nil, &event{kind: recordReset, tpl: name, vois: names})}
+		})
 		switch {
 		case !ran:
 			return http.StatusServiceUnavailable, errors.New("the -data-dir log failed: nothing reset")
-		case rerr == nil && err != nil:
-			return http.StatusInternalServerError, errors.New("the reset was made but its checkpoint failed: a restart undoes it")
+		case err != nil:
+			return http.StatusServiceUnavailable, errors.New("the reset was made but the -data-dir log failed: a restart may undo it")
 		}
+		_ = s.checkpoint() // logged and counted: the log holds the reset
 	}
 	if rerr != nil {
 		return http.StatusInternalServerError, rerr
 	}
 	s.defs.changes.WithLabelValues("reset").Add(float64(len(names)))
 	return 0, nil
+}
+
+// resetIDs is what aggregate.Set.ResetVOIs resets of a reset of VOIs
+// names of template name: those of its wide forms that have them.
+func resetIDs(name string, names []string) func(wide *tpl.Template) []int32 {
+	return func(wide *tpl.Template) []int32 {
+		if wide.Name() != name {
+			return nil
+		}
+		var ids []int32
+		for _, n := range names {
+			if d, ok := wide.VOI(n); ok {
+				ids = append(ids, d.ID)
+			}
+		}
+		return ids
+	}
 }
 
 // allowDefinition checks a POST /v1/definition: with Tokens, a post token

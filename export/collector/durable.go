@@ -24,14 +24,19 @@ import (
 // and is answered 204 only once that record is on disk (fsync, shared by
 // the posts arriving together). The record is appended in the same step
 // as the add, under the log's lock, and only if the add succeeds: the log
-// holds exactly the posts that were added, in their order. Every
-// CheckpointInterval, at every window rotation and at Close, the current
-// window's aggregates and the senders' sequence marks
-// (aggregate.Set.AppendState) replace the records they cover. On start,
-// New loads the last checkpoint and replays the records since through
-// the same sender check and add as a live post: a post acknowledged
-// before a crash (kill -9, power loss) is counted once after it, and a
-// sender's retry of it is still a duplicate.
+// holds exactly the posts that were added, in their order. The changes
+// of the state that are not posts are records too, appended in the same
+// step as the change (logEvent): an expiry of idle label sets (the label
+// sets dropped), a window's rotation (the new window's start; a new log
+// starts with one, the first window's start) and a reset of VOIs
+// (/v1/definition). Every CheckpointInterval, at every window rotation
+// and at Close, the current window's aggregates and the senders'
+// sequence marks (aggregate.Set.AppendState) replace the records they
+// cover. On start, New loads the last checkpoint and replays the records
+// since: a post through the same sender check and add as a live post, an
+// event as the server made it. A post acknowledged before a crash (kill
+// -9, power loss) is counted once after it, and a sender's retry of it
+// is still a duplicate.
 //
 // A checkpoint is not bounded by wal.MaxRecord, which bounds one post's
 // record: the state the limits allow passes it (DefaultMaxAggregates
@@ -41,22 +46,31 @@ import (
 // file's length. A checkpoint that fails (a disk full, say) is logged
 // and counted (statsblob_collector_checkpoint_failures_total): the
 // records it would have replaced stay, and are replayed at a restart,
-// until a checkpoint succeeds.
+// until a checkpoint succeeds. It undoes nothing: the expiry or rotation
+// it follows is among those records, so the restart recovers the state
+// the server had, as after a checkpoint written (before, an expiry was
+// made only in the checkpoint's state, and a restart after a failed one
+// brought the expired label sets back, in place of the posts that took
+// their places since; a rotation's closed window came back into the
+// window under way).
 //
 // A window closed and not yet pushed by a delta OTLP Pusher is kept too,
 // until pushed (closed.go). What is not kept: the levels (gauges) of the
 // senders, which come back with their next post, a closed window a remote
 // writer (package remotewrite, fed by OnClose) had not sent when the
 // process died, and the closed windows kept for the query API (History).
-// With a log, idle label sets expire at checkpoints only, so that a
-// replay meets the limits as the live posts met them.
+// With a log, idle label sets expire at checkpoints.
 
-// recordVersion is the first byte of every log record this version
-// writes; recordV1 records, which the collector wrote before, are still
-// read.
+// The first byte of a log record says what it is: a post (recordVersion,
+// or recordV1, which the collector wrote before and still reads), or an
+// event, a change of the state the server made at that point of the
+// log's order (see event).
 const (
 	recordVersion = 2
 	recordV1      = 1
+	recordExpire  = 3
+	recordRotate  = 4
+	recordReset   = 5
 )
 
 // frame is one blob of a record: its labels and bytes (the template hash
@@ -67,12 +81,128 @@ type frame struct {
 }
 
 // record is one post as the log holds it: the sender's id and sequence
-// number (tracked false: a post without them) and its blobs.
+// number (tracked false: a post without them) and its blobs; or, with
+// event not nil, an event.
 type record struct {
 	tracked bool
 	sender  string
 	seq     uint64
 	frames  []frame
+	event   *event
+}
+
+// event is a record of a change of the state the server made under the
+// log's lock, at its point of the log's order, which recovery makes again
+// there (replayEvent): the log alone then gives the state, whether or not
+// the checkpoint written after the event succeeded. Its encoding, after
+// its first byte (little-endian; strings and labels as in a post):
+//
+//	recordExpire  n uint32 label sets expired, then each:
+//	                hash uint32 (the template posted), k uint32 labels, then each label
+//	recordRotate  at int64: the new window's start, Unix nanoseconds
+//	recordReset   template name string, n uint32 VOI names, then each string
+//
+// An expiry's label sets are written as their posts' records wrote them,
+// not as aggregate keys, so that one fits a record wherever a post of it
+// did; an expiry of more than a record holds is written as several.
+type event struct {
+	kind byte
+	sets []labelSet // recordExpire
+	at   int64      // recordRotate
+	tpl  string     // recordReset
+	vois []string   // recordReset
+}
+
+// labelSet is an aggregate's template (hash) and labels.
+type labelSet struct {
+	hash   uint32
+	labels []export.Label
+}
+
+// appendEvent appends e's encoding to dst.
+func appendEvent(dst []byte, e *event) []byte {
+	dst = append(dst, e.kind)
+	switch e.kind {
+	case recordExpire:
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(e.sets)))
+		for _, ls := range e.sets {
+			dst = appendLabelSet(dst, ls)
+		}
+	case recordRotate:
+		dst = binary.LittleEndian.AppendUint64(dst, uint64(e.at))
+	case recordReset:
+		dst = appendStr(dst, e.tpl)
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(e.vois)))
+		for _, v := range e.vois {
+			dst = appendStr(dst, v)
+		}
+	}
+	return dst
+}
+
+func appendLabelSet(dst []byte, ls labelSet) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, ls.hash)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(ls.labels)))
+	for _, l := range ls.labels {
+		dst = appendLabel(dst, l)
+	}
+	return dst
+}
+
+func labelSetSize(ls labelSet) int { return 8 + labelsSize(ls.labels) }
+
+// expireRecords is the records of an expiry of label sets: as many as it
+// takes for each to hold at most max bytes (wal.MaxRecord; none for
+// none). A label set's own encoding is shorter than the record of a post
+// of it, which fitted.
+func expireRecords(gone []aggregate.Expired, max int) [][]byte {
+	var recs [][]byte
+	var cur []byte
+	for _, g := range gone {
+		ls := labelSet{hash: g.T.Hash(), labels: g.Labels}
+		if cur != nil && len(cur)+labelSetSize(ls) > max {
+			recs = append(recs, cur)
+			cur = nil
+		}
+		if cur == nil {
+			cur = append(make([]byte, 0, 64<<10), recordExpire, 0, 0, 0, 0)
+		}
+		cur = appendLabelSet(cur, ls)
+		binary.LittleEndian.PutUint32(cur[1:], binary.LittleEndian.Uint32(cur[1:])+1)
+	}
+	if cur != nil {
+		recs = append(recs, cur)
+	}
+	return recs
+}
+
+// event reads an event of kind, after the record's first byte.
+func (d *decoder) event(kind byte) *event {
+	e := &event{kind: kind}
+	switch kind {
+	case recordExpire:
+		n := d.u32()
+		if uint64(n)*8 > uint64(len(d.p)) { // a label set is at least 8 bytes
+			d.fail("label set count beyond the bytes")
+		}
+		for i := uint32(0); i < n && d.err == nil; i++ {
+			ls := labelSet{hash: d.u32()}
+			ls.labels = d.labels()
+			e.sets = append(e.sets, ls)
+		}
+	case recordRotate:
+		e.at = int64(d.u64())
+	case recordReset:
+		e.tpl = string(d.bytes(int(d.u32())))
+		n := d.u32()
+		if uint64(n)*4 > uint64(len(d.p)) { // a name is at least 4 bytes
+			d.fail("VOI name count beyond the bytes")
+		}
+		for i := uint32(0); i < n && d.err == nil; i++ {
+			e.vois = append(e.vois, string(d.bytes(int(d.u32()))))
+		}
+	}
+	return e
 }
 
 // appendRecord appends r's encoding to dst (little-endian; a label is its
@@ -95,6 +225,9 @@ type record struct {
 // Every frame's labels must be sorted by name, without a name twice (as
 // posts' labels are).
 func appendRecord(dst []byte, r *record) []byte {
+	if r.event != nil {
+		return appendEvent(dst, r.event)
+	}
 	shared := sharedLabels(r.frames)
 	return appendRecordShared(slices.Grow(dst, recordSize(r, shared)), r, shared)
 }
@@ -211,17 +344,29 @@ func labelsSize(labels []export.Label) int {
 // errRecord is wrapped by decodeRecord's errors.
 var errRecord = fmt.Errorf("collector: bad log record: %w", voi.ErrInvalid)
 
-// decodeRecord reads a record appendRecord wrote, or one of version 1.
-// Its strings are copies; its blobs alias p, and frames whose labels are
-// all shared share one slice. Bytes that are not such a record (another
-// version, a field cut short, bytes after the end, a sender id
-// CheckSender refuses, labels out of order or shared but not written so)
-// give an error wrapping voi.ErrInvalid: one record has one encoding.
+// decodeRecord reads a record appendRecord wrote (a post or an event), or
+// a post of version 1. Its strings are copies; its blobs alias p, and
+// frames whose labels are all shared share one slice. Bytes that are not
+// such a record (another version or kind, a field cut short, bytes after
+// the end, a sender id CheckSender refuses, labels out of order or shared
+// but not written so) give an error wrapping voi.ErrInvalid: one record
+// has one encoding.
 func decodeRecord(p []byte) (*record, error) {
 	d := decoder{p: p}
 	v := d.byte()
-	if d.err == nil && v != recordVersion && v != recordV1 {
-		return nil, fmt.Errorf("%w: version %d, want %d or %d", errRecord, v, recordV1, recordVersion)
+	switch {
+	case d.err != nil, v == recordVersion, v == recordV1:
+	case v == recordExpire, v == recordRotate, v == recordReset:
+		r := &record{event: d.event(v)}
+		if d.err == nil && len(d.p) != 0 {
+			d.fail(fmt.Sprintf("%d bytes after the record", len(d.p)))
+		}
+		if d.err != nil {
+			return nil, d.err
+		}
+		return r, nil
+	default:
+		return nil, fmt.Errorf("%w: version %d, want %d to %d", errRecord, v, recordV1, recordReset)
 	}
 	r := &record{}
 	switch fl := d.byte(); {
@@ -463,9 +608,7 @@ func (s *Server) durably(rec func() *record, apply func() *rejection) *rejection
 		return s.recordTooLarge(r, size)
 	}
 	if err != nil {
-		if s.logBroken.CompareAndSwap(false, true) && s.cfg.Log != nil {
-			s.cfg.Log.Error("the write-ahead log failed: posts are refused from now on", "data_dir", s.cfg.DataDir, "err", err)
-		}
+		s.broken(err)
 		rej := reject(http.StatusServiceUnavailable, "durability", "the collector cannot store posts (its -data-dir log failed): not acknowledged")
 		rej.retryAfter = time.Minute
 		return rej
@@ -487,6 +630,10 @@ func (s *Server) replay(p []byte) error {
 	rec, err := decodeRecord(p)
 	if err != nil {
 		return err
+	}
+	if rec.event != nil {
+		s.replayEvent(rec.event)
+		return nil
 	}
 	items := make([]aggregate.Item, len(rec.frames))
 	var checked []export.Label // the labels of the frame before, checked; its key
@@ -551,6 +698,32 @@ func (s *Server) replay(p []byte) error {
 	return nil
 }
 
+// replayEvent makes an event of the log again, as the server made it
+// (see event): the same label sets dropped, the same window started, the
+// same VOIs reset. The window a rotation closes is dropped: it was
+// shipped (OnClose) or saved for the delta pusher when it closed.
+func (s *Server) replayEvent(e *event) {
+	switch e.kind {
+	case recordExpire:
+		keys := make([]string, len(e.sets))
+		for i, ls := range e.sets {
+			keys[i] = key(ls.hash, ls.labels)
+		}
+		s.set.Drop(keys...)
+		s.levels.dropKeys(keys)
+	case recordRotate:
+		s.set.Rotate(time.Unix(0, e.at))
+		s.levels.rotate()
+	case recordReset:
+		if _, err := s.set.ResetVOIs(resetIDs(e.tpl, e.vois)); err != nil {
+			s.replayFailed++
+			if s.cfg.Log != nil {
+				s.cfg.Log.Error("a logged reset could not be made again", "template", e.tpl, "err", err)
+			}
+		}
+	}
+}
+
 // openLog opens the write-ahead log in DataDir, loading its checkpoint and
 // replaying its records into the (new, empty) set.
 func (s *Server) openLog() error {
@@ -559,10 +732,22 @@ func (s *Server) openLog() error {
 		return err
 	}
 	lookup := s.lookup
+	loaded := false
 	l, err := wal.Open(s.cfg.DataDir, wal.Options{NoSync: s.cfg.NoSync}, wal.Recovery{
-		Checkpoint: func(state []byte) error { return s.set.LoadState(state, lookup) },
+		Checkpoint: func(state []byte) error { loaded = true; return s.set.LoadState(state, lookup) },
 		Record:     s.replay,
 	})
+	if err == nil && !loaded && l.Stats().Replayed == 0 {
+		// A new log: its first record is the window's start (a rotation
+		// of the empty window), so that a restart before the first
+		// checkpoint is written keeps it, as a checkpoint would.
+		err = l.AppendEvent(func() [][]byte {
+			return [][]byte{appendEvent(nil, &event{kind: recordRotate, at: s.set.Start().UnixNano()})}
+		})
+		if err != nil {
+			_ = l.Close()
+		}
+	}
 	if err != nil {
 		if lock != nil {
 			lock.Close()
@@ -575,7 +760,7 @@ func (s *Server) openLog() error {
 	}
 	s.own.MustRegister(
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "statsblob_collector_log_records_total",
-			Help: "Posts written to the -data-dir log since the start."}, stat(func(st wal.Stats) uint64 { return st.Appends })),
+			Help: "Records written to the -data-dir log since the start: posts, and the expiries, rotations and resets among them."}, stat(func(st wal.Stats) uint64 { return st.Appends })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "statsblob_collector_log_syncs_total",
 			Help: "fsyncs of the -data-dir log (each covers the posts that arrived together)."}, stat(func(st wal.Stats) uint64 { return st.Syncs })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "statsblob_collector_log_bytes_total",
@@ -586,7 +771,7 @@ func (s *Server) openLog() error {
 			Help: "Checkpoints of -data-dir that failed (logged): the log is cut at the next one that succeeds."},
 			stat(func(st wal.Stats) uint64 { return st.Failed })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_log_replayed_records",
-			Help: "Posts replayed from the -data-dir log at the start."}, stat(func(st wal.Stats) uint64 { return st.Replayed })),
+			Help: "Records (posts, expiries, rotations, resets) replayed from the -data-dir log at the start."}, stat(func(st wal.Stats) uint64 { return st.Replayed })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_log_replay_failures",
 			Help: "Posts of the -data-dir log that could not be added again at the start (logged)."},
 			func() float64 { return float64(s.replayFailed) }),
@@ -599,33 +784,58 @@ func (s *Server) openLog() error {
 	return nil
 }
 
-// checkpoint writes a checkpoint of the log, running during first what
-// must happen at that point of the log's order (a rotation, an expiry).
-// It reports whether during ran.
-func (s *Server) checkpoint(during func()) (bool, error) {
+// logEvent makes a change of the state at a point of the log's order:
+// event runs under the log's lock and returns the records of the change
+// (see event), which are durable when logEvent returns. It reports
+// whether event ran: not when the log had failed before. A log that fails
+// writing the records is broken from then on (posts are refused): the
+// change is made, and a restart may not make it again.
+func (s *Server) logEvent(event func() [][]byte) (bool, error) {
 	ran := false
-	err := s.log.Checkpoint(func() ([]byte, error) {
+	err := s.log.AppendEvent(func() [][]byte {
 		ran = true
-		if during != nil {
-			during()
-		}
+		return event()
+	})
+	if err != nil && ran {
+		s.broken(err)
+	}
+	return ran, err
+}
+
+// broken marks the log failed (posts are refused from then on), logging
+// it once.
+func (s *Server) broken(err error) {
+	if s.logBroken.CompareAndSwap(false, true) && s.cfg.Log != nil {
+		s.cfg.Log.Error("the write-ahead log failed: posts are refused from now on", "data_dir", s.cfg.DataDir, "err", err)
+	}
+}
+
+// checkpoint writes a checkpoint of the log: the current window's
+// aggregates and the senders' marks replace the records before it. One
+// that fails is logged (and counted by the log): its records stay, and a
+// restart replays them, the events among them too (logEvent), so it
+// recovers the same state.
+func (s *Server) checkpoint() error {
+	err := s.log.Checkpoint(func() ([]byte, error) {
 		return s.set.AppendState(nil), nil
 	})
 	if err != nil && s.cfg.Log != nil {
 		s.cfg.Log.Error("checkpoint failed: the log is not cut until one succeeds, a restart replays it", "data_dir", s.cfg.DataDir, "err", err)
 	}
-	return ran, err
+	return err
 }
 
 // Checkpoint writes the aggregates and the senders' marks to DataDir,
-// replacing the log records they cover (and expires idle label sets, see
-// Expire). Without DataDir it does nothing. RunWindows calls it every
-// CheckpointInterval.
+// replacing the log records they cover, after expiring idle label sets
+// (see Expire). Without DataDir it does nothing. RunWindows calls it every
+// CheckpointInterval. A checkpoint that fails (a full disk) undoes
+// nothing: the log keeps its records, the expiry's among them, and a
+// restart recovers the state from them.
 func (s *Server) Checkpoint() error {
 	if s.log == nil {
 		return nil
 	}
-	_, err := s.checkpoint(func() { s.expire() })
+	_, err := s.expireLogged()
 	return err
 }
 
@@ -636,7 +846,7 @@ func (s *Server) Close() error {
 	if s.log == nil {
 		return nil
 	}
-	_, err := s.checkpoint(nil)
+	err := s.checkpoint()
 	if cerr := s.log.Close(); err == nil && !errors.Is(cerr, wal.ErrClosed) {
 		err = cerr
 	}

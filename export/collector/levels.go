@@ -258,6 +258,18 @@ func (l *levels) expire(cutoff time.Time) {
 	}
 }
 
+// dropKeys drops the label sets of keys (level keys), as expire drops them:
+// a log's replay of an expiry.
+func (l *levels) dropKeys(keys []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, k := range keys {
+		if ls := l.by[k]; ls != nil {
+			l.dropSet(k, ls)
+		}
+	}
+}
+
 // readings returns how many readings are kept.
 func (l *levels) readings() int {
 	l.mu.Lock()

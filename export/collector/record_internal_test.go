@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/export/aggregate"
 	"github.com/statsblob/statsblob/export/internal/wal"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
@@ -36,6 +37,12 @@ func TestRecordRoundTrip(t *testing.T) {
 		}
 		require.Equal(t, r, got)
 	}
+	for _, e := range testEvents() {
+		p := appendRecord(nil, &record{event: e})
+		got, err := decodeRecord(p)
+		require.NoError(t, err)
+		require.Equal(t, &record{event: e}, got)
+	}
 	u32 := func(n int) []byte { return binary.LittleEndian.AppendUint32(nil, uint32(n)) }
 	label := func(name, value string) []byte {
 		return append(append(append(u32(len(name)), name...), u32(len(value))...), value...)
@@ -53,7 +60,8 @@ func TestRecordRoundTrip(t *testing.T) {
 		msg string
 	}{
 		{nil, "cut short"},
-		{[]byte{3, 0, 0, 0, 0, 0, 0, 0, 0, 0}, "version 3, want 1 or 2"},
+		{[]byte{6, 0, 0, 0, 0, 0, 0, 0, 0, 0}, "version 6, want 1 to 5"},
+		{[]byte{0}, "version 0, want 1 to 5"},
 		{[]byte{2, 2, 0, 0, 0, 0, 0, 0, 0, 0}, "flags 0x2"},
 		{cat([]byte{2, 0}, u32(0), u32(1)), "frame count beyond the bytes"},
 		{cat([]byte{2, 0}, u32(1)), "label count beyond the bytes"},
@@ -63,6 +71,15 @@ func TestRecordRoundTrip(t *testing.T) {
 		{cat([]byte{2, 0}, u32(1), label("a", "1"), u32(0)), "shared labels without frames"},
 		{cat([]byte{2, 0}, u32(1), label("a", "1"), u32(1), u32(1), label("a", "2"), blob), "frame 0: a label both shared and its own"},
 		{cat([]byte{2, 0}, u32(0), u32(2), u32(1), label("a", "1"), blob, u32(1), label("a", "1"), blob), `label "a" in every frame, not shared`},
+		// Events.
+		{[]byte{3}, "cut short"},
+		{cat([]byte{3}, u32(1)), "label set count beyond the bytes"},
+		{cat([]byte{3}, u32(1), u32(7), u32(2), label("b", "1"), label("a", "1")), `label "a" out of order`},
+		{cat([]byte{3}, u32(0), []byte{0}), "1 bytes after the record"},
+		{[]byte{4, 0, 0, 0, 0, 0, 0, 0}, "cut short"},
+		{[]byte{4, 0, 0, 0, 0, 0, 0, 0, 0, 0}, "1 bytes after the record"},
+		{cat([]byte{5}, u32(1), []byte("T"), u32(1)), "VOI name count beyond the bytes"},
+		{cat([]byte{5}, u32(9), []byte("T")), "cut short"},
 		// Version 1.
 		{[]byte{1, 2, 0, 0, 0, 0}, "flags 0x2"},
 		{[]byte{1, 0, 1, 0, 0, 0}, "frame count beyond the bytes"},
@@ -71,6 +88,53 @@ func TestRecordRoundTrip(t *testing.T) {
 		_, err := decodeRecord(c.p)
 		require.ErrorIs(t, err, voi.ErrInvalid)
 		require.ErrorContains(t, err, c.msg)
+	}
+}
+
+// testEvents is an event of each kind.
+func testEvents() []*event {
+	return []*event{
+		{kind: recordExpire, sets: []labelSet{
+			{hash: 0xdeadbeef, labels: []export.Label{{Name: "host", Value: "a\x00b"}, {Name: "z", Value: ""}}},
+			{hash: 1},
+		}},
+		{kind: recordExpire},
+		{kind: recordRotate, at: -1},
+		{kind: recordRotate, at: 1700000000123456789},
+		{kind: recordReset, tpl: "KITCHEN", vois: []string{"rtt", ""}},
+		{kind: recordReset},
+	}
+}
+
+// An expiry is cut into records of at most the log's limit, each label
+// set whole in one, and replays as the label sets in their order.
+func TestExpireRecords(t *testing.T) {
+	reg := tpl.NewRegistry()
+	tp, err := reg.New("T")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	require.Empty(t, expireRecords(nil, wal.MaxRecord))
+	var gone []aggregate.Expired
+	var want []labelSet
+	for i := range 10 {
+		labels := []export.Label{{Name: "host", Value: fmt.Sprint(i)}}
+		gone = append(gone, aggregate.Expired{Key: key(tp.Hash(), labels), T: tp, Labels: labels})
+		want = append(want, labelSet{hash: tp.Hash(), labels: labels})
+	}
+	one := len(appendEvent(nil, &event{kind: recordExpire, sets: want[:1]})) // 5 bytes and a label set of 21
+	require.Len(t, expireRecords(gone, wal.MaxRecord), 1)
+	for _, c := range []struct{ max, records int }{{one, 10}, {one + 20, 10}, {one + 21, 5}, {5 + 3*21, 4}} {
+		recs := expireRecords(gone, c.max)
+		require.Len(t, recs, c.records, "at most %d bytes", c.max)
+		var got []labelSet
+		for _, p := range recs {
+			require.LessOrEqual(t, len(p), c.max)
+			r, err := decodeRecord(p)
+			require.NoError(t, err)
+			require.Equal(t, byte(recordExpire), r.event.kind)
+			got = append(got, r.event.sets...)
+		}
+		require.Equal(t, want, got)
 	}
 }
 
@@ -160,9 +224,10 @@ func TestRecordOverLimitIs413(t *testing.T) {
 	require.True(t, added)
 }
 
-// FuzzRecord: decodeRecord never panics, and what it accepts encodes back
-// to the same bytes (one encoding per record: a log replays what was
-// written), by the version that wrote it.
+// FuzzRecord: decodeRecord never panics, and what it accepts (a post of
+// either version, an event of any kind) encodes back to the same bytes
+// (one encoding per record: a log replays what was written), by the
+// version that wrote it.
 func FuzzRecord(f *testing.F) {
 	f.Add(appendRecord(nil, &record{tracked: true, sender: "s", seq: 3, frames: []frame{{labels: []export.Label{{Name: "h", Value: "v"}}, blob: []byte{1}}}}))
 	f.Add(appendRecord(nil, &record{frames: []frame{
@@ -172,6 +237,9 @@ func FuzzRecord(f *testing.F) {
 	f.Add(appendRecord(nil, &record{}))
 	f.Add(appendRecordV1(nil, &record{tracked: true, sender: "s", seq: 3, frames: []frame{{labels: []export.Label{{Name: "h", Value: "v"}}, blob: []byte{1}}}}))
 	f.Add([]byte{2, 0, 0, 0, 0, 0, 255, 255, 255, 255})
+	for _, e := range testEvents() {
+		f.Add(appendRecord(nil, &record{event: e}))
+	}
 	f.Fuzz(func(t *testing.T, p []byte) {
 		r, err := decodeRecord(p)
 		if err != nil {
