@@ -567,6 +567,40 @@ func (l *Log) flush() (upto uint64, n int, err error) {
 // snapshot was taken and the checkpoint could not be written, the segments
 // stay and the log goes on, whole.
 func (l *Log) Checkpoint(snapshot func() ([]byte, error)) error {
+	return l.CheckpointState(func() (State, error) {
+		p, err := snapshot()
+		return bytesState(p), err
+	})
+}
+
+// State is a checkpoint's state as CheckpointState writes it: Len bytes,
+// which WriteTo writes (in as many calls to w's Write as it likes; the log
+// cuts them into the file's pieces). Both are called once, Len first,
+// outside the log's lock.
+type State interface {
+	Len() int64
+	WriteTo(w io.Writer) (int64, error)
+}
+
+// bytesState is a State already made.
+type bytesState []byte
+
+func (b bytesState) Len() int64 { return int64(len(b)) }
+
+func (b bytesState) WriteTo(w io.Writer) (int64, error) {
+	n, err := w.Write(b)
+	return int64(n), err
+}
+
+// CheckpointState is Checkpoint of a state made as it is written: snapshot
+// is called under the log's lock, as Checkpoint's, and returns a State
+// that holds what the checkpoint must (taken cheaply, a copy of
+// references, say), and the State's Len and WriteTo run after the lock is
+// released, while appends go on, writing the state to the file piece by
+// piece: no copy of the whole state is made. A State whose WriteTo writes
+// other than Len bytes, or fails, fails the checkpoint (no file is left;
+// the log goes on, whole).
+func (l *Log) CheckpointState(snapshot func() (State, error)) error {
 	err := l.checkpoint(snapshot)
 	if err != nil {
 		l.smu.Lock()
@@ -576,7 +610,7 @@ func (l *Log) Checkpoint(snapshot func() ([]byte, error)) error {
 	return err
 }
 
-func (l *Log) checkpoint(snapshot func() ([]byte, error)) error {
+func (l *Log) checkpoint(snapshot func() (State, error)) error {
 	// Take the syncing role so that no flush writes to the segment being
 	// closed.
 	l.smu.Lock()
@@ -636,7 +670,7 @@ var errSnapshot = errors.New("wal: snapshot")
 // rollLocked flushes the pending records to the current segment, takes the
 // snapshot, and starts the next segment. Called with l.mu held and the
 // syncing role taken.
-func (l *Log) rollLocked(snapshot func() ([]byte, error)) (state []byte, upto uint64, n int, next uint64, err error) {
+func (l *Log) rollLocked(snapshot func() (State, error)) (state State, upto uint64, n int, next uint64, err error) {
 	upto = l.lsn
 	if len(l.pending) > 0 {
 		if n, err = l.f.Write(l.pending); err != nil {
@@ -663,30 +697,82 @@ func (l *Log) rollLocked(snapshot func() ([]byte, error)) (state []byte, upto ui
 }
 
 // writeCheckpoint writes checkpoint n of state, in pieces (see the
-// package's doc), without copying the state.
-func (l *Log) writeCheckpoint(n uint64, state []byte) error {
+// package's doc), as WriteTo makes it.
+func (l *Log) writeCheckpoint(n uint64, state State) error {
 	err := writeFile(filepath.Join(l.dir, ckptName(n)), !l.opts.NoSync, func(f *os.File) error {
-		hdr := AppendRecord([]byte(ckptMagic), binary.LittleEndian.AppendUint64(nil, uint64(len(state))))
+		size := state.Len()
+		if size < 0 {
+			return fmt.Errorf("a state of %d bytes", size)
+		}
+		hdr := AppendRecord([]byte(ckptMagic), binary.LittleEndian.AppendUint64(nil, uint64(size)))
 		if _, err := f.Write(hdr); err != nil {
 			return err
 		}
-		for p := state; len(p) > 0; {
-			piece := p[:min(CheckpointPiece, len(p))]
-			p = p[len(piece):]
-			hdr = binary.LittleEndian.AppendUint32(hdr[:0], uint32(len(piece)))
-			hdr = binary.LittleEndian.AppendUint32(hdr, crc32.Checksum(piece, castagnoli))
-			if _, err := f.Write(hdr); err != nil {
-				return err
-			}
-			if _, err := f.Write(piece); err != nil {
-				return err
-			}
+		pw := &pieceWriter{f: f, left: size}
+		if _, err := state.WriteTo(pw); err != nil {
+			return err
+		}
+		if err := pw.flush(); err != nil {
+			return err
+		}
+		if pw.left != 0 {
+			return fmt.Errorf("a state of %d bytes written short by %d", size, pw.left)
 		}
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("wal: checkpoint: %w", err)
 	}
+	return nil
+}
+
+// pieceWriter writes a checkpoint's state to f in pieces of
+// CheckpointPiece bytes, each a record; left is what the state's length
+// leaves to write. A Write past it fails.
+type pieceWriter struct {
+	f    *os.File
+	buf  []byte // the piece being filled
+	left int64
+}
+
+var errStateLong = errors.New("wal: a state longer than its length")
+
+func (w *pieceWriter) Write(p []byte) (int, error) {
+	if int64(len(p)) > w.left {
+		return 0, errStateLong
+	}
+	n := len(p)
+	for len(p) > 0 {
+		if w.buf == nil {
+			w.buf = make([]byte, 0, min(CheckpointPiece, w.left+int64(len(w.buf))))
+		}
+		k := min(len(p), CheckpointPiece-len(w.buf))
+		w.buf = append(w.buf, p[:k]...)
+		p = p[k:]
+		w.left -= int64(k)
+		if len(w.buf) == CheckpointPiece {
+			if err := w.flush(); err != nil {
+				return n - len(p), err
+			}
+		}
+	}
+	return n, nil
+}
+
+// flush writes the piece filled so far, if any.
+func (w *pieceWriter) flush() error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	hdr := binary.LittleEndian.AppendUint32(make([]byte, 0, hdrSize), uint32(len(w.buf)))
+	hdr = binary.LittleEndian.AppendUint32(hdr, crc32.Checksum(w.buf, castagnoli))
+	if _, err := w.f.Write(hdr); err != nil {
+		return err
+	}
+	if _, err := w.f.Write(w.buf); err != nil {
+		return err
+	}
+	w.buf = w.buf[:0]
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -572,4 +573,99 @@ func TestAppendEvent(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, order, got)
 	require.NoError(t, l.Close())
+}
+
+// chunkState is a State written in writes of chunk bytes; extra bytes
+// more (or fewer, below zero) than its Len; during runs before it writes.
+type chunkState struct {
+	p      []byte
+	chunk  int
+	extra  int
+	during func()
+}
+
+func (c *chunkState) Len() int64 { return int64(len(c.p)) }
+
+func (c *chunkState) WriteTo(w io.Writer) (int64, error) {
+	if c.during != nil {
+		c.during()
+	}
+	p := c.p
+	if c.extra > 0 {
+		p = append(append([]byte(nil), p...), make([]byte, c.extra)...)
+	} else {
+		p = p[:len(p)+c.extra]
+	}
+	var n int64
+	for len(p) > 0 {
+		k := min(c.chunk, len(p))
+		m, err := w.Write(p[:k])
+		n += int64(m)
+		if err != nil {
+			return n, err
+		}
+		p = p[k:]
+	}
+	return n, nil
+}
+
+// CheckpointState writes a state as it is made, outside the log's lock
+// (an append made while it is written goes on, and is replayed after
+// the checkpoint), cut in pieces as the package's doc says whatever the
+// writes it is made of; a state that writes other than its length fails
+// the checkpoint, and leaves no file and the log whole.
+func TestCheckpointState(t *testing.T) {
+	for _, n := range []int{0, 1, 7, wal.CheckpointPiece, 2*wal.CheckpointPiece + 5} {
+		for _, chunk := range []int{1 << 30, 7, wal.CheckpointPiece - 1} {
+			if n > 1<<20 && chunk == 7 {
+				continue // slow, and no other cut
+			}
+			dir := t.TempDir()
+			l, err := wal.Open(dir, wal.Options{NoSync: true}, wal.Recovery{})
+			require.NoError(t, err)
+			require.NoError(t, l.Append(rec(1), nil))
+			state := pattern(n)
+			during := func() { require.NoError(t, l.Append(rec(2), nil), "an append while the state is written") }
+			require.NoError(t, l.CheckpointState(func() (wal.State, error) {
+				return &chunkState{p: state, chunk: chunk, during: during}, nil
+			}))
+			require.NoError(t, l.Close())
+			p, err := os.ReadFile(filepath.Join(dir, "ckpt-0000000000000001.ckpt"))
+			require.NoError(t, err)
+			require.True(t, string(encodeCheckpoint(state)) == string(p), "a state of %d bytes in writes of %d", n, chunk)
+			var got []byte
+			var records []uint64
+			l, err = wal.Open(dir, wal.Options{NoSync: true}, wal.Recovery{
+				Checkpoint: func(p []byte) error { got = p; return nil },
+				Record:     func(p []byte) error { records = append(records, binary.LittleEndian.Uint64(p)); return nil },
+			})
+			require.NoError(t, err)
+			require.True(t, string(state) == string(got))
+			require.Equal(t, []uint64{2}, records, "the append made while the state was written follows it")
+			require.NoError(t, l.Close())
+		}
+	}
+
+	for _, extra := range []int{-1, 1} {
+		dir := t.TempDir()
+		var live state
+		l, err := wal.Open(dir, wal.Options{NoSync: true}, live.recovery())
+		require.NoError(t, err)
+		require.NoError(t, l.Append(rec(7), func() { live.sum += 7; live.n++ }))
+		err = l.CheckpointState(func() (wal.State, error) {
+			return &chunkState{p: pattern(wal.CheckpointPiece + 3), chunk: 1000, extra: extra}, nil
+		})
+		require.ErrorContains(t, err, "wal: checkpoint: ")
+		require.Equal(t, uint64(1), l.Stats().Failed)
+		ckpts, err := filepath.Glob(filepath.Join(dir, "ckpt-*"))
+		require.NoError(t, err)
+		require.Empty(t, ckpts, "no file, not even a temporary one")
+		require.NoError(t, l.Append(rec(8), func() { live.sum += 8; live.n++ }), "the log goes on")
+		require.NoError(t, l.Close())
+		var got state
+		l, err = wal.Open(dir, wal.Options{NoSync: true}, got.recovery())
+		require.NoError(t, err)
+		require.Equal(t, live, got)
+		require.NoError(t, l.Close())
+	}
 }
