@@ -184,6 +184,7 @@ type group struct {
 	levels []*blob.Blob
 	pub    *blob.Blob // the fold of all levels and the queue: published, never modified; nil when either changed
 	blobs  uint64     // blobs added, folded or queued
+	resets uint64     // ResetVOIs of it (with blobs, tells a State whether it changed)
 	last   *blob.Blob // the last blob added: the next ones are compared with it
 
 	lastAdd atomic.Int64 // the last add's time, Unix nanoseconds (Expire)

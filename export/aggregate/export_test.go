@@ -1,5 +1,7 @@
 package aggregate
 
+import "github.com/statsblob/statsblob/blob"
+
 // Marks returns how many senders the Set remembers and how many sequence
 // marks (sender and aggregate) they hold in all.
 func Marks(s *Set) (senders, marks int) {
@@ -18,4 +20,14 @@ func MarkKeys(s *Set) int {
 	s.marks.mu.Lock()
 	defer s.marks.mu.Unlock()
 	return len(s.marks.keys)
+}
+
+// StateBlobs returns the blobs a State writes, by key.
+func StateBlobs(st *State) map[string]*blob.Blob {
+	st.make()
+	out := map[string]*blob.Blob{}
+	for _, sa := range st.aggs {
+		out[sa.key] = sa.out
+	}
+	return out
 }

@@ -54,5 +54,6 @@ func (s *Set) resetGroup(a *group, ids []int32) error {
 	defer a.mu.Unlock()
 	s.dropQueue(a) // in pub
 	a.setTop(nb.Clone(), nb)
+	a.resets++
 	return nil
 }

@@ -41,9 +41,13 @@ import (
 // A checkpoint is not bounded by wal.MaxRecord, which bounds one post's
 // record: the state the limits allow passes it (DefaultMaxAggregates
 // label sets of DefaultMaxLabels labels of DefaultMaxLabelBytes names
-// and values are about 80 MB, which one batch of 740 KB makes), and the
-// log writes it in pieces, reading it back with memory bounded by the
-// file's length. A checkpoint that fails (a disk full, say) is logged
+// and values are about 80 MB, which one batch of 740 KB makes, and each
+// of DefaultMaxSequenceMarks marks writes its label set's key again: 4.1
+// GB at most), and the log writes it in pieces as it is made
+// (wal.Log.CheckpointState): posts wait only while aggregate.Set.Snapshot
+// copies references to the blobs and marks, and the whole state is never
+// in memory; Open reads it back with memory bounded by the file's
+// length. A checkpoint that fails (a disk full, say) is logged
 // and counted (statsblob_collector_checkpoint_failures_total): the
 // records it would have replaced stay, and are replayed at a restart,
 // until a checkpoint succeeds. It undoes nothing: the expiry or rotation
@@ -811,13 +815,16 @@ func (s *Server) broken(err error) {
 }
 
 // checkpoint writes a checkpoint of the log: the current window's
-// aggregates and the senders' marks replace the records before it. One
+// aggregates and the senders' marks replace the records before it.
+// Posts wait only while the snapshot is taken (a copy of references,
+// aggregate.Set.Snapshot), not while the state is folded, encoded and
+// written, piece by piece, without a copy of it whole in memory. One
 // that fails is logged (and counted by the log): its records stay, and a
 // restart replays them, the events among them too (logEvent), so it
 // recovers the same state.
 func (s *Server) checkpoint() error {
-	err := s.log.Checkpoint(func() ([]byte, error) {
-		return s.set.AppendState(nil), nil
+	err := s.log.CheckpointState(func() (wal.State, error) {
+		return s.set.Snapshot(), nil // under the log's lock; folded and written outside it
 	})
 	if err != nil && s.cfg.Log != nil {
 		s.cfg.Log.Error("checkpoint failed: the log is not cut until one succeeds, a restart replays it", "data_dir", s.cfg.DataDir, "err", err)
@@ -828,9 +835,10 @@ func (s *Server) checkpoint() error {
 // Checkpoint writes the aggregates and the senders' marks to DataDir,
 // replacing the log records they cover, after expiring idle label sets
 // (see Expire). Without DataDir it does nothing. RunWindows calls it every
-// CheckpointInterval. A checkpoint that fails (a full disk) undoes
-// nothing: the log keeps its records, the expiry's among them, and a
-// restart recovers the state from them.
+// CheckpointInterval. Posts wait while the state is snapshot (a copy of
+// references), not while it is written. A checkpoint that fails (a full
+// disk) undoes nothing: the log keeps its records, the expiry's among
+// them, and a restart recovers the state from them.
 func (s *Server) Checkpoint() error {
 	if s.log == nil {
 		return nil

@@ -1,0 +1,163 @@
+package aggregate_test
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/export/aggregate"
+	"github.com/statsblob/statsblob/tpl"
+)
+
+// stateCase is a Set to checkpoint: n aggregates of one template, each
+// under labels and z=i, with queued blobs posted since the last
+// checkpoint, and senders that each posted to every aggregate (a
+// sequence mark each).
+type stateCase struct {
+	name    string
+	n       int
+	labels  []export.Label
+	senders int
+	big     bool // the limit: skipped with -short
+}
+
+// widestLabels is DefaultMaxLabels-1 labels of 128-byte names and values
+// (the collector's default limits), beside z.
+func widestLabels() []export.Label {
+	var out []export.Label
+	for i := range 15 {
+		name := fmt.Sprintf("l%02d_", i)
+		out = append(out, export.Label{Name: name + strings.Repeat("n", 128-len(name)), Value: strings.Repeat("v", 128)})
+	}
+	return out
+}
+
+var stateCases = []stateCase{
+	// 10,000 TCP_DEFAULT label sets (host, svc), 1,000 senders posting to 10 each.
+	{name: "realistic", n: 10000, labels: []export.Label{{Name: "host", Value: "web-0000.example.net"}, {Name: "svc", Value: "api"}}, senders: 1},
+	// The collector's default limits: 10,000 label sets of the widest
+	// labels (one batch of 740 KB makes them), and the 1,048,576
+	// sequence marks MaxMarks allows (104 senders posting to each).
+	{name: "limit-aggregates", n: 10000, labels: widestLabels(), senders: 1},
+	{name: "limit-marks", n: 10000, labels: widestLabels(), senders: 104, big: true},
+}
+
+// build makes the case's Set; post adds one more blob to every aggregate.
+func (c stateCase) build(b *testing.B) (s *aggregate.Set, post func()) {
+	b.Helper()
+	var tp *tpl.Template
+	var bl *blob.Blob
+	if c.name == "realistic" {
+		var fleet []*blob.Blob
+		tp, fleet = tcpFleet(b, 1)
+		bl = fleet[0]
+	} else {
+		tp = latTpl(b)
+		var err error
+		bl, err = blob.FromBytes(blob.New(tp, nil).Bytes(), nil)
+		require.NoError(b, err)
+	}
+	s, err := aggregate.New(aggregate.Config{MaxMarks: 1 << 21}, time.Unix(0, 0))
+	require.NoError(b, err)
+	items := make([]aggregate.Item, c.n)
+	keys := make([]string, c.n)
+	for i := range items {
+		labels := append(append([]export.Label(nil), c.labels...), export.Label{Name: "z", Value: fmt.Sprint(i)})
+		var k strings.Builder
+		for _, l := range labels {
+			k.WriteString(l.Name + "\x00" + l.Value + "\x00")
+		}
+		keys[i] = k.String()
+		items[i] = aggregate.Item{Key: keys[i], T: tp, Labels: labels, B: bl}
+	}
+	if c.name == "realistic" { // 1,000 senders posting to 10 label sets each
+		for p := range 1000 {
+			id := fmt.Sprintf("sender-%04d", p)
+			part := items[p*10 : p*10+10]
+			pk := keys[p*10 : p*10+10]
+			_, err := s.OnceAll(id, pk, 1, func([]bool) error { return s.AddAll(part) })
+			require.NoError(b, err)
+		}
+	} else {
+		for p := range c.senders {
+			_, err := s.OnceAll(fmt.Sprintf("sender-%04d", p), keys, 1, func([]bool) error { return s.AddAll(items) })
+			require.NoError(b, err)
+		}
+	}
+	return s, func() { require.NoError(b, s.AddAll(items)) }
+}
+
+// BenchmarkAppendState: a checkpoint's state built whole, as AppendState
+// returns it; reports its size. Each op follows a post to every
+// aggregate, so that it folds them as a checkpoint after
+// CheckpointInterval of posts does. Before Snapshot, AppendState held the
+// Set's lock (and the collector's log lock: posts waited) for all of it.
+func BenchmarkAppendState(b *testing.B) {
+	for _, c := range stateCases {
+		b.Run(c.name, func(b *testing.B) {
+			if c.big && testing.Short() {
+				b.Skip("-short")
+			}
+			s, post := c.build(b)
+			b.ReportAllocs()
+			b.ResetTimer()
+			var size int
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				post()
+				b.StartTimer()
+				size = len(s.AppendState(nil))
+			}
+			b.ReportMetric(float64(size)/1e6, "state-MB")
+		})
+	}
+}
+
+// BenchmarkSnapshot: a checkpoint as the collector takes it: Snapshot
+// under the Set's lock (and the log's: ns/op and B/op are what posts wait
+// for), then Len and WriteTo outside it, to a writer that keeps nothing
+// (wal.Log.CheckpointState writes it to the file piece by piece):
+// write-ms and write-MB are their time and what they allocate.
+func BenchmarkSnapshot(b *testing.B) {
+	for _, c := range stateCases {
+		b.Run(c.name, func(b *testing.B) {
+			if c.big && testing.Short() {
+				b.Skip("-short")
+			}
+			s, post := c.build(b)
+			b.ReportAllocs()
+			b.ResetTimer()
+			var size int64
+			var write time.Duration
+			var alloc uint64
+			var m0, m1 runtime.MemStats
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				post()
+				b.StartTimer()
+				st := s.Snapshot()
+				b.StopTimer()
+				runtime.ReadMemStats(&m0)
+				t0 := time.Now()
+				size = st.Len()
+				n, err := st.WriteTo(io.Discard)
+				write += time.Since(t0)
+				runtime.ReadMemStats(&m1)
+				alloc += m1.TotalAlloc - m0.TotalAlloc
+				require.NoError(b, err)
+				require.Equal(b, size, n)
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(size)/1e6, "state-MB")
+			b.ReportMetric(float64(write.Milliseconds())/float64(b.N), "write-ms")
+			b.ReportMetric(float64(alloc)/1e6/float64(b.N), "write-MB")
+		})
+	}
+}
