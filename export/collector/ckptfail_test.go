@@ -152,7 +152,10 @@ func TestFailedCheckpointUndoesNothing(t *testing.T) {
 				require.Equal(t, live, got[i], "fail=%v: the restart recovers the live state", fail)
 				lines, _ := scrapeLines(t, s2, false)
 				require.Contains(t, lines, "statsblob_collector_log_replay_failures 0")
-				require.NoError(t, s2.Close())
+				require.NoError(t, s2.Close(), "a checkpoint written: the log is cut")
+				s3, _ := newServer(t, cfg)
+				require.Equal(t, live, recoveredOf(t, s3), "fail=%v: from the checkpoint written at Close", fail)
+				require.NoError(t, s3.Close())
 			}
 			require.Equal(t, got[0], got[1], "a failed checkpoint recovers as a written one")
 			require.Equal(t, c.want, got[1].merged)

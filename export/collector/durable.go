@@ -849,7 +849,10 @@ func (s *Server) Checkpoint() error {
 
 // Close writes a last checkpoint and closes the log in DataDir; posts
 // after Close are refused (503). Without DataDir it does nothing. Call it
-// once no post is under way (after http.Server.Shutdown).
+// once no post is under way (after http.Server.Shutdown). If that
+// checkpoint fails, Close returns its error and the log keeps every
+// record since the last one written: the next start replays them to the
+// same state.
 func (s *Server) Close() error {
 	if s.log == nil {
 		return nil
