@@ -449,3 +449,63 @@ func TestFailedCheckpointLoggedAndCounted(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, segs, 1, "a checkpoint that succeeds cuts the log")
 }
+
+// TestClosedWindowNotCheckpointedPushedOnce: a rotation writes the closed
+// window's file for the delta pusher and a rotation record, then the
+// checkpoint that leaves the window's posts out of the log. When that
+// checkpoint is not written (a full disk; kill -9 between the two), the
+// restart replays the log, whose rotation record keeps the closed
+// window's posts out of the window under way: the file is pushed once and
+// every post is pushed once. Before rotations were log records, the
+// restarted collector pushed the file and then the replayed window
+// holding the same posts: 5 posts' worth of 3.
+func TestClosedWindowNotCheckpointedPushedOnce(t *testing.T) {
+	dir := t.TempDir()
+	ck := &clock{t: time.Unix(1000, 0)}
+	cfg := collector.Config{DataDir: dir, Window: time.Minute, Now: ck.now, NoSync: true}
+	s, tp := newServer(t, cfg)
+	_ = s.NewPusher(&blackHole{}, collector.PushConfig{Temporality: metricdata.DeltaTemporality, Timeout: 5 * time.Millisecond})
+	kb := fixture.KitchenBlob(tp).Bytes()
+	postOne := func(s *collector.Server) {
+		code, body := post(t, s, http.MethodPost, "h=a", kb)
+		require.Equal(t, 204, code, body)
+	}
+	postOne(s)
+	require.NoError(t, s.Checkpoint())
+	postOne(s)
+	// The rotation's checkpoint cannot be written.
+	segs, err := filepath.Glob(filepath.Join(dir, "seg-*.wal"))
+	require.NoError(t, err)
+	require.Len(t, segs, 1)
+	n, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(segs[0]), "seg-"), ".wal"), 16, 64)
+	require.NoError(t, err)
+	tmp := filepath.Join(dir, fmt.Sprintf("ckpt-%016x.ckpt.tmp", n+1))
+	require.NoError(t, os.Mkdir(tmp, 0o755))
+	ck.set(time.Unix(1060, 0))
+	require.Equal(t, uint64(2), s.Rotate().Posts)
+	files, _ := filepath.Glob(filepath.Join(dir, "closed-*.win"))
+	require.Len(t, files, 1)
+	postOne(s) // the next window
+	collector.Crash(s)
+	require.NoError(t, os.Remove(tmp))
+
+	s2, _ := newServer(t, cfg)
+	require.Equal(t, []uint64{1}, s2.Merged(), "the rotation's record ends the closed window's posts in the log")
+	up := &blackHole{}
+	up.up.Store(true)
+	p2 := s2.NewPusher(up, collector.PushConfig{Temporality: metricdata.DeltaTemporality})
+	ck.set(time.Unix(1120, 0))
+	s2.Rotate()
+	require.NoError(t, p2.Close(context.Background()))
+	up.mu.Lock()
+	pushed := 0.0
+	for _, rm := range up.got {
+		for _, dp := range bytesSum(t, rm).DataPoints {
+			pushed += dp.Value
+		}
+	}
+	up.mu.Unlock()
+	require.Equal(t, 3*1448.0, pushed, "each post pushed once")
+	files, _ = filepath.Glob(filepath.Join(dir, "closed-*.win"))
+	require.Empty(t, files)
+}
