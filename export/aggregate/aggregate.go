@@ -63,6 +63,7 @@ const (
 	DefaultMaxSenders    = 100000
 	DefaultMaxMarks      = 1 << 20 // 1,048,576: 10 aggregates for each of DefaultMaxSenders senders, or 104 senders on each of DefaultMaxAggregates
 	DefaultMaxAggregates = 10000
+	DefaultMarkAge       = 10 * time.Minute
 )
 
 // Errors of Add, usable with errors.Is.
@@ -101,6 +102,13 @@ type Config struct {
 	// and counted (0: DefaultMaxMarks). A mark costs about 100 bytes (its
 	// key is kept once for all senders).
 	MaxMarks int
+	// MarkAge is how long at least a sender and its sequence number for
+	// an aggregate are kept after its latest post there, however many
+	// windows rotate meanwhile (they are also kept for two rotations): a
+	// retry later than both is added again, so it should exceed the
+	// senders' longest wait between retries (0: DefaultMarkAge, ten
+	// minutes, over package ship's MaxRetryAfter and DefaultMaxBackoff).
+	MarkAge time.Duration
 	// OnMarksFull, if not nil, is called once for each message with blobs
 	// merged without the check for want of MaxMarks.
 	OnMarksFull func()
@@ -193,7 +201,7 @@ type group struct {
 // New returns an empty Set whose first window starts at start. Errors
 // wrap voi.ErrInvalid: a negative setting.
 func New(cfg Config, start time.Time) (*Set, error) {
-	if cfg.Batch < 0 || cfg.PendingBytes < 0 || cfg.MaxAggregates < 0 || cfg.MaxPerTemplate < 0 || cfg.MaxSenders < 0 || cfg.MaxMarks < 0 {
+	if cfg.Batch < 0 || cfg.PendingBytes < 0 || cfg.MaxAggregates < 0 || cfg.MaxPerTemplate < 0 || cfg.MaxSenders < 0 || cfg.MaxMarks < 0 || cfg.MarkAge < 0 {
 		return nil, fmt.Errorf("aggregate: negative setting: %w", voi.ErrInvalid)
 	}
 	if cfg.Batch == 0 {
@@ -213,6 +221,9 @@ func New(cfg Config, start time.Time) (*Set, error) {
 	}
 	if cfg.MaxMarks == 0 {
 		cfg.MaxMarks = DefaultMaxMarks
+	}
+	if cfg.MarkAge == 0 {
+		cfg.MarkAge = DefaultMarkAge
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -623,14 +634,15 @@ type Closed struct {
 // Rotate closes the current window at now and starts the next: the
 // aggregates start afresh. It waits for adds under way, which land in the
 // closed window, and returns the closed window. Senders that have not
-// posted in the last two windows are forgotten, and so is a sender's
-// number for an aggregate it has not posted to in them (see Once).
+// posted in the last two windows nor for Config.MarkAge are forgotten, and
+// so is a sender's number for an aggregate it has not posted to in them
+// (see Once).
 func (s *Set) Rotate(now time.Time) Closed {
 	s.rot.Lock()
 	old := s.cur
 	s.cur = newWindow(now)
 	s.rot.Unlock()
-	s.pruneSenders()
+	s.pruneSenders(now)
 	named, counts := s.named(old)
 	old.mu.RLock()
 	for _, a := range old.aggs { // no add reaches them any more

@@ -298,7 +298,10 @@ func tcpTpl(t testing.TB) *tpl.Template {
 
 func TestOnce(t *testing.T) {
 	tp := latTpl(t)
-	s, err := aggregate.New(aggregate.Config{MaxSenders: 2}, time.Unix(0, 0))
+	now := time.Unix(0, 0)
+	// (MarkAge shorter than a window: the rotations decide; see
+	// TestMarksOutliveShortWindows.)
+	s, err := aggregate.New(aggregate.Config{MaxSenders: 2, MarkAge: time.Second, Now: func() time.Time { return now }}, now)
 	require.NoError(t, err)
 	post := func(sender, key string, seq uint64) bool {
 		b := blob.New(tp, nil)
@@ -355,14 +358,15 @@ func TestOnce(t *testing.T) {
 
 	// Senders are kept across windows while they post; two windows of
 	// silence forget them.
-	s.Rotate(time.Unix(60, 0))
+	rotate := func(sec int64) { now = time.Unix(sec, 0); s.Rotate(now) }
+	rotate(60)
 	require.True(t, post("a", "k1", 6))
-	s.Rotate(time.Unix(120, 0))
-	s.Rotate(time.Unix(180, 0))
+	rotate(120)
+	rotate(180)
 	require.True(t, post("a", "k1", 6)) // a posted two windows ago
-	s.Rotate(time.Unix(240, 0))
-	s.Rotate(time.Unix(300, 0))
-	s.Rotate(time.Unix(360, 0))
+	rotate(240)
+	rotate(300)
+	rotate(360)
 	require.False(t, post("b", "k1", 1)) // b was forgotten
 
 	require.NoError(t, aggregate.CheckSender("host-1/pid 7"))
@@ -464,7 +468,7 @@ func TestRefusedMessagesKeepConcurrentMarks(t *testing.T) {
 func TestMarksOfGoneAggregatesAreDropped(t *testing.T) {
 	tp := latTpl(t)
 	now := time.Unix(0, 0)
-	s, err := aggregate.New(aggregate.Config{Now: func() time.Time { return now }}, now)
+	s, err := aggregate.New(aggregate.Config{MarkAge: time.Second, Now: func() time.Time { return now }}, now)
 	require.NoError(t, err)
 	post := func(key string, seq uint64) bool {
 		dup, err := s.Once("web", key, seq, func() error { return s.Add(key, tp, nil, blob.New(tp, nil)) })
@@ -557,7 +561,7 @@ func TestMarksBeyondMaxMarksAreAddedUnchecked(t *testing.T) {
 	tp := latTpl(t)
 	now := time.Unix(0, 0)
 	full := 0
-	s, err := aggregate.New(aggregate.Config{MaxMarks: 3, Now: func() time.Time { return now }, OnMarksFull: func() { full++ }}, now)
+	s, err := aggregate.New(aggregate.Config{MaxMarks: 3, MarkAge: time.Second, Now: func() time.Time { return now }, OnMarksFull: func() { full++ }}, now)
 	require.NoError(t, err)
 	added := 0
 	post := func(sender string, seq uint64, keys ...string) []bool {
@@ -634,6 +638,40 @@ func TestMarksBeyondMaxMarksAreAddedUnchecked(t *testing.T) {
 	require.Equal(t, []bool{false}, post("c", 1, "k9"))
 	require.Equal(t, []bool{true}, post("c", 1, "k9"))
 	require.Equal(t, uint64(103), s.Stats().MarksFull)
+}
+
+// With short windows a sender's number is kept for MarkAge, not only two
+// rotations: a shipper's retry (its backoff reaches a minute, a
+// receiver's Retry-After five) of a message whose answer was lost is
+// still a duplicate 30 s and three 10-second windows later, and only
+// after MarkAge is it added again. Before, the number was forgotten two
+// rotations on and the retry added twice.
+func TestMarksOutliveShortWindows(t *testing.T) {
+	tp := latTpl(t)
+	now := time.Unix(0, 0)
+	s, err := aggregate.New(aggregate.Config{Now: func() time.Time { return now }}, now)
+	require.NoError(t, err)
+	post := func() bool {
+		dup, err := s.Once("web1", "k", 1, func() error { return s.Add("k", tp, nil, blob.New(tp, nil)) })
+		require.NoError(t, err)
+		return dup
+	}
+	require.False(t, post())
+	for sec := int64(10); sec <= 30; sec += 10 {
+		now = time.Unix(sec, 0)
+		s.Rotate(now)
+	}
+	require.True(t, post(), "a retry three short windows later")
+	now = time.Unix(aggregate.DefaultMarkAge.Milliseconds()/1000+40, 0)
+	s.Rotate(now)
+	require.True(t, post(), "heard again at 30 s: kept for MarkAge from then")
+	for sec := int64(0); sec < 3; sec++ {
+		now = now.Add(aggregate.DefaultMarkAge)
+		s.Rotate(now)
+	}
+	require.False(t, post(), "past two rotations and MarkAge: added again")
+	_, err = aggregate.New(aggregate.Config{MarkAge: -1}, now)
+	require.ErrorIs(t, err, voi.ErrInvalid)
 }
 
 // A mark keeps its aggregate's key: the string the caller made for the

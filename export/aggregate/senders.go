@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/statsblob/statsblob/voi"
 )
@@ -14,10 +15,11 @@ import (
 // sender is what a Set remembers of one sender: per aggregate, the
 // highest sequence number added.
 type sender struct {
-	mu    sync.Mutex // guards seqs (not the marks, which have their own locks)
-	seqs  map[string]*mark
-	heard atomic.Uint64 // the generation (windows rotated) of the sender's latest post
-	users atomic.Int32  // OnceAlls holding the sender: counted up under Set.sendMu
+	mu      sync.Mutex // guards seqs (not the marks, which have their own locks)
+	seqs    map[string]*mark
+	heard   atomic.Uint64 // the generation (windows rotated) of the sender's latest post
+	heardAt atomic.Int64  // the time of that post, Unix nanoseconds (Config.Now)
+	users   atomic.Int32  // OnceAlls holding the sender: counted up under Set.sendMu
 }
 
 // mark is the highest sequence number of one sender added to one
@@ -26,10 +28,11 @@ type sender struct {
 type mark struct {
 	mu    sync.Mutex
 	users atomic.Int32 // OnceAlls holding the mark: counted up under sender.mu
-	has   bool         // in users' padding: a mark is 32 bytes (after mu, 40: a 48-byte allocation)
+	has   bool         // in users' padding: a mark is 40 bytes (after mu, 48: a 48-byte allocation)
 	hw    uint64
 
 	used atomic.Uint64 // the generation of the sender's latest post to the aggregate
+	at   atomic.Int64  // the time of that post, Unix nanoseconds (Config.Now)
 }
 
 // ParseSeq parses a HeaderSeq value: a uint64 in decimal. Errors wrap
@@ -70,9 +73,10 @@ func CheckSender(id string) error {
 // number, and leaves nothing behind. Copies of one message arriving at
 // once are added once (the adds of one sender and aggregate take turns;
 // other aggregates do not wait). A sender is remembered until it has not
-// posted for two window rotations, and its number for an aggregate until
-// it has not posted to that aggregate for two window rotations or the
-// aggregate expires (Expire): a retry after that is added again (but for
+// posted for two window rotations and for MarkAge, and its number for an
+// aggregate until it has not posted to that aggregate for two window
+// rotations and for MarkAge, or the aggregate expires (Expire): a retry
+// after that is added again (but for
 // a number whose message was still being added, under way across the
 // expiry, which stays). Beyond
 // MaxSenders, a new sender's messages are added without the check
@@ -103,8 +107,9 @@ func (s *Set) OnceAll(id string, keys []string, seq uint64, add func(skip []bool
 	if p == nil {
 		return s.addUntracked(keys, false, add)
 	}
-	gen := s.gen.Load()
+	gen, now := s.gen.Load(), s.cfg.Now().UnixNano()
 	p.heard.Store(gen)
+	p.heardAt.Store(now)
 	// The marks of the distinct keys, locked in key order (deadlock-free);
 	// nil for a key without a mark for want of MaxMarks.
 	order := make([]int, len(keys))
@@ -134,6 +139,7 @@ func (s *Set) OnceAll(id string, keys []string, seq uint64, add func(skip []bool
 		}
 		m.users.Add(1) // under p.mu: a mark in use is never dropped
 		m.used.Store(gen)
+		m.at.Store(now)
 		marks[i] = m
 		held, heldKeys = append(held, m), append(heldKeys, keys[i])
 	}
@@ -250,19 +256,21 @@ func (s *Set) sender(id string) *sender {
 }
 
 // pruneSenders forgets the senders that have not posted in the last two
-// windows, and the marks of aggregates a sender has not posted to in the
-// last two windows; Rotate calls it.
-func (s *Set) pruneSenders() {
+// windows nor since MarkAge before now, and the marks of aggregates a
+// sender has not posted to in the last two windows nor since MarkAge
+// before now; Rotate calls it.
+func (s *Set) pruneSenders(now time.Time) {
 	g := s.gen.Add(1)
+	cutoff := now.Add(-s.cfg.MarkAge).UnixNano()
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	for id, p := range s.senders {
-		if g-p.heard.Load() > 2 && p.users.Load() == 0 { // (counted up under sendMu, held)
+		if g-p.heard.Load() > 2 && p.heardAt.Load() < cutoff && p.users.Load() == 0 { // (counted up under sendMu, held)
 			p.dropMarks(&s.marks, func(string, *mark) bool { return true })
 			delete(s.senders, id)
 			continue
 		}
-		p.dropMarks(&s.marks, func(_ string, m *mark) bool { return g-m.used.Load() > 2 })
+		p.dropMarks(&s.marks, func(_ string, m *mark) bool { return g-m.used.Load() > 2 && m.at.Load() < cutoff })
 	}
 }
 

@@ -401,15 +401,18 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 		w.perTpl[t]++
 	}
 	senders := map[string]*sender{}
-	var marks markKeys // each key kept once; all the marks, even beyond MaxMarks
+	var marks markKeys               // each key kept once; all the marks, even beyond MaxMarks
+	loaded := s.cfg.Now().UnixNano() // (marks are as if just posted to: they are kept at least as long)
 	for range r.count(8) {
 		id := r.str()
 		p := &sender{seqs: map[string]*mark{}}
 		p.heard.Store(s.gen.Load())
+		p.heardAt.Store(loaded)
 		for range r.count(12) {
 			k := r.str()
 			m := &mark{has: true, hw: r.u64()}
 			m.used.Store(s.gen.Load())
+			m.at.Store(loaded)
 			if _, dup := p.seqs[k]; !dup {
 				k = marks.keep(k)
 			}

@@ -208,6 +208,12 @@ type Config struct {
 	// bytes (a label set's key is kept once); the senders holding them
 	// (at most aggregate.DefaultMaxSenders) up to 500 bytes each.
 	MaxSequenceMarks int
+	// SequenceMarkAge is how long at least a sender's number for a label
+	// set is kept after its latest post there, however short the windows
+	// (numbers are also kept for two window rotations): a retry later
+	// than both is added again (0: aggregate.DefaultMarkAge, ten minutes,
+	// over package ship's longest wait between retries).
+	SequenceMarkAge time.Duration
 	// ScrapeShare bounds the share of the time that scrapes coming back to
 	// back take from posts: a scrape waits until (1/ScrapeShare - 1) times
 	// the last scrape's rendering time has passed since that rendering
@@ -310,7 +316,7 @@ func New(cfg Config) (*Server, error) {
 	s.levels.max, s.levels.evicted = cfg.MaxLevelReadings, func() { s.hit("level_readings") }
 	if s.set, err = aggregate.New(aggregate.Config{MaxAggregates: cfg.MaxAggregates,
 		MaxPerTemplate: cfg.MaxAggregatesPerTemplate, PendingBytes: cfg.QueueBytes, Now: cfg.Now,
-		MaxMarks: cfg.MaxSequenceMarks, OnMarksFull: func() { s.hit("sequence_marks") }}, cfg.Now()); err != nil {
+		MaxMarks: cfg.MaxSequenceMarks, MarkAge: cfg.SequenceMarkAge, OnMarksFull: func() { s.hit("sequence_marks") }}, cfg.Now()); err != nil {
 		return nil, err
 	}
 	pc, err := promexport.New(s, cfg.Export)

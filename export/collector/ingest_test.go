@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -538,4 +539,26 @@ func longLabelsBatch(t *testing.T) (reg *tpl.Registry, body []byte, frames int, 
 		q = append(q, fmt.Sprintf("%s%02d=%s", strings.Repeat("n", 126), i, strings.Repeat("v", 128)))
 	}
 	return reg, body, frames, strings.Join(q, "&")
+}
+
+// A shipper's retry of a post whose answer was lost is a duplicate even
+// when several short windows rotate before it arrives (the shipper waits
+// up to a minute between retries, a Retry-After up to five): the sender's
+// number is kept for -sequence-mark-age, not only two windows. Before,
+// with -window 10s, a retry 30 s later was added a second time.
+func TestRetryAfterShortWindowsIsADuplicate(t *testing.T) {
+	ck := &clock{t: time.Unix(1_700_000_000, 0)}
+	s, tp := newServer(t, collector.Config{Window: 10 * time.Second, Now: ck.now})
+	kb := fixture.KitchenBlob(tp).Bytes()
+	h := map[string]string{aggregate.HeaderSender: "web1", aggregate.HeaderSeq: "1"}
+	code, body := postH(t, s, "/v1/blobs", "host=a", kb, h) // answered; the answer is lost
+	require.Equal(t, http.StatusNoContent, code, body)
+	posts := uint64(0)
+	for i := range 3 {
+		ck.set(time.Unix(1_700_000_010+10*int64(i), 0))
+		posts += s.Rotate().Posts
+	}
+	code, body = postH(t, s, "/v1/blobs", "host=a", kb, h) // the retry
+	require.Equal(t, http.StatusNoContent, code, body)
+	require.Equal(t, uint64(1), posts+uint64(len(s.Merged())), "the post counted once")
 }

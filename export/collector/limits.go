@@ -64,7 +64,7 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.MaxLabels < 0 || cfg.MaxLabelBytes < 0 || cfg.MaxConns < 0 || cfg.MaxHeaderBytes < 0 ||
 		cfg.ReadHeaderTimeout < 0 || cfg.ReadTimeout < 0 || cfg.WriteTimeout < 0 || cfg.IdleTimeout < 0 ||
 		cfg.MaxScrapeSeries < 0 || cfg.MaxScrapeBytes < 0 || cfg.MaxScrapes < 0 || cfg.CheckpointInterval < 0 || cfg.History < 0 || cfg.QueueBytes < 0 ||
-		cfg.MaxLevelReadings < 0 || cfg.MaxSequenceMarks < 0 {
+		cfg.MaxLevelReadings < 0 || cfg.MaxSequenceMarks < 0 || cfg.SequenceMarkAge < 0 {
 		return cfg, fmt.Errorf("collector: negative window or limit: %w", voi.ErrInvalid)
 	}
 	if !(cfg.ScrapeShare >= 0 && cfg.ScrapeShare <= 1) {
