@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/statsblob/statsblob/internal/abi"
@@ -59,14 +60,33 @@ type Config struct {
 	Store      Store               // where the owned partitions' aggregates live
 	Checkpoint time.Duration       // how often an owner stores its state and acknowledges; 0 is 2 seconds
 	Batch      int                 // messages fetched at once; 0 is 256
-	Logf       func(format string, args ...any)
+	// MaxMarks bounds the sequence marks an owner keeps per partition,
+	// one per sender and label set (32 bytes each of the partition's
+	// state): a message of a sender and label set without a mark past it
+	// is merged without the check for late copies, and counted
+	// (Stats.Unchecked). 0 is DefaultMaxMarks.
+	MaxMarks int
+	Logf     func(format string, args ...any)
 }
+
+// DefaultMaxMarks is Config.MaxMarks's default: 65,536 per partition, 2
+// MiB of its state.
+const DefaultMaxMarks = 1 << 16
 
 // Stats counts a Consumer's work.
 type Stats struct {
-	Merged      uint64 // messages merged
-	Refused     uint64 // messages a Partition refused
-	Skipped     uint64 // redelivered messages a stored state already covered
+	Merged  uint64 // messages merged
+	Refused uint64 // messages a Partition refused
+	Skipped uint64 // redelivered messages a stored state already covered
+	// Duplicates counts the copies of a message merged before that the
+	// stream stored again after its duplicate window (a shipper's retry
+	// whose acknowledgement was lost, published after
+	// Setup.Duplicates), recognised by their sender's sequence and not
+	// merged.
+	Duplicates uint64
+	// Unchecked counts the messages merged without that check, for want
+	// of Config.MaxMarks: a late copy of one of them would be merged again.
+	Unchecked   uint64
 	Checkpoints uint64 // states stored
 	// CheckpointFailures counts the checkpoints that failed for another
 	// reason than a lost lease (the stream unreachable, a state past
@@ -93,7 +113,7 @@ type Consumer struct {
 	owned map[int]*owned
 
 	merged, refused, skipped, checkpoints, taken, lost, released atomic.Uint64
-	ckptFailed                                                   atomic.Uint64
+	ckptFailed, duplicates, unchecked                            atomic.Uint64
 }
 
 // owned is a partition this consumer holds: its lease and its worker.
@@ -118,6 +138,9 @@ func NewConsumer(ctx context.Context, cfg Config) (*Consumer, error) {
 	}
 	if cfg.Batch <= 0 {
 		cfg.Batch = 256
+	}
+	if cfg.MaxMarks <= 0 {
+		cfg.MaxMarks = DefaultMaxMarks
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
@@ -152,6 +175,7 @@ func (c *Consumer) Stats() Stats {
 	}
 	c.mu.Unlock()
 	return Stats{Merged: c.merged.Load(), Refused: c.refused.Load(), Skipped: c.skipped.Load(),
+		Duplicates: c.duplicates.Load(), Unchecked: c.unchecked.Load(),
 		Checkpoints: c.checkpoints.Load(), CheckpointFailures: c.ckptFailed.Load(), Unacked: unacked,
 		Taken: c.taken.Load(), Lost: c.lost.Load(), Released: c.released.Load()}
 }
@@ -313,13 +337,13 @@ func (c *Consumer) releaseAll() {
 func (c *Consumer) start(parent context.Context, p int, leaseRev uint64, leased time.Time) error {
 	ctx, cancel := context.WithTimeout(parent, c.cfg.LeaseTTL)
 	defer cancel()
-	merged, stateRev, state, err := c.loadState(ctx, p)
+	l, stateRev, state, err := c.loadState(ctx, p)
 	if err != nil {
 		return err
 	}
 	// Write the state back at once: a previous owner still running finds
 	// the revision moved and stops before it stores anything.
-	if stateRev, err = c.storeState(ctx, p, stateRev, merged, state); err != nil {
+	if stateRev, err = c.storeState(ctx, p, stateRev, l, state); err != nil {
 		return err
 	}
 	part, err := c.cfg.Store.Open(p, state)
@@ -339,51 +363,35 @@ func (c *Consumer) start(parent context.Context, p int, leaseRev uint64, leased 
 	c.owned[p] = o
 	c.mu.Unlock()
 	c.taken.Add(1)
-	w := &worker{c: c, p: p, o: o, part: part, cons: cons, merged: merged, stateRev: stateRev, held: map[uint64]int{}}
+	w := &worker{c: c, p: p, o: o, part: part, cons: cons, l: l, stateRev: stateRev, held: map[uint64]int{}}
 	go w.run(wctx)
 	return nil
 }
 
-// The stored state of a partition: the stream sequences of the messages
-// it holds that may not be acknowledged yet (a count, then each as a
-// uint64), then the Partition's own bytes. A message redelivered whose
-// sequence is in the set is already merged; any other is not, whatever
-// its order (redeliveries come after newer messages).
-func (c *Consumer) loadState(ctx context.Context, p int) (merged map[uint64]bool, rev uint64, state []byte, err error) {
-	merged = map[uint64]bool{}
+// loadState reads partition p's stored state: the consumer's ledger (see
+// ledger.go), then the Partition's own bytes.
+func (c *Consumer) loadState(ctx context.Context, p int) (l *ledger, rev uint64, state []byte, err error) {
 	e, err := c.states.Get(ctx, partitionKey(p))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return merged, 0, nil, nil
+		return newLedger(), 0, nil, nil
 	}
 	if err != nil {
 		return nil, 0, nil, fmt.Errorf("state: %w", err)
 	}
-	v := e.Value()
-	if len(v) < 4 {
-		return nil, 0, nil, fmt.Errorf("state: %d bytes, no sequences", len(v))
+	l, state, err = readLedger(e.Value())
+	if err != nil {
+		return nil, 0, nil, err
 	}
-	n := binary.LittleEndian.Uint32(v)
-	if uint64(n)*8 > uint64(len(v)-4) {
-		return nil, 0, nil, fmt.Errorf("state: %d sequences in %d bytes", n, len(v))
-	}
-	for i := range n {
-		merged[binary.LittleEndian.Uint64(v[4+8*i:])] = true
-	}
-	state = v[4+8*n:]
 	if len(state) == 0 {
 		state = nil
 	}
-	return merged, e.Revision(), state, nil
+	return l, e.Revision(), state, nil
 }
 
 // storeState writes a partition's state if its revision is still rev (0:
 // the key must not exist), returning the new revision.
-func (c *Consumer) storeState(ctx context.Context, p int, rev uint64, merged map[uint64]bool, state []byte) (uint64, error) {
-	v := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+8*len(merged)+len(state)), uint32(len(merged)))
-	for _, seq := range slices.Sorted(maps.Keys(merged)) {
-		v = binary.LittleEndian.AppendUint64(v, seq)
-	}
-	v = append(v, state...)
+func (c *Consumer) storeState(ctx context.Context, p int, rev uint64, l *ledger, state []byte) (uint64, error) {
+	v := append(l.append(nil), state...)
 	var err error
 	if rev == 0 {
 		rev, err = c.states.Create(ctx, partitionKey(p), v)
@@ -406,8 +414,8 @@ type worker struct {
 	o        *owned
 	part     Partition
 	cons     jetstream.Consumer
-	merged   map[uint64]bool // messages merged and maybe not acknowledged, by stream sequence
-	dirty    bool            // merged since the stored state
+	l        *ledger         // what the state holds beside the Partition's bytes
+	dirty    bool            // processed since the stored state
 	stateRev uint64          // the stored state's revision
 	toAck    []jetstream.Msg // messages to acknowledge once the state holding them is stored
 	held     map[uint64]int  // their index in toAck, by stream sequence: a redelivery replaces its message
@@ -495,8 +503,8 @@ func (w *worker) noteCheckpoint(err error) {
 	}
 }
 
-// take merges one message unless the state already holds it; either way
-// the message is acknowledged after the next stored state.
+// take processes one message unless the state already holds it; either
+// way the message is acknowledged after the next stored state.
 func (w *worker) take(msg jetstream.Msg) {
 	md, err := msg.Metadata()
 	if err != nil {
@@ -510,26 +518,57 @@ func (w *worker) take(msg jetstream.Msg) {
 		w.toAck = append(w.toAck, msg)
 		w.o.unacked.Store(int64(len(w.toAck)))
 	}
-	if w.merged[seq] {
+	if _, ok := w.l.done[seq]; ok {
 		w.c.skipped.Add(1)
 		return
 	}
-	w.merged[seq], w.dirty = true, true
-	m, err := parse(msg, seq)
-	if err == nil {
-		err = w.part.Merge(m)
-	}
+	w.dirty = true
+	w.l.clock(md.Timestamp)
+	m, err := parse(msg.Headers(), msg.Data(), seq)
 	if err != nil {
-		w.c.refused.Add(1)
-		w.c.cfg.Logf("natsjs: partition %d: message %d refused: %v", w.p, seq, err)
+		w.l.processed(seq, 0)
+		w.refuse(seq, err)
 		return
 	}
-	w.c.merged.Add(1)
+	w.merge(m, md.Timestamp)
+}
+
+// merge merges m unless a copy of it was merged (by its sender's
+// sequence), and records it as processed.
+func (w *worker) merge(m Message, stored time.Time) {
+	id, checked := markOf(m)
+	if checked && w.l.seen(id, m.Seq) {
+		w.l.touch(id, stored)
+		w.l.processed(m.StreamSeq, m.TplHash)
+		w.c.duplicates.Add(1)
+		return
+	}
+	err := w.part.Merge(m)
+	switch {
+	case err != nil:
+		w.l.processed(m.StreamSeq, m.TplHash)
+		w.refuse(m.StreamSeq, err)
+	case checked && w.l.room(id, w.c.cfg.MaxMarks):
+		w.l.merged(m.StreamSeq, id, m.Seq, m.TplHash, stored)
+		w.c.merged.Add(1)
+	default:
+		w.l.processed(m.StreamSeq, m.TplHash)
+		w.c.merged.Add(1)
+		if checked {
+			w.c.unchecked.Add(1)
+		}
+	}
+}
+
+func (w *worker) refuse(seq uint64, err error) {
+	w.c.refused.Add(1)
+	w.c.cfg.Logf("natsjs: partition %d: message %d refused: %v", w.p, seq, err)
 }
 
 // checkpoint stores the state if it changed, then acknowledges the
-// messages it holds. Sequences at or below the consumer's acknowledgement
-// floor leave the set first: those messages are never delivered again.
+// messages it holds. Messages at or below the consumer's acknowledgement
+// floor leave the ledger first (folded into their marks): they are never
+// delivered again.
 func (w *worker) checkpoint() error {
 	if len(w.toAck) == 0 && !w.dirty {
 		return nil
@@ -540,17 +579,13 @@ func (w *worker) checkpoint() error {
 	defer cancel()
 	if w.dirty {
 		if info, err := w.cons.Info(ctx); err == nil {
-			for seq := range w.merged {
-				if seq <= info.AckFloor.Stream {
-					delete(w.merged, seq)
-				}
-			}
+			w.l.fold(info.AckFloor.Stream, w.c.cfg.MaxAge)
 		}
 		state, err := w.part.Save()
 		if err != nil {
 			return fmt.Errorf("save: %w", err)
 		}
-		rev, err := w.c.storeState(ctx, w.p, w.stateRev, w.merged, state)
+		rev, err := w.c.storeState(ctx, w.p, w.stateRev, w.l, state)
 		if err != nil {
 			return err
 		}
@@ -570,9 +605,7 @@ func (w *worker) checkpoint() error {
 }
 
 // parse reads a message's headers and body.
-func parse(msg jetstream.Msg, seq uint64) (Message, error) {
-	h := msg.Headers()
-	body := msg.Data()
+func parse(h nats.Header, body []byte, seq uint64) (Message, error) {
 	if len(body) < abi.HeaderSize {
 		return Message{}, fmt.Errorf("a %d-byte body is no blob", len(body))
 	}

@@ -19,7 +19,9 @@
 // Statsblob-Seq and Statsblob-Settled-Below (package ship), the labels as
 // one URL-encoded Statsblob-Labels, and Nats-Msg-Id = "sender/seq", so a
 // shipper's retry of a message the stream already stored is stored once
-// (within the stream's duplicate window).
+// within the stream's duplicate window (Setup.Duplicates); a retry
+// published later is stored again, and recognised by the consumer (see
+// Late copies).
 //
 // # Ownership and delivery
 //
@@ -41,4 +43,26 @@
 // and gets the unacknowledged messages again, in any order, skipping those
 // whose sequence the state holds: a message is merged once, whoever is
 // killed when.
+//
+// # Late copies
+//
+// A shipper whose publish was stored but not acknowledged (the stream
+// unreachable on the way back) publishes the message again, without a
+// time limit; past Setup.Duplicates the stream stores the copy as a new
+// message. The shipper has one message of a label set in flight and
+// numbers the next only once one is acknowledged, so in the stream every
+// copy of sequence N precedes N+1 of the same sender, template and
+// labels; the owner keeps, in the partition's state, the highest
+// sequence merged of each (a mark), and a copy at most its mark is
+// counted (Stats.Duplicates) and not merged. Deliveries are not in
+// stream order (a message redelivered after its owner died comes after
+// newer ones), so a mark only takes in the messages at or below the
+// consumer's acknowledgement floor; those above are kept exactly (sender,
+// label set, sequence) until the floor passes them. A label set's mark
+// goes when no message of it has been stored for Setup.MaxAge (by the
+// stream's clock): a copy stored later than that after the original is
+// merged again. Config.MaxMarks bounds the marks of a partition; past it
+// a new sender's label set is merged unchecked (Stats.Unchecked). A
+// message without Statsblob-Sender or Statsblob-Seq is merged as it comes
+// (only the stream's duplicate window guards it).
 package natsjs

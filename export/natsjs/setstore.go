@@ -89,10 +89,9 @@ func (sp *setPart) Merge(m Message) error {
 	if err := b.CheckTemplate(t); err != nil {
 		return err
 	}
-	// No check by sender and sequence here (aggregate.Set.Once): the stream
-	// stores a retry once (Nats-Msg-Id), the consumer merges a stored
-	// message once, and redeliveries come out of order, which a high-water
-	// mark of sequences would take for duplicates.
+	// No check by sender and sequence here (aggregate.Set.Once): the
+	// consumer makes it, in stream order (redeliveries come out of order,
+	// which a high-water mark kept here would take for duplicates).
 	return sp.set.Add(aggregateKey(m.TplHash, labels), t, labels, b)
 }
 

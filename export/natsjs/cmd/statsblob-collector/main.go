@@ -61,6 +61,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	lease := fs.Duration("lease", 10*time.Second, "how long a stopped collector's partitions stay its (`D`)")
 	checkpoint := fs.Duration("checkpoint", 2*time.Second, "how often partition states are stored and messages acknowledged (`D`)")
 	namespace := fs.String("namespace", "", "metric name `PREFIX`")
+	maxMarks := fs.Int("max-sequence-marks", natsjs.DefaultMaxMarks, "senders' label sets whose sequence is kept per partition (`N`, 32 bytes each of its state)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -143,7 +144,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return 0
 	}
 	cons, err := natsjs.NewConsumer(ctx, natsjs.Config{Setup: setup, JS: js, ID: *id, Store: store,
-		Checkpoint: *checkpoint, Logf: logger.Printf})
+		Checkpoint: *checkpoint, MaxMarks: *maxMarks, Logf: logger.Printf})
 	if err != nil {
 		logger.Print(err)
 		return 1
@@ -185,7 +186,8 @@ func (m *consumerMetrics) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(ownedDesc, prometheus.GaugeValue, float64(len(owned)))
 	st := m.c.Stats()
-	for o, v := range map[string]uint64{"merged": st.Merged, "refused": st.Refused, "skipped": st.Skipped} {
+	for o, v := range map[string]uint64{"merged": st.Merged, "refused": st.Refused, "skipped": st.Skipped,
+		"duplicate": st.Duplicates, "unchecked": st.Unchecked} {
 		ch <- prometheus.MustNewConstMetric(counterDesc, prometheus.CounterValue, float64(v), o)
 	}
 	for e, v := range map[string]uint64{"taken": st.Taken, "lost": st.Lost, "released": st.Released} {

@@ -1,0 +1,105 @@
+package natsjs
+
+import (
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/ship"
+)
+
+func msgOf(sender string, seq uint64, host string) Message {
+	return Message{Sender: sender, Seq: seq, TplHash: 0xabc, Labels: []ship.Label{{Name: "host", Value: host}}}
+}
+
+// A ledger's rule: a copy whose sequence is at most its mark, or held
+// exactly, is a duplicate; the fold takes in only what is at or below
+// the acknowledgement floor.
+func TestLedgerMarks(t *testing.T) {
+	l := newLedger()
+	t0 := time.Unix(1000, 0)
+	id, ok := markOf(msgOf("s", 5, "web1"))
+	require.True(t, ok)
+	other, _ := markOf(msgOf("s", 5, "web2"))
+	require.NotEqual(t, id, other)
+	_, ok = markOf(msgOf("", 5, "web1"))
+	require.False(t, ok, "no sender: not checked")
+	_, ok = markOf(msgOf("s", 0, "web1"))
+	require.False(t, ok, "no sequence: not checked")
+
+	// stream 10: seq 5 merged; stream 12: seq 6 merged (before stream 11, a redelivery)
+	l.merged(10, id, 5, 0xabc, t0)
+	l.merged(12, id, 6, 0xabc, t0)
+	require.True(t, l.seen(id, 5))
+	require.True(t, l.seen(id, 6))
+	require.False(t, l.seen(id, 4), "exact above the floor: 4 is not below a mark yet")
+	require.False(t, l.seen(other, 5))
+
+	l.fold(10, time.Hour) // the floor at 10: seq 5 into the mark
+	require.Equal(t, uint64(5), l.marks[id].hw)
+	require.Equal(t, 1, l.marks[id].open)
+	require.NotContains(t, l.done, uint64(10))
+	require.True(t, l.seen(id, 4), "at most the mark")
+	require.True(t, l.seen(id, 6))
+
+	l.fold(12, time.Hour)
+	require.Equal(t, uint64(6), l.marks[id].hw)
+	require.Empty(t, l.done)
+	require.Empty(t, l.exact)
+
+	// marks go once their label set has been silent for maxAge of the stream's clock
+	l.clock(t0.Add(time.Hour))
+	l.fold(12, time.Hour)
+	require.Contains(t, l.marks, id)
+	l.clock(t0.Add(time.Hour + time.Second))
+	l.fold(12, time.Hour)
+	require.NotContains(t, l.marks, id)
+}
+
+func TestLedgerEncoding(t *testing.T) {
+	l := newLedger()
+	t0 := time.Unix(1000, 0)
+	id, _ := markOf(msgOf("s", 5, "web1"))
+	l.merged(10, id, 5, 0xabc, t0)
+	l.fold(10, time.Hour)
+	l.merged(12, id, 6, 0xabc, t0.Add(time.Second))
+	l.processed(13, 0xdef)
+	b := l.append(nil)
+	require.Len(t, b, 4+4+4+2*doneSize+4+markSize)
+	got, rest, err := readLedger(append(b, "tail"...))
+	require.NoError(t, err)
+	require.Equal(t, "tail", string(rest))
+	require.Equal(t, l.done, got.done)
+	require.Equal(t, l.marks, got.marks)
+	require.Equal(t, l.exact, got.exact)
+	require.Equal(t, t0.Add(time.Second).UnixNano(), got.now)
+
+	// version 1: a count and stream sequences
+	v1 := binary.LittleEndian.AppendUint32(nil, 2)
+	v1 = binary.LittleEndian.AppendUint64(v1, 7)
+	v1 = binary.LittleEndian.AppendUint64(v1, 9)
+	got, rest, err = readLedger(append(v1, 1, 2))
+	require.NoError(t, err)
+	require.Equal(t, map[uint64]doneMsg{7: {}, 9: {}}, got.done)
+	require.Equal(t, []byte{1, 2}, rest)
+
+	f := func(name string, v []byte, want string) {
+		t.Helper()
+		_, _, err := readLedger(v)
+		require.EqualError(t, err, want, name)
+	}
+	head := func(words ...uint32) []byte {
+		var b []byte
+		for _, w := range words {
+			b = binary.LittleEndian.AppendUint32(b, w)
+		}
+		return b
+	}
+	f("empty", nil, "state: 0 sequences in 0 bytes")
+	f("v1 short", head(3, 0), "state: 3 sequences in 8 bytes")
+	f("version", head(ledgerMagic, 3), "state: version 3, want 2")
+	f("done past the end", head(ledgerMagic, 2, 1), "state: 1 items of 36 bytes in 0 bytes")
+	f("marks missing", head(ledgerMagic, 2, 0), "state: truncated")
+}
