@@ -42,8 +42,10 @@ type Store interface {
 // Partition is one owned partition's aggregates. Its methods are called
 // from one goroutine.
 type Partition interface {
-	// Merge adds a message. An error refuses it for good (bad bytes, an
-	// unknown template): it is counted and acknowledged, never retried.
+	// Merge adds a message. An error wrapping ErrUnknownTemplate leaves
+	// the message waiting for its template (see Config.Retry); any other
+	// error refuses it for good (bad bytes, labels no export can carry):
+	// it is counted and acknowledged, never retried.
 	Merge(m Message) error
 	// Save returns the state covering every merged message.
 	Save() ([]byte, error)
@@ -66,12 +68,28 @@ type Config struct {
 	// is merged without the check for late copies, and counted
 	// (Stats.Unchecked). 0 is DefaultMaxMarks.
 	MaxMarks int
-	Logf     func(format string, args ...any)
+	// MaxWaiting bounds the messages per partition that wait for their
+	// template (8 bytes each of the partition's state); past it, a
+	// message of an unknown template is acknowledged and dropped, and
+	// counted (Stats.WaitFull). 0 is DefaultMaxWaiting.
+	MaxWaiting int
+	// Retry is how often the waiting messages of a template are tried
+	// again (one read from the stream each time, until the template is
+	// known); 0 is 10 seconds.
+	Retry time.Duration
+	Logf  func(format string, args ...any)
 }
 
-// DefaultMaxMarks is Config.MaxMarks's default: 65,536 per partition, 2
-// MiB of its state.
-const DefaultMaxMarks = 1 << 16
+// Defaults of Config.
+const (
+	DefaultMaxMarks   = 1 << 16 // 65,536 per partition: 2 MiB of its state
+	DefaultMaxWaiting = 1 << 16 // 65,536 per partition: 512 KiB of its state
+)
+
+// ErrUnknownTemplate is what a Partition's Merge wraps for a blob of a
+// template it does not know (yet): the message waits, as an HTTP post of
+// it gets a 422 and is retried.
+var ErrUnknownTemplate = errors.New("natsjs: unknown template")
 
 // Stats counts a Consumer's work.
 type Stats struct {
@@ -86,7 +104,23 @@ type Stats struct {
 	Duplicates uint64
 	// Unchecked counts the messages merged without that check, for want
 	// of Config.MaxMarks: a late copy of one of them would be merged again.
-	Unchecked   uint64
+	Unchecked uint64
+	// Waiting is how many messages of templates their Partition does not
+	// know wait in the owned partitions, acknowledged and kept in the
+	// stream, for the template (see Config.Retry).
+	Waiting int
+	// Expired counts the waiting messages the stream removed (its MaxAge
+	// or other limits) before their template was known: never merged.
+	Expired uint64
+	// WaitFull counts the messages of an unknown template that could not
+	// wait, Config.MaxWaiting waiting already: acknowledged, never merged.
+	WaitFull uint64
+	// Gaps counts the times a partition found that the stream had
+	// removed messages (its MaxAge or other limits) before the
+	// partition's consumer read them: those of the partition among them
+	// were never merged (how many cannot be told; the log line says
+	// which stream sequences).
+	Gaps        uint64
 	Checkpoints uint64 // states stored
 	// CheckpointFailures counts the checkpoints that failed for another
 	// reason than a lost lease (the stream unreachable, a state past
@@ -113,7 +147,7 @@ type Consumer struct {
 	owned map[int]*owned
 
 	merged, refused, skipped, checkpoints, taken, lost, released atomic.Uint64
-	ckptFailed, duplicates, unchecked                            atomic.Uint64
+	ckptFailed, duplicates, unchecked, expired, waitFull, gaps   atomic.Uint64
 }
 
 // owned is a partition this consumer holds: its lease and its worker.
@@ -124,6 +158,7 @@ type owned struct {
 	done     chan struct{}
 	release  atomic.Bool  // checkpoint and hand back (not lost)
 	unacked  atomic.Int64 // the worker's messages held for acknowledgement
+	waiting  atomic.Int64 // the worker's messages waiting for their template
 }
 
 // NewConsumer checks cfg and opens the stream's buckets (Setup.Ensure must
@@ -141,6 +176,12 @@ func NewConsumer(ctx context.Context, cfg Config) (*Consumer, error) {
 	}
 	if cfg.MaxMarks <= 0 {
 		cfg.MaxMarks = DefaultMaxMarks
+	}
+	if cfg.MaxWaiting <= 0 {
+		cfg.MaxWaiting = DefaultMaxWaiting
+	}
+	if cfg.Retry <= 0 {
+		cfg.Retry = 10 * time.Second
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
@@ -169,13 +210,15 @@ func (c *Consumer) Owned() []int {
 // Stats returns the consumer's counters.
 func (c *Consumer) Stats() Stats {
 	c.mu.Lock()
-	unacked := 0
+	unacked, waiting := 0, 0
 	for _, o := range c.owned {
 		unacked += int(o.unacked.Load())
+		waiting += int(o.waiting.Load())
 	}
 	c.mu.Unlock()
 	return Stats{Merged: c.merged.Load(), Refused: c.refused.Load(), Skipped: c.skipped.Load(),
-		Duplicates: c.duplicates.Load(), Unchecked: c.unchecked.Load(),
+		Duplicates: c.duplicates.Load(), Unchecked: c.unchecked.Load(), Waiting: waiting,
+		Expired: c.expired.Load(), WaitFull: c.waitFull.Load(), Gaps: c.gaps.Load(),
 		Checkpoints: c.checkpoints.Load(), CheckpointFailures: c.ckptFailed.Load(), Unacked: unacked,
 		Taken: c.taken.Load(), Lost: c.lost.Load(), Released: c.released.Load()}
 }
@@ -359,11 +402,15 @@ func (c *Consumer) start(parent context.Context, p int, leaseRev uint64, leased 
 	o := &owned{cancel: cancel, done: make(chan struct{})}
 	o.leaseRev.Store(leaseRev)
 	o.renewed.Store(leased.UnixNano())
+	o.waiting.Store(int64(l.nWaiting))
 	c.mu.Lock()
 	c.owned[p] = o
 	c.mu.Unlock()
 	c.taken.Add(1)
 	w := &worker{c: c, p: p, o: o, part: part, cons: cons, l: l, stateRev: stateRev, held: map[uint64]int{}}
+	// Before the first fetch moves the consumer on: messages the stream
+	// removed while nobody read the partition.
+	w.checkGap(ctx, cons.CachedInfo().Delivered.Stream)
 	go w.run(wctx)
 	return nil
 }
@@ -378,7 +425,7 @@ func (c *Consumer) loadState(ctx context.Context, p int) (l *ledger, rev uint64,
 	if err != nil {
 		return nil, 0, nil, fmt.Errorf("state: %w", err)
 	}
-	l, state, err = readLedger(e.Value())
+	l, state, err = readLedger(e.Value(), time.Now())
 	if err != nil {
 		return nil, 0, nil, err
 	}
@@ -414,12 +461,14 @@ type worker struct {
 	o        *owned
 	part     Partition
 	cons     jetstream.Consumer
-	l        *ledger         // what the state holds beside the Partition's bytes
-	dirty    bool            // processed since the stored state
-	stateRev uint64          // the stored state's revision
-	toAck    []jetstream.Msg // messages to acknowledge once the state holding them is stored
-	held     map[uint64]int  // their index in toAck, by stream sequence: a redelivery replaces its message
-	failures int             // checkpoints failed in a row
+	stream   jetstream.Stream // for the waiting messages and the stream's first sequence; made on first use
+	l        *ledger          // what the state holds beside the Partition's bytes
+	dirty    bool             // processed since the stored state
+	stateRev uint64           // the stored state's revision
+	toAck    []jetstream.Msg  // messages to acknowledge once the state holding them is stored
+	held     map[uint64]int   // their index in toAck, by stream sequence: a redelivery replaces its message
+	failures int              // checkpoints failed in a row
+	gapTo    uint64           // the last stream sequence of the gaps counted
 }
 
 func (w *worker) run(ctx context.Context) {
@@ -441,7 +490,11 @@ func (w *worker) run(ctx context.Context) {
 				time.Since(time.Unix(0, w.o.renewed.Load())).Round(time.Millisecond))
 			return
 		}
-		batch, err := w.cons.Fetch(w.c.cfg.Batch, jetstream.FetchMaxWait(min(w.c.cfg.Checkpoint, time.Second)))
+		wait := min(w.c.cfg.Checkpoint, time.Second)
+		if w.retry() {
+			wait = 50 * time.Millisecond // more waiting messages to merge: fetch what is there and go on
+		}
+		batch, err := w.cons.Fetch(w.c.cfg.Batch, jetstream.FetchMaxWait(wait))
 		if err == nil {
 			for msg := range batch.Messages() {
 				w.take(msg)
@@ -476,9 +529,10 @@ func (w *worker) run(ctx context.Context) {
 // that succeeded at which an owner gives a partition up: another
 // collector may take it once the whole lease time has passed (counted
 // from when the server stored the renewal, after it was sent), so the
-// owner stops exporting it before then. A worker's round (a fetch of at
-// most a second, a checkpoint bounded by the lease left) ends within
-// the rest.
+// owner stops exporting it before then. A worker's round (waiting
+// messages tried for at most a tenth of the lease time, a fetch of at
+// most a second, a checkpoint bounded by the lease left) ends within the
+// rest.
 const leaseGiveUp = 0.75
 
 // leaseLeft is how long the worker may go on before its lease could have
@@ -504,7 +558,9 @@ func (w *worker) noteCheckpoint(err error) {
 }
 
 // take processes one message unless the state already holds it; either
-// way the message is acknowledged after the next stored state.
+// way the message is acknowledged after the next stored state. A message
+// of a template whose messages wait waits behind them, so that its
+// sender's label set is merged in stream order.
 func (w *worker) take(msg jetstream.Msg) {
 	md, err := msg.Metadata()
 	if err != nil {
@@ -530,21 +586,26 @@ func (w *worker) take(msg jetstream.Msg) {
 		w.refuse(seq, err)
 		return
 	}
-	w.merge(m, md.Timestamp)
+	if _, ok := w.l.waiting[m.TplHash]; ok || !w.merge(m, md.Timestamp) {
+		w.wait(m)
+	}
 }
 
 // merge merges m unless a copy of it was merged (by its sender's
-// sequence), and records it as processed.
-func (w *worker) merge(m Message, stored time.Time) {
+// sequence), and records it as processed; false (nothing recorded) if
+// the Partition does not know its template.
+func (w *worker) merge(m Message, stored time.Time) bool {
 	id, checked := markOf(m)
 	if checked && w.l.seen(id, m.Seq) {
 		w.l.touch(id, stored)
 		w.l.processed(m.StreamSeq, m.TplHash)
 		w.c.duplicates.Add(1)
-		return
+		return true
 	}
 	err := w.part.Merge(m)
 	switch {
+	case errors.Is(err, ErrUnknownTemplate):
+		return false
 	case err != nil:
 		w.l.processed(m.StreamSeq, m.TplHash)
 		w.refuse(m.StreamSeq, err)
@@ -558,11 +619,147 @@ func (w *worker) merge(m Message, stored time.Time) {
 			w.c.unchecked.Add(1)
 		}
 	}
+	return true
 }
 
 func (w *worker) refuse(seq uint64, err error) {
 	w.c.refused.Add(1)
 	w.c.cfg.Logf("natsjs: partition %d: message %d refused: %v", w.p, seq, err)
+}
+
+// wait keeps m, of a template the Partition does not know, for a retry:
+// it is acknowledged with the state that holds its stream sequence, and
+// read from the stream again when it is tried.
+func (w *worker) wait(m Message) {
+	w.l.processed(m.StreamSeq, m.TplHash)
+	if w.l.nWaiting >= w.c.cfg.MaxWaiting {
+		if w.c.waitFull.Add(1) == 1 {
+			w.c.cfg.Logf("natsjs: partition %d: message %d of unknown template %08x dropped: %d messages wait already (Config.MaxWaiting; counted from now on, not logged)",
+				w.p, m.StreamSeq, m.TplHash, w.l.nWaiting)
+		}
+		return
+	}
+	if w.l.waiting[m.TplHash] == nil {
+		w.c.cfg.Logf("natsjs: partition %d: template %08x unknown: its messages wait for it in the stream (tried every %v)",
+			w.p, m.TplHash, w.c.cfg.Retry)
+	}
+	w.l.wait(m.StreamSeq, m.TplHash, time.Now().Add(w.c.cfg.Retry))
+	w.o.waiting.Store(int64(w.l.nWaiting))
+}
+
+// retry tries the waiting messages of the templates due, each
+// template's in stream order, for at most a tenth of the lease time (and
+// a second); it reports whether it stopped with messages to merge left.
+func (w *worker) retry() (more bool) {
+	if w.l.nWaiting == 0 {
+		return false
+	}
+	defer func() { w.o.waiting.Store(int64(w.l.nWaiting)) }()
+	ctx, cancel := context.WithTimeout(context.Background(), min(time.Second, w.c.cfg.LeaseTTL/10))
+	defer cancel()
+	now := time.Now()
+	for _, h := range slices.Sorted(maps.Keys(w.l.waiting)) {
+		if q := w.l.waiting[h]; !now.Before(q.due) && w.drain(ctx, h, q) {
+			return true
+		}
+	}
+	return false
+}
+
+// drain merges the waiting messages of template hash (queue q) while
+// the template is known, until ctx ends (reporting true).
+func (w *worker) drain(ctx context.Context, hash uint32, q *waitQueue) (more bool) {
+	expired := 0
+	defer func() {
+		if expired > 0 {
+			w.c.cfg.Logf("natsjs: partition %d: %d waiting messages of template %08x removed by the stream (its MaxAge) before the template was known: never merged",
+				w.p, expired, hash)
+		}
+	}()
+	for w.l.waiting[hash] != nil {
+		merged, gone, err := w.retryOne(ctx, hash, q.seqs[0])
+		if err != nil {
+			if ctx.Err() != nil {
+				return true
+			}
+			w.c.cfg.Logf("natsjs: partition %d: waiting message %d: %v (tried again in %v)", w.p, q.seqs[0], err, w.c.cfg.Retry)
+			q.due = time.Now().Add(w.c.cfg.Retry)
+			return false
+		}
+		if !merged && !gone {
+			q.due = time.Now().Add(w.c.cfg.Retry) // still unknown
+			return false
+		}
+		if gone {
+			expired++
+		}
+		w.l.unwait(hash)
+		w.dirty = true
+	}
+	return false
+}
+
+// retryOne reads waiting message seq of template hash from the stream
+// and merges it if its template is known now: merged is false if it is
+// not, gone true if the stream no longer has the message (counted).
+func (w *worker) retryOne(ctx context.Context, hash uint32, seq uint64) (merged, gone bool, err error) {
+	st, err := w.streamHandle(ctx)
+	if err != nil {
+		return false, false, err
+	}
+	raw, err := st.GetMsg(ctx, seq)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		w.c.expired.Add(1)
+		return false, true, nil
+	}
+	if err != nil {
+		return false, false, err
+	}
+	m, err := parse(raw.Header, raw.Data, seq)
+	if err == nil && m.TplHash != hash {
+		err = fmt.Errorf("template %08x, waited for %08x", m.TplHash, hash)
+	}
+	if err != nil {
+		w.refuse(seq, err)
+		return true, false, nil
+	}
+	w.l.clock(raw.Time)
+	return w.merge(m, raw.Time), false, nil
+}
+
+func (w *worker) streamHandle(ctx context.Context) (jetstream.Stream, error) {
+	if w.stream == nil {
+		st, err := w.c.cfg.JS.Stream(ctx, w.c.cfg.Stream)
+		if err != nil {
+			return nil, err
+		}
+		w.stream = st
+	}
+	return w.stream, nil
+}
+
+// checkGap counts a gap between the last stream sequence the partition's
+// consumer read (delivered) and the stream's first: messages the stream
+// removed unread. The partition's own among them cannot be told from
+// the others'.
+func (w *worker) checkGap(ctx context.Context, delivered uint64) {
+	st, err := w.streamHandle(ctx)
+	if err != nil {
+		return
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return
+	}
+	first := info.State.FirstSeq
+	if first <= delivered+1 || first-1 <= w.gapTo {
+		return
+	}
+	from := max(delivered, w.gapTo) + 1
+	w.gapTo = first - 1
+	w.c.gaps.Add(1)
+	w.c.cfg.Logf("natsjs: partition %d: the stream removed its sequences %d to %d (its MaxAge or other limits) before this partition read them: the partition's messages among them were never merged",
+		w.p, from, first-1)
 }
 
 // checkpoint stores the state if it changed, then acknowledges the
@@ -580,6 +777,7 @@ func (w *worker) checkpoint() error {
 	if w.dirty {
 		if info, err := w.cons.Info(ctx); err == nil {
 			w.l.fold(info.AckFloor.Stream, w.c.cfg.MaxAge)
+			w.checkGap(ctx, info.Delivered.Stream)
 		}
 		state, err := w.part.Save()
 		if err != nil {

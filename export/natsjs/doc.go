@@ -65,4 +65,28 @@
 // a new sender's label set is merged unchecked (Stats.Unchecked). A
 // message without Statsblob-Sender or Statsblob-Seq is merged as it comes
 // (only the stream's duplicate window guards it).
+//
+// # Unknown templates
+//
+// A message whose template the collector does not know (yet: shippers
+// rolled out before the collectors' templates file) is neither dropped
+// nor left unacknowledged: it waits. Its stream sequence goes into the
+// partition's state, it is acknowledged with it, and every Config.Retry
+// the first waiting message of its template is read from the stream
+// again, until the template is known (its Store learns it, or a
+// collector that knows it takes the partition over); then the template's
+// waiting messages are merged in stream order, and a newer message of a
+// template with waiting ones waits behind them, so late copies among them
+// are still recognised. Waiting messages hold back neither the
+// partition's other messages nor its acknowledgement floor. They stay in
+// the stream within its limits: one the stream removes first (MaxAge) is
+// counted (Stats.Expired) and forgotten; past Config.MaxWaiting a message
+// of an unknown template is dropped (Stats.WaitFull). Stats.Waiting says
+// how many wait.
+//
+// Messages the stream removes before any collector read them (all of
+// them down for longer than Setup.MaxAge) are lost unmerged: an owner
+// notices the gap between the partition's read position and the
+// stream's first message and counts it (Stats.Gaps), but cannot tell how
+// many of them were its partition's.
 package natsjs

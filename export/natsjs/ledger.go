@@ -12,7 +12,8 @@ import (
 
 // A ledger is the consumer's own part of a partition's state, stored
 // before the Partition's bytes: the messages processed that may be
-// delivered again, and the shippers' sequence marks. One worker owns it.
+// delivered again, the shippers' sequence marks, and the messages waiting
+// for their template. One worker owns it.
 //
 // Marks. The shipper numbers its messages (ship.HeaderSeq), sends one
 // label set's messages one at a time and forms sequence N+1 only after N
@@ -23,20 +24,26 @@ import (
 // merged of its sender and label set, provided that mark is taken in
 // stream order. Deliveries are not in stream order: a message
 // redelivered (after a collector died holding it) comes after newer
-// ones. So a mark only takes in the messages at or
-// below the consumer's acknowledgement floor, which are never delivered
-// again; a merged message above it is remembered exactly (sender, label
-// set, sequence) until the floor passes it. A message delivered is above
+// ones. So a mark only takes in the messages at or below the consumer's
+// acknowledgement floor, which are never delivered again; a merged
+// message above it is remembered exactly (sender, label set, sequence)
+// until the floor passes it. A message delivered is above
 // the floor. A copy of its sequence merged before is above the floor
 // too, remembered exactly, or at or below it, and then in the mark; and
 // its mark cannot be above its sequence, since the mark's message is at
 // or below the floor and every copy of a smaller sequence precedes it. So
 // a message whose sequence is at most its mark, or remembered exactly, is
 // a duplicate; any other is merged.
+//
+// A message that waited for its template is merged long after the floor
+// passed it. Its template's newer messages waited behind it (none of its
+// label set was merged since it began to wait), and the fold keeps exact the merged
+// messages of its template above the first waiting one, so its mark
+// holds only what precedes it in the stream: the same rule holds.
 type ledger struct {
 	// done holds the messages processed (merged, refused, recognised as
-	// duplicates) that may be delivered again, by stream sequence: a
-	// delivery of one of them is skipped.
+	// duplicates, set waiting) that may be delivered again, by stream
+	// sequence: a delivery of one of them is skipped.
 	done map[uint64]doneMsg
 	// marks is the highest sequence merged per sender, template and
 	// label set, of the messages the fold took in.
@@ -44,6 +51,10 @@ type ledger struct {
 	// exact holds the sender, label set and sequence of the merged
 	// messages in done (those with a mark).
 	exact map[markSeq]struct{}
+	// waiting holds the messages of templates the Partition did not know,
+	// by template hash: stream sequences, ascending.
+	waiting  map[uint32]*waitQueue
+	nWaiting int
 	// now is the stream's clock as the partition saw it: the latest
 	// store time of its messages, Unix nanoseconds.
 	now int64
@@ -74,8 +85,15 @@ type doneMsg struct {
 	hash uint32 // the template hash
 }
 
+// waitQueue is the stream sequences of one template's messages waiting
+// for it, ascending, and when to try them again.
+type waitQueue struct {
+	seqs []uint64
+	due  time.Time
+}
+
 func newLedger() *ledger {
-	return &ledger{done: map[uint64]doneMsg{}, marks: map[markID]*mark{}, exact: map[markSeq]struct{}{}}
+	return &ledger{done: map[uint64]doneMsg{}, marks: map[markID]*mark{}, exact: map[markSeq]struct{}{}, waiting: map[uint32]*waitQueue{}}
 }
 
 // markOf returns a message's markID, and false for a message without a
@@ -164,13 +182,18 @@ func (l *ledger) unref(d doneMsg) {
 // acknowledgement floor (never delivered again), taking the merged ones
 // into their marks, and then the marks without a message for maxAge of
 // the stream's clock (a copy stored later than that after the original
-// is merged again).
+// is merged again). A merged message above the first waiting message of
+// its template stays exact: when the waiting one is merged, its mark
+// must not hold a later sequence of its label set.
 func (l *ledger) fold(floor uint64, maxAge time.Duration) {
 	for s, d := range l.done {
 		if s > floor {
 			continue
 		}
 		if d.seq != 0 {
+			if q := l.waiting[d.hash]; q != nil && s > q.seqs[0] {
+				continue
+			}
 			mk := l.marks[d.id]
 			mk.hw = max(mk.hw, d.seq)
 			l.unref(d)
@@ -184,12 +207,38 @@ func (l *ledger) fold(floor uint64, maxAge time.Duration) {
 	}
 }
 
+// wait adds message streamSeq of template hash to the waiting ones.
+func (l *ledger) wait(streamSeq uint64, hash uint32, due time.Time) {
+	q := l.waiting[hash]
+	if q == nil {
+		q = &waitQueue{due: due}
+		l.waiting[hash] = q
+	}
+	i, found := slices.BinarySearch(q.seqs, streamSeq)
+	if found {
+		return
+	}
+	q.seqs = slices.Insert(q.seqs, i, streamSeq)
+	l.nWaiting++
+}
+
+// unwait removes the first waiting message of template hash.
+func (l *ledger) unwait(hash uint32) {
+	q := l.waiting[hash]
+	q.seqs = q.seqs[1:]
+	l.nWaiting--
+	if len(q.seqs) == 0 {
+		delete(l.waiting, hash)
+	}
+}
+
 // The ledger's encoding, before the Partition's bytes in a stored state
 // (little-endian):
 //
 //	u32 0xffffffff, u32 version (2)
 //	u32 n, n × (u64 stream sequence, u64 sequence, u32 template hash, [16]byte markID)   done
 //	u32 n, n × ([16]byte markID, u64 highest sequence, i64 store time)                    marks
+//	u32 n, n × (u32 template hash, u32 k, k × u64 stream sequence)                         waiting
 //
 // The first state format (version 1) was u32 n, n × u64 stream sequence:
 // done without marks. A count of 0xffffffff sequences cannot fit a state,
@@ -221,12 +270,22 @@ func (l *ledger) append(b []byte) []byte {
 		b = binary.LittleEndian.AppendUint64(b, mk.hw)
 		b = binary.LittleEndian.AppendUint64(b, uint64(mk.last))
 	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(l.waiting)))
+	for _, h := range slices.Sorted(maps.Keys(l.waiting)) {
+		q := l.waiting[h]
+		b = binary.LittleEndian.AppendUint32(b, h)
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(q.seqs)))
+		for _, s := range q.seqs {
+			b = binary.LittleEndian.AppendUint64(b, s)
+		}
+	}
 	return b
 }
 
 // readLedger decodes a ledger from the start of a stored state and
-// returns the rest (the Partition's bytes).
-func readLedger(v []byte) (*ledger, []byte, error) {
+// returns the rest (the Partition's bytes). Waiting messages are due at
+// due.
+func readLedger(v []byte, due time.Time) (*ledger, []byte, error) {
 	l := newLedger()
 	r := reader{b: v}
 	n := r.u32()
@@ -256,6 +315,28 @@ func readLedger(v []byte) (*ledger, []byte, error) {
 		mk := &mark{hw: r.u64(), last: int64(r.u64())}
 		l.marks[id] = mk
 		l.now = max(l.now, mk.last)
+	}
+	n = r.count(8)
+	for range n {
+		h := r.u32()
+		k := r.count(8)
+		if r.err != nil {
+			break
+		}
+		if k == 0 || l.waiting[h] != nil {
+			r.err = fmt.Errorf("template %08x waits with %d messages, or twice", h, k)
+			break
+		}
+		q := &waitQueue{due: due, seqs: make([]uint64, k)}
+		for i := range q.seqs {
+			q.seqs[i] = r.u64()
+		}
+		if !slices.IsSorted(q.seqs) {
+			r.err = fmt.Errorf("template %08x: waiting messages out of order", h)
+			break
+		}
+		l.waiting[h] = q
+		l.nWaiting += int(k)
 	}
 	if r.err != nil {
 		return nil, nil, fmt.Errorf("state: %w", r.err)

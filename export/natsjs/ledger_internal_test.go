@@ -16,7 +16,8 @@ func msgOf(sender string, seq uint64, host string) Message {
 
 // A ledger's rule: a copy whose sequence is at most its mark, or held
 // exactly, is a duplicate; the fold takes in only what is at or below
-// the acknowledgement floor.
+// the acknowledgement floor, and keeps exact what a waiting message of
+// its template precedes.
 func TestLedgerMarks(t *testing.T) {
 	l := newLedger()
 	t0 := time.Unix(1000, 0)
@@ -44,6 +45,15 @@ func TestLedgerMarks(t *testing.T) {
 	require.True(t, l.seen(id, 4), "at most the mark")
 	require.True(t, l.seen(id, 6))
 
+	// a waiting message of the template at stream 11 keeps stream 12 exact
+	l.processed(11, 0xabc)
+	l.wait(11, 0xabc, t0)
+	l.fold(12, time.Hour)
+	require.Equal(t, uint64(5), l.marks[id].hw)
+	require.Contains(t, l.done, uint64(12))
+	l.unwait(0xabc)
+	require.Zero(t, l.nWaiting)
+	require.Empty(t, l.waiting)
 	l.fold(12, time.Hour)
 	require.Equal(t, uint64(6), l.marks[id].hw)
 	require.Empty(t, l.done)
@@ -66,28 +76,33 @@ func TestLedgerEncoding(t *testing.T) {
 	l.fold(10, time.Hour)
 	l.merged(12, id, 6, 0xabc, t0.Add(time.Second))
 	l.processed(13, 0xdef)
+	l.wait(13, 0xdef, t0)
+	l.processed(20, 0xdef)
+	l.wait(20, 0xdef, t0)
 	b := l.append(nil)
-	require.Len(t, b, 4+4+4+2*doneSize+4+markSize)
-	got, rest, err := readLedger(append(b, "tail"...))
+	require.Len(t, b, 4+4+4+3*doneSize+4+markSize+4+4+4+2*8)
+	got, rest, err := readLedger(append(b, "tail"...), t0)
 	require.NoError(t, err)
 	require.Equal(t, "tail", string(rest))
 	require.Equal(t, l.done, got.done)
 	require.Equal(t, l.marks, got.marks)
 	require.Equal(t, l.exact, got.exact)
+	require.Equal(t, l.waiting, got.waiting)
+	require.Equal(t, 2, got.nWaiting)
 	require.Equal(t, t0.Add(time.Second).UnixNano(), got.now)
 
 	// version 1: a count and stream sequences
 	v1 := binary.LittleEndian.AppendUint32(nil, 2)
 	v1 = binary.LittleEndian.AppendUint64(v1, 7)
 	v1 = binary.LittleEndian.AppendUint64(v1, 9)
-	got, rest, err = readLedger(append(v1, 1, 2))
+	got, rest, err = readLedger(append(v1, 1, 2), t0)
 	require.NoError(t, err)
 	require.Equal(t, map[uint64]doneMsg{7: {}, 9: {}}, got.done)
 	require.Equal(t, []byte{1, 2}, rest)
 
 	f := func(name string, v []byte, want string) {
 		t.Helper()
-		_, _, err := readLedger(v)
+		_, _, err := readLedger(v, t0)
 		require.EqualError(t, err, want, name)
 	}
 	head := func(words ...uint32) []byte {
@@ -102,4 +117,11 @@ func TestLedgerEncoding(t *testing.T) {
 	f("version", head(ledgerMagic, 3), "state: version 3, want 2")
 	f("done past the end", head(ledgerMagic, 2, 1), "state: 1 items of 36 bytes in 0 bytes")
 	f("marks missing", head(ledgerMagic, 2, 0), "state: truncated")
+	f("empty queue", head(ledgerMagic, 2, 0, 0, 1, 0xabc, 0), "state: template 00000abc waits with 0 messages, or twice")
+	unsorted := append(head(ledgerMagic, 2, 0, 0, 1, 0xabc, 2), make([]byte, 16)...)
+	binary.LittleEndian.PutUint64(unsorted[len(unsorted)-16:], 9)
+	f("queue out of order", unsorted, "state: template 00000abc: waiting messages out of order")
+	twice := append(head(ledgerMagic, 2, 0, 0, 2, 0xabc, 1), make([]byte, 8)...)
+	twice = append(append(twice, head(0xabc, 1)...), make([]byte, 8)...)
+	f("queue twice", twice, "state: template 00000abc waits with 1 messages, or twice")
 }

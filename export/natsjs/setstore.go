@@ -31,7 +31,9 @@ type SetStore struct {
 }
 
 // NewSetStore returns a SetStore whose blobs' templates are found in reg
-// (by hash) and whose Sets are configured by cfg.
+// (by hash) and whose Sets are configured by cfg. A template added to
+// reg later is found from then on: the messages waiting for it are
+// merged.
 func NewSetStore(reg *tpl.Registry, cfg aggregate.Config) *SetStore {
 	return &SetStore{reg: reg, cfg: cfg, parts: map[int]*setPart{}}
 }
@@ -67,11 +69,12 @@ const (
 	MaxLabelBytes = export.DefaultMaxLabelBytes // bytes of a label's name, and of its value
 )
 
-// Merge adds a message's blob to its aggregate, once per sender and
-// sequence. A blob that is no valid blob, or of a template the registry
-// does not have, is refused, and so are labels the exports cannot carry
-// (export.CheckPostedLabels) or past MaxLabels and MaxLabelBytes: merged, they
-// would take an aggregate that no export shows. Errors wrap
+// Merge adds a message's blob to its aggregate. A blob of a template the
+// registry does not have (yet) is an error wrapping ErrUnknownTemplate
+// (and voi.ErrNoTemplate): the message waits for it. A blob that is no
+// valid blob is refused, and so are labels the exports cannot carry
+// (export.CheckPostedLabels) or past MaxLabels and MaxLabelBytes: merged,
+// they would take an aggregate that no export shows. Those errors wrap
 // voi.ErrInvalid.
 func (sp *setPart) Merge(m Message) error {
 	labels := exportLabels(m.Labels)
@@ -80,7 +83,7 @@ func (sp *setPart) Merge(m Message) error {
 	}
 	t, err := sp.s.reg.ByHash(m.TplHash)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w %08x: %w", ErrUnknownTemplate, m.TplHash, err)
 	}
 	b, err := blob.FromBytes(m.Body, blob.NewEnv(nil, 1))
 	if err != nil {

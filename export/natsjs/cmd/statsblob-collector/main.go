@@ -62,6 +62,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	checkpoint := fs.Duration("checkpoint", 2*time.Second, "how often partition states are stored and messages acknowledged (`D`)")
 	namespace := fs.String("namespace", "", "metric name `PREFIX`")
 	maxMarks := fs.Int("max-sequence-marks", natsjs.DefaultMaxMarks, "senders' label sets whose sequence is kept per partition (`N`, 32 bytes each of its state)")
+	maxWaiting := fs.Int("max-waiting", natsjs.DefaultMaxWaiting, "messages of unknown templates that may wait per partition (`N`, 8 bytes each of its state)")
+	retry := fs.Duration("template-retry", 10*time.Second, "how often messages of an unknown template are tried again (`D`)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -144,7 +146,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return 0
 	}
 	cons, err := natsjs.NewConsumer(ctx, natsjs.Config{Setup: setup, JS: js, ID: *id, Store: store,
-		Checkpoint: *checkpoint, MaxMarks: *maxMarks, Logf: logger.Printf})
+		Checkpoint: *checkpoint, MaxMarks: *maxMarks, MaxWaiting: *maxWaiting, Retry: *retry, Logf: logger.Printf})
 	if err != nil {
 		logger.Print(err)
 		return 1
@@ -171,10 +173,14 @@ var (
 		"Partition checkpoints that failed (stream unreachable, a state past its limit): their messages stay unacknowledged.", nil, nil)
 	unackedDesc = prometheus.NewDesc("statsblob_nats_unacknowledged_messages",
 		"Messages the owned partitions hold until a stored state holds them.", nil, nil)
+	waitingDesc = prometheus.NewDesc("statsblob_nats_waiting_messages",
+		"Messages of templates this collector does not know, waiting in the owned partitions for them.", nil, nil)
+	gapsDesc = prometheus.NewDesc("statsblob_nats_stream_gaps_total",
+		"Times a partition found messages the stream had removed (its limits) before they were read: its own among them never merged.", nil, nil)
 )
 
 func (m *consumerMetrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{partDesc, ownedDesc, counterDesc, eventsDesc, ckptDesc, failDesc, unackedDesc} {
+	for _, d := range []*prometheus.Desc{partDesc, ownedDesc, counterDesc, eventsDesc, ckptDesc, failDesc, unackedDesc, waitingDesc, gapsDesc} {
 		ch <- d
 	}
 }
@@ -187,7 +193,7 @@ func (m *consumerMetrics) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(ownedDesc, prometheus.GaugeValue, float64(len(owned)))
 	st := m.c.Stats()
 	for o, v := range map[string]uint64{"merged": st.Merged, "refused": st.Refused, "skipped": st.Skipped,
-		"duplicate": st.Duplicates, "unchecked": st.Unchecked} {
+		"duplicate": st.Duplicates, "unchecked": st.Unchecked, "expired": st.Expired, "wait_full": st.WaitFull} {
 		ch <- prometheus.MustNewConstMetric(counterDesc, prometheus.CounterValue, float64(v), o)
 	}
 	for e, v := range map[string]uint64{"taken": st.Taken, "lost": st.Lost, "released": st.Released} {
@@ -196,4 +202,6 @@ func (m *consumerMetrics) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(ckptDesc, prometheus.CounterValue, float64(st.Checkpoints))
 	ch <- prometheus.MustNewConstMetric(failDesc, prometheus.CounterValue, float64(st.CheckpointFailures))
 	ch <- prometheus.MustNewConstMetric(unackedDesc, prometheus.GaugeValue, float64(st.Unacked))
+	ch <- prometheus.MustNewConstMetric(waitingDesc, prometheus.GaugeValue, float64(st.Waiting))
+	ch <- prometheus.MustNewConstMetric(gapsDesc, prometheus.CounterValue, float64(st.Gaps))
 }
