@@ -73,8 +73,9 @@
 // nor left unacknowledged: it waits. Its stream sequence goes into the
 // partition's state, it is acknowledged with it, and every Config.Retry
 // the first waiting message of its template is read from the stream
-// again, until the template is known (its Store learns it, or a
-// collector that knows it takes the partition over); then the template's
+// again, until the template is known (its Store learns it, as
+// statsblob-collector's on SIGHUP, or a collector that knows it takes the
+// partition over); then the template's
 // waiting messages are merged in stream order, and a newer message of a
 // template with waiting ones waits behind them, so late copies among them
 // are still recognised. Waiting messages hold back neither the

@@ -23,18 +23,25 @@ import (
 // partitions' aggregates: a partition that moves away stops being
 // exported at once. It is safe for concurrent use.
 type SetStore struct {
-	reg *tpl.Registry
+	reg Templates
 	cfg aggregate.Config
 
 	mu    sync.RWMutex
 	parts map[int]*setPart
 }
 
+// Templates finds a blob's template by its hash: a *tpl.Registry, or a
+// set that learns templates as it goes (the command's SIGHUP). Its
+// error for a hash it does not know wraps voi.ErrNoTemplate. It must be
+// safe for concurrent use.
+type Templates interface {
+	ByHash(hash uint32) (*tpl.Template, error)
+}
+
 // NewSetStore returns a SetStore whose blobs' templates are found in reg
-// (by hash) and whose Sets are configured by cfg. A template added to
-// reg later is found from then on: the messages waiting for it are
-// merged.
-func NewSetStore(reg *tpl.Registry, cfg aggregate.Config) *SetStore {
+// (by hash) and whose Sets are configured by cfg. A template reg learns
+// later is found from then on: the messages waiting for it are merged.
+func NewSetStore(reg Templates, cfg aggregate.Config) *SetStore {
 	return &SetStore{reg: reg, cfg: cfg, parts: map[int]*setPart{}}
 }
 

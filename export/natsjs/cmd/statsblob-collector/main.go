@@ -8,7 +8,9 @@
 //	    -templates templates.json -listen :9129
 //
 // It exports its partitions as statsblob_nats_partition{partition="3"} 1
-// and counts its work in statsblob_nats_* counters. SIGTERM and SIGINT hand
+// and counts its work in statsblob_nats_* counters. SIGHUP adds the
+// templates file's new templates (a template once known stays known), so
+// that the messages waiting for them are merged. SIGTERM and SIGINT hand
 // the partitions back (after storing their state) before it exits.
 package main
 
@@ -26,6 +28,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -39,6 +42,7 @@ import (
 	"github.com/statsblob/statsblob/export/natsjs"
 	"github.com/statsblob/statsblob/export/promexport"
 	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
 )
 
 func main() {
@@ -75,16 +79,15 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return 2
 	}
 	logger := log.New(stderr, "statsblob-collector: ", log.LstdFlags)
-	data, err := os.ReadFile(*templates)
-	if err != nil {
+	reg := &templateSet{byHash: map[uint32]*tpl.Template{}}
+	if _, err := reg.load(*templates); err != nil {
 		logger.Print(err)
 		return 1
 	}
-	reg := tpl.NewRegistry()
-	if _, err := tpl.ReadJSONList(reg, data); err != nil {
-		logger.Printf("%s: %v", *templates, err)
-		return 1
-	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go reloadTemplates(ctx, hup, reg, *templates, logger)
 	if *id == "" {
 		host, _ := os.Hostname()
 		var r [4]byte
@@ -158,6 +161,67 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	defer cancel()
 	_ = srv.Shutdown(sctx)
 	return 0
+}
+
+// templateSet is the templates the collector knows, by hash. It only
+// grows: versions of one template name may be side by side (a label set
+// posted under two of them is one series to the exporters, which export
+// the first: export.Clashes).
+type templateSet struct {
+	mu     sync.RWMutex
+	byHash map[uint32]*tpl.Template
+}
+
+// ByHash returns the template of hash (natsjs.Templates).
+func (s *templateSet) ByHash(hash uint32) (*tpl.Template, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if t := s.byHash[hash]; t != nil {
+		return t, nil
+	}
+	return nil, fmt.Errorf("no template with hash %08x: %w", hash, voi.ErrNoTemplate)
+}
+
+// load adds the templates of file (tpl.ReadJSONList: one template's JSON
+// form or an array of them) whose hashes are new, and returns how many.
+// A file that cannot be read or parsed adds nothing.
+func (s *templateSet) load(file string) (int, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return 0, err
+	}
+	ts, err := tpl.ReadJSONList(tpl.NewRegistry(), data)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", file, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, t := range ts {
+		if s.byHash[t.Hash()] == nil {
+			s.byHash[t.Hash()] = t
+			n++
+		}
+	}
+	return n, nil
+}
+
+// reloadTemplates adds the templates file's new templates on every
+// SIGHUP.
+func reloadTemplates(ctx context.Context, hup <-chan os.Signal, s *templateSet, file string, logger *log.Logger) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+		}
+		n, err := s.load(file)
+		if err != nil {
+			logger.Printf("SIGHUP: %v (templates unchanged)", err)
+			continue
+		}
+		logger.Printf("SIGHUP: %d new templates from %s", n, file)
+	}
 }
 
 // consumerMetrics exports the consumer's partitions and counters.

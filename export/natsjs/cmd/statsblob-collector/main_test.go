@@ -1,0 +1,58 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// TestTemplateSetReload: SIGHUP's load adds the file's new templates,
+// keeps those known (a template once known stays known), and a file it
+// cannot parse changes nothing. Before, the collector read its templates
+// once: the messages waiting for a template waited until a restart.
+func TestTemplateSetReload(t *testing.T) {
+	mk := func(name, voiName string) *tpl.Template {
+		tp, err := tpl.NewRegistry().New(name)
+		require.NoError(t, err)
+		require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: voiName, DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+		return tp
+	}
+	v1, v2, other := mk("REQ", "requests"), mk("REQ", "calls"), mk("OTHER", "x")
+	file := filepath.Join(t.TempDir(), "templates.json")
+	write := func(ts ...*tpl.Template) {
+		b, err := json.Marshal(ts)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(file, b, 0o644))
+	}
+	s := &templateSet{byHash: map[uint32]*tpl.Template{}}
+	write(v1)
+	n, err := s.load(file)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	_, err = s.ByHash(v2.Hash())
+	require.ErrorIs(t, err, voi.ErrNoTemplate)
+
+	write(v2, other) // REQ's new version, and a new template
+	n, err = s.load(file)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	for _, tp := range []*tpl.Template{v1, v2, other} {
+		got, err := s.ByHash(tp.Hash())
+		require.NoError(t, err)
+		require.Equal(t, tp.Name(), got.Name())
+	}
+	n, err = s.load(file)
+	require.NoError(t, err)
+	require.Zero(t, n)
+
+	require.NoError(t, os.WriteFile(file, []byte("{"), 0o644))
+	_, err = s.load(file)
+	require.Error(t, err)
+	require.Len(t, s.byHash, 3)
+}
