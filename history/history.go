@@ -120,7 +120,7 @@ func (r *Ring) Failed() uint64 {
 func (r *Ring) At(age int) (p Period, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if age >= 0 || -age > r.n {
+	if age >= 0 || age < -r.n { // not -age > r.n: -math.MinInt is math.MinInt
 		return Period{}, false
 	}
 	return r.ring[(r.next+age+len(r.ring))%len(r.ring)], true

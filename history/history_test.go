@@ -134,3 +134,19 @@ func TestRaw(t *testing.T) {
 	require.Equal(t, uint64(2), r.Dropped())
 	require.Zero(t, testing.AllocsPerRun(100, func() { r.Add(time.Time{}, 1) }))
 }
+
+// An age no period has is answered ok = false, down to the most negative
+// int (whose negation is itself).
+func TestRingAtOutOfRange(t *testing.T) {
+	b := blob.New(latencyTemplate(t), nil)
+	r, err := history.NewRing(func() (*blob.Blob, error) { return b.Snapshot(true), nil }, 0, 2, time.Unix(0, 0))
+	require.NoError(t, err)
+	require.NoError(t, r.Rotate(time.Unix(60, 0)))
+	for _, age := range []int{math.MinInt, math.MinInt + 1, -3, -2, 0, 1, math.MaxInt} {
+		_, ok := r.At(age)
+		require.False(t, ok, age)
+	}
+	p, ok := r.At(-1)
+	require.True(t, ok)
+	require.Equal(t, time.Unix(60, 0), p.End)
+}
