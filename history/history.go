@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -147,7 +148,9 @@ func (r *Ring) All() iter.Seq[Period] {
 // them (number, minimum, average, maximum), with quantiles beside them.
 // A field the VOI's statistics cannot give is NaN: Min and Max without a
 // MIN or MAX statistic, Avg without a SUM, quantiles without a t-digest or
-// histogram; Count comes from the t-digest or else the histogram (0 without).
+// histogram; Count comes from the t-digest or else the histogram (its
+// buckets and its out-of-band counter: every sample, as the SUM has them;
+// 0 without either).
 type Summary struct {
 	Count         uint64
 	Min, Avg, Max float64
@@ -191,6 +194,13 @@ func Summarize(b *blob.Blob, id int32) (Summary, error) {
 			c, err := st.Count()
 			if err != nil {
 				return Summary{}, err
+			}
+			if st.Type == voi.Hist { // the samples outside the buckets count too
+				if oob := hist.OOB(st.Data, st.DType); c+oob >= c {
+					c += oob
+				} else {
+					c = math.MaxUint64
+				}
 			}
 			s.Count, haveCount = c, true
 		}

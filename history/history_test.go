@@ -150,3 +150,33 @@ func TestRingAtOutOfRange(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, time.Unix(60, 0), p.End)
 }
+
+// Samples a histogram holds outside its buckets (its out-of-band counter:
+// below a CRHIST's first bucket, between or beyond a DRHIST's ranges) are
+// samples all the same: they are in the count that the SUM is averaged
+// over, not left out of it.
+func TestSummarizeCountsOutOfBand(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("OOB")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "cr", DType: voi.IntU32, Stats: []tpl.StatSpec{
+		tpl.Sum(), tpl.HistLin(voi.CRHist32, uint32(10), uint32(100), 10, 0)}}))
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 1, Name: "dr", DType: voi.IntU64, Stats: []tpl.StatSpec{
+		tpl.Sum(), tpl.HistRanges(voi.DRHist64, 0, [2]uint64{0, 10}, [2]uint64{20, 30})}}))
+	b := blob.New(tp, nil)
+	for _, v := range []uint32{5, 50} { // 5 is below the first bucket
+		require.NoError(t, b.UpdateU32(0, v))
+	}
+	for _, v := range []uint64{5, 15, 25, 100} { // 15 and 100 are in no range
+		require.NoError(t, b.UpdateU64(1, v))
+	}
+	for _, c := range []struct {
+		id    int32
+		count uint64
+		avg   float64
+	}{{0, 2, 27.5}, {1, 4, 36.25}} {
+		s, err := history.Summarize(b, c.id)
+		require.NoError(t, err)
+		require.Equal(t, c.count, s.Count, c.id)
+		require.Equal(t, c.avg, s.Avg, c.id)
+	}
+}
