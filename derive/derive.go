@@ -55,7 +55,9 @@ func Compute(t *tpl.Template, prev, cur *blob.Blob, elapsed time.Duration) ([]Va
 	}
 	ids := map[string]int32{}
 	for _, d := range t.VOIs() {
-		ids[d.Name] = d.ID
+		if _, dup := ids[d.Name]; !dup { // a name means its first VOI, as in tpl
+			ids[d.Name] = d.ID
+		}
 	}
 	scaleOf := func(name string) float64 {
 		if m, ok := t.VOIMeta(ids[name]); ok {

@@ -123,3 +123,23 @@ func TestComputeMatchesDirect(t *testing.T) {
 	_, err = derive.Compute(other, nil, b, 0)
 	require.ErrorIs(t, err, voi.ErrInvalid)
 }
+
+// Two VOIs may share a name (the C allows it); a name in the metadata means
+// the first of them, as tpl resolves it and blob.CountedOf counts it.
+func TestComputeDuplicateNames(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("DUP")
+	require.NoError(t, err)
+	for i, n := range []string{"lat", "n", "n"} {
+		require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: int32(i), Name: n, DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	}
+	require.NoError(t, tp.SetVOIMeta(0, tpl.VOIMeta{Count: "n"}))
+	h, err := blob.CountedOf(tp, 0)
+	require.NoError(t, err)
+	b := blob.New(tp, nil)
+	require.NoError(t, h.UpdateU64(b, 30))
+	require.NoError(t, h.UpdateU64(b, 10))
+	require.NoError(t, b.UpdateU64(2, 1000)) // the other "n"
+	vs, err := derive.Compute(tp, nil, b, 0)
+	require.NoError(t, err)
+	require.Equal(t, map[string]float64{"lat_mean": 20}, values(vs))
+}
