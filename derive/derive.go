@@ -13,6 +13,7 @@
 package derive
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"time"
@@ -41,9 +42,10 @@ type Value struct {
 // is the time the reading (or the period) covers; rates need it, and are
 // NaN when it is not positive.
 //
+// Between two readings an operand is its change, exact for integer VOIs.
 // Errors wrap voi.ErrInvalid: no template or reading, a blob of another
-// template, or an operand that does not fall from prev to cur (a counter
-// reset between them: take the later reading alone).
+// template, or an operand that falls from prev to cur (a counter reset
+// between them: take the later reading alone).
 func Compute(t *tpl.Template, prev, cur *blob.Blob, elapsed time.Duration) ([]Value, error) {
 	if t == nil || cur == nil {
 		return nil, fmt.Errorf("derive: no template or no reading: %w", voi.ErrInvalid)
@@ -68,18 +70,11 @@ func Compute(t *tpl.Template, prev, cur *blob.Blob, elapsed time.Duration) ([]Va
 	// sum returns VOI name's SUM over the reading times scale.
 	sum := func(name string, scale float64) (float64, error) {
 		id := ids[name]
-		c, err := value(cur, id)
-		if err != nil || prev == nil {
-			return c * scale, err
-		}
-		p, err := value(prev, id)
+		v, err := change(prev, cur, id)
 		if err != nil {
-			return 0, err
+			return 0, fmt.Errorf("derive: VOI %q: %w", name, err)
 		}
-		if p > c {
-			return 0, fmt.Errorf("derive: VOI %q: the earlier reading has %v, the later %v: %w", name, p, c, voi.ErrInvalid)
-		}
-		return (c - p) * scale, nil
+		return v * scale, nil
 	}
 	var out []Value
 	declared := map[string]bool{}
@@ -147,11 +142,58 @@ func apply(op tpl.Op, of, by, sq float64, elapsed time.Duration) float64 {
 	return math.NaN()
 }
 
-// value returns VOI id's SUM in b.
-func value(b *blob.Blob, id int32) (float64, error) {
-	s, err := b.Fetch(id, voi.Sum)
+// change returns VOI id's SUM in cur, or with prev its change from prev to
+// cur: exact for an integer VOI (rounded to float64 once, so counters near
+// 2^64 change by what was added). A SUM that falls gives an error wrapping
+// voi.ErrInvalid.
+func change(prev, cur *blob.Blob, id int32) (float64, error) {
+	c, err := cur.Fetch(id, voi.Sum)
 	if err != nil {
-		return 0, fmt.Errorf("derive: %w", err)
+		return 0, err
 	}
-	return s.Value()
+	if prev == nil {
+		return c.Value()
+	}
+	p, err := prev.Fetch(id, voi.Sum)
+	if err != nil {
+		return 0, err
+	}
+	if p.DType != c.DType {
+		return 0, fmt.Errorf("the earlier reading's SUM is %v, the later's %v: %w", p.DType, c.DType, voi.ErrInvalid)
+	}
+	pv, err := p.Value() // checks the data's size, which intBits reads
+	if err != nil {
+		return 0, err
+	}
+	cv, err := c.Value()
+	if err != nil {
+		return 0, err
+	}
+	d, fell := cv-pv, cv < pv
+	if c.DType.IsInt() {
+		pi, ci := intBits(p), intBits(c)
+		if fell = ci < pi; c.DType.Signed() {
+			fell = int64(ci) < int64(pi)
+		}
+		// The magnitude of ci - pi fits in 64 bits for any two values of one type.
+		if d = float64(ci - pi); fell {
+			d = -float64(pi - ci)
+		}
+	}
+	if fell {
+		return 0, fmt.Errorf("the earlier reading has %v, the later %v: %w", pv, cv, voi.ErrInvalid)
+	}
+	return d, nil
+}
+
+// intBits returns an integer statistic's value as 64 bits, a signed one
+// sign-extended.
+func intBits(s blob.Stat) uint64 {
+	switch {
+	case s.DType.Is32() && s.DType.Signed():
+		return uint64(int64(int32(binary.LittleEndian.Uint32(s.Data))))
+	case s.DType.Is32():
+		return uint64(binary.LittleEndian.Uint32(s.Data))
+	}
+	return binary.LittleEndian.Uint64(s.Data)
 }

@@ -143,3 +143,33 @@ func TestComputeDuplicateNames(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, map[string]float64{"lat_mean": 20}, values(vs))
 }
+
+// oneSum returns a template of SUM VOIs of the given types, named a, b, ...
+func oneSum(t testing.TB, dts ...voi.DType) *tpl.Template {
+	t.Helper()
+	tp, err := tpl.NewRegistry().New("SUMS")
+	require.NoError(t, err)
+	for i, dt := range dts {
+		require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: int32(i), Name: string(rune('a' + i)), DType: dt, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	}
+	return tp
+}
+
+// Counters near the top of uint64 change by exactly what was added between
+// two readings, though float64 cannot tell their values apart.
+func TestComputeLargeCounters(t *testing.T) {
+	tp := oneSum(t, voi.IntU64, voi.IntU64)
+	require.NoError(t, tp.SetDerived([]tpl.Derived{
+		{Name: "a_rate", Op: tpl.OpRate, Of: "a"},
+		{Name: "a_per_b", Op: tpl.OpRatio, Of: "a", By: "b"},
+	}))
+	b := blob.New(tp, nil)
+	require.NoError(t, b.UpdateU64(0, math.MaxUint64-5000))
+	require.NoError(t, b.UpdateU64(1, 1<<62))
+	prev := b.Clone()
+	require.NoError(t, b.UpdateU64(0, 3000))
+	require.NoError(t, b.UpdateU64(1, 1000))
+	vs, err := derive.Compute(tp, prev, b, 10*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, map[string]float64{"a_rate": 300, "a_per_b": 3}, values(vs))
+}
