@@ -42,9 +42,11 @@ type Value struct {
 // is the time the reading (or the period) covers; rates need it, and are
 // NaN when it is not positive.
 //
-// Between two readings an operand is its change, exact for integer VOIs.
-// Errors wrap voi.ErrInvalid: no template or reading, a blob of another
-// template, or an operand that falls from prev to cur (a counter reset
+// Between two readings an operand is its change, exact for integer VOIs;
+// a signed SUM, or one declared tpl.KindGauge, may fall (a negative
+// change). Errors wrap voi.ErrInvalid: no template or reading, a blob of
+// another template, or a counter operand (tpl.KindCounter, or an unsigned
+// VOI of tpl.KindDefault) that falls from prev to cur (a counter reset
 // between them: take the later reading alone).
 func Compute(t *tpl.Template, prev, cur *blob.Blob, elapsed time.Duration) ([]Value, error) {
 	if t == nil || cur == nil {
@@ -70,7 +72,8 @@ func Compute(t *tpl.Template, prev, cur *blob.Blob, elapsed time.Duration) ([]Va
 	// sum returns VOI name's SUM over the reading times scale.
 	sum := func(name string, scale float64) (float64, error) {
 		id := ids[name]
-		v, err := change(prev, cur, id)
+		m, _ := t.VOIMeta(id)
+		v, err := change(prev, cur, id, m.Kind)
 		if err != nil {
 			return 0, fmt.Errorf("derive: VOI %q: %w", name, err)
 		}
@@ -144,9 +147,10 @@ func apply(op tpl.Op, of, by, sq float64, elapsed time.Duration) float64 {
 
 // change returns VOI id's SUM in cur, or with prev its change from prev to
 // cur: exact for an integer VOI (rounded to float64 once, so counters near
-// 2^64 change by what was added). A SUM that falls gives an error wrapping
-// voi.ErrInvalid.
-func change(prev, cur *blob.Blob, id int32) (float64, error) {
+// 2^64 change by what was added), negative where the SUM fell. A counter
+// (KindCounter, or an unsigned VOI of KindDefault) that falls was reset
+// between the readings: an error wrapping voi.ErrInvalid.
+func change(prev, cur *blob.Blob, id int32, kind tpl.Kind) (float64, error) {
 	c, err := cur.Fetch(id, voi.Sum)
 	if err != nil {
 		return 0, err
@@ -180,8 +184,8 @@ func change(prev, cur *blob.Blob, id int32) (float64, error) {
 			d = -float64(pi - ci)
 		}
 	}
-	if fell {
-		return 0, fmt.Errorf("the earlier reading has %v, the later %v: %w", pv, cv, voi.ErrInvalid)
+	if fell && (kind == tpl.KindCounter || kind == tpl.KindDefault && !c.DType.Signed()) {
+		return 0, fmt.Errorf("a counter that fell from %v to %v (reset between the readings?): %w", pv, cv, voi.ErrInvalid)
 	}
 	return d, nil
 }

@@ -173,3 +173,37 @@ func TestComputeLargeCounters(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, map[string]float64{"a_rate": 300, "a_per_b": 3}, values(vs))
 }
+
+// A signed SUM (or one declared a gauge) may fall between two readings: its
+// change is negative, not a counter reset. A counter that falls is refused.
+func TestComputeFallingSums(t *testing.T) {
+	tp := oneSum(t, voi.IntS64, voi.IntU64, voi.IntU32, voi.IntS32)
+	require.NoError(t, tp.SetVOIMeta(0, tpl.VOIMeta{Count: "b"}))
+	require.NoError(t, tp.SetVOIMeta(2, tpl.VOIMeta{Kind: tpl.KindGauge}))
+	require.NoError(t, tp.SetVOIMeta(3, tpl.VOIMeta{Kind: tpl.KindCounter}))
+	require.NoError(t, tp.SetDerived([]tpl.Derived{
+		{Name: "a_rate", Op: tpl.OpRate, Of: "a"},
+		{Name: "c_rate", Op: tpl.OpRate, Of: "c"},
+	}))
+	h, err := blob.CountedOf(tp, 0)
+	require.NoError(t, err)
+	b := blob.New(tp, nil)
+	require.NoError(t, h.UpdateS64(b, 10))
+	require.NoError(t, b.UpdateU32(2, 7))
+	prev := b.Clone()
+	require.NoError(t, h.UpdateS64(b, -15)) // a: 10 -> -5
+	require.NoError(t, h.UpdateS64(b, math.MinInt64+20))
+	require.NoError(t, b.UpdateU32(2, math.MaxUint32-1)) // c wraps: 7 -> 5
+	vs, err := derive.Compute(tp, prev, b, 2*time.Second)
+	require.NoError(t, err)
+	change := float64(-15 + math.MinInt64 + 20) // of a, over 2 updates in 2 s
+	require.Equal(t, map[string]float64{"a_rate": change / 2, "c_rate": -1, "a_mean": change / 2}, values(vs))
+
+	// d is declared a counter: falling is a reset, refused
+	require.NoError(t, tp.SetDerived([]tpl.Derived{{Name: "d_rate", Op: tpl.OpRate, Of: "d"}}))
+	require.NoError(t, b.UpdateS32(3, 5))
+	prev = b.Clone()
+	require.NoError(t, b.UpdateS32(3, -1))
+	_, err = derive.Compute(tp, prev, b, time.Second)
+	require.ErrorIs(t, err, voi.ErrInvalid)
+}
