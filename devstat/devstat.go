@@ -355,15 +355,15 @@ func Compute(prev, cur *blob.Blob) (Stats, error) {
 	if m, err := cur.FetchS64(VOIOutstanding, voi.Max); err == nil {
 		s.MaxOutstanding = m
 	}
-	var ops, bytes uint64
+	var ops, bytes float64 // the sums of uint64s may not fit one
 	for op := range numOps {
-		ops += s.Ops[op]
-		bytes += s.Bytes[op]
+		ops += float64(s.Ops[op])
+		bytes += float64(s.Bytes[op])
 	}
-	s.TPS = perSec(float64(ops), s.Elapsed)
-	s.MBPerSec = perSec(float64(bytes)/(1<<20), s.Elapsed)
+	s.TPS = perSec(ops, s.Elapsed)
+	s.MBPerSec = perSec(bytes/(1<<20), s.Elapsed)
 	if ops > 0 {
-		s.KBPerTransfer = float64(bytes) / 1024 / float64(ops)
+		s.KBPerTransfer = bytes / 1024 / ops
 	}
 	if s.Elapsed > 0 {
 		s.BusyPercent = 100 * float64(s.Busy) / float64(s.Elapsed)

@@ -234,3 +234,21 @@ func BenchmarkTransaction(b *testing.B) {
 		_ = d.End(tx, 4096, devstat.Read, devstat.TagSimple)
 	}
 }
+
+// The totals over directions do not wrap at 2^64: each direction's count
+// fits in a uint64, their sum need not (devstat's u_int64_t totals wrap).
+func TestComputeHugeTotals(t *testing.T) {
+	tp, err := devstat.Template(tpl.NewRegistry())
+	require.NoError(t, err)
+	b := blob.New(tp, nil)
+	for _, op := range []devstat.Op{devstat.Read, devstat.Write} {
+		require.NoError(t, b.UpdateU64(devstat.VOIOps+int32(op), 1<<63))
+		require.NoError(t, b.UpdateU64(devstat.VOIBytes+int32(op), 1<<63))
+	}
+	require.NoError(t, b.UpdateU64(devstat.VOIElapsed, 1e9))
+	st, err := devstat.Compute(nil, b)
+	require.NoError(t, err)
+	require.Equal(t, 0x1p64, st.TPS)
+	require.Equal(t, 0x1p64/(1<<20), st.MBPerSec)
+	require.Equal(t, 1/1024.0, st.KBPerTransfer)
+}
