@@ -132,12 +132,16 @@ var stock = sync.OnceValue(func() uint32 {
 // StockHash returns the hash of the stock template.
 func StockHash() uint32 { return stock() }
 
-// ErrUnmatched is returned by End when no transaction is outstanding.
+// ErrUnmatched is returned by End when no transaction is outstanding, or
+// for a Txn that Start did not return.
 var ErrUnmatched = fmt.Errorf("devstat: End without a Start: %w", voi.ErrInvalid)
 
 // Txn is an outstanding transaction: what Start returns and End takes.
 // Its zero value is not a transaction.
-type Txn struct{ start int64 }
+type Txn struct {
+	start int64
+	ok    bool // made by Start
+}
 
 // Options configure a Device. The zero value is the defaults.
 type Options struct {
@@ -187,7 +191,7 @@ func (d *Device) Start() Txn {
 	d.outstanding++
 	_ = d.b.UpdateS64(VOIOutstanding, d.outstanding) // a MAX of int64 cannot fail
 	d.mu.Unlock()
-	return Txn{start: now}
+	return Txn{start: now, ok: true}
 }
 
 // End completes a transaction begun by Start (devstat_end_transaction): it
@@ -195,14 +199,14 @@ func (d *Device) Start() Txn {
 // as the operation's duration and latency, and the tag (TagNone counts
 // none), and folds the busy time in. An op or tag out of range gives an
 // error wrapping voi.ErrInvalid, and an End with no transaction outstanding
-// ErrUnmatched; then nothing is counted.
+// or a Txn that Start did not return ErrUnmatched; then nothing is counted.
 func (d *Device) End(tx Txn, bytes uint64, op Op, tag Tag) error {
 	if op >= numOps || tag > TagNone {
 		return fmt.Errorf("devstat: op %d, tag %d: %w", op, tag, voi.ErrInvalid)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.outstanding == 0 {
+	if d.outstanding == 0 || !tx.ok {
 		return ErrUnmatched
 	}
 	now := d.clock()

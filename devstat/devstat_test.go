@@ -252,3 +252,20 @@ func TestComputeHugeTotals(t *testing.T) {
 	require.Equal(t, 0x1p64/(1<<20), st.MBPerSec)
 	require.Equal(t, 1/1024.0, st.KBPerTransfer)
 }
+
+// A Txn that Start did not return (its zero value) is no transaction: End
+// refuses it even while others are outstanding, and counts nothing.
+func TestEndZeroTxn(t *testing.T) {
+	c := &fakeClock{now: 5e9}
+	d := newDevice(t, c)
+	tx := d.Start()
+	c.now += 1000
+	require.ErrorIs(t, d.End(devstat.Txn{}, 512, devstat.Read, devstat.TagSimple), devstat.ErrUnmatched)
+	require.Equal(t, int64(1), d.Outstanding())
+	require.NoError(t, d.End(tx, 512, devstat.Read, devstat.TagSimple))
+	s := d.Snapshot(false)
+	require.Equal(t, uint64(1), sum(t, s, devstat.VOIOps+int32(devstat.Read)))
+	hi, err := s.FetchU64(devstat.VOILatency, voi.Max)
+	require.NoError(t, err)
+	require.Equal(t, uint64(1000), hi)
+}
