@@ -22,7 +22,9 @@ func runIostat(args []string, stdout, stderr io.Writer) int {
 			"write, the deepest queue, and latency p50 and p99 in ms.\n"+
 			"\n"+
 			"NEW and OLD are each a blob file (one device, named by the file's name\n"+
-			"without its extension) or a directory of them (one device per file). With\n"+
+			"without its extension; \"-\", standard input, is device \"-\") or a directory\n"+
+			"of them (one device per file; hidden files are skipped, and a file that is\n"+
+			"not a blob, or a second file of one device, is reported and left out). With\n"+
 			"NEW alone, each blob is one window (a snapshot taken with reset, or a\n"+
 			"collector's closed window). With OLD, the two are cumulative readings of the\n"+
 			"same devices, OLD the earlier, and the figures are those of the time between\n"+
@@ -39,39 +41,47 @@ func runIostat(args []string, stdout, stderr io.Writer) int {
 	if len(pos) > 2 {
 		return fs.usageError("want [OLD] NEW, got %d arguments", len(pos))
 	}
-	cur, err := readDevices(pos[len(pos)-1])
+	status := 0
+	report := func(err error) {
+		fs.fail(err)
+		status = 1
+	}
+	cur, err := readDevices(pos[len(pos)-1], report)
 	if err != nil {
 		fs.fail(err)
 		return 1
 	}
-	var old map[string]*blob.Blob
+	var old reading
 	if len(pos) == 2 {
-		if old, err = readDevices(pos[0]); err != nil {
+		if old, err = readDevices(pos[0], report); err != nil {
 			fs.fail(err)
 			return 1
 		}
 	}
-	names := make([]string, 0, len(cur))
-	for n := range cur {
+	if len(cur.devs) == 0 {
+		return status // every file reported
+	}
+	names := make([]string, 0, len(cur.devs))
+	for n := range cur.devs {
 		names = append(names, n)
 	}
 	slices.Sort(names)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	io.WriteString(tw, "device\ttps\tKB/t\tMB/s\t%busy\tr/s\tw/s\tms/r\tms/w\tqmax\tp50ms\tp99ms\t\n")
-	status := 0
 	for _, n := range names {
 		var prev *blob.Blob
-		if old != nil {
-			if prev = old[n]; prev == nil {
-				fs.fail(fmt.Errorf("device %s: not in %s", n, pos[0]))
+		if old.devs != nil {
+			if prev = old.devs[n]; prev == nil {
+				if !old.unusable[n] { // else reported with its file
+					report(fmt.Errorf("device %s: not in %s", n, pos[0]))
+				}
 				status = 1
 				continue
 			}
 		}
-		s, err := devstat.Compute(prev, cur[n])
+		s, err := devstat.Compute(prev, cur.devs[n])
 		if err != nil {
-			fs.fail(fmt.Errorf("device %s: %w", n, err))
-			status = 1
+			report(fmt.Errorf("device %s: %w", n, err))
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.1f\t%.2f\t%.2f\t%.3f\t%.3f\t%d\t%.3f\t%.3f\t\n", n,
@@ -83,37 +93,68 @@ func runIostat(args []string, stdout, stderr io.Writer) int {
 	return status
 }
 
-// readDevices reads one reading of devices: a blob file, or a directory of
-// blob files, keyed by device name (the file's name without extension).
-func readDevices(path string) (map[string]*blob.Blob, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
+// reading is one reading of devices: blobs by device name, and the
+// devices whose files could not be used (already reported).
+type reading struct {
+	devs     map[string]*blob.Blob
+	unusable map[string]bool
+}
+
+// readDevices reads one reading of devices: a blob file ("-": standard
+// input, device "-"), or a directory of blob files, keyed by device name
+// (the file's name without extension). In a directory, hidden files (a
+// writer's temporary files) are skipped, links are followed, and each
+// file that cannot be used, or that names a device another file names
+// too, is reported and left out. The error is for a path that gives no
+// files at all.
+func readDevices(path string, report func(error)) (reading, error) {
+	r := reading{devs: map[string]*blob.Blob{}, unusable: map[string]bool{}}
 	files := []string{path}
-	if st.IsDir() {
-		ents, err := os.ReadDir(path)
+	if path != "-" {
+		st, err := os.Stat(path)
 		if err != nil {
-			return nil, err
+			return r, err
 		}
-		files = files[:0]
-		for _, e := range ents {
-			if e.Type().IsRegular() {
-				files = append(files, filepath.Join(path, e.Name()))
+		if st.IsDir() {
+			ents, err := os.ReadDir(path)
+			if err != nil {
+				return r, err
+			}
+			files = files[:0]
+			for _, e := range ents {
+				f := filepath.Join(path, e.Name())
+				if strings.HasPrefix(e.Name(), ".") {
+					continue
+				}
+				if st, err := os.Stat(f); err != nil || st.Mode().IsRegular() {
+					files = append(files, f) // a broken link is reported as it is read
+				}
+			}
+			if len(files) == 0 {
+				return r, fmt.Errorf("%s: no blob files", path)
 			}
 		}
 	}
-	devs := make(map[string]*blob.Blob, len(files))
+	from := map[string]string{} // device name: its file
 	for _, f := range files {
+		name := "-"
+		if f != "-" {
+			name = strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))
+		}
+		if other, dup := from[name]; dup {
+			report(fmt.Errorf("device %s: two readings, %s and %s", name, other, f))
+			delete(r.devs, name)
+			r.unusable[name] = true
+			continue
+		}
+		from[name] = f
 		b, err := readBlob(f)
 		if err != nil {
-			return nil, err
+			report(err)
+			r.unusable[name] = true
+			continue
 		}
-		name := strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))
-		devs[name] = b
+		r.devs[name] = b
 	}
-	if len(devs) == 0 {
-		return nil, fmt.Errorf("%s: no blob files", path)
-	}
-	return devs, nil
+	return r, nil
 }

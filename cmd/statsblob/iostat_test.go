@@ -78,3 +78,64 @@ func TestIostat(t *testing.T) {
 	require.Contains(t, stderr, "invalid argument")
 	require.Equal(t, "  device  tps  KB/t  MB/s  %busy  r/s  w/s  ms/r  ms/w  qmax  p50ms  p99ms\n", out)
 }
+
+// A directory of readings is used file by file: a file that is no blob
+// of a device is reported on its own line and the others are still shown
+// (exit status 1); hidden files (a writer's temporary files) are not
+// readings; symbolic links are followed; two files of one device are
+// reported and the device is left out; "-" reads one device from stdin.
+func TestIostatDirectories(t *testing.T) {
+	tp, err := devstat.Template(tpl.NewRegistry())
+	require.NoError(t, err)
+	var now int64
+	d, err := devstat.New(tp, devstat.Options{Clock: func() int64 { return now }})
+	require.NoError(t, err)
+	for range 10 {
+		tx := d.Start()
+		now += 1e6
+		require.NoError(t, d.End(tx, 4096, devstat.Read, devstat.TagSimple))
+		now += 1e6
+	}
+	good := d.Snapshot(false).Bytes()
+	dir := t.TempDir()
+	write := func(name string, p []byte) string {
+		t.Helper()
+		f := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(f), 0o755))
+		require.NoError(t, os.WriteFile(f, p, 0o644))
+		return f
+	}
+	write("mixed/ada0.blob", good)
+	write("mixed/junk.blob", []byte("not a blob"))
+	write("mixed/.ada1.blob.tmp123", []byte("half a blob"))
+	require.NoError(t, os.Symlink(write("elsewhere/da1.blob", good), filepath.Join(dir, "mixed", "da1.blob")))
+	write("dup/ada0.blob", good)
+	write("dup/ada0.bak", good)
+	write("dup/da1.blob", good)
+
+	run := func(args ...string) (string, string, int) {
+		var out, errb bytes.Buffer
+		code := mainArgs(append([]string{"iostat"}, args...), &out, &errb)
+		return out.String(), errb.String(), code
+	}
+	const head = "  device     tps  KB/t  MB/s  %busy     r/s   w/s   ms/r   ms/w  qmax  p50ms  p99ms\n"
+	const row = "  500.00  4.00  1.95   50.0  500.00  0.00  1.000  0.000     1  1.000  1.000\n"
+	out, stderr, code := run(filepath.Join(dir, "mixed"))
+	require.Equal(t, 1, code)
+	require.Equal(t, "statsblob iostat: "+filepath.Join(dir, "mixed", "junk.blob")+": blob: need at least 32 bytes of header, have 10: invalid argument\n", stderr)
+	require.Equal(t, head+"    ada0"+row+"     da1"+row, out)
+
+	out, stderr, code = run(filepath.Join(dir, "dup"))
+	require.Equal(t, 1, code)
+	require.Equal(t, "statsblob iostat: device ada0: two readings, "+filepath.Join(dir, "dup", "ada0.bak")+" and "+filepath.Join(dir, "dup", "ada0.blob")+"\n", stderr)
+	require.Equal(t, head+"     da1"+row, out)
+
+	stdin := os.Stdin
+	defer func() { os.Stdin = stdin }()
+	os.Stdin, err = os.Open(filepath.Join(dir, "dup", "da1.blob"))
+	require.NoError(t, err)
+	defer os.Stdin.Close()
+	out, stderr, code = run("-")
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, head+"       -"+row, out)
+}
