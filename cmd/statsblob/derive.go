@@ -33,6 +33,9 @@ func runDerive(args []string, stdout, stderr io.Writer) int {
 	if len(pos) > 2 {
 		return fs.usageError("want [OLD] NEW, got %d arguments", len(pos))
 	}
+	if *elapsed < 0 {
+		return fs.usageError("-elapsed %v is negative", *elapsed)
+	}
 	if *tfile == "" {
 		return fs.usageError("-templates is required: derived metrics are declared there")
 	}

@@ -68,3 +68,12 @@ func TestDerive(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "invalid argument")
 }
+
+// A negative -elapsed is a usage error, not a NaN rate.
+func TestDeriveNegativeElapsed(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := mainArgs([]string{"derive", "-templates", "t.json", "-elapsed", "-5m", "new.blob"}, &out, &errb)
+	require.Equal(t, 2, code)
+	require.Equal(t, "", out.String())
+	require.Contains(t, errb.String(), "statsblob derive: -elapsed -5m0s is negative\n")
+}
