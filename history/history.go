@@ -20,7 +20,8 @@ import (
 	"github.com/statsblob/statsblob/voi"
 )
 
-// ErrInvalid is wrapped by the errors of New and NewRaw for bad settings.
+// ErrInvalid is wrapped by the errors of NewRing and NewRaw for bad
+// settings, and of Ring.Rotate for a time before the open period.
 var ErrInvalid = voi.ErrInvalid
 
 // SnapshotFunc returns the statistics of the period that ends now and
@@ -63,11 +64,17 @@ func NewRing(snap SnapshotFunc, period time.Duration, entries int, start time.Ti
 
 // Rotate closes the open period at now: the snapshot becomes the newest
 // entry (the oldest leaves when the ring is full) and the next period
-// starts at now. A failed snapshot closes no period (its samples stay in
-// the blob for the next one) and is returned and counted in Failed.
+// starts at now. A failed snapshot, or a now before the open period's
+// start (an error wrapping ErrInvalid), closes no period (its samples stay
+// in the blob for the next one); the error is returned and counted in
+// Failed.
 func (r *Ring) Rotate(now time.Time) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if now.Before(r.started) {
+		r.failed++
+		return fmt.Errorf("history: rotation at %v, before the open period's start %v: %w", now, r.started, ErrInvalid)
+	}
 	b, err := r.snap()
 	if err != nil {
 		r.failed++
@@ -108,7 +115,7 @@ func (r *Ring) Len() int {
 	return r.n
 }
 
-// Failed returns how many rotations failed to take a snapshot.
+// Failed returns how many rotations failed (see Rotate).
 func (r *Ring) Failed() uint64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -180,3 +180,23 @@ func TestSummarizeCountsOutOfBand(t *testing.T) {
 		require.Equal(t, c.avg, s.Avg, c.id)
 	}
 }
+
+// A rotation at a time before the open period started (times given out of
+// order) closes no period: the samples stay for the next one.
+func TestRotateBackwards(t *testing.T) {
+	b := blob.New(latencyTemplate(t), nil)
+	r, err := history.NewRing(func() (*blob.Blob, error) { return b.Snapshot(true), nil }, 0, 3, time.Unix(60, 0))
+	require.NoError(t, err)
+	require.NoError(t, b.UpdateU64(0, 7))
+	require.ErrorIs(t, r.Rotate(time.Unix(30, 0)), voi.ErrInvalid)
+	require.Equal(t, 0, r.Len())
+	require.Equal(t, uint64(1), r.Failed())
+	require.NoError(t, r.Rotate(time.Unix(120, 0)))
+	p, ok := r.At(-1)
+	require.True(t, ok)
+	require.Equal(t, []time.Time{time.Unix(60, 0), time.Unix(120, 0)}, []time.Time{p.Start, p.End})
+	s, err := history.Summarize(p.Blob, 0)
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), s.Count)
+	require.NoError(t, r.Rotate(time.Unix(120, 0))) // an empty period of no time is a period
+}
