@@ -178,7 +178,11 @@ func (t *Template) normalizeVOIMeta(id int32, m VOIMeta) (VOIMeta, error) {
 		if !validMetaName(base) {
 			return bad("unit %q", m.Unit)
 		}
-		m.Unit, m.Scale = base, s*m.UnitScale()
+		scale := s * m.UnitScale()
+		if scale == 0 || math.IsInf(scale, 0) { // 0 would read as 1
+			return bad("scale %v of unit %q is %v %s, not a finite positive number", m.UnitScale(), m.Unit, scale, base)
+		}
+		m.Unit, m.Scale = base, scale
 		if m.Scale == 1 {
 			m.Scale = 0
 		}

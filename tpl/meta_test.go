@@ -96,6 +96,8 @@ func TestMetadataRejects(t *testing.T) {
 		{9, tpl.VOIMeta{Help: "x"}},
 		{0, tpl.VOIMeta{Unit: "!!"}},
 		{0, tpl.VOIMeta{Scale: -1}},
+		{0, tpl.VOIMeta{Unit: "h", Scale: 1e308}},   // 3.6e311 seconds: not finite
+		{0, tpl.VOIMeta{Unit: "ns", Scale: 1e-320}}, // 1e-329 seconds: 0, which would mean 1
 		{0, tpl.VOIMeta{Kind: 7}},
 		{0, tpl.VOIMeta{Help: "two\nlines"}},
 		{0, tpl.VOIMeta{Count: "nope"}},
