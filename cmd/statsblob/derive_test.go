@@ -77,3 +77,37 @@ func TestDeriveNegativeElapsed(t *testing.T) {
 	require.Equal(t, "", out.String())
 	require.Contains(t, errb.String(), "statsblob derive: -elapsed -5m0s is negative\n")
 }
+
+// record updates a VOI whose metadata declares a count as blob.CountedOf
+// does: each recorded value adds one to the count VOI (a refused one
+// does not), so derive gives its mean.
+func TestRecordCountsDeclaredCount(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("WAIT")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "wait_ms", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum(), tpl.Max()}}))
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 1, Name: "waits", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	require.NoError(t, tp.SetVOIMeta(0, tpl.VOIMeta{Unit: "ms", Count: "waits"}))
+	dir := t.TempDir()
+	tj, err := json.Marshal([]*tpl.Template{tp})
+	require.NoError(t, err)
+	tfile := filepath.Join(dir, "templates.json")
+	require.NoError(t, os.WriteFile(tfile, tj, 0o644))
+	in := filepath.Join(dir, "in.txt")
+	require.NoError(t, os.WriteFile(in, []byte("20\n30\nx\n"), 0o644))
+	out := filepath.Join(dir, "w.blob")
+
+	var o, e bytes.Buffer
+	require.Equal(t, 1, mainArgs([]string{"record", "-templates", tfile, "-tpl", "WAIT", "-voi", "wait_ms", "-o", out, in}, &o, &e))
+	b, err := readBlob(out)
+	require.NoError(t, err)
+	n, err := b.FetchU64(1, voi.Sum)
+	require.NoError(t, err)
+	require.Equal(t, uint64(2), n)
+
+	o.Reset()
+	e.Reset()
+	require.Equal(t, 0, mainArgs([]string{"derive", "-templates", tfile, out}, &o, &e), e.String())
+	require.Equal(t, ""+
+		"metric        op       value  unit\n"+
+		"wait_ms_mean  average  0.025  seconds\n", o.String())
+}

@@ -28,7 +28,9 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 			"number for Q VOIs (rounded to the VOI's precision). The blob is written\n"+
 			"to OUT (\"-o -\": standard output) and a summary to stderr. With -append\n"+
 			"the values are added to the blob already in OUT (of the same template),\n"+
-			"so that one blob can take the values of several VOIs, one run each.\n\n"+
+			"so that one blob can take the values of several VOIs, one run each. A VOI\n"+
+			"whose metadata declares a count (\"count\" in the templates file) has\n"+
+			"each recorded value counted in that VOI's SUM, as blob.CountedOf does.\n\n"+
 			"A value that is not a number of the VOI's type, or that a statistic\n"+
 			"refuses, is reported on stderr with its line and left out; the others\n"+
 			"are still recorded and the exit status is 1.\n",
@@ -87,6 +89,15 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		fs.fail(fmt.Errorf("template %s has no VOI %s", t.Spec(), label))
 		return 1
 	}
+	count := int32(-1) // the VOI that counts id's updates, if its metadata declares one
+	if m, _ := t.VOIMeta(id); m.Count != "" {
+		h, err := blob.CountedOf(t, id)
+		if err != nil {
+			fs.fail(err)
+			return 1
+		}
+		count = h.CountID()
+	}
 
 	var r io.Reader = os.Stdin
 	if in != "-" {
@@ -110,7 +121,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		}
 		b.SetEnv(blob.NewEnv(nil, 1))
 	}
-	n, errs := recordValues(b, id, dt, r, *colArg, displayName(in))
+	n, errs := recordValues(b, id, dt, count, r, *colArg, displayName(in))
 	for _, err := range errs {
 		fs.fail(err)
 	}
@@ -137,13 +148,14 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 }
 
 // recordValues updates VOI id (of type dt) of b with each value of r (one
-// per line, or column col of CSV), returning how many it recorded (-1 if r
+// per line, or column col of CSV), counting each in VOI count if it is not
+// -1 (as blob.Counted does), and returns how many it recorded (-1 if r
 // could not be read as asked) and an error per value left out.
-func recordValues(b *blob.Blob, id int32, dt voi.DType, r io.Reader, col, name string) (int, []error) {
+func recordValues(b *blob.Blob, id int32, dt voi.DType, count int32, r io.Reader, col, name string) (int, []error) {
 	var errs []error
 	n := 0
 	update := func(line int, s string) {
-		if err := updateText(b, id, dt, s); err != nil {
+		if err := updateText(b, id, dt, count, s); err != nil {
 			errs = append(errs, fmt.Errorf("%s:%d: %q: %w", name, line, s, err))
 			return
 		}
@@ -203,14 +215,15 @@ func recordValues(b *blob.Blob, id int32, dt voi.DType, r io.Reader, col, name s
 	return n, errs
 }
 
-// updateText updates VOI id of type dt with the number s.
-func updateText(b *blob.Blob, id int32, dt voi.DType, s string) error {
+// updateText updates VOI id of type dt with the number s, and counts it
+// in VOI count unless that is -1.
+func updateText(b *blob.Blob, id int32, dt voi.DType, count int32, s string) error {
 	if dt.IsQ() {
 		x, err := strconv.ParseFloat(s, 64)
 		if err != nil {
 			return fmt.Errorf("not a number")
 		}
-		return b.UpdateFloat(id, x)
+		return counted(b, count, b.UpdateFloat(id, x))
 	}
 	bits := 32
 	if !dt.Is32() {
@@ -221,13 +234,27 @@ func updateText(b *blob.Blob, id int32, dt voi.DType, s string) error {
 		if err != nil {
 			return intError(err, dt)
 		}
-		return b.Update(id, dt, uint64(v), false)
+		return counted(b, count, b.Update(id, dt, uint64(v), false))
 	}
 	v, err := strconv.ParseUint(s, 10, bits)
 	if err != nil {
 		return intError(err, dt)
 	}
-	return b.Update(id, dt, v, false)
+	return counted(b, count, b.Update(id, dt, v, false))
+}
+
+// counted adds one to VOI count (unless it is -1) after an update whose
+// outcome is err, as blob.Counted does: an update the VOI refused (a
+// *blob.VOIError) is not counted, one a statistic counted as an error is.
+func counted(b *blob.Blob, count int32, err error) error {
+	var ve *blob.VOIError
+	if count < 0 || errors.As(err, &ve) {
+		return err
+	}
+	if cerr := b.UpdateU64(count, 1); cerr != nil {
+		return cerr
+	}
+	return err
 }
 
 // intError says why strconv refused a value of an integer VOI of type dt.
