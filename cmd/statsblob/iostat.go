@@ -29,7 +29,9 @@ func runIostat(args []string, stdout, stderr io.Writer) int {
 			"collector's closed window). With OLD, the two are cumulative readings of the\n"+
 			"same devices, OLD the earlier, and the figures are those of the time between\n"+
 			"them (devices missing from OLD are skipped and reported); latency quantiles\n"+
-			"then come from the histograms' difference, within a bucket (a factor of 2).\n"+
+			"then come from the histograms' difference, within a bucket (a factor of 2),\n"+
+			"and qmax, a maximum that no difference gives, is NEW's: the deepest queue\n"+
+			"since the device's blob was last reset, not only between the readings.\n"+
 			"\n"+
 			"Example:\n"+
 			"  statsblob iostat readings/0900 readings/0905\n",
