@@ -1,6 +1,11 @@
 package aggregate
 
-import "github.com/statsblob/statsblob/blob"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/statsblob/statsblob/blob"
+)
 
 // Marks returns how many senders the Set remembers and how many sequence
 // marks (sender and aggregate) they hold in all.
@@ -29,5 +34,26 @@ func StateBlobs(st *State) map[string]*blob.Blob {
 	for _, sa := range st.aggs {
 		out[sa.key] = sa.out
 	}
+	return out
+}
+
+// MarkSeqs returns the senders' sequence marks that hold a number, as
+// "id key number" lines, sorted.
+func MarkSeqs(s *Set) []string {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	var out []string
+	for id, p := range s.senders {
+		p.mu.Lock()
+		for k, m := range p.seqs {
+			m.mu.Lock()
+			if m.has {
+				out = append(out, fmt.Sprintf("%s %q %d", id, k, m.hw))
+			}
+			m.mu.Unlock()
+		}
+		p.mu.Unlock()
+	}
+	slices.Sort(out)
 	return out
 }

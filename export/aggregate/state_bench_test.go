@@ -24,7 +24,8 @@ type stateCase struct {
 	name    string
 	n       int
 	labels  []export.Label
-	senders int
+	senders int  // senders posting to every aggregate (the limit cases)
+	perSet  int  // the realistic cases: senders posting to each label set
 	big     bool // the limit: skipped with -short
 }
 
@@ -39,9 +40,13 @@ func widestLabels() []export.Label {
 	return out
 }
 
+var shortLabels = []export.Label{{Name: "host", Value: "web-0000.example.net"}, {Name: "svc", Value: "api"}}
+
 var stateCases = []stateCase{
 	// 10,000 TCP_DEFAULT label sets (host, svc), 1,000 senders posting to 10 each.
-	{name: "realistic", n: 10000, labels: []export.Label{{Name: "host", Value: "web-0000.example.net"}, {Name: "svc", Value: "api"}}, senders: 1},
+	{name: "realistic", n: 10000, labels: shortLabels, perSet: 1},
+	// The same label sets, each posted to by 10 of the 1,000 senders (100 each).
+	{name: "realistic-10-senders", n: 10000, labels: shortLabels, perSet: 10},
 	// The collector's default limits: 10,000 label sets of the widest
 	// labels (one batch of 740 KB makes them), and the 1,048,576
 	// sequence marks MaxMarks allows (104 senders posting to each).
@@ -49,12 +54,12 @@ var stateCases = []stateCase{
 	{name: "limit-marks", n: 10000, labels: widestLabels(), senders: 104, big: true},
 }
 
-// build makes the case's Set; post adds one more blob to every aggregate.
-func (c stateCase) build(b *testing.B) (s *aggregate.Set, post func()) {
+// build makes the case's Set, of template tp; post adds one more blob to
+// every aggregate.
+func (c stateCase) build(b *testing.B) (s *aggregate.Set, tp *tpl.Template, post func()) {
 	b.Helper()
-	var tp *tpl.Template
 	var bl *blob.Blob
-	if c.name == "realistic" {
+	if c.perSet > 0 {
 		var fleet []*blob.Blob
 		tp, fleet = tcpFleet(b, 1)
 		bl = fleet[0]
@@ -77,12 +82,16 @@ func (c stateCase) build(b *testing.B) (s *aggregate.Set, post func()) {
 		keys[i] = k.String()
 		items[i] = aggregate.Item{Key: keys[i], T: tp, Labels: labels, B: bl}
 	}
-	if c.name == "realistic" { // 1,000 senders posting to 10 label sets each
+	if c.perSet > 0 { // 1,000 senders posting to perSet blocks of 10 label sets each
 		for p := range 1000 {
-			id := fmt.Sprintf("sender-%04d", p)
-			part := items[p*10 : p*10+10]
-			pk := keys[p*10 : p*10+10]
-			_, err := s.OnceAll(id, pk, 1, func([]bool) error { return s.AddAll(part) })
+			var part []aggregate.Item
+			var pk []string
+			for r := range c.perSet {
+				blk := (p + r*100) % 1000
+				part = append(part, items[blk*10:blk*10+10]...)
+				pk = append(pk, keys[blk*10:blk*10+10]...)
+			}
+			_, err := s.OnceAll(fmt.Sprintf("sender-%04d", p), pk, 1, func([]bool) error { return s.AddAll(part) })
 			require.NoError(b, err)
 		}
 	} else {
@@ -91,7 +100,7 @@ func (c stateCase) build(b *testing.B) (s *aggregate.Set, post func()) {
 			require.NoError(b, err)
 		}
 	}
-	return s, func() { require.NoError(b, s.AddAll(items)) }
+	return s, tp, func() { require.NoError(b, s.AddAll(items)) }
 }
 
 // BenchmarkAppendState: a checkpoint's state built whole, as AppendState
@@ -105,7 +114,7 @@ func BenchmarkAppendState(b *testing.B) {
 			if c.big && testing.Short() {
 				b.Skip("-short")
 			}
-			s, post := c.build(b)
+			s, _, post := c.build(b)
 			b.ReportAllocs()
 			b.ResetTimer()
 			var size int
@@ -131,7 +140,7 @@ func BenchmarkSnapshot(b *testing.B) {
 			if c.big && testing.Short() {
 				b.Skip("-short")
 			}
-			s, post := c.build(b)
+			s, _, post := c.build(b)
 			b.ReportAllocs()
 			b.ResetTimer()
 			var size int64
@@ -158,6 +167,31 @@ func BenchmarkSnapshot(b *testing.B) {
 			b.ReportMetric(float64(size)/1e6, "state-MB")
 			b.ReportMetric(float64(write.Milliseconds())/float64(b.N), "write-ms")
 			b.ReportMetric(float64(alloc)/1e6/float64(b.N), "write-MB")
+		})
+	}
+}
+
+// BenchmarkLoadState: a restart's load of a checkpoint's state (the
+// aggregates' blobs checked, the marks made), into a new Set each op.
+func BenchmarkLoadState(b *testing.B) {
+	for _, c := range stateCases {
+		b.Run(c.name, func(b *testing.B) {
+			if c.big && testing.Short() {
+				b.Skip("-short")
+			}
+			s, tp, post := c.build(b)
+			post()
+			state := s.AppendState(nil)
+			s = nil
+			lookup := func(uint32) (*tpl.Template, error) { return tp, nil }
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				l, err := aggregate.New(aggregate.Config{MaxMarks: 1 << 21}, time.Unix(0, 0))
+				require.NoError(b, err)
+				require.NoError(b, l.LoadState(state, lookup))
+			}
+			b.ReportMetric(float64(len(state))/1e6, "state-MB")
 		})
 	}
 }
