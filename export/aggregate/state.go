@@ -421,6 +421,9 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 		if r.err != nil {
 			return r.err
 		}
+		if _, dup := senders[id]; dup { // (its marks, counted, would be held by none)
+			return fmt.Errorf("%w: sender %q twice", ErrState, id)
+		}
 		senders[id] = p
 	}
 	if r.err != nil {
