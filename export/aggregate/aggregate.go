@@ -99,8 +99,9 @@ type Config struct {
 	// MaxMarks bounds the sequence numbers kept, one per sender and
 	// aggregate it posted to (see Once), over all senders: a message's
 	// blobs whose number would be one more are merged without the check,
-	// and counted (0: DefaultMaxMarks). A mark costs about 100 bytes (its
-	// key is kept once for all senders).
+	// and counted (0: DefaultMaxMarks). A mark costs about 100 bytes, and
+	// 12 in the state (AppendState): its key is kept, and written, once
+	// for all senders.
 	MaxMarks int
 	// MarkAge is how long at least a sender and its sequence number for
 	// an aggregate are kept after its latest post there, however many

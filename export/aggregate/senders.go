@@ -28,11 +28,13 @@ type sender struct {
 type mark struct {
 	mu    sync.Mutex
 	users atomic.Int32 // OnceAlls holding the mark: counted up under sender.mu
-	has   bool         // in users' padding: a mark is 40 bytes (after mu, 48: a 48-byte allocation)
+	has   bool         // in users' padding: a mark is 48 bytes, a 48-byte allocation
 	hw    uint64
 
 	used atomic.Uint64 // the generation of the sender's latest post to the aggregate
 	at   atomic.Int64  // the time of that post, Unix nanoseconds (Config.Now)
+
+	key *markKey // its key's one copy (set before the mark is in a sender's seqs, never changed): a State writes each key once
 }
 
 // ParseSeq parses a HeaderSeq value: a uint64 in decimal. Errors wrap
@@ -129,13 +131,13 @@ func (s *Set) OnceAll(id string, keys []string, seq uint64, add func(skip []bool
 		}
 		m := p.seqs[keys[i]]
 		if m == nil {
-			k, ok := s.marks.take(keys[i])
+			mk, ok := s.marks.take(keys[i])
 			if !ok {
 				full = true
 				continue
 			}
-			m = &mark{}
-			p.seqs[k] = m
+			m = &mark{key: mk}
+			p.seqs[mk.key] = m
 		}
 		m.users.Add(1) // under p.mu: a mark in use is never dropped
 		m.used.Store(gen)
@@ -316,12 +318,12 @@ type markKey struct {
 }
 
 // take counts a new mark of key k and returns the copy of k to keep it
-// under; false if MaxMarks marks are kept.
-func (ms *markKeys) take(k string) (string, bool) {
+// under (its key); false if MaxMarks marks are kept.
+func (ms *markKeys) take(k string) (*markKey, bool) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	if ms.n >= ms.max {
-		return "", false
+		return nil, false
 	}
 	return ms.keepLocked(k), true
 }
@@ -329,13 +331,22 @@ func (ms *markKeys) take(k string) (string, bool) {
 // keep counts a mark of key k, whatever MaxMarks (LoadState: a mark
 // loaded is the number of posts added, whose retries must stay
 // duplicates), and returns the copy of k to keep it under.
-func (ms *markKeys) keep(k string) string {
+func (ms *markKeys) keep(k string) *markKey {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	return ms.keepLocked(k)
 }
 
-func (ms *markKeys) keepLocked(k string) string {
+// keepAgain counts one more mark of mk, a key keep returned (LoadState:
+// without hashing the key again).
+func (ms *markKeys) keepAgain(mk *markKey) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	ms.n++
+	mk.marks++
+}
+
+func (ms *markKeys) keepLocked(k string) *markKey {
 	ms.n++
 	if ms.keys == nil {
 		ms.keys = map[string]*markKey{}
@@ -346,7 +357,7 @@ func (ms *markKeys) keepLocked(k string) string {
 		ms.keys[k] = mk
 	}
 	mk.marks++
-	return mk.key
+	return mk
 }
 
 // drop counts a mark of key k gone.

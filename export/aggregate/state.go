@@ -1,6 +1,7 @@
 package aggregate
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -19,18 +20,37 @@ import (
 // The state of a Set, as AppendState writes it and LoadState reads it
 // (little-endian; a string is its length as a uint32 and its bytes):
 //
-//	"SBAGG1\n"         magic and version
+//	"SBAGG2\n"         magic and version
 //	start   int64      the current window's start, Unix nanoseconds
-//	n       uint32     aggregates, then each:
+//	n       uint32     aggregates, in increasing order of key, then each:
 //	  key     string   the caller's key (Add)
 //	  hash    uint32   the senders' template hash
 //	  labels  uint32 count, then name and value strings
 //	  blobs   uint64   blobs added
 //	  wide    string   the aggregate's blob, of the template's wide form (all folded)
-//	m       uint32     senders, then each:
+//	x       uint32     the key table: keys of marks that are no aggregate's
+//	                   (label sets of windows before), in increasing order, then each:
+//	  key     string
+//	m       uint32     senders, in increasing order of id, then each:
 //	  id      string
-//	  k       uint32   marks, then each: key string, seq uint64 (the highest merged)
-const stateMagic = "SBAGG1\n"
+//	  k       uint32   marks, in increasing order of ref, then each:
+//	    ref   uint32   its key: the ref-th aggregate's (ref < n), or the key table's (ref-n)-th
+//	    seq   uint64   the highest number merged
+//
+// Each key is written once, however many senders' marks it has: 12 bytes
+// a mark. Version 1 ("SBAGG1\n") wrote each mark's key with it, the key
+// of a label set of the widest labels (4 KB) as many times as senders
+// posted to it, 4.1 GB for the marks the collector keeps at most. It is
+// version 2 without the key table, each mark a key string and its seq,
+// the aggregates and senders in any order. LoadState reads both;
+// AppendState writes version 1 for a state without marks (the same but
+// for x, one uint32), so that earlier versions read it (the states of
+// package natsjs's partitions, which keep no marks, handed over between
+// collectors of two versions).
+const (
+	stateMagic   = "SBAGG2\n"
+	stateMagicV1 = "SBAGG1\n"
+)
 
 // ErrState is wrapped by LoadState's errors for bytes that are not a
 // state AppendState wrote.
@@ -94,10 +114,10 @@ func (s *Set) Snapshot() *State {
 	for id, p := range s.senders {
 		p.mu.Lock()
 		ps := stateSender{id: id, marks: make([]stateMark, 0, len(p.seqs))}
-		for k, m := range p.seqs {
+		for _, m := range p.seqs {
 			m.mu.Lock()
 			if m.has {
-				ps.marks = append(ps.marks, stateMark{key: k, hw: m.hw})
+				ps.marks = append(ps.marks, stateMark{mk: m.key, hw: m.hw})
 			}
 			m.mu.Unlock()
 		}
@@ -115,8 +135,10 @@ type State struct {
 	start   time.Time
 	aggs    []stateAgg
 	senders []stateSender
-	made    bool  // folded and sorted
-	size    int64 // the encoding's length, once made
+	made    bool     // folded and sorted
+	keys    []string // the key table, once made
+	marks   int      // the senders' marks, once made
+	size    int64    // the encoding's length, once made
 }
 
 // stateAgg is an aggregate as Snapshot found it: what its published blob
@@ -136,8 +158,9 @@ type stateSender struct {
 }
 
 type stateMark struct {
-	key string
+	mk  *markKey
 	hw  uint64
+	ref uint32 // its key's entry, once made
 }
 
 // make folds the aggregates (each in one step, as snapshot does, on the
@@ -175,6 +198,7 @@ func (st *State) make() {
 	})
 	slices.SortFunc(st.aggs, func(a, b stateAgg) int { return strings.Compare(a.key, b.key) })
 	slices.SortFunc(st.senders, func(a, b stateSender) int { return strings.Compare(a.id, b.id) })
+	st.refer()
 	n := int64(len(stateMagic) + 8 + 4 + 4)
 	for i := range st.aggs {
 		sa := &st.aggs[i]
@@ -183,15 +207,60 @@ func (st *State) make() {
 			n += 8 + int64(len(l.Name)+len(l.Value))
 		}
 	}
-	for i := range st.senders {
-		p := &st.senders[i]
-		slices.SortFunc(p.marks, func(a, b stateMark) int { return strings.Compare(a.key, b.key) })
-		n += 4 + int64(len(p.id)) + 4
-		for _, m := range p.marks {
-			n += 4 + int64(len(m.key)) + 8
+	if st.marks > 0 {
+		n += 4 // version 2: the key table
+		for _, k := range st.keys {
+			n += 4 + int64(len(k))
 		}
 	}
+	for i := range st.senders {
+		n += 4 + int64(len(st.senders[i].id)) + 4 + 12*int64(len(st.senders[i].marks))
+	}
 	st.size = n
+}
+
+// refer sets each mark's ref, its key's entry: its aggregate's, or the key
+// table's (made of the keys of no aggregate, sorted), and sorts the marks
+// by ref. A key is looked up once, not once a mark (marks share their
+// key's markKey), and never compared whole with another key of a mark.
+func (st *State) refer() {
+	const unset = ^uint32(0)
+	aggOf := make(map[string]uint32, len(st.aggs))
+	for i := range st.aggs {
+		aggOf[st.aggs[i].key] = uint32(i)
+	}
+	refs := map[*markKey]uint32{}
+	var table []*markKey
+	for i := range st.senders {
+		for _, m := range st.senders[i].marks {
+			st.marks++
+			if _, ok := refs[m.mk]; ok {
+				continue
+			}
+			if r, ok := aggOf[m.mk.key]; ok {
+				refs[m.mk] = r
+			} else {
+				refs[m.mk] = unset
+				table = append(table, m.mk)
+			}
+		}
+	}
+	slices.SortFunc(table, func(a, b *markKey) int { return strings.Compare(a.key, b.key) })
+	for _, mk := range table {
+		// (Two markKeys of one key, should a key's marks be dropped and
+		// taken again within one snapshot, share its entry.)
+		if len(st.keys) == 0 || st.keys[len(st.keys)-1] != mk.key {
+			st.keys = append(st.keys, mk.key)
+		}
+		refs[mk] = uint32(len(st.aggs) + len(st.keys) - 1)
+	}
+	for i := range st.senders {
+		marks := st.senders[i].marks
+		for j := range marks {
+			marks[j].ref = refs[marks[j].mk]
+		}
+		slices.SortFunc(marks, func(a, b stateMark) int { return cmp.Compare(a.ref, b.ref) })
+	}
 }
 
 // Len returns the length of the state's encoding.
@@ -205,7 +274,11 @@ func (st *State) Len() int64 {
 func (st *State) WriteTo(w io.Writer) (int64, error) {
 	st.make()
 	sw := stateWriter{w: w, buf: make([]byte, 0, 64<<10)}
-	sw.buf = append(sw.buf, stateMagic...)
+	if st.marks > 0 {
+		sw.buf = append(sw.buf, stateMagic...)
+	} else {
+		sw.buf = append(sw.buf, stateMagicV1...) // the same but for the key table, which earlier versions read
+	}
 	sw.u64(uint64(st.start.UnixNano()))
 	sw.u32(uint32(len(st.aggs)))
 	for i := range st.aggs {
@@ -220,12 +293,18 @@ func (st *State) WriteTo(w io.Writer) (int64, error) {
 		sw.u64(sa.blobs)
 		sw.bytes(sa.out.Bytes())
 	}
+	if st.marks > 0 {
+		sw.u32(uint32(len(st.keys)))
+		for _, k := range st.keys {
+			sw.str(k)
+		}
+	}
 	sw.u32(uint32(len(st.senders)))
 	for _, p := range st.senders {
 		sw.str(p.id)
-		sw.u32(uint32(len(p.marks)))
+		sw.u32(uint32(len(p.marks))) // (none in version 1)
 		for _, m := range p.marks {
-			sw.str(m.key)
+			sw.u32(m.ref)
 			sw.u64(m.hw)
 		}
 	}
@@ -353,32 +432,44 @@ func (r *stateReader) count(min int) int {
 }
 
 // LoadState makes s, a Set nothing was added to, go on from a state
-// AppendState wrote: its window start, aggregates and senders' marks.
-// lookup finds a template by hash (the templates the collector knows);
-// an aggregate of a template it does not find, or whose blob does not have
-// the template's wide layout, is an error. Errors wrap ErrState for
-// damaged bytes and leave s unchanged.
+// AppendState wrote (of this version or version 1): its window start,
+// aggregates and senders' marks. lookup finds a template by hash (the
+// templates the collector knows); an aggregate of a template it does not
+// find, or whose blob does not have the template's wide layout, is an
+// error. Errors wrap ErrState for damaged bytes and leave s unchanged.
+// What it allocates is bounded by len(p): each count is checked against
+// the bytes left before anything is made of it.
 func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error)) error {
-	if len(p) < len(stateMagic) || string(p[:len(stateMagic)]) != stateMagic {
+	var v1 bool
+	switch {
+	case len(p) >= len(stateMagic) && string(p[:len(stateMagic)]) == stateMagic:
+	case len(p) >= len(stateMagicV1) && string(p[:len(stateMagicV1)]) == stateMagicV1:
+		v1 = true
+	default:
 		return fmt.Errorf("%w: no state header", ErrState)
 	}
 	r := &stateReader{p: p[len(stateMagic):]}
 	start := time.Unix(0, int64(r.u64()))
 	w := newWindow(start)
-	for range r.count(4 + 4 + 4 + 8 + 4) {
+	n := r.count(4 + 4 + 4 + 8 + 4)
+	keys := make([]string, 0, n) // what a mark refers to (version 2): the aggregates' keys, then the key table
+	for range n {
 		key := r.str()
 		hash := r.u32()
 		var labels []export.Label
 		for range r.count(8) {
 			labels = append(labels, export.Label{Name: r.str(), Value: r.str()})
 		}
-		n := r.u64()
+		blobs := r.u64()
 		raw := r.str()
 		if r.err != nil {
 			return r.err
 		}
 		if _, dup := w.aggs[key]; dup {
 			return fmt.Errorf("%w: aggregate %q twice", ErrState, key)
+		}
+		if !v1 && len(keys) > 0 && key < keys[len(keys)-1] {
+			return fmt.Errorf("%w: aggregate %q after %q", ErrState, key, keys[len(keys)-1])
 		}
 		t, err := lookup(hash)
 		if err != nil {
@@ -395,34 +486,81 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 		if err != nil {
 			return fmt.Errorf("aggregate: state: aggregate %q: %w", key, err)
 		}
-		g := &group{t: t, w: wt, labels: labels, levels: []*blob.Blob{b}, blobs: n}
+		g := &group{t: t, w: wt, labels: labels, levels: []*blob.Blob{b}, blobs: blobs}
 		g.lastAdd.Store(s.cfg.Now().UnixNano()) // not idle: Expire counts from the load
 		w.aggs[key] = g
 		w.perTpl[t]++
+		keys = append(keys, key)
+	}
+	if !v1 {
+		for range r.count(4) {
+			k := r.str()
+			if r.err != nil {
+				return r.err
+			}
+			if _, ok := w.aggs[k]; ok {
+				return fmt.Errorf("%w: the key table holds aggregate %q", ErrState, k)
+			}
+			if len(keys) > n && k <= keys[len(keys)-1] {
+				return fmt.Errorf("%w: key table: %q after %q", ErrState, k, keys[len(keys)-1])
+			}
+			keys = append(keys, k)
+		}
 	}
 	senders := map[string]*sender{}
-	var marks markKeys               // each key kept once; all the marks, even beyond MaxMarks
-	loaded := s.cfg.Now().UnixNano() // (marks are as if just posted to: they are kept at least as long)
-	for range r.count(8) {
+	var marks markKeys                  // each key kept once; all the marks, even beyond MaxMarks
+	kept := make([]*markKey, len(keys)) // keys[i]'s, once a mark has it
+	loaded := s.cfg.Now().UnixNano()    // (marks are as if just posted to: they are kept at least as long)
+	lastID := ""
+	for i := range r.count(8) {
 		id := r.str()
-		p := &sender{seqs: map[string]*mark{}}
-		p.heard.Store(s.gen.Load())
-		p.heardAt.Store(loaded)
-		for range r.count(12) {
-			k := r.str()
-			m := &mark{has: true, hw: r.u64()}
-			m.used.Store(s.gen.Load())
-			m.at.Store(loaded)
-			if _, dup := p.seqs[k]; !dup {
-				k = marks.keep(k)
-			}
-			p.seqs[k] = m
-		}
+		k := r.count(12)
 		if r.err != nil {
 			return r.err
 		}
 		if _, dup := senders[id]; dup { // (its marks, counted, would be held by none)
 			return fmt.Errorf("%w: sender %q twice", ErrState, id)
+		}
+		if !v1 && i > 0 && id < lastID {
+			return fmt.Errorf("%w: sender %q after %q", ErrState, id, lastID)
+		}
+		lastID = id
+		p := &sender{seqs: make(map[string]*mark, k)} // (k marks are in the bytes: at most 1 a 12 bytes)
+		p.heard.Store(s.gen.Load())
+		p.heardAt.Store(loaded)
+		last := -1
+		for range k {
+			var key string
+			var ref uint32
+			if v1 {
+				key = r.str()
+			} else {
+				ref = r.u32()
+			}
+			hw := r.u64()
+			if r.err != nil {
+				return r.err
+			}
+			var mk *markKey
+			if v1 {
+				if m := p.seqs[key]; m != nil { // twice: the later number, as it always was
+					m.hw = hw
+					continue
+				}
+				mk = marks.keep(key)
+			} else {
+				if uint64(ref) >= uint64(len(keys)) || int(ref) <= last {
+					return fmt.Errorf("%w: sender %q: mark of key %d after %d, of %d keys", ErrState, id, ref, last, len(keys))
+				}
+				last = int(ref)
+				if mk = kept[ref]; mk == nil {
+					mk = marks.keep(keys[ref]) // an aggregate's key is the aggregate's string: one copy in all
+					kept[ref] = mk
+				} else {
+					marks.keepAgain(mk)
+				}
+			}
+			p.seqs[mk.key] = newLoadedMark(mk, hw, s.gen.Load(), loaded)
 		}
 		senders[id] = p
 	}
@@ -431,6 +569,11 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 	}
 	if len(r.p) != 0 {
 		return fmt.Errorf("%w: %d bytes after the state", ErrState, len(r.p))
+	}
+	for i := n; i < len(keys); i++ {
+		if kept[i] == nil {
+			return fmt.Errorf("%w: key table: %q is no mark's key", ErrState, keys[i])
+		}
 	}
 	s.rot.Lock()
 	defer s.rot.Unlock()
@@ -445,4 +588,14 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 	s.marks.mu.Unlock()
 	s.sendMu.Unlock()
 	return nil
+}
+
+// newLoadedMark is a mark LoadState made: number hw, as if just posted to
+// (generation gen, at Unix nanoseconds at), so that it is kept at least
+// as long as a mark posted to.
+func newLoadedMark(mk *markKey, hw, gen uint64, at int64) *mark {
+	m := &mark{has: true, hw: hw, key: mk}
+	m.used.Store(gen)
+	m.at.Store(at)
+	return m
 }

@@ -1,7 +1,9 @@
 package aggregate_test
 
 import (
+	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,8 +83,9 @@ func TestStateRoundTrip(t *testing.T) {
 	require.ErrorIs(t, b.LoadState(state, lookup), voi.ErrInvalid) // b holds aggregates
 }
 
-// FuzzLoadState: what loads is written and loads again to the same Set;
-// what does not leaves the Set empty. The seeds are small states (of
+// FuzzLoadState: what loads is written and loads again to the same Set
+// (a state of version 2 with marks, to the same bytes: there is one way
+// to write a state); what does not leaves the Set empty. The seeds are small states (of
 // tinyTpl, whose blob is 80 bytes): the fuzzer minimises each input that
 // finds new coverage, trying every pair of cut points (a minute at most
 // each, the default -fuzzminimizetime), which for a state of a t-digest
@@ -113,6 +116,10 @@ func FuzzLoadState(f *testing.F) {
 	a.Rotate(time.Unix(60, 0))
 	post("s1", "k", 4)
 	f.Add(a.AppendState(nil)) // and marks of label sets of the window before
+	_, _, spec := specSet(f)
+	spec.v1, spec.table = true, nil
+	spec.senders = []specSender{{"s2", []specMark{{key: "c", seq: 9}}}, {"s1", []specMark{{key: "c", seq: 3}, {key: "b", seq: 1}}}}
+	f.Add(spec.bytes()) // version 1
 	f.Fuzz(func(t *testing.T, p []byte) {
 		s, err := aggregate.New(aggregate.Config{Now: now}, time.Unix(0, 0))
 		require.NoError(t, err)
@@ -130,6 +137,9 @@ func FuzzLoadState(f *testing.F) {
 		require.Equal(t, len(aggregate.MarkSeqs(s)), s.Stats().Marks, "marks counted are marks held")
 		require.Equal(t, aggregate.MarkKeys(s), aggregate.MarkKeys(s2))
 		require.Equal(t, state, s2.AppendState(nil))
+		if string(p[:7]) == "SBAGG2\n" && s.Stats().Marks > 0 { // (a state without marks is written in version 1)
+			require.Equal(t, p, state, "version 2 is written as it was read")
+		}
 	})
 }
 
@@ -247,4 +257,46 @@ type appendBuf []byte
 func (b *appendBuf) Write(p []byte) (int, error) {
 	*b = append(*b, p...)
 	return len(p), nil
+}
+
+// A state writes each key once, however many senders' marks it has: 12
+// bytes a mark. Version 1 wrote the key with each mark, 31 times here (a
+// label set of the widest labels, 4 KB, 104 times at the collector's
+// limits: 4.1 GB for its 1,048,576 marks).
+func TestStateWritesEachKeyOnce(t *testing.T) {
+	tp := tinyTpl(t)
+	s, err := aggregate.New(aggregate.Config{}, time.Unix(0, 0))
+	require.NoError(t, err)
+	keys := make([]string, 20)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("%04d", i) + strings.Repeat("k", 2000)
+	}
+	post := func(id string, keys []string) {
+		items := make([]aggregate.Item, len(keys))
+		for i, k := range keys {
+			items[i] = aggregate.Item{Key: k, T: tp, B: blob.New(tp, nil)}
+		}
+		_, err := s.OnceAll(id, keys, 1, func([]bool) error { return s.AddAll(items) })
+		require.NoError(t, err)
+	}
+	for i := range 30 {
+		post(fmt.Sprintf("s%02d", i), keys)
+	}
+	s.Rotate(time.Unix(60, 0))
+	post("s30", keys[:5]) // 5 aggregates; the other 15 keys are those of marks only
+	state := s.AppendState(nil)
+	for _, k := range keys {
+		require.Equal(t, 1, bytes.Count(state, []byte(k)))
+	}
+	blobSize := len(s.Blobs()[0].Blob.Bytes())
+	require.Equal(t, 7+8+
+		4+5*(4+2004+4+4+8+4+blobSize)+ // aggregates
+		4+15*(4+2004)+ // the key table
+		4+30*(4+3+4+20*12)+(4+3+4+5*12), // senders and marks
+		len(state))
+	b, err := aggregate.New(aggregate.Config{}, time.Unix(0, 0))
+	require.NoError(t, err)
+	require.NoError(t, b.LoadState(state, func(uint32) (*tpl.Template, error) { return tp, nil }))
+	require.Equal(t, aggregate.MarkSeqs(s), aggregate.MarkSeqs(b))
+	require.Equal(t, 20, aggregate.MarkKeys(b))
 }
