@@ -41,14 +41,16 @@ import (
 // A checkpoint is not bounded by wal.MaxRecord, which bounds one post's
 // record: the state the limits allow passes it (DefaultMaxAggregates
 // label sets of DefaultMaxLabels labels of DefaultMaxLabelBytes names
-// and values are about 80 MB, which one batch of 740 KB makes, and each
-// of DefaultMaxSequenceMarks marks writes its label set's key again: 4.1
-// GB at most), and the log writes it in pieces as it is made
-// (wal.Log.CheckpointState): posts wait only while aggregate.Set.Snapshot
-// copies references to the blobs and marks, and the whole state is never
-// in memory; Open reads it back with memory bounded by the file's
-// length. A checkpoint that fails (a disk full, say) is logged
-// and counted (statsblob_collector_checkpoint_failures_total): the
+// and values are about 80 MB, which one batch of 740 KB makes, and
+// DefaultMaxSequenceMarks marks 12 bytes each, their label sets' keys
+// written once: 92 MB; before, each mark wrote its label set's key again,
+// 4.1 GB; with Window, the key of a label set of a window before that
+// marks outlive is written once too), and the log writes it in pieces as
+// it is made (wal.Log.CheckpointState): posts wait only while
+// aggregate.Set.Snapshot copies references to the blobs and marks, and
+// the whole state is never in memory; Open reads it back with memory
+// bounded by the file's length. A checkpoint that fails (a disk full,
+// say) is logged and counted (statsblob_collector_checkpoint_failures_total): the
 // records it would have replaced stay, and are replayed at a restart,
 // until a checkpoint succeeds. It undoes nothing: the expiry or rotation
 // it follows is among those records, so the restart recovers the state
