@@ -109,6 +109,11 @@ type Config struct {
 	// retry later than both is added again, so it should exceed the
 	// senders' longest wait between retries (0: DefaultMarkAge, ten
 	// minutes, over package ship's MaxRetryAfter and DefaultMaxBackoff).
+	// The label sets the marks are of stay bounded however short the
+	// windows: past twice MaxAggregates at a rotation, the marks of the
+	// label sets posted to longest ago go first (Stats.MarksEvicted), so
+	// the marks' keys are at most three windows' worth of label sets, as
+	// with the two rotations alone.
 	MarkAge time.Duration
 	// OnMarksFull, if not nil, is called once for each message with blobs
 	// merged without the check for want of MaxMarks.
@@ -135,7 +140,7 @@ type Set struct {
 	gen     atomic.Uint64 // windows rotated
 	marks   markKeys      // the senders' marks: counted, their keys kept once
 
-	saturated, duplicates, untracked, marksFull, folds atomic.Uint64
+	saturated, duplicates, untracked, marksFull, marksEvicted, folds atomic.Uint64
 }
 
 // wideTpl is a template's wide form and an empty blob of each, the
@@ -777,6 +782,12 @@ type Stats struct {
 	// MarksFull counts the posts of Untracked that were for want of
 	// MaxMarks.
 	MarksFull uint64
+	// MarksEvicted counts the marks a rotation dropped before their time
+	// (two rotations and MarkAge) because their label sets, none posted
+	// to in the window just closed, were more than twice MaxAggregates
+	// (label sets cycling through short windows): a retry of their
+	// posts would be added again.
+	MarksEvicted uint64
 	// Marks is the sequence marks kept now (at most MaxMarks, but for
 	// those LoadState loaded beyond it).
 	Marks int
@@ -793,6 +804,7 @@ func (s *Set) Stats() Stats {
 		Duplicates:   s.duplicates.Load(),
 		Untracked:    s.untracked.Load(),
 		MarksFull:    s.marksFull.Load(),
+		MarksEvicted: s.marksEvicted.Load(),
 		Marks:        s.marks.count(),
 		Folds:        s.folds.Load(),
 		PendingBytes: s.pending.Load(),

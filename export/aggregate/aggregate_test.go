@@ -956,3 +956,37 @@ func requireSameStats(t *testing.T, want, got *blob.Blob) {
 	require.NotEmpty(t, w)
 	require.Equal(t, w, g)
 }
+
+// Marks outlive short windows (MarkAge), but the label sets they are of
+// stay bounded: past twice MaxAggregates at a rotation, the marks of the
+// label sets posted to longest ago go (counted), never those of the
+// window just closed. Without the bound, label sets cycling through
+// 10-second windows kept up to MaxMarks keys of up to 4 KB each.
+func TestMarkKeysBoundedUnderShortWindows(t *testing.T) {
+	tp := latTpl(t)
+	now := time.Unix(0, 0)
+	s, err := aggregate.New(aggregate.Config{MaxAggregates: 2, Now: func() time.Time { return now }}, now)
+	require.NoError(t, err)
+	seq := uint64(0)
+	post := func(key string, n uint64) bool {
+		dup, err := s.Once("web1", key, n, func() error { return s.Add(key, tp, nil, blob.New(tp, nil)) })
+		require.NoError(t, err)
+		return dup
+	}
+	first := map[string]uint64{}
+	for w, keys := range [][]string{{"a1", "a2"}, {"b1", "b2"}, {"c1", "c2"}} {
+		for _, k := range keys {
+			seq++
+			first[k] = seq
+			require.False(t, post(k, seq))
+		}
+		now = time.Unix(int64(10*(w+1)), 0)
+		s.Rotate(now)
+	}
+	_, marks := aggregate.Marks(s)
+	require.Equal(t, 4, marks, "b's and c's: twice MaxAggregates")
+	require.Equal(t, uint64(2), s.Stats().MarksEvicted)
+	require.True(t, post("c1", first["c1"]), "the window just closed: kept")
+	require.True(t, post("b2", first["b2"]), "kept")
+	require.False(t, post("a1", first["a1"]), "evicted: added again")
+}

@@ -1,6 +1,7 @@
 package aggregate
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -274,6 +275,48 @@ func (s *Set) pruneSenders(now time.Time) {
 		}
 		p.dropMarks(&s.marks, func(_ string, m *mark) bool { return g-m.used.Load() > 2 && m.at.Load() < cutoff })
 	}
+	s.evictMarkKeys(g, 2*s.cfg.MaxAggregates)
+}
+
+// evictMarkKeys drops, when the marks are of more than budget label sets
+// (keys), all the marks of the keys posted to longest ago until they are
+// of budget, sparing the keys posted to in the window just closed (the
+// generation before g) and marks an OnceAll holds. s.sendMu is held.
+func (s *Set) evictMarkKeys(g uint64, budget int) {
+	s.marks.mu.Lock()
+	over := len(s.marks.keys) - budget
+	s.marks.mu.Unlock()
+	if over <= 0 {
+		return
+	}
+	latest := map[*markKey]int64{} // the keys that may go: their latest post
+	spared := map[*markKey]bool{}
+	for _, p := range s.senders {
+		p.mu.Lock()
+		for _, m := range p.seqs {
+			if g-m.used.Load() <= 1 || m.users.Load() > 0 {
+				spared[m.key] = true
+			} else if at, ok := latest[m.key]; !ok || m.at.Load() > at {
+				latest[m.key] = m.at.Load()
+			}
+		}
+		p.mu.Unlock()
+	}
+	var old []*markKey
+	for k := range latest {
+		if !spared[k] {
+			old = append(old, k)
+		}
+	}
+	slices.SortFunc(old, func(a, b *markKey) int { return cmp.Compare(latest[a], latest[b]) })
+	gone := make(map[*markKey]bool, min(over, len(old)))
+	for _, k := range old[:min(over, len(old))] {
+		gone[k] = true
+	}
+	for _, p := range s.senders {
+		n := p.dropMarks(&s.marks, func(_ string, m *mark) bool { return gone[m.key] })
+		s.marksEvicted.Add(uint64(n))
+	}
 }
 
 // forgetMarks drops every sender's marks of the aggregates gone (their
@@ -287,16 +330,20 @@ func (s *Set) forgetMarks(gone map[string]bool) {
 }
 
 // dropMarks drops the marks of p for which drop returns true, except
-// those an OnceAll holds, and gives their places back to ms.
-func (p *sender) dropMarks(ms *markKeys, drop func(key string, m *mark) bool) {
+// those an OnceAll holds, gives their places back to ms and returns how
+// many it dropped.
+func (p *sender) dropMarks(ms *markKeys, drop func(key string, m *mark) bool) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	n := 0
 	for k, m := range p.seqs {
 		if m.users.Load() == 0 && drop(k, m) {
 			delete(p.seqs, k)
 			ms.drop(k)
+			n++
 		}
 	}
+	return n
 }
 
 // markKeys counts the marks of all senders, which Config.MaxMarks bounds,
