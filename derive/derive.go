@@ -7,7 +7,11 @@
 // Operands are the SUMs of the VOIs named, converted to their base unit
 // with their metadata's scale (a latency in microseconds with scale 1e-6
 // averages in seconds), except a count, and a sum of squares, which takes
-// the square of the scale of the VOI it squares. Between two readings (prev and cur, cumulative, prev the earlier)
+// the square of the scale of the VOI it squares; the result is then in
+// the metric's declared unit, where it has one of the same dimension
+// (tpl.Derived: an average of microseconds declared "us" is in
+// microseconds, one declared "ms" in milliseconds), else in the base
+// unit. Between two readings (prev and cur, cumulative, prev the earlier)
 // every operand is the difference cur − prev, so a ratio or an average is
 // the period's; a rate divides that difference by the elapsed time.
 package derive
@@ -27,7 +31,7 @@ import (
 type Value struct {
 	Name string // the declared name; "<voi>_mean" for a counted VOI's mean
 	Op   tpl.Op
-	Unit string // the declared unit, or for a mean the VOI's base unit
+	Unit string // the declared unit (Value is in it), or for a mean the VOI's base unit
 	Help string
 	// Value is the result; NaN when it is undefined (a division by a
 	// zero count or by no elapsed time).
@@ -63,12 +67,6 @@ func Compute(t *tpl.Template, prev, cur *blob.Blob, elapsed time.Duration) ([]Va
 			ids[d.Name] = d.ID
 		}
 	}
-	scaleOf := func(name string) float64 {
-		if m, ok := t.VOIMeta(ids[name]); ok {
-			return m.UnitScale()
-		}
-		return 1
-	}
 	// sum returns VOI name's SUM over the reading times scale.
 	sum := func(name string, scale float64) (float64, error) {
 		id := ids[name]
@@ -77,25 +75,29 @@ func Compute(t *tpl.Template, prev, cur *blob.Blob, elapsed time.Duration) ([]Va
 		if err != nil {
 			return 0, fmt.Errorf("derive: VOI %q: %w", name, err)
 		}
-		return v * scale, nil
+		return scaled(v, scale), nil
 	}
 	var out []Value
 	declared := map[string]bool{}
 	for _, d := range t.Derived() {
 		declared[d.Name] = true
 		v := Value{Name: d.Name, Op: d.Op, Unit: d.Unit, Help: d.Help}
-		of, err := sum(d.Of, scaleOf(d.Of))
+		sc, err := t.DerivedScales(d)
+		if err != nil { // metadata set since: tpl keeps them consistent
+			return nil, fmt.Errorf("derive: %w", err)
+		}
+		of, err := sum(d.Of, sc.Of)
 		if err != nil {
 			return nil, err
 		}
 		var by, sq float64
 		if d.By != "" {
-			if by, err = sum(d.By, scaleOf(d.By)); err != nil {
+			if by, err = sum(d.By, sc.By); err != nil {
 				return nil, err
 			}
 		}
-		if d.SumSq != "" { // in the square of Of's unit
-			if sq, err = sum(d.SumSq, scaleOf(d.Of)*scaleOf(d.Of)); err != nil {
+		if d.SumSq != "" {
+			if sq, err = sum(d.SumSq, sc.SumSq); err != nil {
 				return nil, err
 			}
 		}
@@ -143,6 +145,23 @@ func apply(op tpl.Op, of, by, sq float64, elapsed time.Duration) float64 {
 		return of / elapsed.Seconds()
 	}
 	return math.NaN()
+}
+
+// scaled returns v times scale, dividing by the inverse where scale is
+// the nearest float64 to the inverse of an integer, as an exporter scales
+// a VOI's values: 999 µs is 0.000999 s, where 999 * 1e-6 is
+// 0.0009989999999999999.
+func scaled(v, scale float64) float64 {
+	if scale >= 1 {
+		if scale == 1 {
+			return v
+		}
+		return v * scale
+	}
+	if inv := math.Round(1 / scale); 1/inv == scale {
+		return v / inv
+	}
+	return v * scale
 }
 
 // change returns VOI id's SUM in cur, or with prev its change from prev to

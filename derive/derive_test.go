@@ -67,12 +67,12 @@ func direct(lat []uint64, hits []bool, elapsed time.Duration) map[string]float64
 		}
 	}
 	n, nl := float64(len(lat)), float64(len(hits))
-	mean := sum * 1e-6 / n
+	mean := sum / 1e6 / n // µs in seconds, as an exporter scales them
 	return map[string]float64{
 		"hit_ratio":       nhit / nl,
 		"hit_percent":     100 * nhit / nl,
 		"latency_avg":     mean,
-		"latency_var":     sq*(1e-6*1e-6)/n - mean*mean,
+		"latency_var":     sq/1e12/n - mean*mean,
 		"request_rate":    n / elapsed.Seconds(),
 		"latency_us_mean": mean,
 	}
@@ -206,4 +206,66 @@ func TestComputeFallingSums(t *testing.T) {
 	require.NoError(t, b.UpdateS32(3, -1))
 	_, err = derive.Compute(tp, prev, b, time.Second)
 	require.ErrorIs(t, err, voi.ErrInvalid)
+}
+
+// A derived metric's value is in its declared unit: operands with units
+// are scaled to their base units and the result converted to the unit
+// declared (of the same dimension, or tpl refuses it); operands without
+// units are taken as they are, the unit a label (a ratio's ratio or
+// percent aside, which says its operands are alike).
+func TestComputeInDeclaredUnit(t *testing.T) {
+	tp := oneSum(t, voi.IntU64, voi.IntU64, voi.IntU64, voi.IntU64, voi.IntU64, voi.IntU64)
+	// a: µs, counted by b; c: KiB, d: bytes; e, f: no units
+	require.NoError(t, tp.SetVOIMeta(0, tpl.VOIMeta{Unit: "us", Count: "b"}))
+	require.NoError(t, tp.SetVOIMeta(2, tpl.VOIMeta{Unit: "KiB"}))
+	require.NoError(t, tp.SetVOIMeta(3, tpl.VOIMeta{Unit: "bytes"}))
+	b := blob.New(tp, nil)
+	for id, v := range []uint64{1500, 1, 3, 1024, 3, 4} {
+		require.NoError(t, b.UpdateU64(int32(id), v))
+	}
+	for _, c := range []struct {
+		d    tpl.Derived
+		want float64
+	}{
+		{tpl.Derived{Op: tpl.OpAverage, Of: "a", By: "b", Unit: "us"}, 1500},
+		{tpl.Derived{Op: tpl.OpAverage, Of: "a", By: "b", Unit: "microseconds"}, 1500},
+		{tpl.Derived{Op: tpl.OpAverage, Of: "a", By: "b", Unit: "ms"}, 1.5},
+		{tpl.Derived{Op: tpl.OpAverage, Of: "a", By: "b", Unit: "seconds"}, 0.0015},
+		{tpl.Derived{Op: tpl.OpAverage, Of: "a", By: "b", Unit: "ns"}, 1500000},
+		{tpl.Derived{Op: tpl.OpAverage, Of: "a", By: "b"}, 0.0015},                   // the base unit
+		{tpl.Derived{Op: tpl.OpAverage, Of: "a", By: "b", Unit: "requests"}, 0.0015}, // a label
+		{tpl.Derived{Op: tpl.OpRatio, Of: "a", By: "b", Unit: "ms"}, 1.5},
+		{tpl.Derived{Op: tpl.OpRate, Of: "a", Unit: "ms"}, 0.75}, // 1.5 ms in 2 s
+		{tpl.Derived{Op: tpl.OpRate, Of: "c", Unit: "bytes"}, 1536},
+		{tpl.Derived{Op: tpl.OpRatio, Of: "c", By: "d"}, 3},
+		{tpl.Derived{Op: tpl.OpRatio, Of: "c", By: "d", Unit: "percent"}, 300},
+		{tpl.Derived{Op: tpl.OpPercent, Of: "c", By: "d"}, 300},
+		{tpl.Derived{Op: tpl.OpPercent, Of: "c", By: "d", Unit: "percent"}, 300},
+		{tpl.Derived{Op: tpl.OpPercent, Of: "c", By: "d", Unit: "ratio"}, 3},
+		{tpl.Derived{Op: tpl.OpPercent, Of: "e", By: "f", Unit: "ratio"}, 0.75},
+		{tpl.Derived{Op: tpl.OpRatio, Of: "e", By: "f", Unit: "percent"}, 75},
+		{tpl.Derived{Op: tpl.OpRatio, Of: "e", By: "f", Unit: "us"}, 0.75},     // no units: a label
+		{tpl.Derived{Op: tpl.OpAverage, Of: "e", By: "b", Unit: "ms"}, 3},      // no units: a label
+		{tpl.Derived{Op: tpl.OpRatio, Of: "e", By: "f", Unit: "things"}, 0.75}, // a label
+	} {
+		c.d.Name = "m"
+		require.NoError(t, tp.SetDerived([]tpl.Derived{c.d}), "%+v", c.d)
+		vs, err := derive.Compute(tp, nil, b, 2*time.Second)
+		require.NoError(t, err)
+		require.Equal(t, derive.Value{Name: "m", Op: c.d.Op, Unit: c.d.Unit, Value: c.want}, vs[0], "%+v", c.d)
+	}
+}
+
+// The reviewer's case: an average of microseconds declared in "us" is in
+// microseconds, not in seconds labelled "us".
+func TestComputeAverageInMicroseconds(t *testing.T) {
+	tp := httpTemplate(t) // latency_us: Unit "us"
+	require.NoError(t, tp.SetDerived([]tpl.Derived{{Name: "lat_avg", Op: tpl.OpAverage, Of: "latency_us", By: "requests", Unit: "us"}}))
+	b := blob.New(tp, nil)
+	require.NoError(t, b.UpdateU64(0, 1500))
+	require.NoError(t, b.UpdateU64(1, 1))
+	vs, err := derive.Compute(tp, nil, b, 0)
+	require.NoError(t, err)
+	require.Equal(t, 1500.0, vs[0].Value)
+	require.Equal(t, "us", vs[0].Unit)
 }

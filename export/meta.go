@@ -28,9 +28,12 @@ import (
 //     and sum (name_count, name_sum: Prometheus's idiom for an average);
 //     the companion VOI is not exported on its own;
 //   - derived metrics other than rates are exported as gauges named
-//     namespace_template_name (with their unit as a suffix in Prometheus) (a rate between
-//     readings is what Prometheus's rate() and OpenTelemetry's delta
-//     temporality already give).
+//     namespace_template_name (with their unit as a suffix in Prometheus,
+//     a percent's aside), valued in their declared unit (package derive
+//     converts it: an average of microseconds declared "us" is
+//     ..._microseconds in microseconds, OpenTelemetry unit "us"); a rate
+//     between readings is what Prometheus's rate() and OpenTelemetry's
+//     delta temporality already give.
 //
 // A VOI that takes relative updates exports its level (the VOI's state,
 // the running total of its relative updates) as a gauge: named after the

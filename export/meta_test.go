@@ -134,3 +134,45 @@ func TestBucketLabelsScaled(t *testing.T) {
 	require.Equal(t, map[string]float64{"s_latency_microseconds_hist [0,1000)": 1, "s_latency_microseconds_hist [5000,10000)": 2},
 		buckets(export.Options{Units: map[string]string{"latency_us": "us"}}))
 }
+
+// A derived metric's name, unit and value agree: an average of a VOI in
+// microseconds declared in "us" is named and valued in microseconds (it
+// was named _microseconds and valued in seconds), one declared in "ms" in
+// milliseconds, one without a unit in the base unit, unnamed.
+func TestDerivedUnitsAgree(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("H")
+	require.NoError(t, err)
+	for id, name := range []string{"latency_us", "requests", "hits", "lookups"} {
+		require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: int32(id), Name: name, DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	}
+	require.NoError(t, tp.SetVOIMeta(0, tpl.VOIMeta{Unit: "us"}))
+	require.NoError(t, tp.SetDerived([]tpl.Derived{
+		{Name: "lat_avg", Op: tpl.OpAverage, Of: "latency_us", By: "requests", Unit: "us"},
+		{Name: "lat_avg_ms", Op: tpl.OpAverage, Of: "latency_us", By: "requests", Unit: "ms"},
+		{Name: "lat_avg_base", Op: tpl.OpAverage, Of: "latency_us", By: "requests"},
+		{Name: "hit", Op: tpl.OpRatio, Of: "hits", By: "lookups", Unit: "percent"},
+		{Name: "hit_pct", Op: tpl.OpPercent, Of: "hits", By: "lookups", Unit: "percent"},
+	}))
+	b := blob.New(tp, blob.NewEnv(func() int64 { return blob.SBinTime(1_700_000_000, 0) }, 1))
+	for id, v := range []uint64{3000, 2, 3, 4} {
+		require.NoError(t, b.UpdateU64(int32(id), v))
+	}
+	derived := func(opts export.Options) []point {
+		got, _ := points(t, opts, tp, b)
+		return got[len(got)-5:]
+	}
+	require.Equal(t, []point{
+		{"h_lat_avg_microseconds", "microseconds", export.KindGauge, 1500},
+		{"h_lat_avg_ms_milliseconds", "milliseconds", export.KindGauge, 1.5},
+		{"h_lat_avg_base", "", export.KindGauge, 0.0015},
+		{"h_hit_percent", "percent", export.KindGauge, 75},
+		{"h_hit_pct", "percent", export.KindGauge, 75},
+	}, derived(export.Options{}))
+	require.Equal(t, []point{
+		{"h.lat_avg", "us", export.KindGauge, 1500},
+		{"h.lat_avg_ms", "ms", export.KindGauge, 1.5},
+		{"h.lat_avg_base", "", export.KindGauge, 0.0015},
+		{"h.hit", "%", export.KindGauge, 75},
+		{"h.hit_pct", "%", export.KindGauge, 75},
+	}, derived(export.Options{Convention: export.OpenTelemetry}))
+}

@@ -70,14 +70,29 @@ func (m VOIMeta) UnitScale() float64 {
 
 // Derived declares a metric computed on read from the statistics of VOIs
 // (package derive computes it): Op applied to the SUMs of the VOIs named
-// Of, By and SumSq.
+// Of, By and SumSq, each in its base unit (VOIMeta.Unit and Scale).
+//
+// The operands' units give the result a unit: an average's or a rate's is
+// Of's (a rate's per second), a ratio's Of's when By has none and a ratio
+// when both have the same one, a percent's percent, a variance's the
+// square of Of's. Unit may name the result's unit in any scale ParseUnit
+// knows ("us" or "ms" for seconds, "mebibytes" for bytes, "percent" for a
+// ratio): the value is converted to it, so an exporter's name, unit and
+// value agree. A unit ParseUnit knows is refused where it is of another
+// dimension than the result's, or where the operands make no single unit
+// (seconds per byte, any variance). Where the operands have no units, an
+// average's, a rate's or a ratio's values are taken as they are and Unit
+// labels them (a ratio's "ratio" and "percent" aside: they say the
+// operands are alike, and "percent" multiplies by 100); a unit ParseUnit
+// does not know ("requests", "seconds_squared") is a label too. Without
+// Unit the result is in its base unit, unnamed.
 type Derived struct {
 	Name  string // metric name, [a-z0-9_], unique in the template
 	Op    Op
 	Of    string // ratio, percent: numerator; average, variance: sum; rate: the counter
 	By    string // ratio, percent: denominator; average, variance: count ("" for rate)
 	SumSq string // variance: the VOI whose SUM is the sum of squares ("" otherwise)
-	Unit  string // unit of the result ("" none)
+	Unit  string // unit of the result, [a-z0-9_] ("" none); see above
 	Help  string
 }
 
@@ -229,42 +244,57 @@ func (t *Template) defByNameLocked(name string) (VOIDef, bool) {
 	return VOIDef{}, false
 }
 
-// checkDerived checks derived metrics against t's VOIs (t.mu held).
-func (t *Template) checkDerived(ds []Derived) error {
+// checkDerived checks derived metrics against t's VOIs and their
+// metadata vois (t.mu held).
+func (t *Template) checkDerived(ds []Derived, vois map[int32]VOIMeta) error {
 	seen := map[string]bool{}
 	for i, d := range ds {
-		bad := func(format string, args ...any) error {
-			return fmt.Errorf("tpl: derived metric %d (%q) of %q: "+format+": %w", append(append([]any{i, d.Name, t.name}, args...), voi.ErrInvalid)...)
+		if _, err := t.derivedScalesLocked(d, vois); err != nil {
+			return fmt.Errorf("tpl: derived metric %d (%q) of %q: %w", i, d.Name, t.name, err)
 		}
-		if !validMetaName(d.Name) || seen[d.Name] {
-			return bad("name is not [a-z0-9_]+ or is used twice")
+		if seen[d.Name] {
+			return fmt.Errorf("tpl: derived metric %d (%q) of %q: name used twice: %w", i, d.Name, t.name, voi.ErrInvalid)
 		}
 		seen[d.Name] = true
-		if d.Unit != "" && !validMetaName(d.Unit) {
-			return bad("unit %q is not [a-z0-9_]+", d.Unit)
+	}
+	return nil
+}
+
+// operands says which operands each operation takes: Of, By, SumSq.
+var operands = map[Op][3]bool{
+	OpRatio: {true, true, false}, OpPercent: {true, true, false}, OpAverage: {true, true, false},
+	OpVariance: {true, true, true}, OpRate: {true, false, false},
+}
+
+// checkDerivedOne checks derived metric d against t's VOIs (t.mu held),
+// all but its unit and the uniqueness of its name.
+func (t *Template) checkDerivedOne(d Derived) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf(format+": %w", append(args, voi.ErrInvalid)...)
+	}
+	if !validMetaName(d.Name) {
+		return bad("name is not [a-z0-9_]+")
+	}
+	if d.Unit != "" && !validMetaName(d.Unit) {
+		return bad("unit %q is not [a-z0-9_]+", d.Unit)
+	}
+	if strings.ContainsAny(d.Help, "\n\r") {
+		return bad("help text of more than one line")
+	}
+	n, ok := operands[d.Op]
+	if !ok {
+		return bad("operation %q (ratio, percent, average, variance, rate)", d.Op)
+	}
+	for j, ref := range []string{d.Of, d.By, d.SumSq} {
+		if (ref != "") != n[j] {
+			return bad("%s takes of, by and sumsq as %v, given %q", d.Op, n, []string{d.Of, d.By, d.SumSq})
 		}
-		if strings.ContainsAny(d.Help, "\n\r") {
-			return bad("help text of more than one line")
+		if ref == "" {
+			continue
 		}
-		need := map[Op][3]bool{ // Of, By, SumSq
-			OpRatio: {true, true, false}, OpPercent: {true, true, false}, OpAverage: {true, true, false},
-			OpVariance: {true, true, true}, OpRate: {true, false, false},
-		}
-		n, ok := need[d.Op]
-		if !ok {
-			return bad("operation %q (ratio, percent, average, variance, rate)", d.Op)
-		}
-		for j, ref := range []string{d.Of, d.By, d.SumSq} {
-			if (ref != "") != n[j] {
-				return bad("%s takes of, by and sumsq as %v, given %q", d.Op, n, []string{d.Of, d.By, d.SumSq})
-			}
-			if ref == "" {
-				continue
-			}
-			v, ok := t.defByNameLocked(ref)
-			if !ok || !slices.ContainsFunc(v.Stats, func(s StatSpec) bool { return s.Type == voi.Sum }) {
-				return bad("VOI %q does not exist or keeps no SUM", ref)
-			}
+		v, ok := t.defByNameLocked(ref)
+		if !ok || !slices.ContainsFunc(v.Stats, func(s StatSpec) bool { return s.Type == voi.Sum }) {
+			return bad("VOI %q does not exist or keeps no SUM", ref)
 		}
 	}
 	return nil
@@ -274,8 +304,9 @@ func (t *Template) checkDerived(ds []Derived) error {
 // VOIMeta removes it). Errors wrap voi.ErrInvalid: no such VOI, a unit
 // that is not [a-z0-9_] once parsed, a negative or non-finite scale, an
 // unknown kind, help of more than one line, a Count that names no VOI
-// with a SUM or the VOI itself. The template is unchanged on error; its
-// bytes and hash never change.
+// with a SUM or the VOI itself, a unit that a derived metric's declared
+// unit no longer fits (see Derived). The template is unchanged on error;
+// its bytes and hash never change.
 func (t *Template) SetVOIMeta(id int32, m VOIMeta) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -283,14 +314,22 @@ func (t *Template) SetVOIMeta(id int32, m VOIMeta) error {
 	if err != nil {
 		return err
 	}
-	if m == (VOIMeta{}) {
-		delete(t.meta.vois, id)
-		return nil
+	vois := make(map[int32]VOIMeta, len(t.meta.vois)+1)
+	for i, v := range t.meta.vois {
+		vois[i] = v
 	}
-	if t.meta.vois == nil {
-		t.meta.vois = map[int32]VOIMeta{}
+	if vois[id] = m; m == (VOIMeta{}) {
+		delete(vois, id)
 	}
-	t.meta.vois[id] = m
+	// A new unit may leave a derived metric's declared unit without
+	// meaning (a result now in bytes, declared "us").
+	if err := t.checkDerived(t.meta.derived, vois); err != nil {
+		return fmt.Errorf("tpl: metadata of VOI %d of %q does not fit a derived metric: %w", id, t.name, err)
+	}
+	if len(vois) == 0 {
+		vois = nil
+	}
+	t.meta.vois = vois
 	return nil
 }
 
@@ -319,11 +358,12 @@ func (t *Template) Description() string {
 // SetDerived replaces the template's derived metrics. Errors wrap
 // voi.ErrInvalid: a name not [a-z0-9_]+ or used twice, an unknown
 // operation, operands other than the operation takes, an operand that
-// names no VOI with a SUM; the template is then unchanged.
+// names no VOI with a SUM, a unit the result does not have or cannot be
+// converted to (see Derived); the template is then unchanged.
 func (t *Template) SetDerived(ds []Derived) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if err := t.checkDerived(ds); err != nil {
+	if err := t.checkDerived(ds, t.meta.vois); err != nil {
 		return err
 	}
 	t.meta.derived = slices.Clone(ds)
@@ -370,7 +410,7 @@ func (t *Template) SetMetadata(m Metadata) error {
 		}
 		nm.vois[id] = v
 	}
-	if err := t.checkDerived(m.Derived); err != nil {
+	if err := t.checkDerived(m.Derived, nm.vois); err != nil {
 		return err
 	}
 	nm.derived = slices.Clone(m.Derived)

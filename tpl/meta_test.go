@@ -173,3 +173,96 @@ func FuzzReadJSONMeta(f *testing.F) {
 		require.Equal(t, string(out), string(again))
 	})
 }
+
+// A derived metric's declared unit must fit its result, which its
+// operands' units make: SetDerived refuses one of another dimension, one
+// where no single unit fits, and one the result cannot be converted to;
+// SetVOIMeta refuses a unit that would leave a declared one without
+// meaning, and the template JSON such metadata.
+func TestDerivedUnitRejects(t *testing.T) {
+	tp := httpTemplate(t)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 4, Name: "size", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	require.NoError(t, tp.SetVOIMeta(0, tpl.VOIMeta{Unit: "us", Count: "requests"}))
+	require.NoError(t, tp.SetVOIMeta(4, tpl.VOIMeta{Unit: "KiB"}))
+	avg := func(unit string) tpl.Derived {
+		return tpl.Derived{Name: "x", Op: tpl.OpAverage, Of: "latency_us", By: "requests", Unit: unit}
+	}
+	for _, d := range []tpl.Derived{
+		avg("bytes"), avg("percent"), avg("ratio"),
+		{Name: "x", Op: tpl.OpRatio, Of: "latency_us", By: "size", Unit: "us"},       // seconds per byte
+		{Name: "x", Op: tpl.OpRatio, Of: "requests", By: "latency_us", Unit: "us"},   // per second
+		{Name: "x", Op: tpl.OpPercent, Of: "latency_us", By: "requests", Unit: "us"}, // a percent
+		{Name: "x", Op: tpl.OpPercent, Of: "latency_us", By: "size", Unit: "percent"},
+		{Name: "x", Op: tpl.OpVariance, Of: "latency_us", By: "requests", SumSq: "latency_sq", Unit: "us"},
+		{Name: "x", Op: tpl.OpVariance, Of: "requests", By: "requests", SumSq: "latency_sq", Unit: "seconds"},
+		{Name: "x", Op: tpl.OpRate, Of: "size", Unit: "seconds"},
+	} {
+		require.ErrorIs(t, tp.SetDerived([]tpl.Derived{d}), voi.ErrInvalid, "%+v", d)
+		_, err := tp.DerivedScales(d)
+		require.ErrorIs(t, err, voi.ErrInvalid, "%+v", d)
+	}
+	require.Empty(t, tp.Derived())
+
+	// Accepted: the result's unit in any scale, labels, none.
+	for _, d := range []tpl.Derived{
+		avg(""), avg("us"), avg("ms"), avg("seconds"), avg("per_request"),
+		{Name: "x", Op: tpl.OpVariance, Of: "latency_us", By: "requests", SumSq: "latency_sq", Unit: "seconds_squared"},
+		{Name: "x", Op: tpl.OpRate, Of: "size", Unit: "mebibytes"},
+		{Name: "x", Op: tpl.OpRatio, Of: "requests", By: "latency_sq", Unit: "us"}, // no units: a label
+	} {
+		require.NoError(t, tp.SetDerived([]tpl.Derived{d}), "%+v", d)
+	}
+
+	// The VOI's unit may change within its dimension, not out of it.
+	require.NoError(t, tp.SetDerived([]tpl.Derived{avg("us")}))
+	require.NoError(t, tp.SetVOIMeta(0, tpl.VOIMeta{Unit: "ms", Count: "requests"}))
+	sc, err := tp.DerivedScales(avg("us"))
+	require.NoError(t, err)
+	require.Equal(t, tpl.DerivedScales{Of: 1000, By: 1, SumSq: 1}, sc)
+	before := tp.Metadata()
+	require.ErrorIs(t, tp.SetVOIMeta(0, tpl.VOIMeta{Unit: "bytes", Count: "requests"}), voi.ErrInvalid)
+	require.Equal(t, before, tp.Metadata())
+	require.NoError(t, tp.SetVOIMeta(0, tpl.VOIMeta{})) // no unit: "us" labels the raw values
+	require.ErrorIs(t, tp.SetMetadata(tpl.Metadata{VOIs: map[int32]tpl.VOIMeta{0: {Unit: "bytes"}}, Derived: []tpl.Derived{avg("us")}}), voi.ErrInvalid)
+
+	// A result that would convert to infinity.
+	require.ErrorIs(t, tp.SetVOIMeta(0, tpl.VOIMeta{Unit: "h", Scale: 1e300}), voi.ErrInvalid) // "us" of 3.6e303 s
+	require.NoError(t, tp.SetDerived(nil))
+	require.NoError(t, tp.SetVOIMeta(0, tpl.VOIMeta{Unit: "h", Scale: 1e300}))
+	require.ErrorIs(t, tp.SetDerived([]tpl.Derived{avg("ns")}), voi.ErrInvalid)
+	require.NoError(t, tp.SetDerived([]tpl.Derived{avg("h")}))
+
+	// The template JSON refuses a derived unit its result does not have.
+	small, err := tpl.NewRegistry().New("HTTP")
+	require.NoError(t, err)
+	require.NoError(t, small.AddVOI(tpl.VOIDef{ID: 0, Name: "latency_us", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	require.NoError(t, small.AddVOI(tpl.VOIDef{ID: 1, Name: "requests", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	j := `{"format":"statsblob-template","version":2,"name":"HTTP","hash":` + jsonHash(small) + `,"vois":[` +
+		`{"id":0,"name":"latency_us","dtype":"INT_U32","stats":[{"type":"SUM"}],"unit":"us"},` +
+		`{"id":1,"name":"requests","dtype":"INT_U64","stats":[{"type":"SUM"}]}],` +
+		`"derived":[{"name":"lat","op":"average","of":"latency_us","by":"requests","unit":"%s"}]}`
+	_, err = tpl.ReadJSON(tpl.NewRegistry(), []byte(strings.Replace(j, "%s", "bytes", 1)))
+	require.ErrorIs(t, err, voi.ErrInvalid)
+	_, err = tpl.ReadJSON(tpl.NewRegistry(), []byte(strings.Replace(j, "%s", "ms", 1)))
+	require.NoError(t, err)
+}
+
+// DerivedScales: the factors derive applies, exact in decimal.
+func TestDerivedScales(t *testing.T) {
+	tp := httpTemplate(t)
+	require.NoError(t, tp.SetVOIMeta(0, tpl.VOIMeta{Unit: "us", Count: "requests"}))
+	f := func(d tpl.Derived, want tpl.DerivedScales) {
+		t.Helper()
+		d.Name = "x"
+		got, err := tp.DerivedScales(d)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+	}
+	f(tpl.Derived{Op: tpl.OpAverage, Of: "latency_us", By: "requests"}, tpl.DerivedScales{Of: 1e-6, By: 1, SumSq: 1})
+	f(tpl.Derived{Op: tpl.OpAverage, Of: "latency_us", By: "requests", Unit: "us"}, tpl.DerivedScales{Of: 1, By: 1, SumSq: 1})
+	f(tpl.Derived{Op: tpl.OpAverage, Of: "latency_us", By: "requests", Unit: "ms"}, tpl.DerivedScales{Of: 0.001, By: 1, SumSq: 1})
+	f(tpl.Derived{Op: tpl.OpRatio, Of: "requests", By: "latency_us"}, tpl.DerivedScales{Of: 1, By: 1e-6, SumSq: 1})
+	f(tpl.Derived{Op: tpl.OpVariance, Of: "latency_us", By: "requests", SumSq: "latency_sq"}, tpl.DerivedScales{Of: 1e-6, By: 1, SumSq: 1e-12})
+	_, err := tp.DerivedScales(tpl.Derived{Name: "x", Op: "median", Of: "requests"})
+	require.ErrorIs(t, err, voi.ErrInvalid)
+}
