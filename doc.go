@@ -33,7 +33,7 @@
 //	sample                               sample rates and the seeded dice roll
 //	family                               a family of blobs keyed by label values (the HistogramVec of statsblob)
 //	ship                                 the shipper: periodic snapshots POSTed to a collector, retried, deduplicated
-//	derive                               derived metrics computed on read: ratio, percent, average, variance, rate
+//	derive                               derived metrics computed on read: ratio, percent, average, variance, rate, difference
 //	statdef                              Linux-style text definition: VOIs' statistics on/off and reset at run time
 //	devstat                              devstat(9)-style transaction accounting and iostat's figures
 //	history                              Linux-style history ring of per-period snapshots and raw sample ring

@@ -1,7 +1,7 @@
 // Package derive computes, on read, the derived metrics a template
 // declares (tpl.Derived, UMA DCI's derived classes): ratio and percent of
-// two VOIs' SUMs, average, variance from a declared sum of squares, and
-// per-second rates between two readings; and the mean of every VOI whose
+// two VOIs' SUMs, average, variance from a declared sum of squares,
+// per-second rates and differences between two readings; and the mean of every VOI whose
 // updates a companion VOI counts (tpl.VOIMeta.Count, Linux's range type).
 //
 // Operands are the SUMs of the VOIs named, converted to their base unit
@@ -13,7 +13,8 @@
 // microseconds, one declared "ms" in milliseconds), else in the base
 // unit. Between two readings (prev and cur, cumulative, prev the earlier)
 // every operand is the difference cur − prev, so a ratio or an average is
-// the period's; a rate divides that difference by the elapsed time.
+// the period's, a difference is the period's change, and a rate divides
+// that change by the elapsed time.
 package derive
 
 import (
@@ -138,6 +139,8 @@ func apply(op tpl.Op, of, by, sq float64, elapsed time.Duration) float64 {
 	case tpl.OpVariance:
 		mean := div(of, by)
 		return max(div(sq, by)-mean*mean, 0) // rounding can take it below 0
+	case tpl.OpDifference:
+		return of
 	case tpl.OpRate:
 		if elapsed <= 0 {
 			return math.NaN()

@@ -237,6 +237,10 @@ func TestComputeInDeclaredUnit(t *testing.T) {
 		{tpl.Derived{Op: tpl.OpRatio, Of: "a", By: "b", Unit: "ms"}, 1.5},
 		{tpl.Derived{Op: tpl.OpRate, Of: "a", Unit: "ms"}, 0.75}, // 1.5 ms in 2 s
 		{tpl.Derived{Op: tpl.OpRate, Of: "c", Unit: "bytes"}, 1536},
+		{tpl.Derived{Op: tpl.OpDifference, Of: "a", Unit: "ms"}, 1.5},
+		{tpl.Derived{Op: tpl.OpDifference, Of: "c", Unit: "kibibytes"}, 3},
+		{tpl.Derived{Op: tpl.OpDifference, Of: "c"}, 3072},
+		{tpl.Derived{Op: tpl.OpDifference, Of: "e", Unit: "ms"}, 3}, // no units: a label
 		{tpl.Derived{Op: tpl.OpRatio, Of: "c", By: "d"}, 3},
 		{tpl.Derived{Op: tpl.OpRatio, Of: "c", By: "d", Unit: "percent"}, 300},
 		{tpl.Derived{Op: tpl.OpPercent, Of: "c", By: "d"}, 300},
@@ -268,4 +272,31 @@ func TestComputeAverageInMicroseconds(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1500.0, vs[0].Value)
 	require.Equal(t, "us", vs[0].Unit)
+}
+
+// A difference is a VOI's change between two readings (in one reading,
+// its SUM since the reset): negative for a gauge that fell, refused for a
+// counter that fell.
+func TestComputeDifference(t *testing.T) {
+	tp := oneSum(t, voi.IntU64, voi.IntS64)
+	require.NoError(t, tp.SetVOIMeta(0, tpl.VOIMeta{Unit: "us"}))
+	require.NoError(t, tp.SetDerived([]tpl.Derived{
+		{Name: "busy", Op: tpl.OpDifference, Of: "a", Unit: "ms"},
+		{Name: "level", Op: tpl.OpDifference, Of: "b"},
+	}))
+	b := blob.New(tp, nil)
+	require.NoError(t, b.UpdateU64(0, 2500))
+	require.NoError(t, b.UpdateS64(1, 7))
+	vs, err := derive.Compute(tp, nil, b, 0)
+	require.NoError(t, err)
+	require.Equal(t, map[string]float64{"busy": 2.5, "level": 7}, values(vs))
+
+	prev := b.Clone()
+	require.NoError(t, b.UpdateU64(0, 1000))
+	require.NoError(t, b.UpdateS64(1, -10))
+	vs, err = derive.Compute(tp, prev, b, time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, map[string]float64{"busy": 1, "level": -10}, values(vs))
+	_, err = derive.Compute(tp, b, prev, time.Minute) // a reset in between
+	require.ErrorIs(t, err, voi.ErrInvalid)
 }

@@ -27,13 +27,14 @@ import (
 //   - a VOI with a count companion exports its SUM as a summary of count
 //     and sum (name_count, name_sum: Prometheus's idiom for an average);
 //     the companion VOI is not exported on its own;
-//   - derived metrics other than rates are exported as gauges named
+//   - derived metrics other than rates and differences are exported as gauges named
 //     namespace_template_name (with their unit as a suffix in Prometheus,
 //     a percent's aside), valued in their declared unit (package derive
 //     converts it: an average of microseconds declared "us" is
 //     ..._microseconds in microseconds, OpenTelemetry unit "us"); a rate
-//     between readings is what Prometheus's rate() and OpenTelemetry's
-//     delta temporality already give.
+//     or a difference between readings is what Prometheus's rate() and
+//     increase() and OpenTelemetry's delta temporality already give (of a
+//     cumulative blob, a difference would be its SUM again).
 //
 // A VOI that takes relative updates exports its level (the VOI's state,
 // the running total of its relative updates) as a gauge: named after the
@@ -250,7 +251,8 @@ func (m *Mapper) appendSumAndLevel(out []Metric, vs *voiStats, metric func(strin
 	return out
 }
 
-// appendDerived appends the template's derived metrics (all but rates) as
+// appendDerived appends the template's derived metrics (all but rates and
+// differences, which need two readings) as
 // gauges, refusing names that collide with the VOIs' series.
 func (m *Mapper) appendDerived(out []Metric, n Named, tplName string, vois []*voiStats, start Metric) ([]Metric, error) {
 	if n.Template == nil || len(n.Template.Derived()) == 0 {
@@ -270,7 +272,7 @@ func (m *Mapper) appendDerived(out []Metric, n Named, tplName string, vois []*vo
 		}
 	}
 	for _, v := range vals {
-		if v.Op == tpl.OpRate || v.Op == tpl.OpAverage && strings.HasSuffix(v.Name, "_mean") && !declared(n.Template, v.Name) {
+		if v.Op == tpl.OpRate || v.Op == tpl.OpDifference || v.Op == tpl.OpAverage && strings.HasSuffix(v.Name, "_mean") && !declared(n.Template, v.Name) {
 			continue
 		}
 		if n.Off != nil && derivedOff(n, v.Name) {

@@ -176,3 +176,20 @@ func TestDerivedUnitsAgree(t *testing.T) {
 		{"h.hit_pct", "%", export.KindGauge, 75},
 	}, derived(export.Options{Convention: export.OpenTelemetry}))
 }
+
+// A difference, like a rate, needs two readings: of a cumulative blob it
+// would be its SUM again, and is not exported.
+func TestDerivedDifferenceNotExported(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("D")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "busy_us", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	require.NoError(t, tp.SetVOIMeta(0, tpl.VOIMeta{Unit: "us"}))
+	require.NoError(t, tp.SetDerived([]tpl.Derived{
+		{Name: "busy", Op: tpl.OpDifference, Of: "busy_us", Unit: "ms"},
+		{Name: "busy_rate", Op: tpl.OpRate, Of: "busy_us"},
+	}))
+	b := blob.New(tp, blob.NewEnv(func() int64 { return blob.SBinTime(1_700_000_000, 0) }, 1))
+	require.NoError(t, b.UpdateU64(0, 2500))
+	got, _ := points(t, export.Options{}, tp, b)
+	require.Equal(t, []point{{"d_busy_seconds", "seconds", export.KindCounter, 0.0025}}, got)
+}

@@ -72,16 +72,16 @@ func (m VOIMeta) UnitScale() float64 {
 // (package derive computes it): Op applied to the SUMs of the VOIs named
 // Of, By and SumSq, each in its base unit (VOIMeta.Unit and Scale).
 //
-// The operands' units give the result a unit: an average's or a rate's is
-// Of's (a rate's per second), a ratio's Of's when By has none and a ratio
+// The operands' units give the result a unit: an average's, a rate's or a
+// difference's is Of's (a rate's per second), a ratio's Of's when By has none and a ratio
 // when both have the same one, a percent's percent, a variance's the
 // square of Of's. Unit may name the result's unit in any scale ParseUnit
 // knows ("us" or "ms" for seconds, "mebibytes" for bytes, "percent" for a
 // ratio): the value is converted to it, so an exporter's name, unit and
 // value agree. A unit ParseUnit knows is refused where it is of another
 // dimension than the result's, or where the operands make no single unit
-// (seconds per byte, any variance). Where the operands have no units, an
-// average's, a rate's or a ratio's values are taken as they are and Unit
+// (seconds per byte, any variance). Where the operands have no units, the
+// values of an average, a rate, a difference or a ratio are taken as they are and Unit
 // labels them (a ratio's "ratio" and "percent" aside: they say the
 // operands are alike, and "percent" multiplies by 100); a unit ParseUnit
 // does not know ("requests", "seconds_squared") is a label too. Without
@@ -89,8 +89,8 @@ func (m VOIMeta) UnitScale() float64 {
 type Derived struct {
 	Name  string // metric name, [a-z0-9_], unique in the template
 	Op    Op
-	Of    string // ratio, percent: numerator; average, variance: sum; rate: the counter
-	By    string // ratio, percent: denominator; average, variance: count ("" for rate)
+	Of    string // ratio, percent: numerator; average, variance: sum; rate, difference: what changes
+	By    string // ratio, percent: denominator; average, variance: count ("" for rate, difference)
 	SumSq string // variance: the VOI whose SUM is the sum of squares ("" otherwise)
 	Unit  string // unit of the result, [a-z0-9_] ("" none); see above
 	Help  string
@@ -101,11 +101,12 @@ type Op string
 
 // The operations of derived metrics (UMA DCI's derived classes).
 const (
-	OpRatio    Op = "ratio"    // Of / By
-	OpPercent  Op = "percent"  // 100 · Of / By
-	OpAverage  Op = "average"  // Of / By (By a count)
-	OpVariance Op = "variance" // SumSq/By − (Of/By)², the population variance
-	OpRate     Op = "rate"     // per second: (Of₂ − Of₁) / (t₂ − t₁) between two readings
+	OpRatio      Op = "ratio"      // Of / By
+	OpPercent    Op = "percent"    // 100 · Of / By
+	OpAverage    Op = "average"    // Of / By (By a count)
+	OpVariance   Op = "variance"   // SumSq/By − (Of/By)², the population variance
+	OpRate       Op = "rate"       // per second: (Of₂ − Of₁) / (t₂ − t₁) between two readings
+	OpDifference Op = "difference" // Of₂ − Of₁ between two readings (in one reading: Of, its change since the reset)
 )
 
 // Metadata is a template's metadata.
@@ -263,7 +264,7 @@ func (t *Template) checkDerived(ds []Derived, vois map[int32]VOIMeta) error {
 // operands says which operands each operation takes: Of, By, SumSq.
 var operands = map[Op][3]bool{
 	OpRatio: {true, true, false}, OpPercent: {true, true, false}, OpAverage: {true, true, false},
-	OpVariance: {true, true, true}, OpRate: {true, false, false},
+	OpVariance: {true, true, true}, OpRate: {true, false, false}, OpDifference: {true, false, false},
 }
 
 // checkDerivedOne checks derived metric d against t's VOIs (t.mu held),
@@ -283,7 +284,7 @@ func (t *Template) checkDerivedOne(d Derived) error {
 	}
 	n, ok := operands[d.Op]
 	if !ok {
-		return bad("operation %q (ratio, percent, average, variance, rate)", d.Op)
+		return bad("operation %q (ratio, percent, average, variance, rate, difference)", d.Op)
 	}
 	for j, ref := range []string{d.Of, d.By, d.SumSq} {
 		if (ref != "") != n[j] {

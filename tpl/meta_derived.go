@@ -25,7 +25,7 @@ const (
 // units are of and by ("" for none).
 func resultUnit(op Op, of, by string) (unitOf, string, float64) {
 	switch op {
-	case OpAverage, OpRate:
+	case OpAverage, OpRate, OpDifference:
 		if of != "" {
 			return unitSingle, of, 1
 		}

@@ -41,6 +41,7 @@ func TestMetadataLeavesBytesAndHash(t *testing.T) {
 		{Name: "latency_mean", Op: tpl.OpAverage, Of: "latency_us", By: "requests"},
 		{Name: "latency_var", Op: tpl.OpVariance, Of: "latency_us", By: "requests", SumSq: "latency_sq"},
 		{Name: "request_rate", Op: tpl.OpRate, Of: "requests", Unit: "requests"},
+		{Name: "latency_total", Op: tpl.OpDifference, Of: "latency_us", Unit: "ms"},
 	}))
 	require.Equal(t, b, tp.Bytes())
 	require.Equal(t, h, tp.Hash())
@@ -59,7 +60,8 @@ func TestMetadataLeavesBytesAndHash(t *testing.T) {
 		`"description":"HTTP server requests","derived":[` +
 		`{"name":"latency_mean","op":"average","of":"latency_us","by":"requests"},` +
 		`{"name":"latency_var","op":"variance","of":"latency_us","by":"requests","sumsq":"latency_sq"},` +
-		`{"name":"request_rate","op":"rate","of":"requests","unit":"requests"}]}`
+		`{"name":"request_rate","op":"rate","of":"requests","unit":"requests"},` +
+		`{"name":"latency_total","op":"difference","of":"latency_us","unit":"ms"}]}`
 	require.Equal(t, want, string(got))
 	require.NoError(t, loadSchema(t).validate(decodeNumbers(t, got)), "the schema describes metadata")
 
@@ -196,6 +198,8 @@ func TestDerivedUnitRejects(t *testing.T) {
 		{Name: "x", Op: tpl.OpVariance, Of: "latency_us", By: "requests", SumSq: "latency_sq", Unit: "us"},
 		{Name: "x", Op: tpl.OpVariance, Of: "requests", By: "requests", SumSq: "latency_sq", Unit: "seconds"},
 		{Name: "x", Op: tpl.OpRate, Of: "size", Unit: "seconds"},
+		{Name: "x", Op: tpl.OpDifference, Of: "size", Unit: "seconds"},
+		{Name: "x", Op: tpl.OpDifference, Of: "size", By: "requests"},
 	} {
 		require.ErrorIs(t, tp.SetDerived([]tpl.Derived{d}), voi.ErrInvalid, "%+v", d)
 		_, err := tp.DerivedScales(d)
@@ -208,6 +212,7 @@ func TestDerivedUnitRejects(t *testing.T) {
 		avg(""), avg("us"), avg("ms"), avg("seconds"), avg("per_request"),
 		{Name: "x", Op: tpl.OpVariance, Of: "latency_us", By: "requests", SumSq: "latency_sq", Unit: "seconds_squared"},
 		{Name: "x", Op: tpl.OpRate, Of: "size", Unit: "mebibytes"},
+		{Name: "x", Op: tpl.OpDifference, Of: "size", Unit: "kibibytes"},
 		{Name: "x", Op: tpl.OpRatio, Of: "requests", By: "latency_sq", Unit: "us"}, // no units: a label
 	} {
 		require.NoError(t, tp.SetDerived([]tpl.Derived{d}), "%+v", d)

@@ -15,11 +15,13 @@ import (
 func runDerive(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("derive", "derive -templates FILE [-elapsed DURATION] [OLD] NEW",
 		"Derive prints the derived metrics the blob's template declares (ratio,\n"+
-			"percent, average, variance, rate: the templates file's version 2 metadata)\n"+
-			"and the mean of every VOI with a declared count, computed from NEW alone\n"+
-			"or, with OLD (an earlier cumulative reading of the same blob), from the\n"+
-			"period between them. Rates need -elapsed, the time NEW (or the period)\n"+
-			"covers; a metric without a value (no count, no time) prints NaN.\n"+
+			"percent, average, variance, rate, difference: the templates file's\n"+
+			"version 2 metadata), each in its declared unit, and the mean of every VOI\n"+
+			"with a declared count, computed from NEW alone or, with OLD (an earlier\n"+
+			"cumulative reading of the same blob), from the period between them: a\n"+
+			"difference is a VOI's change from OLD to NEW. Rates need -elapsed, the\n"+
+			"time NEW (or the period) covers; a metric without a value (no count, no\n"+
+			"time) prints NaN.\n"+
 			"\n"+
 			"Example:\n"+
 			"  statsblob derive -templates templates.json -elapsed 5m old.blob new.blob\n",

@@ -24,6 +24,7 @@ func TestDerive(t *testing.T) {
 	require.NoError(t, tp.SetDerived([]tpl.Derived{
 		{Name: "hit_percent", Op: tpl.OpPercent, Of: "hits", By: "lookups"},
 		{Name: "lookup_rate", Op: tpl.OpRate, Of: "lookups", Unit: "per_second"},
+		{Name: "wait", Op: tpl.OpDifference, Of: "wait_ms", Unit: "ms"},
 	}))
 	dir := t.TempDir()
 	tj, err := json.Marshal([]*tpl.Template{tp})
@@ -51,17 +52,19 @@ func TestDerive(t *testing.T) {
 	out, stderr, code := run("-templates", tfile, "-elapsed", "2s", filepath.Join(dir, "new.blob"))
 	require.Equal(t, 0, code, stderr)
 	require.Equal(t, ""+
-		"metric        op       value  unit\n"+
-		"hit_percent   percent  60     \n"+
-		"lookup_rate   rate     2.5    per_second\n"+
-		"wait_ms_mean  average  0.04   seconds\n", out)
+		"metric        op          value  unit\n"+
+		"hit_percent   percent     60     \n"+
+		"lookup_rate   rate        2.5    per_second\n"+
+		"wait          difference  200    ms\n"+
+		"wait_ms_mean  average     0.04   seconds\n", out)
 	out, stderr, code = run("-templates", tfile, filepath.Join(dir, "old.blob"), filepath.Join(dir, "new.blob"))
 	require.Equal(t, 0, code, stderr)
 	require.Equal(t, ""+
-		"metric        op       value  unit\n"+
-		"hit_percent   percent  0      \n"+
-		"lookup_rate   rate     NaN    per_second\n"+
-		"wait_ms_mean  average  0.12   seconds\n", out)
+		"metric        op          value  unit\n"+
+		"hit_percent   percent     0      \n"+
+		"lookup_rate   rate        NaN    per_second\n"+
+		"wait          difference  120    ms\n"+
+		"wait_ms_mean  average     0.12   seconds\n", out)
 	_, _, code = run(filepath.Join(dir, "new.blob"))
 	require.Equal(t, 2, code)
 	_, stderr, code = run("-templates", tfile, filepath.Join(dir, "new.blob"), filepath.Join(dir, "old.blob"))
