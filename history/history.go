@@ -8,6 +8,7 @@ package history
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"iter"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/hist"
+	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -152,12 +154,13 @@ func (r *Ring) All() iter.Seq[Period] {
 }
 
 // Summary is one VOI's results over a period, as Linux's range type reports
-// them (number, minimum, average, maximum), with quantiles beside them.
-// A field the VOI's statistics cannot give is NaN: Min and Max without a
-// MIN or MAX statistic, Avg without a SUM, quantiles without a t-digest or
-// histogram; Count comes from the t-digest or else the histogram (its
-// buckets and its out-of-band counter: every sample, as the SUM has them;
-// 0 without either).
+// them (number, minimum, average, maximum), with quantiles beside them,
+// in the VOI's own units. A field the VOI's statistics cannot give is NaN:
+// Min and Max without a MIN or MAX statistic, Avg without a SUM or a
+// count, quantiles without a t-digest or histogram. Count comes from the
+// VOI's declared count (SummarizeWith), or else the t-digest, or else the
+// histogram (its buckets and its out-of-band counter: every sample, as the
+// SUM has them); 0 without any.
 type Summary struct {
 	Count         uint64
 	Min, Avg, Max float64
@@ -166,7 +169,55 @@ type Summary struct {
 
 // Summarize returns the VOI's summary in blob b (a period's snapshot).
 // A VOI the blob does not have gives an error wrapping voi.ErrNotFound.
+// Without the template it cannot know a count the metadata declares: a
+// VOI that keeps only SUM, MIN and MAX, its updates counted in another
+// VOI (blob.CountedOf), has Count 0 and Avg NaN here; use SummarizeWith.
 func Summarize(b *blob.Blob, id int32) (Summary, error) {
+	return summarize(b, id, nil)
+}
+
+// SummarizeWith is Summarize with blob b's template t, whose metadata may
+// declare a count for the VOI (tpl.VOIMeta.Count, the companion VOI
+// blob.Counted adds one to with each update): then Count is that VOI's
+// SUM in b, which counts every update the VOI's SUM took, and Avg is the
+// SUM over it. Without a declared count it is Summarize. Errors: a nil
+// template or a blob of another template wrap voi.ErrInvalid, a VOI or
+// count VOI the blob does not have voi.ErrNotFound, a count VOI whose SUM
+// is not of an unsigned integer type voi.ErrTypeMismatch.
+func SummarizeWith(t *tpl.Template, b *blob.Blob, id int32) (Summary, error) {
+	if t == nil || b == nil {
+		return Summary{}, fmt.Errorf("history: no template or no blob: %w", voi.ErrInvalid)
+	}
+	if b.TplHash() != t.Hash() {
+		return Summary{}, fmt.Errorf("history: blob of template hash %d summarized with %s: %w", b.TplHash(), t.Spec(), voi.ErrInvalid)
+	}
+	m, _ := t.VOIMeta(id)
+	if m.Count == "" {
+		return summarize(b, id, nil)
+	}
+	c, ok := t.VOI(m.Count) // the first VOI of that name, as blob.CountedOf counts in
+	if !ok {
+		return Summary{}, fmt.Errorf("history: count VOI %q of VOI %d: %w", m.Count, id, voi.ErrNotFound)
+	}
+	s, err := b.Fetch(c.ID, voi.Sum)
+	if err != nil {
+		return Summary{}, fmt.Errorf("history: count VOI %q of VOI %d: %w", m.Count, id, err)
+	}
+	var n uint64
+	switch {
+	case len(s.Data) < s.DType.Size() || s.DType.Signed() || !s.DType.IsInt():
+		return Summary{}, fmt.Errorf("history: count VOI %q of VOI %d: a SUM of %v, not of an unsigned integer: %w", m.Count, id, s.DType, voi.ErrTypeMismatch)
+	case s.DType.Is32():
+		n = uint64(binary.LittleEndian.Uint32(s.Data))
+	default:
+		n = binary.LittleEndian.Uint64(s.Data)
+	}
+	return summarize(b, id, &n)
+}
+
+// summarize returns the VOI's summary in b, with count its number of
+// updates where a count VOI keeps it.
+func summarize(b *blob.Blob, id int32, count *uint64) (Summary, error) {
 	nan := math.NaN()
 	s := Summary{Min: nan, Avg: nan, Max: nan, P50: nan, P90: nan, P99: nan}
 	var sum float64
@@ -214,6 +265,9 @@ func Summarize(b *blob.Blob, id int32) (Summary, error) {
 	}
 	if !found {
 		return Summary{}, fmt.Errorf("history: VOI %d: %w", id, voi.ErrNotFound)
+	}
+	if count != nil { // it counts what the SUM took
+		s.Count, haveCount = *count, true
 	}
 	if haveSum && haveCount && s.Count > 0 {
 		s.Avg = sum / float64(s.Count)

@@ -200,3 +200,72 @@ func TestRotateBackwards(t *testing.T) {
 	require.Equal(t, uint64(1), s.Count)
 	require.NoError(t, r.Rotate(time.Unix(120, 0))) // an empty period of no time is a period
 }
+
+// A VOI with SUM, MIN and MAX whose updates a count VOI counts (the
+// metadata's Count, blob.CountedOf) summarizes with that count: number,
+// min, average, max, as Linux's range type. Summarize, without the
+// template, cannot know it.
+func TestSummarizeWithDeclaredCount(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("RANGE")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "lat", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum(), tpl.Min(), tpl.Max()}}))
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 1, Name: "requests", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 2, Name: "rtt", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum(), tpl.TDigest(voi.TDgstClust64, 20, 8)}}))
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 3, Name: "rtts", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 4, Name: "odd", DType: voi.IntS64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 5, Name: "signed", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	require.NoError(t, tp.SetVOIMeta(0, tpl.VOIMeta{Unit: "us", Count: "requests"}))
+	require.NoError(t, tp.SetVOIMeta(2, tpl.VOIMeta{Count: "rtts"}))
+	require.NoError(t, tp.SetVOIMeta(5, tpl.VOIMeta{Count: "odd"}))
+	h, err := blob.CountedOf(tp, 0)
+	require.NoError(t, err)
+	b := blob.New(tp, nil)
+	require.NoError(t, h.UpdateU64(b, 10))
+	require.NoError(t, h.UpdateU64(b, 30))
+
+	s, err := history.SummarizeWith(tp, b, 0)
+	require.NoError(t, err)
+	require.Equal(t, history.Summary{Count: 2, Min: 10, Avg: 20, Max: 30, P50: -1, P90: -1, P99: -1}, nanAs(s, -1)) // no quantiles
+	old, err := history.Summarize(b, 0)                                                                             // unchanged: it cannot see the count
+	require.NoError(t, err)
+	require.Equal(t, uint64(0), old.Count)
+	require.True(t, math.IsNaN(old.Avg))
+
+	// A declared count (an INT_U32 SUM here) is the count, also beside a
+	// t-digest: it counts every update the SUM took.
+	require.NoError(t, b.UpdateU32(2, 5))
+	require.NoError(t, b.UpdateU32(2, 7))
+	require.NoError(t, b.UpdateU32(3, 2))
+	s, err = history.SummarizeWith(tp, b, 2)
+	require.NoError(t, err)
+	require.Equal(t, uint64(2), s.Count)
+	require.Equal(t, 6.0, s.Avg)
+
+	// Without a declared count, Summarize's answer.
+	s, err = history.SummarizeWith(tp, b, 1)
+	require.NoError(t, err)
+	s1, err := history.Summarize(b, 1)
+	require.NoError(t, err)
+	require.Equal(t, nanAs(s1, -1), nanAs(s, -1))
+
+	// Errors.
+	_, err = history.SummarizeWith(nil, b, 0)
+	require.ErrorIs(t, err, voi.ErrInvalid)
+	_, err = history.SummarizeWith(latencyTemplate(t), b, 0)
+	require.ErrorIs(t, err, voi.ErrInvalid)
+	_, err = history.SummarizeWith(tp, b, 9)
+	require.ErrorIs(t, err, voi.ErrNotFound)
+	_, err = history.SummarizeWith(tp, b, 5) // counted by a signed SUM
+	require.ErrorIs(t, err, voi.ErrTypeMismatch)
+}
+
+// nanAs returns s with NaN fields set to x, so that require.Equal
+// compares them.
+func nanAs(s history.Summary, x float64) history.Summary {
+	for _, f := range []*float64{&s.Min, &s.Avg, &s.Max, &s.P50, &s.P90, &s.P99} {
+		if math.IsNaN(*f) {
+			*f = x
+		}
+	}
+	return s
+}
