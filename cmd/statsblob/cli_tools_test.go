@@ -99,6 +99,37 @@ func TestTemplateCommand(t *testing.T) {
 	require.Equal(t, result{2, "", "statsblob template: want check or hash and one FILE\n" + usage}, sbIn(t, dir, nil, "template", "check"))
 }
 
+// template check prints a template's metadata (RISC OS DCI4's type,
+// presentation and description): the description, per VOI its unit,
+// scale, kind, count and help, and the derived metrics; a template
+// without metadata prints as before (TestTemplateCommand).
+func TestTemplateCheckMetadata(t *testing.T) {
+	dir := t.TempDir()
+	doc := `{"format":"statsblob-template","version":2,"name":"HTTP","description":"HTTP server requests","vois":[
+ {"id":0,"name":"latency_us","dtype":"INT_U32","stats":[{"type":"SUM"},{"type":"MAX"}],"unit":"us","help":"Request latency.","count":"requests"},
+ {"id":1,"name":"requests","dtype":"INT_U64","stats":[{"type":"SUM"}],"kind":"counter"},
+ {"id":2,"name":"latency_sq","dtype":"INT_U64","stats":[{"type":"SUM"}]}],
+ "derived":[{"name":"latency_avg","op":"average","of":"latency_us","by":"requests","unit":"ms","help":"Mean latency."},
+ {"name":"latency_var","op":"variance","of":"latency_us","by":"requests","sumsq":"latency_sq"}]}`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "m.json"), []byte(doc), 0o644))
+	require.Equal(t, result{0, "" +
+		"m.json: HTTP: ok, hash 842064347 (the file has no \"hash\"; add \"hash\": 842064347)\n" +
+		"  description \"HTTP server requests\"\n" +
+		"  136-byte blobs, 3 VOI slots\n" +
+		"  voi 0 \"latency_us\" INT_U32\n" +
+		"    metadata: unit seconds, scale 1e-06, count \"requests\", help \"Request latency.\"\n" +
+		"    SUM   INT_U32      at   128,     4 bytes\n" +
+		"    MAX   INT_U32      at   132,     4 bytes\n" +
+		"  voi 1 \"requests\" INT_U64\n" +
+		"    metadata: kind counter\n" +
+		"    SUM   INT_U64      at   120,     8 bytes\n" +
+		"  voi 2 \"latency_sq\" INT_U64\n" +
+		"    SUM   INT_U64      at   112,     8 bytes\n" +
+		"  derived \"latency_avg\": average of \"latency_us\" by \"requests\", unit ms, help \"Mean latency.\"\n" +
+		"  derived \"latency_var\": variance of \"latency_us\" by \"requests\", sum of squares \"latency_sq\"\n", ""},
+		sbIn(t, dir, nil, "template", "check", "m.json"))
+}
+
 func TestRecord(t *testing.T) {
 	f := newFixture(t, 1, spread)
 	out := filepath.Join(f.dir, "rec.blob")

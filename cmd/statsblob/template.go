@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/tpl"
@@ -19,7 +21,9 @@ func runTemplate(args []string, stdout, stderr io.Writer) int {
 			"them; README.md, \"Templates as JSON\") and builds each template as a\n"+
 			"collector would.\n\n"+
 			"  check  prints each template's hash and compiled layout: the blob size,\n"+
-			"         and per VOI its statistics with their data offsets and sizes.\n"+
+			"         and per VOI its statistics with their data offsets and sizes;\n"+
+			"         and its metadata (version 2): the description, per VOI its unit,\n"+
+			"         scale, kind, count and help, and the derived metrics.\n"+
 			"         A template without \"hash\" is accepted and told its hash; one\n"+
 			"         whose \"hash\" differs from the rebuilt template's is an error.\n"+
 			"  hash   prints each template's spec, \"NAME\":HASH, one per line.\n\n"+
@@ -82,9 +86,14 @@ func runTemplate(args []string, stdout, stderr io.Writer) int {
 }
 
 // writeLayout prints the compiled layout of template t: blob size, and
-// each statistic's data type, offset and size, VOIs in id order.
+// each statistic's data type, offset and size, VOIs in id order; and its
+// metadata, where it has any (a template without prints as before it had
+// metadata).
 func writeLayout(w io.Writer, t *tpl.Template) {
 	b := blob.New(t, nil)
+	if d := t.Description(); d != "" {
+		fmt.Fprintf(w, "  description %q\n", d)
+	}
 	fmt.Fprintf(w, "  %d-byte blobs, %d VOI slots\n", b.CurSz(), b.NumVOIs())
 	cur := int32(-1)
 	for id, s := range b.Stats() {
@@ -97,7 +106,54 @@ func writeLayout(w io.Writer, t *tpl.Template) {
 				rel = ", relative updates"
 			}
 			fmt.Fprintf(w, "  voi %d %q %v%s\n", id, name, s.VOIDType, rel)
+			if m, ok := t.VOIMeta(id); ok {
+				fmt.Fprintf(w, "    metadata: %s\n", voiMetaText(m))
+			}
 		}
 		fmt.Fprintf(w, "    %-5v %-12v at %5d, %5d bytes\n", s.Type, s.DType, s.Offset, len(s.Data))
 	}
+	for _, d := range t.Derived() {
+		fmt.Fprintf(w, "  derived %q: %s\n", d.Name, derivedText(d))
+	}
+}
+
+// voiMetaText describes a VOI's metadata: "unit seconds, scale 1e-06,
+// kind counter, count \"requests\", help \"Request latency.\"".
+func voiMetaText(m tpl.VOIMeta) string {
+	var parts []string
+	if m.Unit != "" {
+		parts = append(parts, "unit "+m.Unit)
+	}
+	if m.Scale != 0 {
+		parts = append(parts, "scale "+strconv.FormatFloat(m.Scale, 'g', -1, 64))
+	}
+	if m.Kind != tpl.KindDefault {
+		parts = append(parts, "kind "+m.Kind.String())
+	}
+	if m.Count != "" {
+		parts = append(parts, "count "+strconv.Quote(m.Count))
+	}
+	if m.Help != "" {
+		parts = append(parts, "help "+strconv.Quote(m.Help))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// derivedText describes a derived metric: "average of \"latency_us\" by
+// \"requests\", unit us".
+func derivedText(d tpl.Derived) string {
+	s := fmt.Sprintf("%s of %q", d.Op, d.Of)
+	if d.By != "" {
+		s += fmt.Sprintf(" by %q", d.By)
+	}
+	if d.SumSq != "" {
+		s += fmt.Sprintf(", sum of squares %q", d.SumSq)
+	}
+	if d.Unit != "" {
+		s += ", unit " + d.Unit
+	}
+	if d.Help != "" {
+		s += ", help " + strconv.Quote(d.Help)
+	}
+	return s
 }
