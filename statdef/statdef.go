@@ -8,6 +8,11 @@
 //	name=rtt data=reset  reset rtt's statistics (ResetVOI)
 //	data=reset           reset every VOI's statistics
 //
+// A value that starts with a double quote is a Go-quoted string, so a VOI
+// name may hold anything: Write quotes a name that holds white space or a
+// byte that is not printable UTF-8, or starts with a quote
+// (name="my voi" on=1), and writes every other name as it is.
+//
 // Write prints the current settings in the same form, with started= and
 // stopped= times (RFC 3339, UTC), which Apply accepts and ignores, so a
 // definition read back can be written again. Handler serves both over
@@ -23,8 +28,11 @@ package statdef
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/tpl"
@@ -130,18 +138,69 @@ func (d Def) ids(o op) []int32 {
 	return ids
 }
 
+// word is one key=value word of a line, w as written.
+type word struct{ w, k, v string }
+
+// words splits a line into key=value words: runs of non-space characters
+// (as strings.Fields splits), where a value that starts with '"' is a
+// Go-quoted string, which may hold spaces, and ends the word.
+func words(line string) ([]word, error) {
+	var ws []word
+	for {
+		line = strings.TrimLeftFunc(line, unicode.IsSpace)
+		if line == "" {
+			return ws, nil
+		}
+		end := strings.IndexFunc(line, unicode.IsSpace)
+		if end < 0 {
+			end = len(line)
+		}
+		w := line[:end]
+		k, v, found := strings.Cut(w, "=")
+		if !found {
+			return nil, fmt.Errorf("word %q is not key=value: %w", w, voi.ErrInvalid)
+		}
+		if strings.HasPrefix(v, `"`) {
+			q, err := strconv.QuotedPrefix(line[len(k)+1:])
+			if err != nil {
+				return nil, fmt.Errorf("word %q: the value is not a complete Go-quoted string: %w", w, voi.ErrInvalid)
+			}
+			end = len(k) + 1 + len(q)
+			if r, _ := utf8.DecodeRuneInString(line[end:]); end < len(line) && !unicode.IsSpace(r) {
+				return nil, fmt.Errorf("word %q: the quoted value is followed by %q: %w", line[:end], r, voi.ErrInvalid)
+			}
+			w = line[:end]
+			v, _ = strconv.Unquote(q) // QuotedPrefix checked it
+		}
+		ws = append(ws, word{w: w, k: k, v: v})
+		line = line[end:]
+	}
+}
+
+// quote returns a VOI name as a definition writes it: Go-quoted if it
+// holds white space or a byte that is not printable UTF-8, or starts
+// with a double quote; else as it is, which words reads back.
+func quote(name string) string {
+	if strings.HasPrefix(name, `"`) || !utf8.ValidString(name) {
+		return strconv.Quote(name)
+	}
+	for _, r := range name {
+		if unicode.IsSpace(r) || !strconv.IsPrint(r) {
+			return strconv.Quote(name)
+		}
+	}
+	return name
+}
+
 // parse reads one line; ok is false for a blank one.
 func (d Def) parse(line string) (op, bool, error) {
 	o := op{all: true, on: -1}
-	words := strings.Fields(line)
-	if len(words) == 0 {
-		return o, false, nil
+	ws, err := words(line)
+	if err != nil || len(ws) == 0 {
+		return o, false, err
 	}
-	for i, w := range words {
-		k, v, found := strings.Cut(w, "=")
-		if !found {
-			return o, false, fmt.Errorf("word %q is not key=value: %w", w, voi.ErrInvalid)
-		}
+	for i, wd := range ws {
+		w, k, v := wd.w, wd.k, wd.v
 		switch {
 		case k == "name" && i == 0:
 			id, ok := d.lookup(v)
@@ -200,7 +259,7 @@ func (d Def) Write(w io.Writer) error {
 	}
 	line("", d.Control.AllState())
 	for _, v := range d.Template.VOIs() {
-		line("name="+v.Name+" ", d.Control.State(v.ID))
+		line("name="+quote(v.Name)+" ", d.Control.State(v.ID))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

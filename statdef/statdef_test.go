@@ -146,3 +146,97 @@ func FuzzApply(f *testing.F) {
 		require.Equal(t, after, read(t, d))
 	})
 }
+
+// idSwitch keeps on/off settings by VOI id, without times.
+type idSwitch struct {
+	off    map[int32]bool
+	allOff bool
+}
+
+func (s *idSwitch) Set(id int32, on bool) error  { s.off[id] = !on; return nil }
+func (s *idSwitch) SetAll(on bool)               { s.allOff = !on }
+func (s *idSwitch) State(id int32) blob.VOIState { return blob.VOIState{On: !s.off[id]} }
+func (s *idSwitch) AllState() blob.VOIState      { return blob.VOIState{On: !s.allOff} }
+
+// namesTpl returns a template of SUM VOIs with the given names, ids 0, 1, ...
+func namesTpl(t testing.TB, names ...string) (*tpl.Template, error) {
+	tp, err := tpl.NewRegistry().New("NAMES")
+	require.NoError(t, err)
+	for i, n := range names {
+		if err := tp.AddVOI(tpl.VOIDef{ID: int32(i), Name: n, DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}); err != nil {
+			return nil, err
+		}
+	}
+	return tp, nil
+}
+
+// A VOI name with a space, a tab, a leading quote or bytes that are not
+// printable is written Go-quoted, and read back: the definition applies
+// again (it printed name=my voi on=1, which Apply refused with "no VOI
+// named \"my\""). Other names, = and quotes inside them too, are written as
+// they are, as before.
+func TestQuotedNames(t *testing.T) {
+	tp, err := namesTpl(t, "my voi", `"q"`, "tab\there", "a=b", `x"y`, "bad\xffbyte", "rtt")
+	require.NoError(t, err)
+	sw := &idSwitch{off: map[int32]bool{}}
+	d := statdef.Def{Template: tp, Control: sw}
+	require.NoError(t, d.Apply("name=\"my voi\" on=0\nname=a=b on=0\nname=\"bad\\xffbyte\" on=0\nname=x\"y on=0"))
+	want := "on=1\n" +
+		"name=\"my voi\" on=0\n" +
+		"name=\"\\\"q\\\"\" on=1\n" +
+		"name=\"tab\\there\" on=1\n" +
+		"name=a=b on=0\n" +
+		"name=x\"y on=0\n" +
+		"name=\"bad\\xffbyte\" on=0\n" +
+		"name=rtt on=1\n"
+	text := read(t, d)
+	require.Equal(t, want, text)
+
+	// Read back into fresh settings: the same settings.
+	back := statdef.Def{Template: tp, Control: &idSwitch{off: map[int32]bool{}}}
+	require.NoError(t, back.Apply(text))
+	require.Equal(t, want, read(t, back))
+
+	for _, bad := range []string{
+		`name="my voi on=0`,   // unterminated
+		`name="my voi"x on=0`, // something after the quote
+		`name="my\q" on=0`,    // not a Go escape
+		`name="my on=0"`,      // the name "my on=0"
+	} {
+		require.ErrorIs(t, back.Apply(bad), voi.ErrInvalid, bad)
+	}
+	require.Equal(t, want, read(t, back))
+}
+
+// FuzzWriteApply: whatever the VOIs' names and settings, the definition
+// Write prints applies to fresh settings and gives the same settings back
+// (each name read back names its VOI), unless a line is over MaxLine.
+func FuzzWriteApply(f *testing.F) {
+	for _, s := range [][2]string{{"rtt", "bytes"}, {"my voi", "x"}, {`"q"`, "a=b"}, {"a\tb", "\xff"}, {"", " "}, {"name=x on=1", `x"`}} {
+		f.Add(s[0], s[1], uint8(1))
+	}
+	f.Fuzz(func(t *testing.T, a, b string, off uint8) {
+		if a == b {
+			return // a name means the first VOI of that name
+		}
+		tp, err := namesTpl(t, a, b)
+		if err != nil {
+			return
+		}
+		sw := &idSwitch{off: map[int32]bool{0: off&1 != 0, 1: off&2 != 0}, allOff: off&4 != 0}
+		var sb strings.Builder
+		require.NoError(t, statdef.Def{Template: tp, Control: sw}.Write(&sb))
+		text := sb.String()
+		for _, l := range strings.Split(text, "\n") {
+			if len(l) > statdef.MaxLine {
+				return
+			}
+		}
+		back := &idSwitch{off: map[int32]bool{}}
+		require.NoError(t, statdef.Def{Template: tp, Control: back}.Apply(text), "%q", text)
+		require.Equal(t, sw.allOff, back.allOff, "%q", text)
+		for id := int32(0); id < 2; id++ {
+			require.Equal(t, sw.off[id], back.off[id], "VOI %d in %q", id, text)
+		}
+	})
+}

@@ -32,6 +32,9 @@ func runDef(args []string, stdout, stderr io.Writer) int {
 			"  name=rtt data=reset  reset rtt's statistics\n"+
 			"  data=reset           reset every VOI's statistics\n"+
 			"\n"+
+			"A VOI name with white space or unprintable bytes is Go-quoted:\n"+
+			"name=\"my voi\" on=0.\n"+
+			"\n"+
 			"A refusal (4xx, 5xx) prints the status and the server's reason on stderr and\n"+
 			"changes nothing; the exit status is then 1.\n"+
 			"\n"+
@@ -111,6 +114,28 @@ func defRemote(fs *flagSet, url string, lines []string, token string, timeout ti
 	return 0
 }
 
+// onOff is a statdef.Switch that records whether a line set a VOI, or all,
+// on or off (on: the last setting, 0 or 1).
+type onOff struct {
+	set bool
+	on  int
+}
+
+func (s *onOff) Set(_ int32, on bool) error { s.SetAll(on); return nil }
+func (s *onOff) SetAll(on bool) {
+	s.set, s.on = true, 0
+	if on {
+		s.on = 1
+	}
+}
+func (s *onOff) State(int32) blob.VOIState { return blob.VOIState{On: true} }
+func (s *onOff) AllState() blob.VOIState   { return blob.VOIState{On: true} }
+
+// noResets takes data=reset lines and resets nothing.
+type noResets struct{}
+
+func (noResets) ResetVOI(int32) error { return nil }
+
 // resets records the VOIs a file's definition resets.
 type resets struct {
 	b   *blob.Blob
@@ -131,13 +156,6 @@ func defFile(fs *flagSet, name string, lines []string, tfile, out string, stdout
 	if len(lines) == 0 {
 		return fs.usageError("a BLOB file needs data=reset lines: a file keeps no on/off settings to print")
 	}
-	for i, l := range lines {
-		for _, w := range strings.Fields(l) {
-			if strings.HasPrefix(w, "on=") {
-				return fs.usageError("line %d: %q: on/off has no meaning for a blob file (only data=reset)", i+1, w)
-			}
-		}
-	}
 	ts, err := readTemplates(tfile)
 	if err != nil {
 		fs.fail(err)
@@ -152,6 +170,15 @@ func defFile(fs *flagSet, name string, lines []string, tfile, out string, stdout
 	if err != nil {
 		fs.fail(fmt.Errorf("%s: %w", displayName(name), err))
 		return 1
+	}
+	// A file keeps no on/off settings: each line read as Apply reads it
+	// (a quoted VOI name may hold " on=") must set none. A line Apply
+	// refuses is reported by the Apply below.
+	for i, l := range lines {
+		sw := &onOff{}
+		if (statdef.Def{Template: t, Control: sw, Reset: noResets{}}).Apply(l) == nil && sw.set {
+			return fs.usageError("line %d: \"on=%d\": on/off has no meaning for a blob file (only data=reset)", i+1, sw.on)
+		}
 	}
 	r := &resets{b: b}
 	// The Control is a stand-in: no on= reaches it.

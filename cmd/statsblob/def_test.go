@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/statdef"
+	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -141,6 +143,42 @@ func TestDefFile(t *testing.T) {
 	} {
 		require.Equal(t, c.res, sb(t, append([]string{"def"}, c.args...)...), c.args)
 	}
+	_, err = os.Stat(out)
+	require.True(t, os.IsNotExist(err), "a refused definition writes no OUT")
+}
+
+// A blob file's definition is read as Apply reads it: a quoted VOI name
+// holding " on=" is a name, not an on/off setting (the check split the
+// line on spaces and refused name="a on=1" data=reset as a usage error).
+func TestDefFileQuotedName(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("Q")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "a on=1", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 1, Name: "b", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	dir := t.TempDir()
+	tfile, in, out := filepath.Join(dir, "t.json"), filepath.Join(dir, "in.blob"), filepath.Join(dir, "out.blob")
+	require.NoError(t, writeTemplates(tfile, tp))
+	b := blob.New(tp, nil)
+	require.NoError(t, b.UpdateU64(0, 5))
+	require.NoError(t, b.UpdateU64(1, 7))
+	require.NoError(t, os.WriteFile(in, b.Bytes(), 0o644))
+
+	run := func(lines ...string) result {
+		var o, e bytes.Buffer
+		code := mainArgs(append([]string{"def", "-templates", tfile, "-o", out, in}, lines...), &o, &e)
+		return result{code, o.String(), e.String()}
+	}
+	require.Equal(t, result{0, "", "statsblob def: reset a on=1 of Q\n"}, run(`name="a on=1" data=reset`))
+	got, err := readBlob(out)
+	require.NoError(t, err)
+	want := b.Clone()
+	require.NoError(t, want.ResetVOI(0))
+	require.Equal(t, want.Bytes(), got.Bytes())
+
+	require.NoError(t, os.Remove(out))
+	r := run("data=reset", `name="a on=1" on=0`)
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, "statsblob def: line 2: \"on=0\": on/off has no meaning for a blob file (only data=reset)\n")
 	_, err = os.Stat(out)
 	require.True(t, os.IsNotExist(err), "a refused definition writes no OUT")
 }
