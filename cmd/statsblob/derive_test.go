@@ -114,3 +114,26 @@ func TestRecordCountsDeclaredCount(t *testing.T) {
 		"metric        op       value  unit\n"+
 		"wait_ms_mean  average  0.025  seconds\n", o.String())
 }
+
+// A templates file holding an empty array says so, where the message lists
+// what a file holds ("(it holds )" before).
+func TestEmptyTemplatesFile(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("E")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "a", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	dir := t.TempDir()
+	tfile, bfile := filepath.Join(dir, "t.json"), filepath.Join(dir, "b.blob")
+	require.NoError(t, os.WriteFile(tfile, []byte("[]\n"), 0o644))
+	require.NoError(t, os.WriteFile(bfile, blob.New(tp, nil).Bytes(), 0o644))
+	for _, args := range [][]string{
+		{"derive", "-templates", tfile, bfile},
+		{"render", "-templates", tfile, bfile},
+	} {
+		var o, e bytes.Buffer
+		require.Equal(t, 1, mainArgs(args, &o, &e), args)
+		require.Contains(t, e.String(), "is not in templates file "+tfile+" (it holds no template)\n", args)
+	}
+	var o, e bytes.Buffer
+	require.Equal(t, 1, mainArgs([]string{"record", "-templates", tfile, "-tpl", "E", "-voi", "a", "-o", filepath.Join(dir, "r.blob"), "-"}, &o, &e))
+	require.Equal(t, "statsblob record: templates file "+tfile+" has no template \"E\" (it holds no template)\n", e.String())
+}

@@ -101,8 +101,16 @@ func (ts *templates) byHash(hash uint32) (*tpl.Template, error) {
 	for i, t := range ts.list {
 		specs[i] = t.Spec()
 	}
-	return nil, fmt.Errorf("template hash %d is not in templates file %s (it holds %s)",
-		hash, ts.file, strings.Join(specs, ", "))
+	return nil, fmt.Errorf("template hash %d is not in templates file %s (%s)", hash, ts.file, holds(specs))
+}
+
+// holds says what a templates file holds: "it holds A, B", or "it holds
+// no template" for an empty array.
+func holds(names []string) string {
+	if len(names) == 0 {
+		return "it holds no template"
+	}
+	return "it holds " + strings.Join(names, ", ")
 }
 
 // writeTemplates writes templates as a templates file.

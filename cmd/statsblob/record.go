@@ -71,7 +71,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		names = append(names, c.Name())
 	}
 	if t == nil {
-		fs.fail(fmt.Errorf("templates file %s has no template %q (it holds %s)", ts.file, *tname, strings.Join(names, ", ")))
+		fs.fail(fmt.Errorf("templates file %s has no template %q (%s)", ts.file, *tname, holds(names)))
 		return 1
 	}
 	id, label, err := resolveVOI(*voiArg, ts, t.Hash())
