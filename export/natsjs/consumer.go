@@ -486,8 +486,7 @@ func (w *worker) run(ctx context.Context) {
 	next := time.Now().Add(w.c.cfg.Checkpoint)
 	for ctx.Err() == nil {
 		if w.leaseLeft() <= 0 {
-			w.c.cfg.Logf("natsjs: partition %d: lease not renewed for %v: given up, no longer exported", w.p,
-				time.Since(time.Unix(0, w.o.renewed.Load())).Round(time.Millisecond))
+			w.giveUp()
 			return
 		}
 		wait := min(w.c.cfg.Checkpoint, time.Second)
@@ -496,8 +495,9 @@ func (w *worker) run(ctx context.Context) {
 		}
 		batch, err := w.cons.Fetch(w.c.cfg.Batch, jetstream.FetchMaxWait(wait))
 		if err == nil {
-			for msg := range batch.Messages() {
-				w.take(msg)
+			if !w.takeAll(batch) {
+				w.giveUp()
+				return
 			}
 			err = batch.Error()
 		}
@@ -529,11 +529,44 @@ func (w *worker) run(ctx context.Context) {
 // that succeeded at which an owner gives a partition up: another
 // collector may take it once the whole lease time has passed (counted
 // from when the server stored the renewal, after it was sent), so the
-// owner stops exporting it before then. A worker's round (waiting
-// messages tried for at most a tenth of the lease time, a fetch of at
-// most a second, a checkpoint bounded by the lease left) ends within the
-// rest.
+// owner stops exporting it before then. Nothing a worker waits for
+// outlasts that point: a batch being fetched is given up there (on a
+// link that answers nothing, a Fetch lasts its wait and then the
+// client's own second), and waiting messages are tried, and checkpoints
+// written, within the lease left.
 const leaseGiveUp = 0.75
+
+// giveUp logs that the worker gives its partition up for want of a
+// renewed lease; the worker then returns, which stops the export.
+func (w *worker) giveUp() {
+	w.c.cfg.Logf("natsjs: partition %d: lease not renewed for %v: given up, no longer exported", w.p,
+		time.Since(time.Unix(0, w.o.renewed.Load())).Round(time.Millisecond))
+}
+
+// takeAll takes the messages of batch until it ends; false if the
+// lease's give-up point (leaseLeft, which renewals move on meanwhile)
+// passes first: the messages taken and the batch's others are
+// acknowledged by nobody, and redelivered to the next owner.
+func (w *worker) takeAll(batch jetstream.MessageBatch) bool {
+	deadline := time.NewTimer(max(w.leaseLeft(), 0))
+	defer deadline.Stop()
+	msgs := batch.Messages()
+	for {
+		select {
+		case msg, ok := <-msgs:
+			if !ok {
+				return true
+			}
+			w.take(msg)
+		case <-deadline.C:
+			left := w.leaseLeft()
+			if left <= 0 {
+				return false
+			}
+			deadline.Reset(left)
+		}
+	}
+}
 
 // leaseLeft is how long the worker may go on before its lease could have
 // passed to another collector (less the margin of leaseGiveUp).
@@ -649,13 +682,14 @@ func (w *worker) wait(m Message) {
 
 // retry tries the waiting messages of the templates due, each
 // template's in stream order, for at most a tenth of the lease time (and
-// a second); it reports whether it stopped with messages to merge left.
+// a second, and the lease left); it reports whether it stopped with
+// messages to merge left.
 func (w *worker) retry() (more bool) {
 	if w.l.nWaiting == 0 {
 		return false
 	}
 	defer func() { w.o.waiting.Store(int64(w.l.nWaiting)) }()
-	ctx, cancel := context.WithTimeout(context.Background(), min(time.Second, w.c.cfg.LeaseTTL/10))
+	ctx, cancel := context.WithTimeout(context.Background(), max(min(time.Second, w.c.cfg.LeaseTTL/10, w.leaseLeft()), 0))
 	defer cancel()
 	now := time.Now()
 	for _, h := range slices.Sorted(maps.Keys(w.l.waiting)) {
