@@ -64,16 +64,16 @@ type aggQuery struct {
 type matcher struct{ name, pattern string }
 
 // parseQuery parses the query API's raw query: tpl (required with needTpl),
-// window (0 to -history) and label patterns (at most MaxQueryMatchers,
-// each name once, names and patterns non-empty and at most maxBytes
-// bytes). Errors wrap voi.ErrInvalid.
+// window (0 to -history), the version's pattern (VersionLabel) and label
+// patterns (at most MaxQueryMatchers, each name once, names and patterns
+// non-empty and at most maxBytes bytes). Errors wrap voi.ErrInvalid.
 func parseQuery(raw string, needTpl bool, history, maxBytes int) (aggQuery, error) {
 	var q aggQuery
 	vals, err := url.ParseQuery(raw)
 	if err != nil {
 		return q, fmt.Errorf("query: %w", voi.ErrInvalid)
 	}
-	if len(vals) > MaxQueryMatchers+2 {
+	if len(vals) > MaxQueryMatchers+3 { // tpl, window, VersionLabel and the label patterns
 		return q, fmt.Errorf("query: %d parameters, at most %d label patterns: %w", len(vals), MaxQueryMatchers, voi.ErrInvalid)
 	}
 	for name, vs := range vals {

@@ -81,3 +81,29 @@ func FuzzParseQuery(f *testing.F) {
 		}
 	})
 }
+
+// A query may hold MaxQueryMatchers label patterns beside tpl, window and
+// the version's pattern (statsblob_template_hash, which is no label
+// pattern since it matches the hash an aggregate was posted as): the
+// count of parameters allows all four kinds at their most, and no more.
+func TestParseQueryMostParameters(t *testing.T) {
+	q := func(extra int, version bool) string {
+		var b strings.Builder
+		b.WriteString("tpl=T&window=-1")
+		if version {
+			b.WriteString("&" + VersionLabel + "=0000abcd")
+		}
+		for i := range MaxQueryMatchers + extra {
+			b.WriteString("&l" + strings.Repeat("x", i/10) + string(rune('0'+i%10)) + "=v")
+		}
+		return b.String()
+	}
+	got, err := parseQuery(q(0, true), true, 2, 128)
+	require.NoError(t, err, "every kind at its most")
+	require.Len(t, got.match, MaxQueryMatchers)
+	require.Equal(t, "0000abcd", got.version)
+	_, err = parseQuery(q(1, false), true, 2, 128)
+	require.ErrorIs(t, err, voi.ErrInvalid, "one label pattern too many")
+	_, err = parseQuery(q(1, true), true, 2, 128)
+	require.ErrorIs(t, err, voi.ErrInvalid, "one label pattern too many, with the version's")
+}
