@@ -301,38 +301,60 @@ func readLedger(v []byte, due time.Time) (*ledger, []byte, error) {
 	if ver := r.u32(); r.err == nil && ver != ledgerVersion {
 		return nil, nil, fmt.Errorf("state: version %d, want %d", ver, ledgerVersion)
 	}
+	// Each list is in the strictly increasing order append writes it in,
+	// so that one ledger has one encoding: an entry given twice (a
+	// waiting message, which would be merged twice) is refused, not
+	// overwritten or taken twice.
 	n = r.count(doneSize)
-	for range n {
+	var lastSeq uint64
+	for i := range n {
 		s := r.u64()
 		d := doneMsg{seq: r.u64(), hash: r.u32()}
 		copy(d.id[:], r.take(16))
+		if r.err == nil && i > 0 && s <= lastSeq {
+			r.err = fmt.Errorf("processed message %d after %d", s, lastSeq)
+		}
+		lastSeq = s
 		l.done[s] = d
 	}
 	n = r.count(markSize)
-	for range n {
+	var lastID markID
+	for i := range n {
 		var id markID
 		copy(id[:], r.take(16))
 		mk := &mark{hw: r.u64(), last: int64(r.u64())}
+		if r.err == nil && i > 0 && string(id[:]) <= string(lastID[:]) {
+			r.err = fmt.Errorf("mark %x after %x", id, lastID)
+		}
+		lastID = id
 		l.marks[id] = mk
 		l.now = max(l.now, mk.last)
 	}
 	n = r.count(8)
-	for range n {
+	var lastHash uint32
+	for i := range n {
 		h := r.u32()
 		k := r.count(8)
 		if r.err != nil {
 			break
 		}
-		if k == 0 || l.waiting[h] != nil {
-			r.err = fmt.Errorf("template %08x waits with %d messages, or twice", h, k)
+		if k == 0 {
+			r.err = fmt.Errorf("template %08x waits with no message", h)
 			break
 		}
+		if i > 0 && h <= lastHash {
+			r.err = fmt.Errorf("template %08x after %08x", h, lastHash)
+			break
+		}
+		lastHash = h
 		q := &waitQueue{due: due, seqs: make([]uint64, k)}
 		for i := range q.seqs {
 			q.seqs[i] = r.u64()
+			if r.err == nil && i > 0 && q.seqs[i] <= q.seqs[i-1] {
+				r.err = fmt.Errorf("template %08x: waiting message %d after %d", h, q.seqs[i], q.seqs[i-1])
+			}
 		}
-		if !slices.IsSorted(q.seqs) {
-			r.err = fmt.Errorf("template %08x: waiting messages out of order", h)
+		if r.err != nil {
 			break
 		}
 		l.waiting[h] = q

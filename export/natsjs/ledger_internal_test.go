@@ -117,13 +117,33 @@ func TestLedgerEncoding(t *testing.T) {
 	f("version", head(ledgerMagic, 3), "state: version 3, want 2")
 	f("done past the end", head(ledgerMagic, 2, 1), "state: 1 items of 36 bytes in 0 bytes")
 	f("marks missing", head(ledgerMagic, 2, 0), "state: truncated")
-	f("empty queue", head(ledgerMagic, 2, 0, 0, 1, 0xabc, 0), "state: template 00000abc waits with 0 messages, or twice")
+	f("empty queue", head(ledgerMagic, 2, 0, 0, 1, 0xabc, 0), "state: template 00000abc waits with no message")
 	unsorted := append(head(ledgerMagic, 2, 0, 0, 1, 0xabc, 2), make([]byte, 16)...)
 	binary.LittleEndian.PutUint64(unsorted[len(unsorted)-16:], 9)
-	f("queue out of order", unsorted, "state: template 00000abc: waiting messages out of order")
+	f("queue out of order", unsorted, "state: template 00000abc: waiting message 0 after 9")
 	twice := append(head(ledgerMagic, 2, 0, 0, 2, 0xabc, 1), make([]byte, 8)...)
 	twice = append(append(twice, head(0xabc, 1)...), make([]byte, 8)...)
-	f("queue twice", twice, "state: template 00000abc waits with 1 messages, or twice")
+	f("queue twice", twice, "state: template 00000abc after 00000abc")
+
+	// An entry given twice is refused, not taken once (a done message, a
+	// mark: the later overwrote the earlier) or twice (a waiting message
+	// was merged twice, once per copy, if it had no sender to check).
+	u64s := func(b []byte, vs ...uint64) []byte {
+		for _, v := range vs {
+			b = binary.LittleEndian.AppendUint64(b, v)
+		}
+		return b
+	}
+	seqTwice := u64s(head(ledgerMagic, 2, 0, 0, 1, 0xabc, 2), 9, 9)
+	f("waiting message twice", seqTwice, "state: template 00000abc: waiting message 9 after 9")
+	done := func(s uint64) []byte { return append(u64s(nil, s, 0), make([]byte, 4+16)...) }
+	doneTwice := append(append(head(ledgerMagic, 2, 2), done(7)...), done(7)...)
+	f("done twice", append(doneTwice, head(0, 0)...), "state: processed message 7 after 7")
+	doneUnsorted := append(append(head(ledgerMagic, 2, 2), done(8)...), done(7)...)
+	f("done out of order", append(doneUnsorted, head(0, 0)...), "state: processed message 7 after 8")
+	mk := func(b byte) []byte { return append(append(make([]byte, 15), b), make([]byte, 16)...) }
+	marksTwice := append(append(head(ledgerMagic, 2, 0, 2), mk(1)...), mk(1)...)
+	f("mark twice", append(marksTwice, head(0)...), "state: mark 00000000000000000000000000000001 after 00000000000000000000000000000001")
 }
 
 // FuzzReadLedger: a stored state from anywhere decodes or fails with an
