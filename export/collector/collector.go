@@ -212,7 +212,9 @@ type Config struct {
 	// set is kept after its latest post there, however short the windows
 	// (numbers are also kept for two window rotations): a retry later
 	// than both is added again (0: aggregate.DefaultMarkAge, ten minutes,
-	// over package ship's longest wait between retries).
+	// over package ship's longest wait between retries). Label sets
+	// cycling through short windows may lose their numbers sooner: see
+	// aggregate.Config.MarkAge.
 	SequenceMarkAge time.Duration
 	// ScrapeShare bounds the share of the time that scrapes coming back to
 	// back take from posts: a scrape waits until (1/ScrapeShare - 1) times

@@ -31,7 +31,7 @@ import (
 // starts with one, the first window's start) and a reset of VOIs
 // (/v1/definition). Every CheckpointInterval, at every window rotation
 // and at Close, the current window's aggregates and the senders'
-// sequence marks (aggregate.Set.AppendState) replace the records they
+// sequence marks (aggregate.Set.Snapshot) replace the records they
 // cover. On start, New loads the last checkpoint and replays the records
 // since: a post through the same sender check and add as a live post, an
 // event as the server made it. A post acknowledged before a crash (kill

@@ -224,7 +224,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	maxScrapes := fs.Int("max-scrapes", collector.DefaultMaxScrapes, "at most `N` scrapes served at once (then 503)")
 	queueBytes := fs.Int64("queue-bytes", collector.DefaultQueueBytes, "at most `N` bytes of accepted blobs queued before they fold into their aggregates (then a post folds its aggregate's queue at once)")
 	maxReadings := fs.Int("max-level-readings", collector.DefaultMaxLevelReadings, "keep at most `N` senders' levels (gauges) over all label sets (then a new sender's takes the least recently heard one's place)")
-	markAge := fs.Duration("sequence-mark-age", aggregate.DefaultMarkAge, "keep a sender's sequence number for a label set at least `D` after its latest post there, however short -window (a retry later than that and two windows is added again)")
+	markAge := fs.Duration("sequence-mark-age", aggregate.DefaultMarkAge, "keep a sender's sequence number for a label set at least `D` after its latest post there, however short -window (a retry later than that and two windows is added again; label sets cycling past twice -max-aggregates lose theirs sooner)")
 	maxMarks := fs.Int("max-sequence-marks", collector.DefaultMaxSequenceMarks, "keep at most `N` senders' sequence numbers (one per sender and label set) over all senders (then a post is added without the duplicate check)")
 	scrapeShare := fs.Float64("scrape-share", collector.DefaultScrapeShare, "scrapes back to back take at most `F` of the time (0 < F <= 1; a scrape waits (1/F - 1) times the last one's rendering after it)")
 	otlpTimeout := fs.Duration("otlp-timeout", collector.DefaultPushTimeout, "each OTLP push's deadline `D`")
