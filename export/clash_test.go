@@ -66,3 +66,19 @@ func TestClashes(t *testing.T) {
 		})
 	}
 }
+
+// PromFamily is the one place that names a family as Prometheus does:
+// the exposition, remote write and Clashes all go by it.
+func TestPromFamily(t *testing.T) {
+	f := func(k export.Kind, want string) {
+		t.Helper()
+		m := export.Metric{Name: "web_rtt_seconds", Kind: k}
+		require.Equal(t, want, m.PromFamily())
+	}
+	f(export.KindCounter, "web_rtt_seconds_total")
+	f(export.KindUpDownCounter, "web_rtt_seconds")
+	f(export.KindGauge, "web_rtt_seconds")
+	f(export.KindHistogram, "web_rtt_seconds")
+	f(export.KindSummary, "web_rtt_seconds")
+	f(export.KindExpHistogram, "web_rtt_seconds")
+}

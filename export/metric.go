@@ -84,6 +84,16 @@ type Metric struct {
 	TemplateHash uint32
 }
 
+// PromFamily returns the name of m's family in a Prometheus exposition
+// and in Prometheus's storage (remote write): Name, and Name + "_total"
+// for a counter. It is what the exporters and Clashes compare.
+func (m *Metric) PromFamily() string {
+	if m.Kind == KindCounter {
+		return m.Name + "_total"
+	}
+	return m.Name
+}
+
 // HistogramPoint is a histogram with explicit bounds.
 type HistogramPoint struct {
 	// Bounds are the buckets' inclusive upper bounds ("le"), ascending.

@@ -71,7 +71,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.NewInvalidMetric(prometheus.NewInvalidDesc(err), err)
 		}
 	}
-	clashes := export.Clashes(ms, promName)
+	clashes := export.Clashes(ms, (*export.Metric).PromFamily)
 	for i := range ms {
 		if err := clashes[i]; err != nil {
 			ch <- prometheus.NewInvalidMetric(prometheus.NewInvalidDesc(err), err)
@@ -85,14 +85,6 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// promName is the name of m's family in the exposition.
-func promName(m *export.Metric) string {
-	if m.Kind == export.KindCounter {
-		return m.Name + "_total"
-	}
-	return m.Name
-}
-
 // Const returns the Prometheus const metric of m.
 func Const(m export.Metric) (prometheus.Metric, error) {
 	names := make([]string, len(m.Labels))
@@ -100,7 +92,7 @@ func Const(m export.Metric) (prometheus.Metric, error) {
 	for i, l := range m.Labels {
 		names[i], values[i] = l.Name, l.Value
 	}
-	desc := prometheus.NewDesc(promName(&m), m.Help, names, nil)
+	desc := prometheus.NewDesc(m.PromFamily(), m.Help, names, nil)
 	ct := !m.Start.IsZero()
 	switch m.Kind {
 	case export.KindCounter:

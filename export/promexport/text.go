@@ -315,10 +315,10 @@ func renderBlob(sc *scratch) []famText {
 	fam := sc.fam[:0]
 	for i := range ms {
 		m := &ms[i]
-		name, typ := m.Name, "gauge"
+		name, typ := m.PromFamily(), "gauge"
 		switch m.Kind {
 		case export.KindCounter:
-			name, typ = m.Name+"_total", "counter"
+			typ = "counter"
 		case export.KindHistogram, export.KindExpHistogram:
 			typ = "histogram"
 		case export.KindSummary:

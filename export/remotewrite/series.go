@@ -45,7 +45,7 @@ func toSeries(dst []series, ms []export.Metric, ext []export.Label, ts int64, na
 		}
 		switch m.Kind {
 		case export.KindCounter:
-			one(m.Name+"_total", m.Value)
+			one(m.PromFamily(), m.Value)
 		case export.KindUpDownCounter, export.KindGauge:
 			if !zero {
 				one(m.Name, m.Value)
@@ -100,10 +100,10 @@ func families(ms []export.Metric) []metadata {
 	var out []metadata
 	seen := map[string]bool{}
 	for _, m := range ms {
-		md := metadata{name: m.Name, help: m.Help, unit: m.Unit}
+		md := metadata{name: m.PromFamily(), help: m.Help, unit: m.Unit} // the family as a scrape names it
 		switch m.Kind {
 		case export.KindCounter:
-			md.typ, md.name = typeCounter, m.Name+"_total" // the family as a scrape names it
+			md.typ = typeCounter
 		case export.KindUpDownCounter, export.KindGauge:
 			md.typ = typeGauge
 		case export.KindHistogram, export.KindExpHistogram:

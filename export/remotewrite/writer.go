@@ -473,14 +473,6 @@ type attempt struct {
 	unmappable, clashes int
 }
 
-// familyName is the name of m's family in Prometheus's storage.
-func familyName(m *export.Metric) string {
-	if m.Kind == export.KindCounter {
-		return m.Name + "_total"
-	}
-	return m.Name
-}
-
 // remember updates w.sent after a request: acknowledged (ok), the server
 // holds its series, and those it marked are ended; otherwise, it may hold
 // any of the request's series, and those it marked still want a marker (at
@@ -514,7 +506,7 @@ func (w *Writer) send(ctx context.Context, s snapshot, native bool) (ok, retry b
 			a.unmappable++
 		}
 	}
-	if clashes := export.Clashes(ms, familyName); clashes != nil {
+	if clashes := export.Clashes(ms, (*export.Metric).PromFamily); clashes != nil {
 		// A series sent twice in one request would have the server
 		// refuse the whole request: the first template's is sent.
 		kept := ms[:0]
