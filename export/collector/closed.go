@@ -26,8 +26,11 @@ import (
 // way at a restart (and the checkpoint after it, out of the log), and
 // the pusher removes the file once it has pushed the window (or dropped
 // it, counted, past MaxPending). On start, New reads the files back and the delta
-// Pusher made from the Server pushes them first, oldest first. A file is
-// written through a temporary name, synced and renamed: whole or absent.
+// Pusher made from the Server pushes them first, oldest first; a file of
+// a window the log's replay did not close (the process died after the
+// file was written, before the rotation's record was on disk) is dropped,
+// its posts being in the window under way. A file is written through a
+// temporary name, synced and renamed: whole or absent.
 //
 //	"SBWIN2\n"  magic
 //	start, end  int64, Unix nanoseconds
@@ -137,6 +140,17 @@ func (s *Server) loadClosed() error {
 		c, err := decodeClosed(p, wide, s.tpls.idx.Load().byHash)
 		if err != nil {
 			return fmt.Errorf("collector: -data-dir %s: %s: %w", s.cfg.DataDir, name, err)
+		}
+		if !c.Start.Before(s.set.Start()) {
+			// The rotation wrote the file, then died before its record
+			// was on disk: the log's replay kept the window's posts in
+			// the window under way, which ships them when it closes.
+			s.warn("a closed window whose rotation the log does not hold: its posts are in the window under way, the file is dropped",
+				"file", name, "window_start", c.Start)
+			if err := os.Remove(filepath.Join(s.cfg.DataDir, name)); err != nil {
+				return fmt.Errorf("collector: -data-dir: %w", err)
+			}
+			continue
 		}
 		s.recovered = append(s.recovered, c)
 	}

@@ -509,3 +509,71 @@ func TestClosedWindowNotCheckpointedPushedOnce(t *testing.T) {
 	files, _ = filepath.Glob(filepath.Join(dir, "closed-*.win"))
 	require.Empty(t, files)
 }
+
+// TestClosedWindowWhoseRotationDidNotReachTheLog: a rotation writes the
+// closed window's file for the delta pusher, then appends its record to
+// the log. A kill -9 between the two (the file synced, the record not)
+// leaves a log whose replay keeps the closed window's posts in the window
+// under way, with its start, and the file too: the restarted collector
+// pushed the file, then the same posts again when the window under way
+// closed (4 posts' worth of 2). The file of a window the log's replay
+// did not close is now dropped at the start: its posts are in the window
+// under way, pushed once when it closes.
+func TestClosedWindowWhoseRotationDidNotReachTheLog(t *testing.T) {
+	dir := t.TempDir()
+	ck := &clock{t: time.Unix(1000, 0)}
+	cfg := collector.Config{DataDir: dir, Window: time.Minute, Now: ck.now, NoSync: true}
+	s, tp := newServer(t, cfg)
+	_ = s.NewPusher(&blackHole{}, collector.PushConfig{Temporality: metricdata.DeltaTemporality, Timeout: 5 * time.Millisecond})
+	kb := fixture.KitchenBlob(tp).Bytes()
+	postOne := func(s *collector.Server) {
+		code, body := post(t, s, http.MethodPost, "h=a", kb)
+		require.Equal(t, 204, code, body)
+	}
+	postOne(s)
+	require.NoError(t, s.Checkpoint())
+	postOne(s)
+	segs, err := filepath.Glob(filepath.Join(dir, "seg-*.wal"))
+	require.NoError(t, err)
+	require.Len(t, segs, 1)
+	seg := segs[0]
+	n, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(seg), "seg-"), ".wal"), 16, 64)
+	require.NoError(t, err)
+	tmp := filepath.Join(dir, fmt.Sprintf("ckpt-%016x.ckpt.tmp", n+1))
+	require.NoError(t, os.Mkdir(tmp, 0o755)) // the rotation's checkpoint is not written
+	fi, err := os.Stat(seg)
+	require.NoError(t, err)
+	ck.set(time.Unix(1060, 0))
+	require.Equal(t, uint64(2), s.Rotate().Posts)
+	files, _ := filepath.Glob(filepath.Join(dir, "closed-*.win"))
+	require.Len(t, files, 1)
+	collector.Crash(s)
+	require.NoError(t, os.Remove(tmp))
+	// The crash came before the rotation's record was synced: the log
+	// ends with the posts.
+	fi2, err := os.Stat(seg)
+	require.NoError(t, err)
+	require.Equal(t, fi.Size()+8+1+8, fi2.Size(), "the rotation's record ends the segment")
+	require.NoError(t, os.Truncate(seg, fi.Size()))
+
+	s2, _ := newServer(t, cfg)
+	require.Equal(t, []uint64{2}, s2.Merged(), "the log's replay keeps the posts in the window under way")
+	require.Equal(t, time.Unix(1000, 0), s2.Blobs()[0].Start)
+	up := &blackHole{}
+	up.up.Store(true)
+	p2 := s2.NewPusher(up, collector.PushConfig{Temporality: metricdata.DeltaTemporality})
+	ck.set(time.Unix(1120, 0))
+	s2.Rotate()
+	require.NoError(t, p2.Close(context.Background()))
+	up.mu.Lock()
+	pushed := 0.0
+	for _, rm := range up.got {
+		for _, dp := range bytesSum(t, rm).DataPoints {
+			pushed += dp.Value
+		}
+	}
+	up.mu.Unlock()
+	require.Equal(t, 2*1448.0, pushed, "each post pushed once")
+	files, _ = filepath.Glob(filepath.Join(dir, "closed-*.win"))
+	require.Empty(t, files)
+}
