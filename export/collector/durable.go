@@ -779,7 +779,7 @@ func (s *Server) openLog() error {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_log_replayed_records",
 			Help: "Records (posts, expiries, rotations, resets) replayed from the -data-dir log at the start."}, stat(func(st wal.Stats) uint64 { return st.Replayed })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_log_replay_failures",
-			Help: "Posts of the -data-dir log that could not be added again at the start (logged)."},
+			Help: "Records of the -data-dir log that could not be made again at the start (logged): posts not added, resets of VOIs not made."},
 			func() float64 { return float64(s.replayFailed) }),
 	)
 	if s.cfg.Log != nil {
