@@ -43,7 +43,7 @@ type Store interface {
 // from one goroutine.
 type Partition interface {
 	// Merge adds a message. An error wrapping ErrUnknownTemplate leaves
-	// the message waiting for its template (see Config.Retry); any other
+	// the message waiting for its template (see Config.TemplateRetry); any other
 	// error refuses it for good (bad bytes, labels no export can carry):
 	// it is counted and acknowledged, never retried.
 	Merge(m Message) error
@@ -73,11 +73,11 @@ type Config struct {
 	// message of an unknown template is acknowledged and dropped, and
 	// counted (Stats.WaitFull). 0 is DefaultMaxWaiting.
 	MaxWaiting int
-	// Retry is how often the waiting messages of a template are tried
-	// again (one read from the stream each time, until the template is
-	// known); 0 is 10 seconds.
-	Retry time.Duration
-	Logf  func(format string, args ...any)
+	// TemplateRetry is how often the waiting messages of a template are
+	// tried again (one read from the stream each time, until the template
+	// is known); 0 is 10 seconds.
+	TemplateRetry time.Duration
+	Logf          func(format string, args ...any)
 }
 
 // Defaults of Config.
@@ -107,7 +107,7 @@ type Stats struct {
 	Unchecked uint64
 	// Waiting is how many messages of templates their Partition does not
 	// know wait in the owned partitions, acknowledged and kept in the
-	// stream, for the template (see Config.Retry).
+	// stream, for the template (see Config.TemplateRetry).
 	Waiting int
 	// Expired counts the waiting messages the stream removed (its MaxAge
 	// or other limits) before their template was known: never merged.
@@ -180,8 +180,8 @@ func NewConsumer(ctx context.Context, cfg Config) (*Consumer, error) {
 	if cfg.MaxWaiting <= 0 {
 		cfg.MaxWaiting = DefaultMaxWaiting
 	}
-	if cfg.Retry <= 0 {
-		cfg.Retry = 10 * time.Second
+	if cfg.TemplateRetry <= 0 {
+		cfg.TemplateRetry = 10 * time.Second
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
@@ -674,9 +674,9 @@ func (w *worker) wait(m Message) {
 	}
 	if w.l.waiting[m.TplHash] == nil {
 		w.c.cfg.Logf("natsjs: partition %d: template %08x unknown: its messages wait for it in the stream (tried every %v)",
-			w.p, m.TplHash, w.c.cfg.Retry)
+			w.p, m.TplHash, w.c.cfg.TemplateRetry)
 	}
-	w.l.wait(m.StreamSeq, m.TplHash, time.Now().Add(w.c.cfg.Retry))
+	w.l.wait(m.StreamSeq, m.TplHash, time.Now().Add(w.c.cfg.TemplateRetry))
 	w.o.waiting.Store(int64(w.l.nWaiting))
 }
 
@@ -716,12 +716,12 @@ func (w *worker) drain(ctx context.Context, hash uint32, q *waitQueue) (more boo
 			if ctx.Err() != nil {
 				return true
 			}
-			w.c.cfg.Logf("natsjs: partition %d: waiting message %d: %v (tried again in %v)", w.p, q.seqs[0], err, w.c.cfg.Retry)
-			q.due = time.Now().Add(w.c.cfg.Retry)
+			w.c.cfg.Logf("natsjs: partition %d: waiting message %d: %v (tried again in %v)", w.p, q.seqs[0], err, w.c.cfg.TemplateRetry)
+			q.due = time.Now().Add(w.c.cfg.TemplateRetry)
 			return false
 		}
 		if !merged && !gone {
-			q.due = time.Now().Add(w.c.cfg.Retry) // still unknown
+			q.due = time.Now().Add(w.c.cfg.TemplateRetry) // still unknown
 			return false
 		}
 		if gone {

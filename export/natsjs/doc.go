@@ -71,7 +71,7 @@
 // A message whose template the collector does not know (yet: shippers
 // rolled out before the collectors' templates file) is neither dropped
 // nor left unacknowledged: it waits. Its stream sequence goes into the
-// partition's state, it is acknowledged with it, and every Config.Retry
+// partition's state, it is acknowledged with it, and every Config.TemplateRetry
 // the first waiting message of its template is read from the stream
 // again, until the template is known (its Store learns it, as
 // statsblob-collector's on SIGHUP, or a collector that knows it takes the

@@ -40,7 +40,7 @@ func setTotals(t *testing.T, s *natsjs.SetStore) map[string]uint64 {
 // TestUnknownTemplateWaits: messages of a template the collector does not
 // know wait for it (acknowledged, so that they hold back neither the
 // partition's other messages nor its acknowledgement floor), are tried
-// again every Config.Retry, and are merged once it is known: in stream
+// again every Config.TemplateRetry, and are merged once it is known: in stream
 // order, so a late copy among them is still recognised. Before, each was
 // refused and acknowledged: dropped for good, though the shipper had been
 // told it was stored ({REQ web1} never arrived).
@@ -68,7 +68,7 @@ func TestUnknownTemplateWaits(t *testing.T) {
 	var mu sync.Mutex
 	var logs []string
 	c, _ := runConsumer(t, ctx, js, setup, "c", store, func(cfg *natsjs.Config) {
-		cfg.Retry = 100 * time.Millisecond
+		cfg.TemplateRetry = 100 * time.Millisecond
 		cfg.Logf = func(f string, a ...any) {
 			mu.Lock()
 			logs = append(logs, fmt.Sprintf(f, a...))
@@ -158,7 +158,7 @@ func TestWaitingExpired(t *testing.T) {
 	tr := &natsjs.Transport{JS: js, Partitions: 1}
 	require.NoError(t, tr.Send(ctx, countMsg(t, counterTemplate(t), "s1", 1, "web1", 1)))
 	c, _ := runConsumer(t, ctx, js, setup, "c", natsjs.NewSetStore(tpl.NewRegistry(), aggregate.Config{}),
-		func(cfg *natsjs.Config) { cfg.Retry = 100 * time.Millisecond })
+		func(cfg *natsjs.Config) { cfg.TemplateRetry = 100 * time.Millisecond })
 	require.Eventually(t, func() bool { return c.Stats().Waiting == 1 }, 30*time.Second, 10*time.Millisecond)
 	require.Eventually(t, func() bool { return c.Stats().Expired == 1 }, 30*time.Second, 20*time.Millisecond)
 	require.Zero(t, c.Stats().Waiting)

@@ -149,7 +149,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return 0
 	}
 	cons, err := natsjs.NewConsumer(ctx, natsjs.Config{Setup: setup, JS: js, ID: *id, Store: store,
-		Checkpoint: *checkpoint, MaxMarks: *maxMarks, MaxWaiting: *maxWaiting, Retry: *retry, Logf: logger.Printf})
+		Checkpoint: *checkpoint, MaxMarks: *maxMarks, MaxWaiting: *maxWaiting, TemplateRetry: *retry, Logf: logger.Printf})
 	if err != nil {
 		logger.Print(err)
 		return 1
