@@ -73,3 +73,13 @@ func (h Counted) UpdateS32(b *Blob, v int32) error { return h.counted(b, b.Updat
 
 // UpdateS64 updates an INT_S64 VOI with v and counts it.
 func (h Counted) UpdateS64(b *Blob, v int64) error { return h.counted(b, b.UpdateS64(h.id, v)) }
+
+// Update updates the VOI with a value of its data type dt given as its bit
+// pattern, as Blob.Update does (absolutely), and counts it.
+func (h Counted) Update(b *Blob, dt voi.DType, bits uint64) error {
+	return h.counted(b, b.Update(h.id, dt, bits, false))
+}
+
+// UpdateFloat updates a Q VOI with x, as Blob.UpdateFloat does, and counts
+// it.
+func (h Counted) UpdateFloat(b *Blob, x float64) error { return h.counted(b, b.UpdateFloat(h.id, x)) }

@@ -20,25 +20,29 @@ import (
 // Errors, before anything changes: voi.ErrInvalid for an id that names no
 // Q VOI (integer VOIs take the typed methods), a NaN or infinite x, or a
 // negative x for an unsigned Q type; voi.ErrOverflow for an x beyond the
-// type's range at that precision. They name the VOI and the value.
+// type's range at that precision. They are *VOIError (Op "float update"),
+// naming the VOI and the value.
 // Otherwise the errors of UpdateQ.
 func (bl *Blob) UpdateFloat(id int32, x float64) error {
 	p := bl.plan
 	if p == nil || uint(id) >= uint(len(p.vois)) || !p.vois[id].dtype.IsQ() {
-		dt := voi.DType(0)
+		e := &VOIError{Op: "float update", ID: id, Stat: -1, Err: voi.ErrInvalid}
 		if p != nil && uint(id) < uint(len(p.vois)) {
-			dt = p.vois[id].dtype
+			e.Have = p.vois[id].dtype
 		}
-		if dt == 0 {
-			return fmt.Errorf("blob: float update of VOI %d: no such VOI: %w", id, voi.ErrInvalid)
+		if e.Have == 0 {
+			e.Reason = "no such VOI"
+		} else {
+			e.Reason = fmt.Sprintf("the VOI is %v, not a Q type", e.Have)
 		}
-		return fmt.Errorf("blob: float update of VOI %d: the VOI is %v, not a Q type: %w", id, dt, voi.ErrInvalid)
+		return e
 	}
 	vp := &p.vois[id]
 	k := voi.QKind(vp.dtype)
 	q, err := qmath.FromFloat64(k, bl.qctrl(vp), x)
 	if err != nil {
-		return fmt.Errorf("blob: float update of VOI %d (%v, %d fractional bits): %g does not fit: %w", id, vp.dtype, q.NFBits(), x, err)
+		return &VOIError{Op: "float update", ID: id, Stat: -1, Have: vp.dtype, Err: err,
+			Reason: fmt.Sprintf("%g does not fit %v with %d fractional bits", x, vp.dtype, q.NFBits())}
 	}
 	return updateQ(bl, id, vp.dtype, q, false)
 }

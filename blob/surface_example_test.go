@@ -118,5 +118,5 @@ func ExampleBlob_UpdateFloat() {
 	fmt.Println(b.UpdateFloat(0, 1e300))
 	// Output:
 	// 2.05078125
-	// blob: float update of VOI 0 (Q_S64, 8 fractional bits): 1e+300 does not fit: value does not fit its type
+	// blob: float update of VOI 0: 1e+300 does not fit Q_S64 with 8 fractional bits: value does not fit its type
 }

@@ -346,15 +346,17 @@ func TestUpdateFloatErrors(t *testing.T) {
 		{4, 1, voi.ErrInvalid, "blob: float update of VOI 4: the VOI is INT_U64, not a Q type: invalid argument"},
 		{5, 1, voi.ErrInvalid, "blob: float update of VOI 5: no such VOI: invalid argument"},
 		{-1, 1, voi.ErrInvalid, "blob: float update of VOI -1: no such VOI: invalid argument"},
-		{0, math.NaN(), voi.ErrInvalid, "blob: float update of VOI 0 (Q_S64, 16 fractional bits): NaN does not fit: invalid argument"},
-		{0, math.Inf(-1), voi.ErrInvalid, "blob: float update of VOI 0 (Q_S64, 16 fractional bits): -Inf does not fit: invalid argument"},
-		{0, 1 << 44, voi.ErrOverflow, "blob: float update of VOI 0 (Q_S64, 16 fractional bits): 1.7592186044416e+13 does not fit: value does not fit its type"},
-		{1, -1, voi.ErrInvalid, "blob: float update of VOI 1 (Q_U32, 8 fractional bits): -1 does not fit: invalid argument"},
-		{1, 1 << 21, voi.ErrOverflow, "blob: float update of VOI 1 (Q_U32, 8 fractional bits): 2.097152e+06 does not fit: value does not fit its type"},
+		{0, math.NaN(), voi.ErrInvalid, "blob: float update of VOI 0: NaN does not fit Q_S64 with 16 fractional bits: invalid argument"},
+		{0, math.Inf(-1), voi.ErrInvalid, "blob: float update of VOI 0: -Inf does not fit Q_S64 with 16 fractional bits: invalid argument"},
+		{0, 1 << 44, voi.ErrOverflow, "blob: float update of VOI 0: 1.7592186044416e+13 does not fit Q_S64 with 16 fractional bits: value does not fit its type"},
+		{1, -1, voi.ErrInvalid, "blob: float update of VOI 1: -1 does not fit Q_U32 with 8 fractional bits: invalid argument"},
+		{1, 1 << 21, voi.ErrOverflow, "blob: float update of VOI 1: 2.097152e+06 does not fit Q_U32 with 8 fractional bits: value does not fit its type"},
 	} {
 		err := bl.UpdateFloat(c.id, c.x)
 		require.ErrorIs(t, err, c.want, c.msg)
 		require.EqualError(t, err, c.msg)
+		var ve *blob.VOIError
+		require.ErrorAs(t, err, &ve, "a refusal, as the typed updates' (blob.Counted does not count it)")
 		require.Equal(t, before, bl.Bytes(), c.msg)
 	}
 	// Just inside the range: S64 at 16 bits has 43 integer bits.

@@ -89,14 +89,14 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		fs.fail(fmt.Errorf("template %s has no VOI %s", t.Spec(), label))
 		return 1
 	}
-	count := int32(-1) // the VOI that counts id's updates, if its metadata declares one
+	var count *blob.Counted // the handle that counts id's updates, if its metadata declares a count
 	if m, _ := t.VOIMeta(id); m.Count != "" {
 		h, err := blob.CountedOf(t, id)
 		if err != nil {
 			fs.fail(err)
 			return 1
 		}
-		count = h.CountID()
+		count = &h
 	}
 
 	var r io.Reader = os.Stdin
@@ -148,10 +148,10 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 }
 
 // recordValues updates VOI id (of type dt) of b with each value of r (one
-// per line, or column col of CSV), counting each in VOI count if it is not
-// -1 (as blob.Counted does), and returns how many it recorded (-1 if r
+// per line, or column col of CSV), through count if it is not nil (which
+// counts each), and returns how many it recorded (-1 if r
 // could not be read as asked) and an error per value left out.
-func recordValues(b *blob.Blob, id int32, dt voi.DType, count int32, r io.Reader, col, name string) (int, []error) {
+func recordValues(b *blob.Blob, id int32, dt voi.DType, count *blob.Counted, r io.Reader, col, name string) (int, []error) {
 	var errs []error
 	n := 0
 	update := func(line int, s string) {
@@ -215,46 +215,41 @@ func recordValues(b *blob.Blob, id int32, dt voi.DType, count int32, r io.Reader
 	return n, errs
 }
 
-// updateText updates VOI id of type dt with the number s, and counts it
-// in VOI count unless that is -1.
-func updateText(b *blob.Blob, id int32, dt voi.DType, count int32, s string) error {
+// updateText updates VOI id of type dt with the number s, through count
+// (which counts it, blob.Counted's rule) unless that is nil.
+func updateText(b *blob.Blob, id int32, dt voi.DType, count *blob.Counted, s string) error {
 	if dt.IsQ() {
 		x, err := strconv.ParseFloat(s, 64)
 		if err != nil {
 			return fmt.Errorf("not a number")
 		}
-		return counted(b, count, b.UpdateFloat(id, x))
+		if count != nil {
+			return count.UpdateFloat(b, x)
+		}
+		return b.UpdateFloat(id, x)
 	}
 	bits := 32
 	if !dt.Is32() {
 		bits = 64
 	}
+	var v uint64
 	if dt.Signed() {
-		v, err := strconv.ParseInt(s, 10, bits)
+		i, err := strconv.ParseInt(s, 10, bits)
 		if err != nil {
 			return intError(err, dt)
 		}
-		return counted(b, count, b.Update(id, dt, uint64(v), false))
+		v = uint64(i)
+	} else {
+		u, err := strconv.ParseUint(s, 10, bits)
+		if err != nil {
+			return intError(err, dt)
+		}
+		v = u
 	}
-	v, err := strconv.ParseUint(s, 10, bits)
-	if err != nil {
-		return intError(err, dt)
+	if count != nil {
+		return count.Update(b, dt, v)
 	}
-	return counted(b, count, b.Update(id, dt, v, false))
-}
-
-// counted adds one to VOI count (unless it is -1) after an update whose
-// outcome is err, as blob.Counted does: an update the VOI refused (a
-// *blob.VOIError) is not counted, one a statistic counted as an error is.
-func counted(b *blob.Blob, count int32, err error) error {
-	var ve *blob.VOIError
-	if count < 0 || errors.As(err, &ve) {
-		return err
-	}
-	if cerr := b.UpdateU64(count, 1); cerr != nil {
-		return cerr
-	}
-	return err
+	return b.Update(id, dt, v, false)
 }
 
 // intError says why strconv refused a value of an integer VOI of type dt.

@@ -29,7 +29,7 @@ func FuzzRecordValues(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in, col string) {
 		b := blob.New(tp, blob.NewEnv(func() int64 { return 0 }, 1))
-		n, errs := recordValues(b, 0, voi.IntS64, -1, strings.NewReader(in), col, "in")
+		n, errs := recordValues(b, 0, voi.IntS64, nil, strings.NewReader(in), col, "in")
 		if n < 0 {
 			return // a CSV that does not parse, or a column not in the header
 		}
