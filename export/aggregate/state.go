@@ -58,11 +58,11 @@ var ErrState = errors.New("aggregate: bad state")
 
 // AppendState appends the Set's state to dst: the current window's
 // aggregates (their queues folded) and the senders' sequence marks, what
-// LoadState needs to go on exactly where the Set is. It is Snapshot's
-// state, written whole: adds wait while the snapshot is taken, not while
-// it is folded and written. Closed windows are not part of it.
+// LoadState needs to go on exactly where the Set is. It is State's
+// state, written whole: adds wait while the state is taken, not while it
+// is folded and written. Closed windows are not part of it.
 func (s *Set) AppendState(dst []byte) []byte {
-	st := s.Snapshot()
+	st := s.State()
 	w := appendWriter{b: slices.Grow(dst, int(st.Len()))}
 	_, _ = st.WriteTo(&w)
 	return w.b
@@ -76,20 +76,21 @@ func (w *appendWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Snapshot takes the Set's state as AppendState writes it, cheaply: under
-// the Set's locks (adds wait) it copies references to what the state is
-// made of, the aggregates' blobs (never modified once added or folded)
-// and the senders' marks; the folds of the blobs queued, the sorting and
-// the encoding are left to the State's Len and WriteTo, which run while
-// the Set goes on, and write the state as it was when Snapshot returned.
-// A checkpoint so holds the adds back for a copy of references, not for
-// the folds and the encoding of the whole state, and needs no copy of
-// the whole state in memory (wal.Log.CheckpointState writes it to the
-// file piece by piece). Snapshot must not run while a Once or OnceAll is
+// State takes the Set's state as AppendState writes it, a checkpoint's,
+// cheaply: under the Set's locks (adds wait) it copies references to what
+// the state is made of, the aggregates' blobs (never modified once added
+// or folded) and the senders' marks; the folds of the blobs queued, the
+// sorting and the encoding are left to the State's Len and WriteTo, which
+// run while the Set goes on, and write the state as it was when State
+// returned. A checkpoint so holds the adds back for a copy of references,
+// not for the folds and the encoding of the whole state, and needs no
+// copy of the whole state in memory (wal.Log.CheckpointState writes it to
+// the file piece by piece). State must not run while a Once or OnceAll is
 // under way, whose marks it reads (it would wait for them while they wait
 // for it): callers serialise the two, as the collector does under its
-// log's lock.
-func (s *Set) Snapshot() *State {
+// log's lock. (It was Snapshot: in this project a snapshot is a copy of a
+// blob.)
+func (s *Set) State() *State {
 	s.rot.Lock()
 	defer s.rot.Unlock()
 	w := s.cur
@@ -128,9 +129,9 @@ func (s *Set) Snapshot() *State {
 	return st
 }
 
-// State is a Set's state taken by Snapshot: Len and WriteTo fold, sort and
-// encode it (as AppendState writes it) after the Set has gone on. Neither
-// is safe for concurrent use.
+// State is a Set's state taken by Set.State: Len and WriteTo fold, sort
+// and encode it (as AppendState writes it) after the Set has gone on.
+// Neither is safe for concurrent use.
 type State struct {
 	start   time.Time
 	aggs    []stateAgg
@@ -141,7 +142,7 @@ type State struct {
 	size    int64    // the encoding's length, once made
 }
 
-// stateAgg is an aggregate as Snapshot found it: what its published blob
+// stateAgg is an aggregate as State found it: what its published blob
 // folds (that blob alone, if it had one), and its counts then.
 type stateAgg struct {
 	key           string

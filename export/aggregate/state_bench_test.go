@@ -106,7 +106,7 @@ func (c stateCase) build(b *testing.B) (s *aggregate.Set, tp *tpl.Template, post
 // BenchmarkAppendState: a checkpoint's state built whole, as AppendState
 // returns it; reports its size. Each op follows a post to every
 // aggregate, so that it folds them as a checkpoint after
-// CheckpointInterval of posts does. Before Snapshot, AppendState held the
+// CheckpointInterval of posts does. Before Set.State, AppendState held the
 // Set's lock (and the collector's log lock: posts waited) for all of it.
 func BenchmarkAppendState(b *testing.B) {
 	for _, c := range stateCases {
@@ -129,7 +129,7 @@ func BenchmarkAppendState(b *testing.B) {
 	}
 }
 
-// BenchmarkSnapshot: a checkpoint as the collector takes it: Snapshot
+// BenchmarkSnapshot: a checkpoint as the collector takes it: Set.State
 // under the Set's lock (and the log's: ns/op and B/op are what posts wait
 // for), then Len and WriteTo outside it, to a writer that keeps nothing
 // (wal.Log.CheckpointState writes it to the file piece by piece):
@@ -151,7 +151,7 @@ func BenchmarkSnapshot(b *testing.B) {
 				b.StopTimer()
 				post()
 				b.StartTimer()
-				st := s.Snapshot()
+				st := s.State()
 				b.StopTimer()
 				runtime.ReadMemStats(&m0)
 				t0 := time.Now()

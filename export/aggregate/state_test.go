@@ -175,11 +175,12 @@ func TestStateMarksCountedInMaxMarks(t *testing.T) {
 	require.Equal(t, 6, b.Stats().Marks)
 }
 
-// A Snapshot is the state when it was taken, whatever the Set does while
-// the state is folded and written (adds to old and new aggregates, new
-// marks, an expiry, a reset, a rotation): it writes what AppendState
-// returned at that point, byte for byte. Adds wait only for the snapshot
-// (a copy of references), not for the folds and the encoding; before,
+// A State (Set.State, once Set.Snapshot) is the state when it was taken,
+// whatever the Set does while the state is folded and written (adds to
+// old and new aggregates, new marks, an expiry, a reset, a rotation): it
+// writes what AppendState returned at that point, byte for byte. Adds
+// wait only for State (a copy of references), not for the folds and the
+// encoding; before,
 // AppendState held the Set's lock (and the collector's log lock) for all
 // of it, half a second at 10,000 aggregates (BenchmarkSnapshot). The
 // folds it makes are published for the aggregates that did not change
@@ -201,7 +202,7 @@ func TestSnapshotIsItsMoment(t *testing.T) {
 	s.Blobs()                        // k0...k4 published
 	post("s0", "k1", 100, blobs[30]) // k1 changed since
 	post("s1", "k2", 101, blobs[31]) // k2 too
-	st := s.Snapshot()
+	st := s.State()
 	want := s.AppendState(nil) // the state at the snapshot, as AppendState wrote it
 
 	// The Set goes on.
@@ -239,7 +240,7 @@ func TestSnapshotIsItsMoment(t *testing.T) {
 		key := fmt.Sprint("k", i%4)
 		require.NoError(t, s2.Add(key, tp, []export.Label{{Name: "k", Value: key}}, b))
 	}
-	st = s2.Snapshot()
+	st = s2.State()
 	require.NoError(t, s2.Add("k3", tp, []export.Label{{Name: "k", Value: "k3"}}, blobs[20])) // k3 changed since
 	folds := aggregate.StateBlobs(st)
 	for _, nb := range s2.Blobs() {

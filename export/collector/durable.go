@@ -31,7 +31,7 @@ import (
 // starts with one, the first window's start) and a reset of VOIs
 // (/v1/definition). Every CheckpointInterval, at every window rotation
 // and at Close, the current window's aggregates and the senders'
-// sequence marks (aggregate.Set.Snapshot) replace the records they
+// sequence marks (aggregate.Set.State) replace the records they
 // cover. On start, New loads the last checkpoint and replays the records
 // since: a post through the same sender check and add as a live post, an
 // event as the server made it. A post acknowledged before a crash (kill
@@ -47,7 +47,7 @@ import (
 // 4.1 GB; with Window, the key of a label set of a window before that
 // marks outlive is written once too), and the log writes it in pieces as
 // it is made (wal.Log.CheckpointState): posts wait only while
-// aggregate.Set.Snapshot copies references to the blobs and marks, and
+// aggregate.Set.State copies references to the blobs and marks, and
 // the whole state is never in memory; Open reads it back with memory
 // bounded by the file's length. A checkpoint that fails (a disk full,
 // say) is logged and counted (statsblob_collector_checkpoint_failures_total): the
@@ -818,15 +818,15 @@ func (s *Server) broken(err error) {
 
 // checkpoint writes a checkpoint of the log: the current window's
 // aggregates and the senders' marks replace the records before it.
-// Posts wait only while the snapshot is taken (a copy of references,
-// aggregate.Set.Snapshot), not while the state is folded, encoded and
-// written, piece by piece, without a copy of it whole in memory. One
+// Posts wait only while the state is taken (a copy of references,
+// aggregate.Set.State), not while it is folded, encoded and written,
+// piece by piece, without a copy of it whole in memory. One
 // that fails is logged (and counted by the log): its records stay, and a
 // restart replays them, the events among them too (logEvent), so it
 // recovers the same state.
 func (s *Server) checkpoint() error {
 	err := s.log.CheckpointState(func() (wal.State, error) {
-		return s.set.Snapshot(), nil // under the log's lock; folded and written outside it
+		return s.set.State(), nil // under the log's lock; folded and written outside it
 	})
 	if err != nil && s.cfg.Log != nil {
 		s.cfg.Log.Error("checkpoint failed: the log is not cut until one succeeds, a restart replays it", "data_dir", s.cfg.DataDir, "err", err)
