@@ -27,13 +27,15 @@ func MarkKeys(s *Set) int {
 	return len(s.marks.keys)
 }
 
-// StateBlobs returns the blobs a State writes, by key.
+// StateBlobs returns the blobs a State writes, by key, folding them as
+// WriteTo does (publishing those it may).
 func StateBlobs(st *State) map[string]*blob.Blob {
 	st.make()
 	out := map[string]*blob.Blob{}
-	for _, sa := range st.aggs {
-		out[sa.key] = sa.out
-	}
+	st.folds(func(sa *stateAgg, b *blob.Blob) bool {
+		out[sa.key] = b
+		return true
+	})
 	return out
 }
 

@@ -85,11 +85,11 @@ func (w *appendWriter) Write(p []byte) (int, error) {
 // returned. A checkpoint so holds the adds back for a copy of references,
 // not for the folds and the encoding of the whole state, and needs no
 // copy of the whole state in memory (wal.Log.CheckpointState writes it to
-// the file piece by piece). State must not run while a Once or OnceAll is
-// under way, whose marks it reads (it would wait for them while they wait
-// for it): callers serialise the two, as the collector does under its
-// log's lock. (It was Snapshot: in this project a snapshot is a copy of a
-// blob.)
+// the file piece by piece; WriteTo folds a chunk of aggregates at a
+// time). State must not run while a Once or OnceAll is under way, whose
+// marks it reads (it would wait for them while they wait for it):
+// callers serialise the two, as the collector does under its log's lock.
+// (It was Snapshot: in this project a snapshot is a copy of a blob.)
 func (s *Set) State() *State {
 	s.rot.Lock()
 	defer s.rot.Unlock()
@@ -130,13 +130,18 @@ func (s *Set) State() *State {
 }
 
 // State is a Set's state taken by Set.State: Len and WriteTo fold, sort
-// and encode it (as AppendState writes it) after the Set has gone on.
-// Neither is safe for concurrent use.
+// and encode it (as AppendState writes it) after the Set has gone on. Its
+// memory is the references State copied (about 25 bytes a sequence mark
+// and 100 an aggregate), the blobs they keep (the levels and queued blobs
+// of the aggregates when State was taken: those the Set has since folded
+// or dropped are held by the State alone) and, while WriteTo runs, the
+// folds of one chunk of aggregates (stateChunk bytes of them) and a
+// buffer of 64 KiB. Neither is safe for concurrent use.
 type State struct {
 	start   time.Time
 	aggs    []stateAgg
 	senders []stateSender
-	made    bool     // folded and sorted
+	made    bool     // sorted and measured
 	keys    []string // the key table, once made
 	marks   int      // the senders' marks, once made
 	size    int64    // the encoding's length, once made
@@ -150,7 +155,6 @@ type stateAgg struct {
 	blobs, resets uint64
 	srcs          []*blob.Blob // its levels, then its queued blobs (queued of them)
 	queued        int
-	out           *blob.Blob // the fold of srcs
 }
 
 type stateSender struct {
@@ -164,46 +168,21 @@ type stateMark struct {
 	ref uint32 // its key's entry, once made
 }
 
-// make folds the aggregates (each in one step, as snapshot does, on the
-// cores there are), publishing a fold where the aggregate has not changed
-// since the snapshot, and sorts the aggregates, senders and marks.
+// make sorts the aggregates, senders and marks, and measures the
+// encoding: an aggregate's blob has its wide template's size, whatever it
+// holds, so nothing is folded for it.
 func (st *State) make() {
 	if st.made {
 		return
 	}
 	st.made = true
-	par.Do(len(st.aggs), parallelMin, func(_, i int) {
-		sa := &st.aggs[i]
-		if len(sa.srcs) == 1 && sa.queued == 0 { // a published blob, or one level
-			sa.out = sa.srcs[0]
-		} else {
-			out := sa.a.w.empty.Clone()
-			sat, err := blob.Fold(out, sa.srcs...)
-			if err != nil { // as Set.add: cannot happen; one by one
-				sat = 1
-				for _, b := range sa.srcs {
-					_, _ = blob.Fold(out, b)
-				}
-			}
-			sa.out = out
-			if sat > 0 {
-				return // left to snapshot to publish: it folds all and counts what saturates
-			}
-		}
-		a := sa.a
-		a.mu.Lock()
-		if a.pub == nil && a.blobs == sa.blobs && a.resets == sa.resets {
-			a.pub = sa.out // unchanged since: a scrape need not fold it again
-		}
-		a.mu.Unlock()
-	})
 	slices.SortFunc(st.aggs, func(a, b stateAgg) int { return strings.Compare(a.key, b.key) })
 	slices.SortFunc(st.senders, func(a, b stateSender) int { return strings.Compare(a.id, b.id) })
 	st.refer()
 	n := int64(len(stateMagic) + 8 + 4 + 4)
 	for i := range st.aggs {
 		sa := &st.aggs[i]
-		n += 4 + int64(len(sa.key)) + 4 + 4 + 8 + 4 + int64(len(sa.out.Bytes()))
+		n += 4 + int64(len(sa.key)) + 4 + 4 + 8 + 4 + int64(sa.a.w.empty.CurSz())
 		for _, l := range sa.a.labels {
 			n += 8 + int64(len(l.Name)+len(l.Value))
 		}
@@ -218,6 +197,78 @@ func (st *State) make() {
 		n += 4 + int64(len(st.senders[i].id)) + 4 + 12*int64(len(st.senders[i].marks))
 	}
 	st.size = n
+}
+
+// stateChunk bounds the folds WriteTo holds at once: it folds aggregates
+// (on the cores there are) until their folds hold this many bytes (one
+// aggregate at least), writes them, and lets them go before the next.
+const stateChunk = 1 << 20
+
+// folds calls f with each aggregate, in order, and its blob: its fold,
+// made a chunk at a time, or its only source. It stops when f returns
+// false.
+func (st *State) folds(f func(sa *stateAgg, out *blob.Blob) bool) {
+	var outs []*blob.Blob
+	for lo := 0; lo < len(st.aggs); {
+		hi, n := lo, 0
+		for hi < len(st.aggs) && (hi == lo || n < stateChunk) {
+			if sa := &st.aggs[hi]; !sa.direct() {
+				n += sa.a.w.empty.CurSz()
+			}
+			hi++
+		}
+		outs = slices.Grow(outs[:0], hi-lo)[:hi-lo]
+		par.Do(hi-lo, parallelMin, func(_, j int) { outs[j] = st.fold(&st.aggs[lo+j]) })
+		for j := range outs {
+			ok := f(&st.aggs[lo+j], outs[j])
+			outs[j] = nil
+			if !ok {
+				return
+			}
+		}
+		lo = hi
+	}
+}
+
+// direct reports whether the aggregate's blob is its only source, unfolded:
+// a published blob, or one level.
+func (sa *stateAgg) direct() bool { return len(sa.srcs) == 1 && sa.queued == 0 }
+
+// fold returns the aggregate's blob: its only source, or their fold (in
+// one step, as snapshot makes it). The blob of an aggregate that has not
+// changed since the State was taken is published (a scrape need not fold
+// it again), and a fold published becomes the State's only source of it:
+// the blobs it held are let go, and the fold is the Set's. Other folds
+// are the caller's alone.
+func (st *State) fold(sa *stateAgg) *blob.Blob {
+	direct := sa.direct()
+	var out *blob.Blob
+	if direct {
+		out = sa.srcs[0]
+	} else { // (none: the empty blob)
+		out = sa.a.w.empty.Clone()
+		sat, err := blob.Fold(out, sa.srcs...)
+		if err != nil { // as Set.add: cannot happen; one by one
+			sat = 1
+			for _, b := range sa.srcs {
+				_, _ = blob.Fold(out, b)
+			}
+		}
+		if sat > 0 {
+			return out // left to snapshot to publish: it folds all and counts what saturates
+		}
+	}
+	a := sa.a
+	a.mu.Lock()
+	pub := a.pub == nil && a.blobs == sa.blobs && a.resets == sa.resets
+	if pub {
+		a.pub = out // unchanged since (a level is never modified once made)
+	}
+	a.mu.Unlock()
+	if pub && !direct {
+		sa.srcs, sa.queued = []*blob.Blob{out}, 0
+	}
+	return out
 }
 
 // refer sets each mark's ref, its key's entry: its aggregate's, or the key
@@ -264,14 +315,16 @@ func (st *State) refer() {
 	}
 }
 
-// Len returns the length of the state's encoding.
+// Len returns the length of the state's encoding. It folds nothing.
 func (st *State) Len() int64 {
 	st.make()
 	return st.size
 }
 
 // WriteTo writes the state's encoding to w, in writes of up to 64 KiB (a
-// longer blob in one), and returns the bytes written.
+// longer blob in one), and returns the bytes written. It folds the
+// aggregates a chunk at a time as it writes them, so that it holds no
+// more than a chunk's folds at once. It writes the same bytes each time.
 func (st *State) WriteTo(w io.Writer) (int64, error) {
 	st.make()
 	sw := stateWriter{w: w, buf: make([]byte, 0, 64<<10)}
@@ -282,8 +335,7 @@ func (st *State) WriteTo(w io.Writer) (int64, error) {
 	}
 	sw.u64(uint64(st.start.UnixNano()))
 	sw.u32(uint32(len(st.aggs)))
-	for i := range st.aggs {
-		sa := &st.aggs[i]
+	st.folds(func(sa *stateAgg, out *blob.Blob) bool {
 		sw.str(sa.key)
 		sw.u32(sa.a.t.Hash())
 		sw.u32(uint32(len(sa.a.labels)))
@@ -292,8 +344,13 @@ func (st *State) WriteTo(w io.Writer) (int64, error) {
 			sw.str(l.Value)
 		}
 		sw.u64(sa.blobs)
-		sw.bytes(sa.out.Bytes())
-	}
+		p := out.Bytes()
+		if want := sa.a.w.empty.CurSz(); len(p) != want && sw.err == nil { // as Len counted it (cannot happen: Compatible)
+			sw.err = fmt.Errorf("aggregate: state: aggregate %q: a blob of %d bytes, not its template's %d: %w", sa.key, len(p), want, voi.ErrInvalid)
+		}
+		sw.bytes(p)
+		return sw.err == nil
+	})
 	if st.marks > 0 {
 		sw.u32(uint32(len(st.keys)))
 		for _, k := range st.keys {

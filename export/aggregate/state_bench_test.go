@@ -133,42 +133,109 @@ func BenchmarkAppendState(b *testing.B) {
 // under the Set's lock (and the log's: ns/op and B/op are what posts wait
 // for), then Len and WriteTo outside it, to a writer that keeps nothing
 // (wal.Log.CheckpointState writes it to the file piece by piece):
-// write-ms and write-MB are their time and what they allocate.
+// write-ms and write-MB are their time and what they allocate. held-MB is
+// the most the live heap grew while they ran (sampled after a GC at each
+// MiB written, in a pass of its own), with ingest quiet (quiet: each fold
+// published) or going on (ingest: every aggregate posted to after the
+// snapshot, so that no fold can be published); pub-MB is what it still
+// holds once the State is dropped: the folds published, which the Set
+// keeps (the blobs the next scrape serves, which it would fold).
 func BenchmarkSnapshot(b *testing.B) {
 	for _, c := range stateCases {
-		b.Run(c.name, func(b *testing.B) {
-			if c.big && testing.Short() {
-				b.Skip("-short")
+		for _, ingest := range []bool{false, true} {
+			name := c.name + "/quiet"
+			if ingest {
+				name = c.name + "/ingest"
 			}
-			s, _, post := c.build(b)
-			b.ReportAllocs()
-			b.ResetTimer()
-			var size int64
-			var write time.Duration
-			var alloc uint64
-			var m0, m1 runtime.MemStats
-			for i := 0; i < b.N; i++ {
+			b.Run(name, func(b *testing.B) {
+				if c.big && testing.Short() {
+					b.Skip("-short")
+				}
+				s, _, post := c.build(b)
+				b.ReportAllocs()
+				b.ResetTimer()
+				var size int64
+				var write time.Duration
+				var alloc uint64
+				var m0, m1 runtime.MemStats
+				for i := 0; i < b.N; i++ {
+					b.StopTimer()
+					post()
+					b.StartTimer()
+					st := s.State()
+					b.StopTimer()
+					if ingest {
+						post()
+					}
+					runtime.ReadMemStats(&m0)
+					t0 := time.Now()
+					size = st.Len()
+					n, err := st.WriteTo(io.Discard)
+					write += time.Since(t0)
+					runtime.ReadMemStats(&m1)
+					alloc += m1.TotalAlloc - m0.TotalAlloc
+					require.NoError(b, err)
+					require.Equal(b, size, n)
+					b.StartTimer()
+				}
 				b.StopTimer()
 				post()
-				b.StartTimer()
 				st := s.State()
-				b.StopTimer()
-				runtime.ReadMemStats(&m0)
-				t0 := time.Now()
+				if ingest {
+					post()
+				}
+				w := newPeakWriter()
+				w.sample()
 				size = st.Len()
-				n, err := st.WriteTo(io.Discard)
-				write += time.Since(t0)
-				runtime.ReadMemStats(&m1)
-				alloc += m1.TotalAlloc - m0.TotalAlloc
+				w.sample()
+				_, err := st.WriteTo(w)
 				require.NoError(b, err)
-				require.Equal(b, size, n)
-				b.StartTimer()
-			}
-			b.ReportMetric(float64(size)/1e6, "state-MB")
-			b.ReportMetric(float64(write.Milliseconds())/float64(b.N), "write-ms")
-			b.ReportMetric(float64(alloc)/1e6/float64(b.N), "write-MB")
-		})
+				w.sample()
+				runtime.KeepAlive(st)
+				st = nil
+				kept := int64(liveHeap()) - int64(w.base) // the folds published, the Set's
+				runtime.KeepAlive(s)
+				b.ReportMetric(float64(size)/1e6, "state-MB")
+				b.ReportMetric(float64(write.Milliseconds())/float64(b.N), "write-ms")
+				b.ReportMetric(float64(alloc)/1e6/float64(b.N), "write-MB")
+				b.ReportMetric(float64(w.peak)/1e6, "held-MB")
+				b.ReportMetric(float64(kept)/1e6, "pub-MB")
+			})
+		}
 	}
+}
+
+// peakWriter discards what is written, sampling the live heap (after a
+// GC) before the first byte and at each MiB: peak is the most it grew
+// above the heap when it was made.
+type peakWriter struct {
+	n, next    int64
+	base, peak uint64
+}
+
+func newPeakWriter() *peakWriter { return &peakWriter{base: liveHeap()} }
+
+func (w *peakWriter) Write(p []byte) (int, error) {
+	if w.n >= w.next {
+		w.next = w.n + 1<<20
+		w.sample()
+	}
+	w.n += int64(len(p))
+	return len(p), nil
+}
+
+func (w *peakWriter) sample() {
+	if h := liveHeap(); h > w.base {
+		w.peak = max(w.peak, h-w.base)
+	}
+}
+
+// liveHeap is the heap's live bytes, after a GC.
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }
 
 // BenchmarkLoadState: a restart's load of a checkpoint's state (the
