@@ -81,7 +81,9 @@ type Config struct {
 	Batch int
 	// PendingBytes bounds the bytes of queued blobs of all aggregates:
 	// past it, an Add folds its aggregate's queue at once (0:
-	// DefaultPendingBytes).
+	// DefaultPendingBytes). Queued blobs a State (Set.State) holds
+	// count until it lets them go, even once their aggregate has folded
+	// them.
 	PendingBytes int64
 	// MaxAggregates bounds the aggregates of a window (0:
 	// DefaultMaxAggregates).
@@ -191,6 +193,7 @@ type group struct {
 	mu     sync.Mutex
 	queue  []*blob.Blob // posted, not yet folded
 	qbytes int64
+	held   *queueHold // the part of queue States hold (Set.State), nil if none
 	// levels[i] is nil or the fold of 2^i batches (a binary counter of
 	// batches), so that a sample's centroid is merged again about
 	// log2(batches) times, not once per batch. A level is never modified
@@ -455,12 +458,19 @@ func (s *Set) release(a *group) {
 	s.dropQueue(a)
 }
 
-// dropQueue empties a's queue and gives its bytes back to the budget; the
-// caller holds a.mu.
+// dropQueue empties a's queue and gives its bytes back to the budget,
+// but for those of the blobs States still hold, which their hold counts
+// from then on (until the last of them lets go); the caller holds a.mu.
 func (s *Set) dropQueue(a *group) {
 	clear(a.queue)
 	a.queue = a.queue[:0]
-	s.pending.Add(-a.qbytes)
+	back := a.qbytes
+	if h := a.held; h != nil {
+		back -= h.bytes
+		h.dropped = true
+		a.held = nil
+	}
+	s.pending.Add(-back)
 	a.qbytes = 0
 }
 
@@ -793,7 +803,8 @@ type Stats struct {
 	Marks int
 	// Folds counts folds of a queue into its aggregate.
 	Folds uint64
-	// PendingBytes is the bytes of blobs queued now.
+	// PendingBytes is the bytes of blobs queued now, and of those folded
+	// since that a State still holds (see Config.PendingBytes).
 	PendingBytes int64
 }
 

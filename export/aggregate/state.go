@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -63,6 +64,7 @@ var ErrState = errors.New("aggregate: bad state")
 // is folded and written. Closed windows are not part of it.
 func (s *Set) AppendState(dst []byte) []byte {
 	st := s.State()
+	defer st.Release()
 	w := appendWriter{b: slices.Grow(dst, int(st.Len()))}
 	_, _ = st.WriteTo(&w)
 	return w.b
@@ -76,6 +78,9 @@ func (w *appendWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// ErrReleased is WriteTo's error for a State already released.
+var ErrReleased = errors.New("aggregate: state released")
+
 // State takes the Set's state as AppendState writes it, a checkpoint's,
 // cheaply: under the Set's locks (adds wait) it copies references to what
 // the state is made of, the aggregates' blobs (never modified once added
@@ -86,18 +91,25 @@ func (w *appendWriter) Write(p []byte) (int, error) {
 // not for the folds and the encoding of the whole state, and needs no
 // copy of the whole state in memory (wal.Log.CheckpointState writes it to
 // the file piece by piece; WriteTo folds a chunk of aggregates at a
-// time). State must not run while a Once or OnceAll is under way, whose
-// marks it reads (it would wait for them while they wait for it):
-// callers serialise the two, as the collector does under its log's lock.
-// (It was Snapshot: in this project a snapshot is a copy of a blob.)
+// time). The queued blobs the State holds count against
+// Config.PendingBytes until it is released, even once the Set has folded
+// them: call Release when it is written (or failed). State must not run
+// while a Once or OnceAll is under way, whose marks it reads (it would
+// wait for them while they wait for it): callers serialise the two, as
+// the collector does under its log's lock. (It was Snapshot: in this
+// project a snapshot is a copy of a blob.)
 func (s *Set) State() *State {
 	s.rot.Lock()
 	defer s.rot.Unlock()
 	w := s.cur
 	w.mu.RLock()
 	st := &State{start: w.start, aggs: make([]stateAgg, 0, len(w.aggs))}
+	// (The holds it takes are made in one allocation, not one each: they
+	// are made under the lock.)
+	var slab []queueHold
+	var held []heldQueue
 	for k, a := range w.aggs {
-		sa := stateAgg{key: k, a: a}
+		sa := stateAgg{key: k, a: a, hold: -1}
 		a.mu.Lock()
 		sa.blobs, sa.resets = a.blobs, a.resets
 		if a.pub != nil {
@@ -105,6 +117,24 @@ func (s *Set) State() *State {
 		} else {
 			sa.srcs = a.sources() // a copy: the queue's array is cleared when it is folded
 			sa.queued = len(a.queue)
+			if sa.queued > 0 {
+				h := a.held
+				if h == nil {
+					if slab == nil {
+						slab = make([]queueHold, 0, len(w.aggs)) // (never grown: its elements stay put)
+					}
+					slab = append(slab, queueHold{})
+					h = &slab[len(slab)-1]
+					a.held = h
+				}
+				h.bytes = a.qbytes // the whole queue: what any State before holds of it, and more
+				h.states++
+				if held == nil {
+					held = make([]heldQueue, 0, len(w.aggs))
+				}
+				sa.hold = len(held)
+				held = append(held, heldQueue{a: a, h: h})
+			}
 		}
 		a.mu.Unlock()
 		st.aggs = append(st.aggs, sa)
@@ -126,6 +156,10 @@ func (s *Set) State() *State {
 		st.senders = append(st.senders, ps)
 	}
 	s.sendMu.Unlock()
+	if len(held) > 0 {
+		st.holds = &stateHolds{s: s, list: held}
+		st.cleanup = runtime.AddCleanup(st, (*stateHolds).release, st.holds) // a State dropped unreleased
+	}
 	return st
 }
 
@@ -134,14 +168,18 @@ func (s *Set) State() *State {
 // memory is the references State copied (about 25 bytes a sequence mark
 // and 100 an aggregate), the blobs they keep (the levels and queued blobs
 // of the aggregates when State was taken: those the Set has since folded
-// or dropped are held by the State alone) and, while WriteTo runs, the
-// folds of one chunk of aggregates (stateChunk bytes of them) and a
-// buffer of 64 KiB. Neither is safe for concurrent use.
+// or dropped are held by the State alone, the queued ones counted against
+// Config.PendingBytes) and, while WriteTo runs, the folds of one chunk of
+// aggregates (stateChunk bytes of them) and a buffer of 64 KiB. None of
+// its methods is safe for concurrent use.
 type State struct {
 	start   time.Time
 	aggs    []stateAgg
 	senders []stateSender
+	holds   *stateHolds // the queued blobs the aggregates hold, nil if none
+	cleanup runtime.Cleanup
 	made    bool     // sorted and measured
+	gone    bool     // released
 	keys    []string // the key table, once made
 	marks   int      // the senders' marks, once made
 	size    int64    // the encoding's length, once made
@@ -155,6 +193,79 @@ type stateAgg struct {
 	blobs, resets uint64
 	srcs          []*blob.Blob // its levels, then its queued blobs (queued of them)
 	queued        int
+	hold          int // its entry of the State's holds (-1: none), while it holds queued blobs
+}
+
+// queueHold is queued blobs of an aggregate that States hold: a prefix
+// of its queue, the whole of it when the latest of them was taken. Their
+// bytes are counted in the Set's pending bytes once, by the queue while
+// they are in it, then by the hold until the last State lets go, so that
+// Config.PendingBytes bounds the queued blobs the Set and its States hold
+// together. Guarded by the group's mu.
+type queueHold struct {
+	bytes   int64 // the bytes of the blobs held
+	states  int   // the States holding them
+	dropped bool  // the queue has let them go: the hold counts them
+}
+
+// stateHolds is the queueHolds a State takes part in, apart from the
+// State so that a cleanup can release them once it is dropped unreleased.
+type stateHolds struct {
+	s    *Set
+	list []heldQueue
+}
+
+type heldQueue struct {
+	a *group
+	h *queueHold // nil once let go
+}
+
+// release lets go of every hold left.
+func (hs *stateHolds) release() {
+	for i := range hs.list {
+		hs.letGo(i)
+	}
+}
+
+// letGo lets go of hold i: the last State to let go of blobs the queue has
+// dropped gives their bytes back to the Set's budget; blobs the queue
+// still has it leaves to the queue to count.
+func (hs *stateHolds) letGo(i int) {
+	hq := &hs.list[i]
+	if hq.h == nil {
+		return
+	}
+	a, h := hq.a, hq.h
+	hq.h = nil
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if h.states--; h.states > 0 {
+		return
+	}
+	if h.dropped {
+		hs.s.pending.Add(-h.bytes)
+	} else if a.held == h {
+		a.held = nil
+	}
+}
+
+// Release lets go of the blobs the State holds, and of the queued blobs
+// among them the Set counts against Config.PendingBytes for it. Len still
+// answers after it (it reads no blob); WriteTo fails (ErrReleased). A
+// State dropped without Release lets go of its queued blobs when the
+// garbage collector finds it, not before.
+func (st *State) Release() {
+	if st.gone {
+		return
+	}
+	st.gone = true
+	if st.holds != nil {
+		st.cleanup.Stop()
+		st.holds.release()
+	}
+	for i := range st.aggs {
+		st.aggs[i].srcs = nil
+	}
 }
 
 type stateSender struct {
@@ -238,8 +349,8 @@ func (sa *stateAgg) direct() bool { return len(sa.srcs) == 1 && sa.queued == 0 }
 // one step, as snapshot makes it). The blob of an aggregate that has not
 // changed since the State was taken is published (a scrape need not fold
 // it again), and a fold published becomes the State's only source of it:
-// the blobs it held are let go, and the fold is the Set's. Other folds
-// are the caller's alone.
+// the queued blobs it held are let go, and the fold is the Set's. Other
+// folds are the caller's alone.
 func (st *State) fold(sa *stateAgg) *blob.Blob {
 	direct := sa.direct()
 	var out *blob.Blob
@@ -267,6 +378,10 @@ func (st *State) fold(sa *stateAgg) *blob.Blob {
 	a.mu.Unlock()
 	if pub && !direct {
 		sa.srcs, sa.queued = []*blob.Blob{out}, 0
+		if sa.hold >= 0 {
+			st.holds.letGo(sa.hold)
+			sa.hold = -1
+		}
 	}
 	return out
 }
@@ -326,6 +441,9 @@ func (st *State) Len() int64 {
 // aggregates a chunk at a time as it writes them, so that it holds no
 // more than a chunk's folds at once. It writes the same bytes each time.
 func (st *State) WriteTo(w io.Writer) (int64, error) {
+	if st.gone {
+		return 0, fmt.Errorf("aggregate: write of a state: %w", ErrReleased)
+	}
 	st.make()
 	sw := stateWriter{w: w, buf: make([]byte, 0, 64<<10)}
 	if st.marks > 0 {

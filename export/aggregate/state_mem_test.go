@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
 	"testing"
 	"time"
@@ -64,7 +65,7 @@ func TestStateMemoryBounded(t *testing.T) {
 	// of bytes kept between two samples (what got keeps is not counted).
 	require.Less(t, w.peak, uint64(3<<20), "WriteTo held more than a chunk of folds")
 	require.Less(t, kept, int64(1<<20), "the State kept the folds it wrote")
-	runtime.KeepAlive(st)
+	st.Release()
 	runtime.KeepAlive(s)
 	runtime.KeepAlive(got)
 	runtime.KeepAlive(want)
@@ -86,6 +87,148 @@ func (w *peakSaver) Write(p []byte) (int, error) {
 	return w.peakWriter.Write(p)
 }
 
+// The queued blobs a State holds count against Config.PendingBytes until
+// it lets them go, even once the Set has folded them: the Set and its
+// States together hold no more than the budget. Before, the Set gave
+// their bytes back when it folded them, and queued as much again while a
+// checkpoint was written: twice the budget.
+func TestStateHoldsQueuedBytes(t *testing.T) {
+	tp := latTpl(t)
+	blobs, _ := fleet(t, tp, "bimodal", 8, 13)
+	sz := int64(blobs[0].CurSz())
+	type env struct {
+		s   *aggregate.Set
+		add func(key string, k int) // k more blobs to key
+	}
+	newEnv := func(t *testing.T, cfg aggregate.Config) env {
+		s, err := aggregate.New(cfg, time.Unix(0, 0))
+		require.NoError(t, err)
+		next := 0
+		return env{s: s, add: func(key string, k int) {
+			for range k {
+				require.NoError(t, s.Add(key, tp, []export.Label{{Name: "k", Value: key}}, blobs[next%len(blobs)]))
+				next++
+			}
+		}}
+	}
+	pending := func(e env) int64 { return e.s.Stats().PendingBytes / sz }
+
+	t.Run("folded while held", func(t *testing.T) {
+		e := newEnv(t, aggregate.Config{Batch: 4})
+		e.add("a", 3)
+		st := e.s.State()
+		e.add("a", 1) // a batch: the queue folds
+		require.Equal(t, int64(3), pending(e), "the State's three, the queue's none")
+		e.add("a", 1)
+		require.Equal(t, int64(4), pending(e))
+		n := st.Len()
+		st.Release()
+		require.Equal(t, n, st.Len(), "Len reads no blob")
+		require.Equal(t, int64(1), pending(e))
+		st.Release() // (once)
+		require.Equal(t, int64(1), pending(e))
+		_, err := st.WriteTo(io.Discard)
+		require.ErrorIs(t, err, aggregate.ErrReleased)
+	})
+	t.Run("still queued when released", func(t *testing.T) {
+		e := newEnv(t, aggregate.Config{Batch: 4})
+		e.add("a", 3)
+		st := e.s.State()
+		st.Release()
+		require.Equal(t, int64(3), pending(e), "the queue's")
+		e.add("a", 1)
+		require.Equal(t, int64(0), pending(e))
+	})
+	t.Run("two States", func(t *testing.T) {
+		for _, laterFirst := range []bool{false, true} {
+			e := newEnv(t, aggregate.Config{Batch: 4})
+			e.add("a", 2)
+			st1 := e.s.State()
+			e.add("a", 1)
+			st2 := e.s.State() // holds the first's two and one more
+			e.add("a", 1)      // folds
+			require.Equal(t, int64(3), pending(e))
+			if laterFirst {
+				st1, st2 = st2, st1
+			}
+			st1.Release()
+			require.Equal(t, int64(3), pending(e), "counted until the last State lets go")
+			st2.Release()
+			require.Equal(t, int64(0), pending(e))
+		}
+	})
+	t.Run("two States, two queues", func(t *testing.T) {
+		e := newEnv(t, aggregate.Config{Batch: 4})
+		e.add("a", 2)
+		st1 := e.s.State()
+		e.add("a", 2) // folds: st1's two held
+		e.add("a", 3)
+		st2 := e.s.State()
+		e.add("a", 1) // folds: st2's three held
+		require.Equal(t, int64(5), pending(e))
+		st2.Release()
+		require.Equal(t, int64(2), pending(e))
+		st1.Release()
+		require.Equal(t, int64(0), pending(e))
+	})
+	t.Run("rotated, dropped", func(t *testing.T) {
+		e := newEnv(t, aggregate.Config{})
+		e.add("a", 3)
+		e.add("b", 2)
+		st := e.s.State()
+		require.Equal(t, 1, e.s.Drop("b"))
+		e.s.Rotate(time.Unix(60, 0))
+		require.Equal(t, int64(5), pending(e), "the State's")
+		st.Release()
+		require.Equal(t, int64(0), pending(e))
+	})
+	t.Run("published", func(t *testing.T) {
+		e := newEnv(t, aggregate.Config{Batch: 4})
+		e.add("a", 3)
+		e.add("b", 3)
+		st := e.s.State()
+		e.add("b", 1) // folds: b changed since
+		_, err := st.WriteTo(io.Discard)
+		require.NoError(t, err)
+		// a's fold is published, and the State lets go of a's queue, which
+		// the Set counts alone; it still holds b's, the Set folded.
+		require.Equal(t, int64(3+3), pending(e))
+		e.add("a", 1)
+		require.Equal(t, int64(3), pending(e))
+		_, err = st.WriteTo(io.Discard) // (again: the same)
+		require.NoError(t, err)
+		st.Release()
+		require.Equal(t, int64(0), pending(e))
+	})
+	t.Run("dropped unreleased", func(t *testing.T) {
+		e := newEnv(t, aggregate.Config{Batch: 4})
+		e.add("a", 3)
+		st := e.s.State()
+		e.add("a", 1)
+		require.Equal(t, int64(3), pending(e))
+		runtime.KeepAlive(st)
+		st = nil
+		require.Eventually(t, func() bool {
+			runtime.GC()
+			return pending(e) == 0
+		}, 5*time.Second, 10*time.Millisecond, "let go when the State is collected")
+	})
+	t.Run("the budget", func(t *testing.T) {
+		e := newEnv(t, aggregate.Config{PendingBytes: 4 * sz})
+		e.add("a", 4)
+		st := e.s.State()
+		e.s.Rotate(time.Unix(60, 0))
+		folds := e.s.Stats().Folds
+		e.add("b", 1) // over the budget with the State's four: folds at once
+		require.Equal(t, folds+1, e.s.Stats().Folds)
+		require.Equal(t, int64(4), pending(e))
+		st.Release()
+		e.add("b", 1)
+		require.Equal(t, folds+1, e.s.Stats().Folds)
+		require.Equal(t, int64(1), pending(e))
+	})
+}
+
 // A State's WriteTo stops at its writer's first error, and returns it.
 func TestStateWriteError(t *testing.T) {
 	tp := latTpl(t)
@@ -97,6 +240,7 @@ func TestStateWriteError(t *testing.T) {
 		require.NoError(t, s.Add(key, tp, []export.Label{{Name: "k", Value: key}}, blobs[i%3]))
 	}
 	st := s.State()
+	defer st.Release()
 	boom := errors.New("disk full")
 	w := &failingWriter{after: 100 << 10, err: boom}
 	n, err := st.WriteTo(w)

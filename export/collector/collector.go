@@ -179,7 +179,8 @@ type Config struct {
 	// MaxScrapes bounds the scrapes served at once (0: DefaultMaxScrapes).
 	MaxScrapes int
 	// QueueBytes bounds the bytes of accepted blobs queued, not yet folded
-	// into their aggregates, over all aggregates (0: DefaultQueueBytes).
+	// into their aggregates, over all aggregates (0: DefaultQueueBytes),
+	// with those a checkpoint being written still holds once folded.
 	// Past it a post folds its aggregate's queue at once: nothing is
 	// refused, but a fold of few blobs costs more CPU per blob (each fold
 	// merges the aggregate's wide levels). With 10,000 label sets posting

@@ -48,7 +48,8 @@ import (
 // marks outlive is written once too), and the log writes it in pieces as
 // it is made (wal.Log.CheckpointState): posts wait only while
 // aggregate.Set.State copies references to the blobs and marks, and
-// the whole state is never in memory; Open reads it back with memory
+// the whole state is never in memory (it is folded a chunk of aggregates
+// at a time as it is written); Open reads it back with memory
 // bounded by the file's length. A checkpoint that fails (a disk full,
 // say) is logged and counted (statsblob_collector_checkpoint_failures_total): the
 // records it would have replaced stay, and are replayed at a restart,
@@ -820,14 +821,21 @@ func (s *Server) broken(err error) {
 // aggregates and the senders' marks replace the records before it.
 // Posts wait only while the state is taken (a copy of references,
 // aggregate.Set.State), not while it is folded, encoded and written,
-// piece by piece, without a copy of it whole in memory. One
+// piece by piece, without a copy of it whole in memory; once written (or
+// failed), it is released, and with it the queued blobs it held, which
+// count against QueueBytes until then. One
 // that fails is logged (and counted by the log): its records stay, and a
 // restart replays them, the events among them too (logEvent), so it
 // recovers the same state.
 func (s *Server) checkpoint() error {
+	var st *aggregate.State
 	err := s.log.CheckpointState(func() (wal.State, error) {
-		return s.set.State(), nil // under the log's lock; folded and written outside it
+		st = s.set.State() // under the log's lock; folded and written outside it
+		return st, nil
 	})
+	if st != nil {
+		st.Release()
+	}
 	if err != nil && s.cfg.Log != nil {
 		s.cfg.Log.Error("checkpoint failed: the log is not cut until one succeeds, a restart replays it", "data_dir", s.cfg.DataDir, "err", err)
 	}

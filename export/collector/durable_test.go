@@ -577,3 +577,43 @@ func TestClosedWindowWhoseRotationDidNotReachTheLog(t *testing.T) {
 	files, _ = filepath.Glob(filepath.Join(dir, "closed-*.win"))
 	require.Empty(t, files)
 }
+
+// A checkpoint lets go of the queued blobs its state held as soon as it
+// is written, or has failed: they count against QueueBytes until then
+// (aggregate.Set.State), not until the garbage collector finds the
+// state. Here a scrape that folds the queue (nine blobs) after the
+// checkpoint leaves no queued bytes. (A state written lets go of the
+// queue of an aggregate not posted to since as it publishes its fold; one
+// whose file could not be made is only released.)
+func TestCheckpointLetsGoOfQueuedBlobs(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		t.Run(fmt.Sprint("failed=", fail), func(t *testing.T) {
+			dir := t.TempDir()
+			s, tp := newServer(t, collector.Config{DataDir: dir, NoSync: true})
+			defer s.Close()
+			kb := fixture.KitchenBlob(tp).Bytes()
+			for range 9 {
+				code, msg := postH(t, s, "/v1/blobs", "host=a", kb, nil)
+				require.Equal(t, http.StatusNoContent, code, msg)
+			}
+			queued := collector.QueuedBytes(s)
+			require.Equal(t, int64(9*len(kb)), queued)
+			if fail { // the checkpoint's temporary file cannot be created
+				segs, err := filepath.Glob(filepath.Join(dir, "seg-*.wal"))
+				require.NoError(t, err)
+				require.Len(t, segs, 1)
+				n, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(segs[0]), "seg-"), ".wal"), 16, 64)
+				require.NoError(t, err)
+				tmp := filepath.Join(dir, fmt.Sprintf("ckpt-%016x.ckpt.tmp", n+1))
+				require.NoError(t, os.Mkdir(tmp, 0o755))
+				require.Error(t, s.Checkpoint())
+				require.NoError(t, os.Remove(tmp))
+			} else {
+				require.NoError(t, s.Checkpoint())
+			}
+			require.Equal(t, queued, collector.QueuedBytes(s), "the queue's")
+			aggLines(t, s) // folds the queue
+			require.Zero(t, collector.QueuedBytes(s))
+		})
+	}
+}

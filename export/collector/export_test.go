@@ -26,3 +26,7 @@ func Crash(s *Server) {
 		s.lock.Close()
 	}
 }
+
+// QueuedBytes reads statsblob_collector_queued_bytes without a scrape
+// (which folds queues).
+func QueuedBytes(s *Server) int64 { return s.set.Stats().PendingBytes }

@@ -141,7 +141,7 @@ func (s *Server) aggregateMetrics() []prometheus.Collector {
 			"Folds of an aggregate's queued blobs into the aggregate (a full batch, the queue budget -queue-bytes passed, or a scrape).",
 			func(st aggregate.Stats) float64 { return float64(st.Folds) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_queued_bytes",
-			Help: "Bytes of accepted blobs queued, not yet folded into their aggregates (bounded by -queue-bytes)."},
+			Help: "Bytes of accepted blobs queued, not yet folded into their aggregates, or folded since but held by the checkpoint being written (bounded by -queue-bytes)."},
 			stat(func(st aggregate.Stats) float64 { return float64(st.PendingBytes) })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_sequence_marks",
 			Help: "Senders' sequence numbers kept for the duplicate check, one per sender and label set (bounded by -max-sequence-marks)."},
