@@ -274,6 +274,12 @@ type Stats struct {
 
 	MaxOutstanding int64 // the deepest queue (the later reading's window only)
 
+	// SinceReset reports that the device's blob was reset between the
+	// readings (the later one's last reset is after the earlier one's: a
+	// restarted driver or process, or readings taken with reset): the
+	// figures are the later reading's own, since that reset.
+	SinceReset bool
+
 	TPS           float64 // transactions per second, all directions
 	KBPerTransfer float64 // KiB per transaction
 	MBPerSec      float64 // MiB per second
@@ -305,11 +311,15 @@ func perSec(x float64, d time.Duration) float64 {
 }
 
 // Compute derives a device's statistics between two readings of its blob:
-// prev and cur are snapshots of one device, prev the earlier, taken without
-// reset in between (cumulative readings, as devstat's readers take them).
-// With prev nil, cur is one window (a snapshot taken with reset, or a
-// collector's closed window) and stands alone. Blobs of another template, or
-// a prev whose counters exceed cur's, give an error wrapping voi.ErrInvalid.
+// prev and cur are snapshots of one device, prev the earlier (cumulative
+// readings, as devstat's readers take them). With prev nil, cur is one
+// window (a snapshot taken with reset, or a collector's closed window) and
+// stands alone. When cur's last reset is after prev's, the blob was reset
+// in between (iostat(8)'s counters would wrap): cur stands alone, and
+// Stats.SinceReset says so. Blobs of another template, a prev reset after
+// cur, or a prev whose counters exceed cur's without a reset between them
+// (readings given in the wrong order) give an error wrapping
+// voi.ErrInvalid.
 func Compute(prev, cur *blob.Blob) (Stats, error) {
 	var s Stats
 	for _, b := range []*blob.Blob{prev, cur} {
@@ -319,6 +329,14 @@ func Compute(prev, cur *blob.Blob) (Stats, error) {
 	}
 	if cur == nil {
 		return s, fmt.Errorf("devstat: no reading: %w", voi.ErrInvalid)
+	}
+	if prev != nil {
+		switch p, c := prev.Header().LastResetRaw, cur.Header().LastResetRaw; {
+		case c > p:
+			prev, s.SinceReset = nil, true
+		case c < p:
+			return s, fmt.Errorf("devstat: the earlier reading was reset after the later one: readings in the wrong order: %w", voi.ErrInvalid)
+		}
 	}
 	delta := func(id int32) (uint64, error) {
 		c, err := cur.FetchU64(id, voi.Sum)

@@ -22,7 +22,7 @@ func newDevice(t *testing.T, c *fakeClock) *devstat.Device {
 	t.Helper()
 	tp, err := devstat.Template(tpl.NewRegistry())
 	require.NoError(t, err)
-	d, err := devstat.New(tp, devstat.Options{Clock: c.read, Env: blob.NewEnv(func() int64 { return 0 }, 1)})
+	d, err := devstat.New(tp, devstat.Options{Clock: c.read, Env: blob.NewEnv(c.read, 1)})
 	require.NoError(t, err)
 	return d
 }
@@ -156,6 +156,28 @@ func TestComputeCumulative(t *testing.T) {
 
 	_, err = devstat.Compute(cur, old)
 	require.ErrorIs(t, err, voi.ErrInvalid)
+	require.False(t, st.SinceReset)
+
+	// A reset between two readings (a restarted driver; readings taken
+	// with reset): the later reading stands alone, said so. Before, its
+	// fallen counters were an error.
+	_ = d.Snapshot(true)
+	run(10, 1000, 512)
+	after := d.Snapshot(false)
+	st, err = devstat.Compute(cur, after)
+	require.NoError(t, err)
+	alone, err := devstat.Compute(nil, after)
+	require.NoError(t, err)
+	require.True(t, st.SinceReset)
+	st.SinceReset = false
+	require.Equal(t, alone, st)
+	require.Equal(t, uint64(10), st.Ops[devstat.Write])
+	_, err = devstat.Compute(after, cur)
+	require.ErrorIs(t, err, voi.ErrInvalid, "the wrong order is still refused")
+	require.ErrorContains(t, err, "the earlier reading was reset after the later one")
+	run(2000, 1000, 512) // after's counters now pass cur's: the order is still told by the resets
+	_, err = devstat.Compute(d.Snapshot(false), cur)
+	require.ErrorContains(t, err, "readings in the wrong order")
 }
 
 func TestRefusals(t *testing.T) {

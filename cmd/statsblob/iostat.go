@@ -28,7 +28,10 @@ func runIostat(args []string, stdout, stderr io.Writer) int {
 			"NEW alone, each blob is one window (a snapshot taken with reset, or a\n"+
 			"collector's closed window). With OLD, the two are cumulative readings of the\n"+
 			"same devices, OLD the earlier, and the figures are those of the time between\n"+
-			"them (devices missing from OLD are skipped and reported); latency quantiles\n"+
+			"them; a device missing from OLD, or reset between the readings (NEW's last\n"+
+			"reset is after OLD's: a restarted driver), shows NEW's own figures since its\n"+
+			"reset, and stderr says so (counters that fall without a reset, readings given\n"+
+			"in the wrong order, are an error for that device); latency quantiles\n"+
 			"then come from the histograms' difference, within a bucket (a factor of 2),\n"+
 			"and qmax, a maximum that no difference gives, is NEW's: the deepest queue\n"+
 			"since the device's blob was last reset, not only between the readings.\n"+
@@ -74,17 +77,20 @@ func runIostat(args []string, stdout, stderr io.Writer) int {
 		var prev *blob.Blob
 		if old.devs != nil {
 			if prev = old.devs[n]; prev == nil {
-				if !old.unusable[n] { // else reported with its file
-					report(fmt.Errorf("device %s: not in %s", n, pos[0]))
+				if old.unusable[n] { // reported with its file
+					status = 1
+					continue
 				}
-				status = 1
-				continue
+				fmt.Fprintf(stderr, "statsblob iostat: device %s: not in %s: figures since its last reset\n", n, pos[0])
 			}
 		}
 		s, err := devstat.Compute(prev, cur.devs[n])
 		if err != nil {
 			report(fmt.Errorf("device %s: %w", n, err))
 			continue
+		}
+		if s.SinceReset {
+			fmt.Fprintf(stderr, "statsblob iostat: device %s: reset between the readings: figures since its reset\n", n)
 		}
 		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.1f\t%.2f\t%.2f\t%.3f\t%.3f\t%d\t%.3f\t%.3f\t\n", n,
 			s.TPS, s.KBPerTransfer, s.MBPerSec, s.BusyPercent,

@@ -16,7 +16,7 @@ func TestIostat(t *testing.T) {
 	tp, err := devstat.Template(tpl.NewRegistry())
 	require.NoError(t, err)
 	dir := t.TempDir()
-	for _, d := range []string{"old", "new", "win"} {
+	for _, d := range []string{"old", "new", "win", "after"} {
 		require.NoError(t, os.Mkdir(filepath.Join(dir, d), 0o755))
 	}
 	// ada0: 100 writes of 64 KiB taking 1 ms each with 1 ms idle between;
@@ -48,6 +48,8 @@ func TestIostat(t *testing.T) {
 		run()
 		write("new", false)
 		write("win", true)
+		run()
+		write("after", false)
 	}
 	run := func(args ...string) (string, string, int) {
 		var out, errb bytes.Buffer
@@ -71,10 +73,27 @@ func TestIostat(t *testing.T) {
 		"    ada0  500.00  64.00  31.25   50.0   0.00  500.00   0.000  1.000     1   1.000   1.000\n"+
 		"     da1   10.00   4.00   0.04   10.0  10.00    0.00  10.000  0.000     1  10.000  10.000\n", out)
 
+	// a device reset between the readings (here by "win"'s snapshot with
+	// reset), or missing from OLD, shows its figures since its reset; the
+	// counters would otherwise fall (before: an error, exit status 1)
+	out, stderr, code = run(filepath.Join(dir, "old"), filepath.Join(dir, "after"))
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, "statsblob iostat: device ada0: reset between the readings: figures since its reset\n"+
+		"statsblob iostat: device da1: reset between the readings: figures since its reset\n", stderr)
+	require.Equal(t, ""+
+		"  device     tps   KB/t   MB/s  %busy    r/s     w/s    ms/r   ms/w  qmax   p50ms   p99ms\n"+
+		"    ada0  500.00  64.00  31.25   50.0   0.00  500.00   0.000  1.000     1   1.000   1.000\n"+
+		"     da1   10.00   4.00   0.04   10.0  10.00    0.00  10.000  0.000     1  10.000  10.000\n", out)
+	require.NoError(t, os.Remove(filepath.Join(dir, "old", "da1.blob")))
+	out, stderr, code = run(filepath.Join(dir, "old"), filepath.Join(dir, "new"))
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, "statsblob iostat: device da1: not in "+filepath.Join(dir, "old")+": figures since its last reset\n", stderr)
+	require.Contains(t, out, "     da1   10.00   4.00   0.04   10.0  10.00    0.00  10.000  0.000     1")
+
 	// readings out of order are refused per device
-	out, stderr, code = run(filepath.Join(dir, "new"), filepath.Join(dir, "old", "da1.blob"))
+	out, stderr, code = run(filepath.Join(dir, "new"), filepath.Join(dir, "old", "ada0.blob"))
 	require.Equal(t, 1, code)
-	require.Contains(t, stderr, "device da1: devstat: VOI ")
+	require.Contains(t, stderr, "device ada0: devstat: VOI ")
 	require.Contains(t, stderr, "invalid argument")
 	require.Equal(t, "  device  tps  KB/t  MB/s  %busy  r/s  w/s  ms/r  ms/w  qmax  p50ms  p99ms\n", out)
 }
