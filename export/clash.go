@@ -6,25 +6,37 @@ import (
 	"strings"
 )
 
-// Clashes finds what blobs of several templates export as one family
-// (family gives a metric's family name as the exporter writes it): template
-// names that sanitise alike ("web" and "WEB"), template and VOI names that
-// join alike, or two versions of a template under one label set. It gives
-// every metric of such a family the HELP of the family's first metric and
-// returns, by index into ms, an error wrapping ErrNameClash for each
-// metric whose series an earlier metric of another template holds, or
-// whose family is of another kind there: an exporter sends the first and
-// reports the others. It returns nil, having looked at nothing but the
-// family names, when no family holds several templates (the usual case).
-func Clashes(ms []Metric, family func(*Metric) string) map[int]error {
-	first := make(map[string]int)  // family name -> index of its first metric
-	mixed := make(map[string]bool) // families of several templates
+// Clashes finds what blobs of several templates export as one family or
+// one series: template names that sanitise alike ("web" and "WEB"),
+// template and VOI names that join alike, two versions of a template under
+// one label set, or a family whose samples are named like another's (a
+// histogram x writes x_count, as a gauge x_count of another template
+// does). names appends to dst the names of the samples m is written as,
+// its family's name first (PromNames: a histogram's _bucket, _count and
+// _sum). Clashes gives every metric of a family holding several templates
+// the HELP of the family's first metric and returns, by index into ms, an
+// error wrapping ErrNameClash for each metric whose series an earlier
+// metric of another template holds, or whose family is of another kind
+// there: an exporter sends the first and reports the others. It returns
+// nil, having looked at nothing but the names, when no name is written by
+// several templates (the usual case).
+func Clashes(ms []Metric, names func(dst []string, m *Metric) []string) map[int]error {
+	claimed := make(map[string]int) // a sample name -> the index of the first metric writing it
+	family := make(map[string]int)  // a family name -> the index of its first metric
+	mixed := make(map[string]bool)  // the families of names several templates write
+	var buf []string
 	for i := range ms {
-		name := family(&ms[i])
-		if j, ok := first[name]; !ok {
-			first[name] = i
-		} else if ms[j].TemplateHash != ms[i].TemplateHash {
-			mixed[name] = true
+		buf = names(buf[:0], &ms[i])
+		if _, ok := family[buf[0]]; !ok {
+			family[buf[0]] = i
+		}
+		for _, n := range buf {
+			j, ok := claimed[n]
+			if !ok {
+				claimed[n] = i
+			} else if ms[j].TemplateHash != ms[i].TemplateHash {
+				mixed[names(nil, &ms[j])[0]], mixed[buf[0]] = true, true
+			}
 		}
 	}
 	if len(mixed) == 0 {
@@ -33,21 +45,25 @@ func Clashes(ms []Metric, family func(*Metric) string) map[int]error {
 	clashes := map[int]error{}
 	series := map[string]int{} // a mixed family's series -> index of its first metric
 	for i := range ms {
-		name := family(&ms[i])
+		buf = names(buf[:0], &ms[i])
+		name := buf[0]
 		if !mixed[name] {
 			continue
 		}
-		f := &ms[first[name]]
+		f := &ms[family[name]]
 		if ms[i].Kind != f.Kind {
 			clashes[i] = fmt.Errorf("export: family %s of %s is a %s in %s: %w", name, templateOf(&ms[i], f), f.Kind, templateOf(f, &ms[i]), ErrNameClash)
 			continue
 		}
 		ms[i].Help = f.Help
-		k := seriesKey(name, ms[i].Labels)
-		if j, ok := series[k]; !ok {
-			series[k] = i
-		} else if ms[j].TemplateHash != ms[i].TemplateHash {
-			clashes[i] = fmt.Errorf("export: series %s of %s is also %s's: %w", k, templateOf(&ms[i], &ms[j]), templateOf(&ms[j], &ms[i]), ErrNameClash)
+		for _, n := range buf {
+			k := seriesKey(n, ms[i].Labels)
+			if j, ok := series[k]; !ok {
+				series[k] = i
+			} else if ms[j].TemplateHash != ms[i].TemplateHash {
+				clashes[i] = fmt.Errorf("export: series %s of %s is also %s's: %w", k, templateOf(&ms[i], &ms[j]), templateOf(&ms[j], &ms[i]), ErrNameClash)
+				break
+			}
 		}
 	}
 	return clashes

@@ -17,7 +17,7 @@ func TestClashes(t *testing.T) {
 		}
 		return export.Metric{Name: name, Help: help, Kind: kind, Labels: ls, Template: tpl, TemplateHash: hash}
 	}
-	name := func(m *export.Metric) string { return m.Name }
+	name := func(dst []string, m *export.Metric) []string { return append(dst, m.Name) }
 	for _, tc := range []struct {
 		what  string
 		ms    []export.Metric
@@ -49,9 +49,18 @@ func TestClashes(t *testing.T) {
 			[]export.Metric{m("a_b", 1, "a_b_c", "h1", export.KindGauge), m("a", 2, "a_b_c", "h2", export.KindCounter, "host", "z")},
 			map[int]string{1: `export: family a_b_c of template "a" is a gauge in template "a_b": export: two templates export one series`},
 			[]string{"h1", "h2"}},
+		{"a histogram x and a gauge x_count of another template write one series",
+			[]export.Metric{m("a", 1, "x", "h1", export.KindHistogram, "host", "a"), m("b", 2, "x_count", "h2", export.KindGauge, "host", "a"),
+				m("b", 2, "x_count", "h2", export.KindGauge, "host", "b")},
+			map[int]string{1: `export: series x_count{host="a"} of template "b" is also template "a"'s: export: two templates export one series`},
+			[]string{"h1", "h2", "h2"}},
 	} {
+		names := name
+		if tc.ms[0].Kind == export.KindHistogram {
+			names = export.PromNames
+		}
 		t.Run(tc.what, func(t *testing.T) {
-			got := export.Clashes(tc.ms, name)
+			got := export.Clashes(tc.ms, names)
 			if tc.errs == nil {
 				require.Nil(t, got)
 			}
@@ -81,4 +90,17 @@ func TestPromFamily(t *testing.T) {
 	f(export.KindHistogram, "web_rtt_seconds")
 	f(export.KindSummary, "web_rtt_seconds")
 	f(export.KindExpHistogram, "web_rtt_seconds")
+}
+
+func TestPromNames(t *testing.T) {
+	f := func(k export.Kind, want ...string) {
+		t.Helper()
+		m := export.Metric{Name: "x", Kind: k}
+		require.Equal(t, want, export.PromNames([]string{"kept"}, &m)[1:])
+	}
+	f(export.KindCounter, "x_total")
+	f(export.KindGauge, "x")
+	f(export.KindHistogram, "x", "x_bucket", "x_count", "x_sum")
+	f(export.KindSummary, "x", "x_count", "x_sum")
+	f(export.KindExpHistogram, "x")
 }

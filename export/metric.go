@@ -94,6 +94,23 @@ func (m *Metric) PromFamily() string {
 	return m.Name
 }
 
+// PromNames appends to dst the names of the samples m is written as in
+// Prometheus's text exposition, its family's name (PromFamily) first: a
+// histogram's NAME_bucket, NAME_count and NAME_sum; a summary's NAME,
+// NAME_count and NAME_sum; one name otherwise (a native histogram is
+// written under its family's name). It is Clashes's names for the
+// Prometheus exporters.
+func PromNames(dst []string, m *Metric) []string {
+	f := m.PromFamily()
+	switch m.Kind {
+	case KindHistogram:
+		return append(dst, f, f+"_bucket", f+"_count", f+"_sum")
+	case KindSummary:
+		return append(dst, f, f+"_count", f+"_sum")
+	}
+	return append(dst, f)
+}
+
 // HistogramPoint is a histogram with explicit bounds.
 type HistogramPoint struct {
 	// Bounds are the buckets' inclusive upper bounds ("le"), ascending.

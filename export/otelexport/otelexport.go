@@ -127,8 +127,9 @@ func (p *Producer) Produce(context.Context) ([]metricdata.ScopeMetrics, error) {
 	return []metricdata.ScopeMetrics{sm}, errors.Join(errs...)
 }
 
-// otelName is the name of m's metric.
-func otelName(m *export.Metric) string { return m.Name }
+// otelName appends the name of m's metric: OTLP writes a metric under its
+// one name.
+func otelName(dst []string, m *export.Metric) []string { return append(dst, m.Name) }
 
 // Metrics converts mapped metrics into metricdata, points of one family
 // (same name) into one Metrics, at time now.

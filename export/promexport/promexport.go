@@ -71,7 +71,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.NewInvalidMetric(prometheus.NewInvalidDesc(err), err)
 		}
 	}
-	clashes := export.Clashes(ms, (*export.Metric).PromFamily)
+	clashes := export.Clashes(ms, export.PromNames)
 	for i := range ms {
 		if err := clashes[i]; err != nil {
 			ch <- prometheus.NewInvalidMetric(prometheus.NewInvalidDesc(err), err)

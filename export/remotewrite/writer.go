@@ -506,7 +506,7 @@ func (w *Writer) send(ctx context.Context, s snapshot, native bool) (ok, retry b
 			a.unmappable++
 		}
 	}
-	if clashes := export.Clashes(ms, (*export.Metric).PromFamily); clashes != nil {
+	if clashes := export.Clashes(ms, export.PromNames); clashes != nil {
 		// A series sent twice in one request would have the server
 		// refuse the whole request: the first template's is sent.
 		kept := ms[:0]
