@@ -177,10 +177,10 @@ func words(line string) ([]word, error) {
 	}
 }
 
-// quote returns a VOI name as a definition writes it: Go-quoted if it
-// holds white space or a byte that is not printable UTF-8, or starts
-// with a double quote; else as it is, which words reads back.
-func quote(name string) string {
+// QuoteName returns a VOI name as a definition writes it: Go-quoted if it
+// holds white space or a byte that is not printable UTF-8, or starts with
+// a double quote; else as it is. Apply reads either form back.
+func QuoteName(name string) string {
 	if strings.HasPrefix(name, `"`) || !utf8.ValidString(name) {
 		return strconv.Quote(name)
 	}
@@ -259,7 +259,7 @@ func (d Def) Write(w io.Writer) error {
 	}
 	line("", d.Control.AllState())
 	for _, v := range d.Template.VOIs() {
-		line("name="+quote(v.Name)+" ", d.Control.State(v.ID))
+		line("name="+QuoteName(v.Name)+" ", d.Control.State(v.ID))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -198,7 +198,8 @@ func defFile(fs *flagSet, name string, lines []string, tfile, out string, stdout
 	}
 	names := make([]string, len(r.ids))
 	for i, id := range r.ids {
-		names[i], _ = t.VOIName(id)
+		n, _ := t.VOIName(id)
+		names[i] = statdef.QuoteName(n)
 	}
 	fmt.Fprintf(fs.stderr, "statsblob def: reset %s of %s\n", strings.Join(names, ", "), t.Name())
 	return 0

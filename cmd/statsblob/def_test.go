@@ -168,7 +168,7 @@ func TestDefFileQuotedName(t *testing.T) {
 		code := mainArgs(append([]string{"def", "-templates", tfile, "-o", out, in}, lines...), &o, &e)
 		return result{code, o.String(), e.String()}
 	}
-	require.Equal(t, result{0, "", "statsblob def: reset a on=1 of Q\n"}, run(`name="a on=1" data=reset`))
+	require.Equal(t, result{0, "", "statsblob def: reset \"a on=1\" of Q\n"}, run(`name="a on=1" data=reset`))
 	got, err := readBlob(out)
 	require.NoError(t, err)
 	want := b.Clone()
