@@ -674,6 +674,32 @@ func TestMarksOutliveShortWindows(t *testing.T) {
 	require.ErrorIs(t, err, voi.ErrInvalid)
 }
 
+// OnceAllAt gives the marks the time it is told, not Config.Now: a post
+// replayed at a restart ages out at the rotations replayed after it as it
+// did live, and the eviction for want of MaxMarks drops it in its place.
+func TestOnceAllAtTimesTheMarks(t *testing.T) {
+	now := time.Unix(1000, 0) // the clock of a restart, past every post
+	s, err := aggregate.New(aggregate.Config{MaxMarks: 2, MarkAge: time.Minute, Now: func() time.Time { return now }}, time.Unix(0, 0))
+	require.NoError(t, err)
+	post := func(id, key string, seq uint64, at time.Time) bool {
+		dups, err := s.OnceAllAt(id, []string{key}, seq, at, func([]bool) error { return nil })
+		require.NoError(t, err)
+		return dups[0]
+	}
+	require.False(t, post("a", "k1", 1, time.Unix(0, 0)))
+	require.False(t, post("b", "k2", 1, time.Unix(25, 0)))
+	require.Equal(t, []string{`a "k1" 0`, `b "k2" 25000000000`}, aggregate.MarkTimes(s))
+	for _, sec := range []int64{10, 20, 30} {
+		s.Rotate(time.Unix(sec, 0))
+	}
+	require.Equal(t, []string{`a "k1" 1`, `b "k2" 1`}, aggregate.MarkSeqs(s), "three rotations, not MarkAge")
+	s.Rotate(time.Unix(70, 0)) // cutoff 10 s: a's mark, of 0 s, goes
+	require.Equal(t, []string{`b "k2" 1`}, aggregate.MarkSeqs(s), "a's mark aged out by the time of its post")
+	require.False(t, post("c", "k3", 1, time.Unix(75, 0)), "a's place is free")
+	require.True(t, post("c", "k3", 1, time.Unix(76, 0)), "c's mark was kept: its retry is a duplicate")
+	require.Zero(t, s.Stats().MarksFull)
+}
+
 // A mark keeps its aggregate's key: the string the caller made for the
 // message, a copy per sender (up to 4 KB of labels each), beyond what
 // MaxMarks counts. The marks keep one copy of each key, whatever the

@@ -59,3 +59,20 @@ func MarkSeqs(s *Set) []string {
 	slices.Sort(out)
 	return out
 }
+
+// MarkTimes returns the senders' sequence marks with the time of their
+// latest post, as "id key Unix-nanoseconds" lines, sorted.
+func MarkTimes(s *Set) []string {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	var out []string
+	for id, p := range s.senders {
+		p.mu.Lock()
+		for k, m := range p.seqs {
+			out = append(out, fmt.Sprintf("%s %q %d", id, k, m.at.Load()))
+		}
+		p.mu.Unlock()
+	}
+	slices.Sort(out)
+	return out
+}

@@ -19,7 +19,7 @@ type sender struct {
 	mu      sync.Mutex // guards seqs (not the marks, which have their own locks)
 	seqs    map[string]*mark
 	heard   atomic.Uint64 // the generation (windows rotated) of the sender's latest post
-	heardAt atomic.Int64  // the time of that post, Unix nanoseconds (Config.Now)
+	heardAt atomic.Int64  // the time of that post, Unix nanoseconds (Config.Now, or OnceAllAt's)
 	users   atomic.Int32  // OnceAlls holding the sender: counted up under Set.sendMu
 }
 
@@ -33,7 +33,7 @@ type mark struct {
 	hw    uint64
 
 	used atomic.Uint64 // the generation of the sender's latest post to the aggregate
-	at   atomic.Int64  // the time of that post, Unix nanoseconds (Config.Now)
+	at   atomic.Int64  // the time of that post, Unix nanoseconds (Config.Now, or OnceAllAt's)
 
 	key *markKey // its key's one copy (set before the mark is in a sender's seqs, never changed): a State writes each key once
 }
@@ -103,6 +103,18 @@ func (s *Set) Once(id, key string, seq uint64, add func() error) (dup bool, err 
 // of MaxMarks are added unchecked (never reported duplicates) and not
 // recorded.
 func (s *Set) OnceAll(id string, keys []string, seq uint64, add func(skip []bool) error) (dups []bool, err error) {
+	return s.OnceAllAt(id, keys, seq, s.cfg.Now(), add)
+}
+
+// OnceAllAt is OnceAll for a message posted at time at, in place of
+// Config.Now: the time its sender's marks take, which MarkAge counts
+// from and which orders the marks evicted for want of MaxMarks. A log
+// replayed at a restart (package collector's -data-dir) gives each post
+// the time it was added at when it arrived, so that the rotations
+// replayed after it age its marks out as they did then: with the
+// restart's time they outlived them, and took places of MaxMarks that
+// later posts then did without.
+func (s *Set) OnceAllAt(id string, keys []string, seq uint64, at time.Time, add func(skip []bool) error) (dups []bool, err error) {
 	if len(keys) == 0 {
 		return []bool{}, add([]bool{})
 	}
@@ -110,7 +122,7 @@ func (s *Set) OnceAll(id string, keys []string, seq uint64, add func(skip []bool
 	if p == nil {
 		return s.addUntracked(keys, false, add)
 	}
-	gen, now := s.gen.Load(), s.cfg.Now().UnixNano()
+	gen, now := s.gen.Load(), at.UnixNano()
 	p.heard.Store(gen)
 	p.heardAt.Store(now)
 	// The marks of the distinct keys, locked in key order (deadlock-free);
