@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/statsblob/statsblob/export/aggregate"
 	"github.com/statsblob/statsblob/export/collector"
 	"github.com/statsblob/statsblob/export/internal/fixture"
 )
@@ -161,4 +162,74 @@ func TestFailedCheckpointUndoesNothing(t *testing.T) {
 			require.Equal(t, c.want, got[1].merged)
 		})
 	}
+}
+
+// A restart that replays the log recovers the senders' sequence marks the
+// live server had, not only their numbers: a replayed post's marks take
+// the time it was added at (its record holds it), so that the rotations
+// replayed after it age them out as they did live. Before, they took the
+// restart's time: here the rotation at 70 s, which had dropped a's mark
+// (posted at 0 s, past two rotations and the mark age of a minute), kept
+// it at the replay, MaxSequenceMarks (2) was then full for c's post,
+// replayed unchecked, and a retry of c's post after the restart was
+// added a second time.
+func TestReplayedMarksAgeAsLive(t *testing.T) {
+	t0 := time.Unix(1700000000, 0)
+	dir := t.TempDir()
+	ck := &clock{t: t0}
+	cfg := collector.Config{DataDir: dir, Now: ck.now, NoSync: true, MaxSequenceMarks: 2, SequenceMarkAge: time.Minute}
+	s1, tp := newServer(t, cfg)
+	kb := fixture.KitchenBlob(tp).Bytes()
+	postAt := func(s *collector.Server, d time.Duration, id, host string) {
+		t.Helper()
+		ck.set(t0.Add(d))
+		code, body := postH(t, s, "/v1/blobs", "host="+host, kb, map[string]string{aggregate.HeaderSender: id, aggregate.HeaderSeq: "1"})
+		require.Equal(t, http.StatusNoContent, code, body)
+	}
+	rotateAt := func(s *collector.Server, d time.Duration) {
+		ck.set(t0.Add(d))
+		s.Rotate()
+	}
+	unblock := blockCheckpoints(t, dir) // the log keeps every record: the restart replays them all
+	postAt(s1, 0, "a", "a")
+	rotateAt(s1, 10*time.Second)
+	rotateAt(s1, 20*time.Second)
+	postAt(s1, 25*time.Second, "b", "b")
+	rotateAt(s1, 30*time.Second)
+	require.Equal(t, 2, collector.SequenceMarks(s1), "three rotations, not the mark age: a's mark is kept")
+	rotateAt(s1, 70*time.Second) // the cutoff is 10 s: a's mark, of 0 s, goes; b's is one rotation old
+	require.Equal(t, 1, collector.SequenceMarks(s1))
+	postAt(s1, 75*time.Second, "c", "c") // takes a's place
+	require.Equal(t, 2, collector.SequenceMarks(s1))
+	require.Zero(t, collector.LimitHits(s1, "sequence_marks"))
+	lines, _ := scrapeLines(t, s1, false)
+	require.Contains(t, lines, "statsblob_collector_checkpoint_failures_total 4")
+	live := aggLines(t, s1)
+	collector.Crash(s1)
+	unblock()
+
+	ck.set(t0.Add(80 * time.Second))
+	s2, _ := newServer(t, cfg)
+	require.Equal(t, live, aggLines(t, s2))
+	require.Equal(t, 2, collector.SequenceMarks(s2), "b's and c's")
+	require.Zero(t, collector.LimitHits(s2, "sequence_marks"), "the replay found a place for c's mark")
+	lines, _ = scrapeLines(t, s2, false)
+	require.Contains(t, lines, "statsblob_collector_log_replay_failures 0")
+
+	// Their times too: a rotation at 200 s (the cutoff 140 s) drops b's
+	// mark (25 s, three rotations old) in both, and keeps c's (75 s).
+	rotateAt(s1, 200*time.Second) // (s1's log is closed: the rotation is made, not logged)
+	rotateAt(s2, 200*time.Second)
+	require.Equal(t, 1, collector.SequenceMarks(s1))
+	require.Equal(t, 1, collector.SequenceMarks(s2))
+
+	// c's retry is a duplicate; b's and a's, whose marks aged out, are added.
+	for _, p := range []struct {
+		id   string
+		want []uint64
+	}{{"c", []uint64{}}, {"b", []uint64{1}}, {"a", []uint64{1, 1}}} {
+		postAt(s2, 201*time.Second, p.id, p.id)
+		require.Equal(t, p.want, s2.Merged(), "a retry of %s's post", p.id)
+	}
+	require.NoError(t, s2.Close())
 }

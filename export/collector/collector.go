@@ -297,6 +297,7 @@ type Server struct {
 	recovered    []Closed // closed windows read from DataDir for the delta pusher (closed.go)
 	logBroken    atomic.Bool
 	replayFailed uint64 // of which could not be added again
+	replayAt     int64  // the time, Unix nanoseconds, replayed posts of records without theirs take (durable.go)
 }
 
 // New returns a Server. Errors wrap voi.ErrInvalid: no templates, negative
@@ -507,9 +508,9 @@ func (s *Server) accept(r *post) *rejection {
 		return rej
 	}
 	k := cl.keyOf(b.TplHash(), labels)
-	rec := func() *record { return newRecord(r, []frame{{labels: labels, blob: body}}) }
-	return s.durably(rec, func() *rejection {
-		return s.once(r, []string{k}, func([]bool) *rejection {
+	rec := func(at time.Time) *record { return newRecord(r, []frame{{labels: labels, blob: body}}, at) }
+	return s.durably(rec, func(at time.Time) *rejection {
+		return s.once(r, at, []string{k}, func([]bool) *rejection {
 			if rej := s.merge(k, t, labels, b); rej != nil {
 				return rej
 			}

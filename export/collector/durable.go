@@ -36,7 +36,9 @@ import (
 // since: a post through the same sender check and add as a live post, an
 // event as the server made it. A post acknowledged before a crash (kill
 // -9, power loss) is counted once after it, and a sender's retry of it
-// is still a duplicate.
+// is still a duplicate. A post's record holds the time it was added at,
+// which its sender's marks took: replayed, they take it again, and age
+// out at the rotations replayed after it as they did live (see replay).
 //
 // A checkpoint is not bounded by wal.MaxRecord, which bounds one post's
 // record: the state the limits allow passes it (DefaultMaxAggregates
@@ -69,11 +71,12 @@ import (
 // With a log, idle label sets expire at checkpoints.
 
 // The first byte of a log record says what it is: a post (recordVersion,
-// or recordV1, which the collector wrote before and still reads), or an
-// event, a change of the state the server made at that point of the
-// log's order (see event).
+// or recordV2 or recordV1, which the collector wrote before and still
+// reads), or an event, a change of the state the server made at that
+// point of the log's order (see event).
 const (
-	recordVersion = 2
+	recordVersion = 6
+	recordV2      = 2
 	recordV1      = 1
 	recordExpire  = 3
 	recordRotate  = 4
@@ -88,12 +91,15 @@ type frame struct {
 }
 
 // record is one post as the log holds it: the sender's id and sequence
-// number (tracked false: a post without them) and its blobs; or, with
-// event not nil, an event.
+// number (tracked false: a post without them), the time it was added at
+// (timed false: a record of version 1 or 2, which did not hold it) and
+// its blobs; or, with event not nil, an event.
 type record struct {
 	tracked bool
 	sender  string
 	seq     uint64
+	timed   bool
+	at      int64 // Unix nanoseconds (Config.Now): the time its sender's marks took
 	frames  []frame
 	event   *event
 }
@@ -215,9 +221,10 @@ func (d *decoder) event(kind byte) *event {
 // appendRecord appends r's encoding to dst (little-endian; a label is its
 // name and its value, each as a uint32 length and bytes):
 //
-//	version  byte      recordVersion (2)
+//	version  byte      recordVersion (6)
 //	flags    byte      bit 0: tracked
 //	sender   uint16 length and bytes, seq uint64   (tracked only)
+//	at       int64     the time the post was added at, Unix nanoseconds
 //	shared   uint32    labels every frame has (none without frames), then each label
 //	n        uint32    frames, then each:
 //	  k        uint32  its other labels, then each label
@@ -228,7 +235,10 @@ func (d *decoder) event(kind byte) *event {
 // not once per blob: version 1 wrote every frame's labels whole (as
 // uint16 count and lengths), so that a batch of small blobs under long
 // URL labels made a record many times its size, past wal.MaxRecord, and
-// a label of 64 KiB or more wrapped its length.
+// a label of 64 KiB or more wrapped its length. Version 2 was version 6
+// without at: a replay gave the marks of its sender the restart's time,
+// so that they outlived the rotations replayed after it, which had aged
+// them out live (see Server.replay).
 // Every frame's labels must be sorted by name, without a name twice (as
 // posts' labels are).
 func appendRecord(dst []byte, r *record) []byte {
@@ -257,6 +267,13 @@ func appendRecordHead(dst []byte, version byte, r *record) []byte {
 // appendRecordShared is appendRecord with the shared labels (sharedLabels).
 func appendRecordShared(dst []byte, r *record, shared []export.Label) []byte {
 	dst = appendRecordHead(dst, recordVersion, r)
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(r.at))
+	return appendRecordFrames(dst, r, shared)
+}
+
+// appendRecordFrames appends a record's shared labels and frames, the
+// same in versions 2 and 6.
+func appendRecordFrames(dst []byte, r *record, shared []export.Label) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(shared)))
 	for _, l := range shared {
 		dst = appendLabel(dst, l)
@@ -330,7 +347,7 @@ func commonLabels(a, b []export.Label) []export.Label {
 
 // recordSize is the length of r's encoding with the shared labels.
 func recordSize(r *record, shared []export.Label) int {
-	n := 1 + 1 + 4 + labelsSize(shared) + 4
+	n := 1 + 1 + 8 + 4 + labelsSize(shared) + 4
 	if r.tracked {
 		n += 2 + len(r.sender) + 8
 	}
@@ -352,7 +369,7 @@ func labelsSize(labels []export.Label) int {
 var errRecord = fmt.Errorf("collector: bad log record: %w", voi.ErrInvalid)
 
 // decodeRecord reads a record appendRecord wrote (a post or an event), or
-// a post of version 1. Its strings are copies; its blobs alias p, and
+// a post of version 1 or 2. Its strings are copies; its blobs alias p, and
 // frames whose labels are all shared share one slice. Bytes that are not
 // such a record (another version or kind, a field cut short, bytes after
 // the end, a sender id CheckSender refuses, labels out of order or shared
@@ -362,7 +379,7 @@ func decodeRecord(p []byte) (*record, error) {
 	d := decoder{p: p}
 	v := d.byte()
 	switch {
-	case d.err != nil, v == recordVersion, v == recordV1:
+	case d.err != nil, v == recordVersion, v == recordV2, v == recordV1:
 	case v == recordExpire, v == recordRotate, v == recordReset:
 		r := &record{event: d.event(v)}
 		if d.err == nil && len(d.p) != 0 {
@@ -373,7 +390,7 @@ func decodeRecord(p []byte) (*record, error) {
 		}
 		return r, nil
 	default:
-		return nil, fmt.Errorf("%w: version %d, want %d to %d", errRecord, v, recordV1, recordReset)
+		return nil, fmt.Errorf("%w: version %d, want %d to %d", errRecord, v, recordV1, recordVersion)
 	}
 	r := &record{}
 	switch fl := d.byte(); {
@@ -389,6 +406,9 @@ func decodeRecord(p []byte) (*record, error) {
 		}
 	case fl != 0:
 		return nil, fmt.Errorf("%w: flags %#x", errRecord, fl)
+	}
+	if v == recordVersion && d.err == nil {
+		r.timed, r.at = true, int64(d.u64())
 	}
 	if v == recordV1 {
 		d.framesV1(r)
@@ -555,11 +575,11 @@ func (d *decoder) u64() uint64 {
 	return 0
 }
 
-// newRecord is the record of a post r whose blobs are frames: the sender
-// and sequence of its headers, if both parse (otherwise once refuses the
-// post and the record is not used).
-func newRecord(r *post, frames []frame) *record {
-	rec := &record{frames: frames}
+// newRecord is the record of a post r whose blobs are frames, added at
+// time at: the sender and sequence of its headers, if both parse
+// (otherwise once refuses the post and the record is not used).
+func newRecord(r *post, frames []frame, at time.Time) *record {
+	rec := &record{frames: frames, timed: true, at: at.UnixNano()}
 	id, seqv := r.sender, r.seq
 	if seq, err := aggregate.ParseSeq(seqv); err == nil && aggregate.CheckSender(id) == nil {
 		rec.tracked, rec.sender, rec.seq = true, id, seq
@@ -583,16 +603,19 @@ func (r *record) header(name string) string {
 
 // durably adds a post: apply adds it; with a log, it runs under the log's
 // lock and the post's record is appended only if apply succeeds, and
-// durably returns once the record is on disk. A post whose record would
+// durably returns once the record is on disk. Both are given the post's
+// time (Config.Now, once): its sender's marks take it (once), and its
+// record holds it, so that a replay gives them the same. A post whose record would
 // pass wal.MaxRecord is a 413, checked before the record is made; the log
 // goes on. A log that fails (a write, an fsync) makes this post and every
 // later one a 503 (the log may have lost the record: the post is not
 // acknowledged).
-func (s *Server) durably(rec func() *record, apply func() *rejection) *rejection {
+func (s *Server) durably(rec func(at time.Time) *record, apply func(at time.Time) *rejection) *rejection {
+	at := s.cfg.Now()
 	if s.log == nil {
-		return apply()
+		return apply(at)
 	}
-	r := rec()
+	r := rec(at)
 	shared := sharedLabels(r.frames)
 	size := recordSize(r, shared)
 	if size > wal.MaxRecord {
@@ -600,7 +623,7 @@ func (s *Server) durably(rec func() *record, apply func() *rejection) *rejection
 	}
 	var rej *rejection
 	err := s.log.AppendIf(appendRecordShared(make([]byte, 0, size), r, shared), func() error {
-		if rej = apply(); rej != nil {
+		if rej = apply(at); rej != nil {
 			return errRefused
 		}
 		return nil
@@ -632,7 +655,15 @@ func (s *Server) recordTooLarge(r *record, size int) *rejection {
 }
 
 // replay adds a post of the log at start, as accept or acceptBatch added
-// it: the same sender check, the same adds.
+// it: the same sender check, the same adds, its sender's marks taking the
+// time the post was added at, as they did live. Before, they took the
+// restart's time: the rotations replayed after the post (at the times
+// they were made) kept marks they had aged out live, which could fill
+// MaxMarks and leave the marks of later posts untaken (a retry of one
+// added twice), and the eviction for want of MaxMarks took them for the
+// newest. A record of version 1 or 2, without its time, takes the latest
+// bound the log gives of it: the start of the window it was posted in
+// (the latest rotation replayed before it, or the checkpoint's window).
 func (s *Server) replay(p []byte) error {
 	rec, err := decodeRecord(p)
 	if err != nil {
@@ -690,7 +721,11 @@ func (s *Server) replay(p []byte) error {
 		return nil
 	}
 	if rec.tracked {
-		_, err = s.set.OnceAll(rec.sender, keys, rec.seq, add)
+		at := s.replayAt
+		if rec.timed {
+			at = rec.at
+		}
+		_, err = s.set.OnceAllAt(rec.sender, keys, rec.seq, time.Unix(0, at), add)
 	} else {
 		err = add(make([]bool, len(keys)))
 	}
@@ -721,6 +756,7 @@ func (s *Server) replayEvent(e *event) {
 	case recordRotate:
 		s.set.Rotate(time.Unix(0, e.at))
 		s.levels.rotate()
+		s.replayAt = e.at
 	case recordReset:
 		if _, err := s.set.ResetVOIs(resetIDs(e.tpl, e.vois)); err != nil {
 			s.replayFailed++
@@ -740,9 +776,15 @@ func (s *Server) openLog() error {
 	}
 	lookup := s.lookup
 	loaded := false
+	s.replayAt = s.set.Start().UnixNano()
 	l, err := wal.Open(s.cfg.DataDir, wal.Options{NoSync: s.cfg.NoSync}, wal.Recovery{
-		Checkpoint: func(state []byte) error { loaded = true; return s.set.LoadState(state, lookup) },
-		Record:     s.replay,
+		Checkpoint: func(state []byte) error {
+			loaded = true
+			err := s.set.LoadState(state, lookup)
+			s.replayAt = s.set.Start().UnixNano()
+			return err
+		},
+		Record: s.replay,
 	})
 	if err == nil && !loaded && l.Stats().Replayed == 0 {
 		// A new log: its first record is the window's start (a rotation

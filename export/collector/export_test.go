@@ -30,3 +30,6 @@ func Crash(s *Server) {
 // QueuedBytes reads statsblob_collector_queued_bytes without a scrape
 // (which folds queues).
 func QueuedBytes(s *Server) int64 { return s.set.Stats().PendingBytes }
+
+// SequenceMarks is how many sequence marks the server keeps.
+func SequenceMarks(s *Server) int { return s.set.Stats().Marks }

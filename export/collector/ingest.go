@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/prometheus/client_golang/prometheus"
@@ -83,12 +84,13 @@ func AppendBatchFrame(dst []byte, labels string, blob []byte) ([]byte, error) {
 // errRefused carries a rejection through aggregate.Set.Once.
 var errRefused = errors.New("refused")
 
-// once runs add for the post r, whose blobs go to the aggregates of keys:
-// when r carries aggregate.HeaderSender and HeaderSeq, add is told which
-// keys' blobs were added before (aggregate.Set.OnceAll: a post all of
-// whose blobs were is answered as accepted without calling add); when it
+// once runs add for the post r, made at time at (durably), whose blobs go
+// to the aggregates of keys: when r carries aggregate.HeaderSender and
+// HeaderSeq, add is told which keys' blobs were added before
+// (aggregate.Set.OnceAllAt, the marks taking time at: a post all of whose
+// blobs were is answered as accepted without calling add); when it
 // carries neither, add adds everything.
-func (s *Server) once(r *post, keys []string, add func(skip []bool) *rejection) *rejection {
+func (s *Server) once(r *post, at time.Time, keys []string, add func(skip []bool) *rejection) *rejection {
 	id, seqv := r.sender, r.seq
 	if id == "" && seqv == "" {
 		return add(make([]bool, len(keys)))
@@ -104,7 +106,7 @@ func (s *Server) once(r *post, keys []string, add func(skip []bool) *rejection) 
 		return reject(http.StatusBadRequest, "sender", "%v", err)
 	}
 	var rej *rejection
-	if _, err := s.set.OnceAll(id, keys, seq, func(skip []bool) error {
+	if _, err := s.set.OnceAllAt(id, keys, seq, at, func(skip []bool) error {
 		if rej = add(skip); rej != nil {
 			return errRefused
 		}
@@ -244,13 +246,13 @@ func (s *Server) acceptBatch(r *post) *rejection {
 	for i, it := range items {
 		keys[i] = it.Key
 	}
-	rec := func() *record { return newRecord(r, frames) }
-	return s.durably(rec, func() *rejection { return s.addBatch(r, keys, items) })
+	rec := func(at time.Time) *record { return newRecord(r, frames, at) }
+	return s.durably(rec, func(at time.Time) *rejection { return s.addBatch(r, at, keys, items) })
 }
 
-// addBatch adds a checked batch's items (acceptBatch).
-func (s *Server) addBatch(r *post, keys []string, items []aggregate.Item) *rejection {
-	return s.once(r, keys, func(skip []bool) *rejection {
+// addBatch adds a checked batch's items (acceptBatch), posted at time at.
+func (s *Server) addBatch(r *post, at time.Time, keys []string, items []aggregate.Item) *rejection {
+	return s.once(r, at, keys, func(skip []bool) *rejection {
 		add := items[:0:0]
 		for i, it := range items {
 			if !skip[i] {

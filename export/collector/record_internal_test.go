@@ -6,9 +6,11 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
 	"github.com/statsblob/statsblob/export/aggregate"
 	"github.com/statsblob/statsblob/export/internal/wal"
@@ -19,11 +21,11 @@ import (
 func TestRecordRoundTrip(t *testing.T) {
 	ab := []export.Label{{Name: "a", Value: "1"}, {Name: "b", Value: "2"}}
 	for _, r := range []*record{
-		{frames: []frame{}},
-		{tracked: true, sender: "web-1", seq: 1<<64 - 1, frames: []frame{{labels: []export.Label{{Name: "host", Value: "a\x00b"}}, blob: []byte{1, 2, 3}}}},
-		{frames: []frame{{blob: []byte{9}}, {labels: ab, blob: []byte{7, 7}}}},
-		{frames: []frame{{labels: ab, blob: []byte{1}}, {labels: ab, blob: []byte{2}}}},
-		{frames: []frame{ // shared a=1; own b=2, then c=3, then none
+		{timed: true, frames: []frame{}},
+		{tracked: true, sender: "web-1", seq: 1<<64 - 1, timed: true, at: 1700000000123456789, frames: []frame{{labels: []export.Label{{Name: "host", Value: "a\x00b"}}, blob: []byte{1, 2, 3}}}},
+		{timed: true, at: -1, frames: []frame{{blob: []byte{9}}, {labels: ab, blob: []byte{7, 7}}}},
+		{timed: true, frames: []frame{{labels: ab, blob: []byte{1}}, {labels: ab, blob: []byte{2}}}},
+		{timed: true, frames: []frame{ // shared a=1; own b=2, then c=3, then none
 			{labels: ab, blob: []byte{1}},
 			{labels: []export.Label{{Name: "a", Value: "1"}, {Name: "c", Value: "3"}}, blob: []byte{2}},
 			{labels: ab[:1], blob: []byte{3}},
@@ -60,8 +62,11 @@ func TestRecordRoundTrip(t *testing.T) {
 		msg string
 	}{
 		{nil, "cut short"},
-		{[]byte{6, 0, 0, 0, 0, 0, 0, 0, 0, 0}, "version 6, want 1 to 5"},
-		{[]byte{0}, "version 0, want 1 to 5"},
+		{[]byte{7, 0, 0, 0, 0, 0, 0, 0, 0, 0}, "version 7, want 1 to 6"},
+		{[]byte{0}, "version 0, want 1 to 6"},
+		{[]byte{6, 0, 0, 0, 0, 0, 0, 0}, "cut short"}, // at cut short
+		{cat([]byte{6, 0}, make([]byte, 8), u32(0), u32(0), []byte{9}), "1 bytes after the record"},
+		{cat([]byte{6, 2}, make([]byte, 8), u32(0), u32(0)), "flags 0x2"},
 		{[]byte{2, 2, 0, 0, 0, 0, 0, 0, 0, 0}, "flags 0x2"},
 		{cat([]byte{2, 0}, u32(0), u32(1)), "frame count beyond the bytes"},
 		{cat([]byte{2, 0}, u32(1)), "label count beyond the bytes"},
@@ -157,6 +162,29 @@ func appendRecordV1(dst []byte, r *record) []byte {
 	return dst
 }
 
+// appendRecordV2 is what the collector wrote before version 6: version 6
+// without the post's time.
+func appendRecordV2(dst []byte, r *record) []byte {
+	return appendRecordFrames(appendRecordHead(dst, recordV2, r), r, sharedLabels(r.frames))
+}
+
+// A log written before version 6 is still read, without the posts'
+// times (timed false): a restart after an upgrade replays the records
+// of the version before.
+func TestRecordReadsVersion2(t *testing.T) {
+	r := &record{tracked: true, sender: "web-1", seq: 7, frames: []frame{
+		{labels: []export.Label{{Name: "a", Value: "1"}, {Name: "b", Value: "2"}}, blob: []byte{1}},
+		{labels: []export.Label{{Name: "a", Value: "1"}}, blob: []byte{2, 2}},
+	}}
+	p := appendRecordV2(nil, r)
+	got, err := decodeRecord(p)
+	require.NoError(t, err)
+	require.Equal(t, r, got)
+	require.Equal(t, p, appendRecordV2(nil, got))
+	r.timed, r.at = true, 5
+	require.Len(t, appendRecord(nil, r), len(p)+8, "version 6 is version 2 and the time")
+}
+
 // A log written before version 2 is still read: a restart after an
 // upgrade replays the records of the version before.
 func TestRecordReadsVersion1(t *testing.T) {
@@ -179,7 +207,7 @@ func TestRecordWritesSharedLabelsOnce(t *testing.T) {
 		labels = append(labels, export.Label{Name: fmt.Sprintf("%s%02d", strings.Repeat("n", 126), i), Value: strings.Repeat("v", 128)})
 	}
 	const n, size = 32768, 64
-	r := &record{frames: make([]frame, n)}
+	r := &record{timed: true, at: 1, frames: make([]frame, n)}
 	blobs := make([]byte, n*size)
 	for i := range r.frames {
 		own := labels
@@ -210,33 +238,39 @@ func TestRecordOverLimitIs413(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	huge := &record{frames: []frame{{blob: make([]byte, wal.MaxRecord)}}}
-	rej := s.durably(func() *record { return huge }, func() *rejection {
+	rej := s.durably(func(time.Time) *record { return huge }, func(time.Time) *rejection {
 		t.Fatal("a post over the log's limit added")
 		return nil
 	})
 	require.NotNil(t, rej)
 	require.Equal(t, http.StatusRequestEntityTooLarge, rej.status)
 	require.Equal(t, "size", rej.reason)
-	require.Equal(t, fmt.Sprintf("a post of 1 blobs whose -data-dir log record would be %d bytes, over the log's limit of %d", wal.MaxRecord+18, wal.MaxRecord), rej.msg)
+	require.Equal(t, fmt.Sprintf("a post of 1 blobs whose -data-dir log record would be %d bytes, over the log's limit of %d", wal.MaxRecord+26, wal.MaxRecord), rej.msg)
 	require.False(t, s.logBroken.Load())
 	added := false
-	require.Nil(t, s.durably(func() *record { return &record{frames: []frame{}} }, func() *rejection { added = true; return nil }))
+	require.Nil(t, s.durably(func(time.Time) *record { return &record{frames: []frame{}} }, func(time.Time) *rejection { added = true; return nil }))
 	require.True(t, added)
 }
 
 // FuzzRecord: decodeRecord never panics, and what it accepts (a post of
-// either version, an event of any kind) encodes back to the same bytes
-// (one encoding per record: a log replays what was written), by the
-// version that wrote it.
+// any version, an event of any kind) encodes back to the same bytes (one
+// encoding per record: a log replays what was written), by the version
+// that wrote it.
 func FuzzRecord(f *testing.F) {
-	f.Add(appendRecord(nil, &record{tracked: true, sender: "s", seq: 3, frames: []frame{{labels: []export.Label{{Name: "h", Value: "v"}}, blob: []byte{1}}}}))
-	f.Add(appendRecord(nil, &record{frames: []frame{
+	f.Add(appendRecord(nil, &record{tracked: true, sender: "s", seq: 3, timed: true, at: 1700000000123456789, frames: []frame{{labels: []export.Label{{Name: "h", Value: "v"}}, blob: []byte{1}}}}))
+	f.Add(appendRecord(nil, &record{timed: true, at: -1, frames: []frame{
 		{labels: []export.Label{{Name: "a", Value: "1"}, {Name: "b", Value: "2"}}, blob: []byte{1}},
 		{labels: []export.Label{{Name: "a", Value: "1"}}, blob: []byte{2}},
 	}}))
 	f.Add(appendRecord(nil, &record{}))
+	f.Add(appendRecordV2(nil, &record{tracked: true, sender: "s", seq: 3, frames: []frame{{labels: []export.Label{{Name: "h", Value: "v"}}, blob: []byte{1}}}}))
+	f.Add(appendRecordV2(nil, &record{frames: []frame{
+		{labels: []export.Label{{Name: "a", Value: "1"}, {Name: "b", Value: "2"}}, blob: []byte{1}},
+		{labels: []export.Label{{Name: "a", Value: "1"}}, blob: []byte{2}},
+	}}))
 	f.Add(appendRecordV1(nil, &record{tracked: true, sender: "s", seq: 3, frames: []frame{{labels: []export.Label{{Name: "h", Value: "v"}}, blob: []byte{1}}}}))
 	f.Add([]byte{2, 0, 0, 0, 0, 0, 255, 255, 255, 255})
+	f.Add([]byte{6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 255, 255})
 	for _, e := range testEvents() {
 		f.Add(appendRecord(nil, &record{event: e}))
 	}
@@ -246,10 +280,58 @@ func FuzzRecord(f *testing.F) {
 			require.ErrorIs(t, err, voi.ErrInvalid)
 			return
 		}
-		if p[0] == recordV1 {
+		switch p[0] {
+		case recordV1:
 			require.Equal(t, p, appendRecordV1(nil, r))
+			return
+		case recordV2:
+			require.False(t, r.timed)
+			require.Equal(t, p, appendRecordV2(nil, r))
 			return
 		}
 		require.Equal(t, p, appendRecord(nil, r))
 	})
+}
+
+// A post of a record of version 2, which does not hold its time, is
+// replayed at the latest bound the log gives of it: the time of the
+// rotation replayed before it (the start of its window), not the
+// restart's. Its sender's mark then ages out at the rotations replayed
+// after it, as it did live (at the latest as late).
+func TestReplayVersion2TakesTheWindowStart(t *testing.T) {
+	reg := tpl.NewRegistry()
+	tp, err := reg.New("T")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	t0 := time.Unix(1700000000, 0)
+	for _, c := range []struct {
+		name  string
+		v2    bool
+		marks int
+	}{
+		{"version 2, at the window's start 0 s", true, 0},
+		{"version 6, at its time 25 s", false, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			restart := t0.Add(time.Hour)
+			s, err := New(Config{Templates: reg, SequenceMarkAge: time.Minute, Now: func() time.Time { return restart }})
+			require.NoError(t, err)
+			rotate := func(d time.Duration) {
+				require.NoError(t, s.replay(appendEvent(nil, &event{kind: recordRotate, at: t0.Add(d).UnixNano()})))
+			}
+			rotate(0)
+			r := &record{tracked: true, sender: "web-1", seq: 1, timed: true, at: t0.Add(25 * time.Second).UnixNano(),
+				frames: []frame{{labels: []export.Label{{Name: "host", Value: "a"}}, blob: blob.New(tp, nil).Bytes()}}}
+			p := appendRecord(nil, r)
+			if c.v2 {
+				p = appendRecordV2(nil, r)
+			}
+			require.NoError(t, s.replay(p))
+			for _, d := range []time.Duration{10, 20, 30, 70} { // cutoff 10 s at the last
+				rotate(d * time.Second)
+			}
+			require.Equal(t, c.marks, s.set.Stats().Marks)
+			require.Zero(t, s.replayFailed)
+		})
+	}
 }
