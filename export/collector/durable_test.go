@@ -421,14 +421,7 @@ func TestFailedCheckpointLoggedAndCounted(t *testing.T) {
 	kb := fixture.KitchenBlob(tp).Bytes()
 	code, msg := postH(t, s, "/v1/blobs", "host=a", kb, nil)
 	require.Equal(t, http.StatusNoContent, code, msg)
-	// The next checkpoint's temporary file cannot be created.
-	segs, err := filepath.Glob(filepath.Join(dir, "seg-*.wal"))
-	require.NoError(t, err)
-	require.Len(t, segs, 1)
-	n, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(segs[0]), "seg-"), ".wal"), 16, 64)
-	require.NoError(t, err)
-	tmp := filepath.Join(dir, fmt.Sprintf("ckpt-%016x.ckpt.tmp", n+1))
-	require.NoError(t, os.Mkdir(tmp, 0o755))
+	unblock := blockCheckpoints(t, dir) // the next checkpoint's temporary file cannot be created
 	require.Error(t, s.Checkpoint())
 	require.Contains(t, logged.String(), `level=ERROR msg="checkpoint failed: the log is not cut until one succeeds, a restart replays it"`)
 	lines, _ := scrapeLines(t, s, false)
@@ -438,14 +431,14 @@ func TestFailedCheckpointLoggedAndCounted(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, code, "the log goes on: %s", msg)
 
 	collector.Crash(s)
-	require.NoError(t, os.Remove(tmp))
+	unblock()
 	cfg.Log = nil
 	s2, _ := newServer(t, cfg)
 	require.Equal(t, []uint64{2}, s2.Merged())
 	lines, _ = scrapeLines(t, s2, false)
 	require.Contains(t, lines, "statsblob_collector_log_replayed_records 3", "the failed checkpoint cut nothing: the window's start and the two posts")
 	require.NoError(t, s2.Checkpoint())
-	segs, err = filepath.Glob(filepath.Join(dir, "seg-*.wal"))
+	segs, err := filepath.Glob(filepath.Join(dir, "seg-*.wal"))
 	require.NoError(t, err)
 	require.Len(t, segs, 1, "a checkpoint that succeeds cuts the log")
 }
@@ -473,38 +466,18 @@ func TestClosedWindowNotCheckpointedPushedOnce(t *testing.T) {
 	postOne(s)
 	require.NoError(t, s.Checkpoint())
 	postOne(s)
-	// The rotation's checkpoint cannot be written.
-	segs, err := filepath.Glob(filepath.Join(dir, "seg-*.wal"))
-	require.NoError(t, err)
-	require.Len(t, segs, 1)
-	n, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(segs[0]), "seg-"), ".wal"), 16, 64)
-	require.NoError(t, err)
-	tmp := filepath.Join(dir, fmt.Sprintf("ckpt-%016x.ckpt.tmp", n+1))
-	require.NoError(t, os.Mkdir(tmp, 0o755))
+	unblock := blockCheckpoints(t, dir) // the rotation's checkpoint cannot be written
 	ck.set(time.Unix(1060, 0))
 	require.Equal(t, uint64(2), s.Rotate().Posts)
 	files, _ := filepath.Glob(filepath.Join(dir, "closed-*.win"))
 	require.Len(t, files, 1)
 	postOne(s) // the next window
 	collector.Crash(s)
-	require.NoError(t, os.Remove(tmp))
+	unblock()
 
 	s2, _ := newServer(t, cfg)
 	require.Equal(t, []uint64{1}, s2.Merged(), "the rotation's record ends the closed window's posts in the log")
-	up := &blackHole{}
-	up.up.Store(true)
-	p2 := s2.NewPusher(up, collector.PushConfig{Temporality: metricdata.DeltaTemporality})
-	ck.set(time.Unix(1120, 0))
-	s2.Rotate()
-	require.NoError(t, p2.Close(context.Background()))
-	up.mu.Lock()
-	pushed := 0.0
-	for _, rm := range up.got {
-		for _, dp := range bytesSum(t, rm).DataPoints {
-			pushed += dp.Value
-		}
-	}
-	up.mu.Unlock()
+	pushed := pushedAtNextRotation(t, s2, ck, time.Unix(1120, 0))
 	require.Equal(t, 3*1448.0, pushed, "each post pushed once")
 	files, _ = filepath.Glob(filepath.Join(dir, "closed-*.win"))
 	require.Empty(t, files)
@@ -537,10 +510,7 @@ func TestClosedWindowWhoseRotationDidNotReachTheLog(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, segs, 1)
 	seg := segs[0]
-	n, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(seg), "seg-"), ".wal"), 16, 64)
-	require.NoError(t, err)
-	tmp := filepath.Join(dir, fmt.Sprintf("ckpt-%016x.ckpt.tmp", n+1))
-	require.NoError(t, os.Mkdir(tmp, 0o755)) // the rotation's checkpoint is not written
+	unblock := blockCheckpoints(t, dir) // the rotation's checkpoint is not written
 	fi, err := os.Stat(seg)
 	require.NoError(t, err)
 	ck.set(time.Unix(1060, 0))
@@ -548,7 +518,7 @@ func TestClosedWindowWhoseRotationDidNotReachTheLog(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(dir, "closed-*.win"))
 	require.Len(t, files, 1)
 	collector.Crash(s)
-	require.NoError(t, os.Remove(tmp))
+	unblock()
 	// The crash came before the rotation's record was synced: the log
 	// ends with the posts.
 	fi2, err := os.Stat(seg)
@@ -559,20 +529,7 @@ func TestClosedWindowWhoseRotationDidNotReachTheLog(t *testing.T) {
 	s2, _ := newServer(t, cfg)
 	require.Equal(t, []uint64{2}, s2.Merged(), "the log's replay keeps the posts in the window under way")
 	require.Equal(t, time.Unix(1000, 0), s2.Blobs()[0].Start)
-	up := &blackHole{}
-	up.up.Store(true)
-	p2 := s2.NewPusher(up, collector.PushConfig{Temporality: metricdata.DeltaTemporality})
-	ck.set(time.Unix(1120, 0))
-	s2.Rotate()
-	require.NoError(t, p2.Close(context.Background()))
-	up.mu.Lock()
-	pushed := 0.0
-	for _, rm := range up.got {
-		for _, dp := range bytesSum(t, rm).DataPoints {
-			pushed += dp.Value
-		}
-	}
-	up.mu.Unlock()
+	pushed := pushedAtNextRotation(t, s2, ck, time.Unix(1120, 0))
 	require.Equal(t, 2*1448.0, pushed, "each post pushed once")
 	files, _ = filepath.Glob(filepath.Join(dir, "closed-*.win"))
 	require.Empty(t, files)
@@ -599,15 +556,9 @@ func TestCheckpointLetsGoOfQueuedBlobs(t *testing.T) {
 			queued := collector.QueuedBytes(s)
 			require.Equal(t, int64(9*len(kb)), queued)
 			if fail { // the checkpoint's temporary file cannot be created
-				segs, err := filepath.Glob(filepath.Join(dir, "seg-*.wal"))
-				require.NoError(t, err)
-				require.Len(t, segs, 1)
-				n, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(segs[0]), "seg-"), ".wal"), 16, 64)
-				require.NoError(t, err)
-				tmp := filepath.Join(dir, fmt.Sprintf("ckpt-%016x.ckpt.tmp", n+1))
-				require.NoError(t, os.Mkdir(tmp, 0o755))
+				unblock := blockCheckpoints(t, dir)
 				require.Error(t, s.Checkpoint())
-				require.NoError(t, os.Remove(tmp))
+				unblock()
 			} else {
 				require.NoError(t, s.Checkpoint())
 			}
@@ -616,4 +567,26 @@ func TestCheckpointLetsGoOfQueuedBlobs(t *testing.T) {
 			require.Zero(t, collector.QueuedBytes(s))
 		})
 	}
+}
+
+// pushedAtNextRotation pushes s's closed windows (those recovered first)
+// as deltas when the clock ck, set to at, closes the window under way,
+// and returns the bytes SUM pushed in all.
+func pushedAtNextRotation(t *testing.T, s *collector.Server, ck *clock, at time.Time) float64 {
+	t.Helper()
+	up := &blackHole{}
+	up.up.Store(true)
+	p := s.NewPusher(up, collector.PushConfig{Temporality: metricdata.DeltaTemporality})
+	ck.set(at)
+	s.Rotate()
+	require.NoError(t, p.Close(context.Background()))
+	up.mu.Lock()
+	defer up.mu.Unlock()
+	pushed := 0.0
+	for _, rm := range up.got {
+		for _, dp := range bytesSum(t, rm).DataPoints {
+			pushed += dp.Value
+		}
+	}
+	return pushed
 }
