@@ -11,7 +11,6 @@ import (
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export/natsjs"
-	"github.com/statsblob/statsblob/export/natsjs/internal/natstest"
 	"github.com/statsblob/statsblob/ship"
 	"github.com/statsblob/statsblob/tpl"
 )
@@ -60,14 +59,9 @@ func key(tp *tpl.Template, host string) string {
 // it twice, and the consumer merges it once, counting the copy. Before,
 // both were merged ({host web1}: 14, want 7), and nothing said so.
 func TestLateRetryMergedOnce(t *testing.T) {
-	cl := natstest.Start(t, 1)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	_, js := connect(t, cl.URL())
 	setup := natsjs.Setup{Partitions: 1, LeaseTTL: time.Second, Duplicates: 500 * time.Millisecond}
-	require.NoError(t, setup.Ensure(ctx, js))
+	ctx, js, tr := onePartition(t, setup)
 	tp := counterTemplate(t)
-	tr := &natsjs.Transport{JS: js, Partitions: 1}
 
 	m := countMsg(t, tp, "s1", 1, "web1", 7)
 	require.NoError(t, tr.Send(ctx, m)) // stored; its acknowledgement lost, say
@@ -93,14 +87,9 @@ func TestLateRetryMergedOnce(t *testing.T) {
 // collector that takes the partition over recognises a late copy of a
 // message its predecessor merged. Before, the copy was merged again.
 func TestLateRetryAcrossHandover(t *testing.T) {
-	cl := natstest.Start(t, 1)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	_, js := connect(t, cl.URL())
 	setup := natsjs.Setup{Partitions: 1, LeaseTTL: time.Second, Duplicates: 200 * time.Millisecond}
-	require.NoError(t, setup.Ensure(ctx, js))
+	ctx, js, tr := onePartition(t, setup)
 	tp := counterTemplate(t)
-	tr := &natsjs.Transport{JS: js, Partitions: 1}
 	m := countMsg(t, tp, "s1", 1, "web1", 7)
 	require.NoError(t, tr.Send(ctx, m))
 
@@ -126,14 +115,9 @@ func TestLateRetryAcrossHandover(t *testing.T) {
 // consumer's marks take only what is below the acknowledgement floor,
 // and merge it.
 func TestRedeliveredBehindNewerMerged(t *testing.T) {
-	cl := natstest.Start(t, 1)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	_, js := connect(t, cl.URL())
 	setup := natsjs.Setup{Partitions: 1, LeaseTTL: 2 * time.Second}
-	require.NoError(t, setup.Ensure(ctx, js))
+	ctx, js, tr := onePartition(t, setup)
 	tp := counterTemplate(t)
-	tr := &natsjs.Transport{JS: js, Partitions: 1}
 	require.NoError(t, tr.Send(ctx, countMsg(t, tp, "s1", 1, "web1", 7)))
 
 	// The dead owner: message 1 delivered to it, never acknowledged.
@@ -161,14 +145,9 @@ func TestRedeliveredBehindNewerMerged(t *testing.T) {
 // merged without the check, and counted; the label sets with a mark keep
 // theirs.
 func TestMarksBounded(t *testing.T) {
-	cl := natstest.Start(t, 1)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	_, js := connect(t, cl.URL())
 	setup := natsjs.Setup{Partitions: 1, LeaseTTL: time.Second, Duplicates: 200 * time.Millisecond}
-	require.NoError(t, setup.Ensure(ctx, js))
+	ctx, js, tr := onePartition(t, setup)
 	tp := counterTemplate(t)
-	tr := &natsjs.Transport{JS: js, Partitions: 1}
 	msgs := []ship.Message{countMsg(t, tp, "s1", 1, "web1", 1), countMsg(t, tp, "s1", 2, "web2", 10), countMsg(t, tp, "s1", 3, "web3", 100)}
 	for _, m := range msgs {
 		require.NoError(t, tr.Send(ctx, m))

@@ -222,3 +222,16 @@ func TestMergeRefusesLabelsTheExportsRefuse(t *testing.T) {
 	require.NoError(t, part.Merge(natsjs.Message{StreamSeq: 9, TplHash: tp.Hash(), Labels: []ship.Label{{Name: "host", Value: "a"}}, Body: b.Bytes()}))
 	require.Len(t, st.Blobs(), 1)
 }
+
+// onePartition starts a one-node cluster, makes setup's stream (setup
+// says Partitions: 1) and returns a context of a minute, the JetStream
+// context and a Transport to the stream.
+func onePartition(t *testing.T, setup natsjs.Setup) (context.Context, jetstream.JetStream, *natsjs.Transport) {
+	t.Helper()
+	cl := natstest.Start(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	_, js := connect(t, cl.URL())
+	require.NoError(t, setup.Ensure(ctx, js))
+	return ctx, js, &natsjs.Transport{JS: js, Partitions: setup.Partitions}
+}

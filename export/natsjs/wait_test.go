@@ -1,7 +1,6 @@
 package natsjs_test
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/statsblob/statsblob/export/aggregate"
 	"github.com/statsblob/statsblob/export/natsjs"
-	"github.com/statsblob/statsblob/export/natsjs/internal/natstest"
 	"github.com/statsblob/statsblob/ship"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
@@ -45,13 +43,8 @@ func setTotals(t *testing.T, s *natsjs.SetStore) map[string]uint64 {
 // refused and acknowledged: dropped for good, though the shipper had been
 // told it was stored ({REQ web1} never arrived).
 func TestUnknownTemplateWaits(t *testing.T) {
-	cl := natstest.Start(t, 1)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	_, js := connect(t, cl.URL())
 	setup := natsjs.Setup{Partitions: 1, LeaseTTL: time.Second, Duplicates: 200 * time.Millisecond}
-	require.NoError(t, setup.Ensure(ctx, js))
-	tr := &natsjs.Transport{JS: js, Partitions: 1}
+	ctx, js, tr := onePartition(t, setup)
 	req := counterTemplate(t) // "REQ", the shippers' new template
 	reg := tpl.NewRegistry()
 	known := addCounter(t, reg, "KNOWN")
@@ -102,13 +95,8 @@ func TestUnknownTemplateWaits(t *testing.T) {
 // a collector that knows their template takes the partition over and
 // merges them at once. Before, the first collector had dropped them.
 func TestWaitingAcrossHandover(t *testing.T) {
-	cl := natstest.Start(t, 1)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	_, js := connect(t, cl.URL())
 	setup := natsjs.Setup{Partitions: 1, LeaseTTL: time.Second}
-	require.NoError(t, setup.Ensure(ctx, js))
-	tr := &natsjs.Transport{JS: js, Partitions: 1}
+	ctx, js, tr := onePartition(t, setup)
 	req := counterTemplate(t)
 	for i := range 3 {
 		require.NoError(t, tr.Send(ctx, countMsg(t, req, "s1", uint64(i+1), fmt.Sprintf("web%d", i), uint64(i+1))))
@@ -129,13 +117,8 @@ func TestWaitingAcrossHandover(t *testing.T) {
 // TestWaitingBounded: past Config.MaxWaiting, a message of an unknown
 // template is dropped, and counted.
 func TestWaitingBounded(t *testing.T) {
-	cl := natstest.Start(t, 1)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	_, js := connect(t, cl.URL())
 	setup := natsjs.Setup{Partitions: 1, LeaseTTL: time.Second}
-	require.NoError(t, setup.Ensure(ctx, js))
-	tr := &natsjs.Transport{JS: js, Partitions: 1}
+	ctx, js, tr := onePartition(t, setup)
 	req := counterTemplate(t)
 	for i := range 5 {
 		require.NoError(t, tr.Send(ctx, countMsg(t, req, "s1", uint64(i+1), "web1", 1)))
@@ -149,13 +132,8 @@ func TestWaitingBounded(t *testing.T) {
 // TestWaitingExpired: a waiting message the stream removes (its MaxAge)
 // before its template is known is counted, and waits no more.
 func TestWaitingExpired(t *testing.T) {
-	cl := natstest.Start(t, 1)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	_, js := connect(t, cl.URL())
 	setup := natsjs.Setup{Partitions: 1, LeaseTTL: time.Second, MaxAge: time.Second, Duplicates: 500 * time.Millisecond}
-	require.NoError(t, setup.Ensure(ctx, js))
-	tr := &natsjs.Transport{JS: js, Partitions: 1}
+	ctx, js, tr := onePartition(t, setup)
 	require.NoError(t, tr.Send(ctx, countMsg(t, counterTemplate(t), "s1", 1, "web1", 1)))
 	c, _ := runConsumer(t, ctx, js, setup, "c", natsjs.NewSetStore(tpl.NewRegistry(), aggregate.Config{}),
 		func(cfg *natsjs.Config) { cfg.TemplateRetry = 100 * time.Millisecond })
@@ -171,13 +149,8 @@ func TestWaitingExpired(t *testing.T) {
 // read has no such gap: its consumer starts at the stream's first
 // message.)
 func TestGapCounted(t *testing.T) {
-	cl := natstest.Start(t, 1)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	_, js := connect(t, cl.URL())
 	setup := natsjs.Setup{Partitions: 1, LeaseTTL: time.Second, MaxAge: time.Second, Duplicates: 500 * time.Millisecond}
-	require.NoError(t, setup.Ensure(ctx, js))
-	tr := &natsjs.Transport{JS: js, Partitions: 1}
+	ctx, js, tr := onePartition(t, setup)
 	tp := counterTemplate(t)
 	require.NoError(t, tr.Send(ctx, countMsg(t, tp, "s1", 1, "web1", 1)))
 	a, stopA := runConsumer(t, ctx, js, setup, "a", newMemStore(), nil)
