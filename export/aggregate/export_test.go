@@ -42,34 +42,31 @@ func StateBlobs(st *State) map[string]*blob.Blob {
 // MarkSeqs returns the senders' sequence marks that hold a number, as
 // "id key number" lines, sorted.
 func MarkSeqs(s *Set) []string {
-	s.sendMu.Lock()
-	defer s.sendMu.Unlock()
-	var out []string
-	for id, p := range s.senders {
-		p.mu.Lock()
-		for k, m := range p.seqs {
-			m.mu.Lock()
-			if m.has {
-				out = append(out, fmt.Sprintf("%s %q %d", id, k, m.hw))
-			}
-			m.mu.Unlock()
-		}
-		p.mu.Unlock()
-	}
-	slices.Sort(out)
-	return out
+	return markLines(s, func(m *mark) (any, bool) {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return m.hw, m.has
+	})
 }
 
 // MarkTimes returns the senders' sequence marks with the time of their
 // latest post, as "id key Unix-nanoseconds" lines, sorted.
 func MarkTimes(s *Set) []string {
+	return markLines(s, func(m *mark) (any, bool) { return m.at.Load(), true })
+}
+
+// markLines returns "id key value" for each mark that of gives a value,
+// sorted.
+func markLines(s *Set, of func(*mark) (any, bool)) []string {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	var out []string
 	for id, p := range s.senders {
 		p.mu.Lock()
 		for k, m := range p.seqs {
-			out = append(out, fmt.Sprintf("%s %q %d", id, k, m.at.Load()))
+			if v, ok := of(m); ok {
+				out = append(out, fmt.Sprintf("%s %q %d", id, k, v))
+			}
 		}
 		p.mu.Unlock()
 	}
