@@ -362,7 +362,9 @@ func jsonOf(name string, hash uint32, defs []VOIDef, v int) (jsonTemplate, bool)
 }
 
 // ReadJSONList reads a templates file (see SplitJSONList), registering
-// each template in r with ReadJSON and returning them in order. Errors
+// each template in r with ReadJSON and returning them in order; with r nil,
+// each in a registry of its own, so that versions of one template name
+// may be side by side (what a collector's templates file holds). Errors
 // wrap voi.ErrInvalid for a document that is neither a template nor an
 // array of them; a template's own error (ReadJSON's) is wrapped with its
 // index. The templates before a failing one stay registered.
@@ -373,7 +375,11 @@ func ReadJSONList(r *Registry, data []byte) ([]*Template, error) {
 	}
 	out := make([]*Template, 0, len(list))
 	for i, raw := range list {
-		t, err := ReadJSON(r, raw)
+		reg := r
+		if reg == nil {
+			reg = NewRegistry()
+		}
+		t, err := ReadJSON(reg, raw)
 		if err != nil {
 			return nil, fmt.Errorf("template %d: %w", i, err)
 		}

@@ -41,25 +41,20 @@ var ErrTooManyTemplates = errors.New("too many templates")
 const MaxTemplatesBody = 4 << 20
 
 // ParseTemplates reads a templates file (see tpl.SplitJSONList): one
-// template's JSON form or a JSON array of them. Unlike
-// tpl.ReadJSONList, two versions of one name may be in it: each template
-// is read into a registry of its own. Errors wrap voi.ErrInvalid,
+// template's JSON form or a JSON array of them. Two versions of one name
+// may be in it: each template is read into a registry of its own
+// (tpl.ReadJSONList with no registry). Errors wrap voi.ErrInvalid,
 // voi.ErrTooBig (tpl.ReadJSON's limits), voi.ErrExists (a VOI defined twice),
 // and name the template's index.
 func ParseTemplates(data []byte) ([]*tpl.Template, error) {
-	list, err := tpl.SplitJSONList(data)
+	ts, err := tpl.ReadJSONList(nil, data)
 	if err != nil {
-		return nil, fmt.Errorf("collector: templates: %w", err)
-	}
-	out := make([]*tpl.Template, 0, len(list))
-	for i, raw := range list {
-		t, err := tpl.ReadJSON(tpl.NewRegistry(), raw)
-		if err != nil {
-			return nil, fmt.Errorf("collector: template %d: %w", i, err)
+		if _, serr := tpl.SplitJSONList(data); serr != nil { // (on the error path only: say it is the file's shape)
+			return nil, fmt.Errorf("collector: templates: %w", serr)
 		}
-		out = append(out, t)
+		return nil, fmt.Errorf("collector: %w", err)
 	}
-	return out, nil
+	return ts, nil
 }
 
 // sameMetricNames returns a template of ts whose name differs from t's

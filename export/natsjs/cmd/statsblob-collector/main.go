@@ -183,14 +183,15 @@ func (s *templateSet) ByHash(hash uint32) (*tpl.Template, error) {
 }
 
 // load adds the templates of file (tpl.ReadJSONList: one template's JSON
-// form or an array of them) whose hashes are new, and returns how many.
+// form or an array of them, versions of one name side by side) whose
+// hashes are new, and returns how many.
 // A file that cannot be read or parsed adds nothing.
 func (s *templateSet) load(file string) (int, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return 0, err
 	}
-	ts, err := tpl.ReadJSONList(tpl.NewRegistry(), data)
+	ts, err := tpl.ReadJSONList(nil, data) // each in a registry of its own: versions of a name side by side
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", file, err)
 	}

@@ -55,4 +55,12 @@ func TestTemplateSetReload(t *testing.T) {
 	_, err = s.load(file)
 	require.Error(t, err)
 	require.Len(t, s.byHash, 3)
+
+	// Both versions of a name in one file, as the HTTP collector reads
+	// them (before, one registry for the file refused the second).
+	s = &templateSet{byHash: map[uint32]*tpl.Template{}}
+	write(v1, v2)
+	n, err = s.load(file)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
 }
