@@ -247,6 +247,18 @@ func TestReadJSONList(t *testing.T) {
 			require.Equal(t, c.hashes, got)
 		})
 	}
+
+	// Two versions of one name: refused by one registry, read with none.
+	a2, err := tpl.NewRegistry().New("A")
+	require.NoError(t, err)
+	require.NoError(t, a2.AddVOI(tpl.VOIDef{ID: 0, Name: "z", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	versions, err := json.Marshal([]*tpl.Template{a, a2})
+	require.NoError(t, err)
+	_, err = tpl.ReadJSONList(tpl.NewRegistry(), versions)
+	require.Error(t, err)
+	ts, err := tpl.ReadJSONList(nil, versions)
+	require.NoError(t, err)
+	require.Equal(t, []uint32{a.Hash(), a2.Hash()}, []uint32{ts[0].Hash(), ts[1].Hash()})
 }
 
 // SplitJSONList returns a templates file's documents as they stand in it,
