@@ -15,7 +15,9 @@
 //
 // Write prints the current settings in the same form, with started= and
 // stopped= times (RFC 3339, UTC), which Apply accepts and ignores, so a
-// definition read back can be written again. Handler serves both over
+// definition read back can be written again. Apply takes lines of MaxLine
+// bytes, and longer ones by as much as the template's longest VOI name:
+// a name of any length reads back. Handler serves both over
 // HTTP (GET reads, POST applies), as the definition file in debugfs.
 //
 // Def switches a Switch: a *blob.Control, whose settings the update path
@@ -65,7 +67,10 @@ type Def struct {
 	Reset    Resetter
 }
 
-// MaxLine is the longest definition line Apply takes, in bytes.
+// MaxLine is the longest definition line Apply takes, in bytes, not
+// counting a VOI name: a line may be longer by the length of the
+// template's longest VOI name as Write writes it (QuoteName), so every
+// line Write prints applies again, however long the names.
 const MaxLine = 4096
 
 // op is one parsed line.
@@ -78,17 +83,22 @@ type op struct {
 
 // Apply carries out the lines of text in order. It checks every line
 // first: an unknown VOI name or key, a value other than 0/1 for on or
-// reset for data, a word without '=', a line over MaxLine bytes, or
-// data=reset without a Resetter give an error wrapping voi.ErrInvalid and
-// change nothing. A Resetter's own error stops Apply there.
+// reset for data, a word without '=', a line over MaxLine bytes (plus the
+// longest VOI name), or data=reset without a Resetter give an error
+// wrapping voi.ErrInvalid and change nothing. A Resetter's own error stops
+// Apply there.
 func (d Def) Apply(text string) error {
 	if err := d.check(); err != nil {
 		return err
 	}
 	var ops []op
+	limit := -1 // MaxLine plus the longest name, found at the first long line
 	for n, line := range strings.Split(text, "\n") {
-		if len(line) > MaxLine {
-			return fmt.Errorf("statdef: line %d: %d bytes, over %d: %w", n+1, len(line), MaxLine, voi.ErrInvalid)
+		if len(line) > MaxLine && limit < 0 {
+			limit = MaxLine + d.longestName()
+		}
+		if len(line) > MaxLine && len(line) > limit {
+			return fmt.Errorf("statdef: line %d: %d bytes, over %d (%d and the longest VOI name): %w", n+1, len(line), limit, MaxLine, voi.ErrInvalid)
 		}
 		o, ok, err := d.parse(line)
 		if err != nil {
@@ -124,6 +134,16 @@ func (d Def) check() error {
 		return fmt.Errorf("statdef: definition without a template or control: %w", voi.ErrInvalid)
 	}
 	return nil
+}
+
+// longestName returns the length of the template's longest VOI name as
+// Write writes it.
+func (d Def) longestName() int {
+	n := 0
+	for _, v := range d.Template.VOIs() {
+		n = max(n, len(QuoteName(v.Name)))
+	}
+	return n
 }
 
 // ids returns the VOIs o applies to.
@@ -234,7 +254,8 @@ func (d Def) lookup(name string) (int32, bool) {
 }
 
 // Write prints the definition: a line for all VOIs, then one per VOI in
-// the order they were added.
+// the order they were added. Apply takes every line back: a line is
+// MaxLine bytes at most besides its VOI name.
 func (d Def) Write(w io.Writer) error {
 	if err := d.check(); err != nil {
 		return err

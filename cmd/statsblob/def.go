@@ -13,7 +13,7 @@ import (
 )
 
 // maxDefAnswer bounds the definition def reads from a server: a line per
-// VOI of a blob, each well under MaxLine.
+// VOI of a blob, each under statdef.MaxLine besides its VOI name.
 const maxDefAnswer = 1 << 20
 
 // runDef reads or changes a definition (package statdef) a server serves,
