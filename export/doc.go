@@ -22,7 +22,8 @@
 // otelexport uses it), the names of OpenTelemetry's semantic conventions:
 // NAMESPACE.TEMPLATE.VOI, each part lower case with [a-z0-9_] only, then
 // .max, .min, .hist, .hist.out_of_range or .tdigest; no unit in the name,
-// the unit beside it as a UCUM code (UCUM: "microseconds" is "us"), counts
+// the unit beside it as a UCUM code (UCUM: "microseconds" is "us", and
+// every spelling tpl.ParseUnit reads has its code: "sec" is "s"), counts
 // of values in unit "{value}"; t-digests are exponential histograms (the
 // native histogram below) unless Options.Summary asks for summaries.
 //

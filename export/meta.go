@@ -31,7 +31,9 @@ import (
 //     namespace_template_name (with their unit as a suffix in Prometheus,
 //     a percent's aside), valued in their declared unit (package derive
 //     converts it: an average of microseconds declared "us" is
-//     ..._microseconds in microseconds, OpenTelemetry unit "us"); a rate
+//     ..._microseconds in microseconds, OpenTelemetry unit "us"; the OTLP
+//     unit is UCUM whatever spelling tpl.ParseUnit took: "sec" is "s",
+//     "byte" is "By"); a rate
 //     or a difference between readings is what Prometheus's rate() and
 //     increase() and OpenTelemetry's delta temporality already give (of a
 //     cumulative blob, a difference would be its SUM again).

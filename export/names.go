@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -151,7 +152,9 @@ func CheckPostedLabels(labels []Label) error {
 
 // unitWords pairs Prometheus's unit words (the suffixes its naming
 // conventions put in metric names) with UCUM units, OpenTelemetry's, as the
-// OpenTelemetry-to-Prometheus translation pairs them.
+// OpenTelemetry-to-Prometheus translation pairs them ("KBy" for kilobytes,
+// where UCUM writes "kBy"). It is the one table of UCUM codes: UCUM finds
+// the code of any other spelling tpl.ParseUnit reads through it.
 var unitWords = [][2]string{
 	{"days", "d"}, {"hours", "h"}, {"minutes", "min"}, {"seconds", "s"},
 	{"milliseconds", "ms"}, {"microseconds", "us"}, {"nanoseconds", "ns"},
@@ -162,16 +165,51 @@ var unitWords = [][2]string{
 	{"ratio", "1"}, {"percent", "%"},
 }
 
+// unitKey is what tpl.ParseUnit makes of a unit: its base unit and scale.
+type unitKey struct {
+	base  string
+	scale float64
+}
+
+// ucumOf gives the UCUM code of each unitWords word tpl.ParseUnit knows,
+// by what ParseUnit makes of it: so every spelling tpl reads ("sec",
+// "second", "byte", "kB", "µs") finds its word's code, and this one table
+// of codes serves tpl's one table of spellings.
+var ucumOf = func() map[unitKey]string {
+	m := map[unitKey]string{}
+	for _, w := range unitWords {
+		if tpl.IsUnit(w[0]) {
+			m[parseUnit(w[0])] = w[1]
+		}
+	}
+	return m
+}()
+
 // UCUM returns unit as a UCUM unit, OpenTelemetry's: a Prometheus unit
-// word ("microseconds") becomes its UCUM code ("us"); anything else (a UCUM
-// code already, or a unit this table does not know) is returned as given.
+// word ("microseconds") becomes its UCUM code ("us"), and so does any
+// other spelling tpl.ParseUnit reads ("sec" and "s" are "s", "byte" and
+// "B" are "By", "KiB" is "KiBy"), which a derived metric's unit
+// (tpl.Derived.Unit) keeps as declared; anything else (a UCUM code
+// already, or a unit neither knows) is returned as given. It is where
+// every unit becomes an OTLP unit.
 func UCUM(unit string) string {
 	for _, w := range unitWords {
 		if unit == w[0] {
 			return w[1]
 		}
 	}
+	if tpl.IsUnit(unit) {
+		if c, ok := ucumOf[parseUnit(unit)]; ok {
+			return c
+		}
+	}
 	return unit
+}
+
+// parseUnit is tpl.ParseUnit as a unitKey.
+func parseUnit(unit string) unitKey {
+	base, scale := tpl.ParseUnit(unit)
+	return unitKey{base, scale}
 }
 
 // PromUnit returns unit as the word Prometheus names carry: a UCUM code

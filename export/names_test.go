@@ -114,6 +114,38 @@ func TestOTelNames(t *testing.T) {
 	require.Equal(t, []string{"statsblob.9fleet.t.x"}, got)
 }
 
+// Every spelling of a unit tpl.ParseUnit reads (a derived metric's or a
+// VOI's, an Options.Units entry) has its UCUM code: "sec", "second" and
+// "byte" went to OpenTelemetry as written ("sec" is no UCUM unit, "B" is
+// the bel), now "s" and "By". A unit tpl does not know is kept as given.
+func TestUCUMOfParseUnitSpellings(t *testing.T) {
+	for ucum, spellings := range map[string][]string{
+		"ns":   {"ns", "nanoseconds", "NS"},
+		"us":   {"us", "µs", "microseconds"},
+		"ms":   {"ms", "milliseconds", "Milliseconds"},
+		"s":    {"s", "sec", "second", "seconds", "SEC", "Seconds"},
+		"min":  {"min", "minutes"},
+		"h":    {"h", "hours"},
+		"By":   {"B", "byte", "bytes", "Bytes"},
+		"KBy":  {"KB", "kB", "kilobytes"}, // as Prometheus's OTLP translator pairs it with kilobytes
+		"KiBy": {"KiB", "kibibytes"},
+		"MBy":  {"MB", "megabytes"},
+		"MiBy": {"MiB", "mebibytes"},
+		"GBy":  {"GB", "gigabytes"},
+		"GiBy": {"GiB", "gibibytes"},
+		"1":    {"ratio"},
+		"%":    {"percent", "%"},
+	} {
+		for _, u := range spellings {
+			require.True(t, tpl.IsUnit(u), u)
+			require.Equal(t, ucum, export.UCUM(u), "UCUM(%q)", u)
+		}
+	}
+	for _, u := range []string{"", "requests", "{packet}", "By", "KiBy", "d", "per_second"} {
+		require.Equal(t, u, export.UCUM(u), "UCUM(%q)", u)
+	}
+}
+
 func TestUnits(t *testing.T) {
 	f := func(in, ucum, prom string) {
 		t.Helper()

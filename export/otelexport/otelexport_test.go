@@ -372,3 +372,46 @@ func TestProducerNameClash(t *testing.T) {
 		Data: metricdata.Sum[float64]{Temporality: metricdata.CumulativeTemporality, IsMonotonic: true,
 			DataPoints: []metricdata.DataPoint[float64]{pt("a", 1), pt("b", 3)}}}}}, sms[0])
 }
+
+// A derived metric's unit reaches OTLP in UCUM whatever spelling
+// tpl.ParseUnit took: an average declared in "sec" has unit "s" (it was
+// "sec"), one in "byte" "By", one in "kibibytes" "KiBy", in both naming
+// conventions.
+func TestProducerDerivedUnitsUCUM(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("IO")
+	require.NoError(t, err)
+	for id, name := range []string{"wait_us", "size", "ops"} {
+		require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: int32(id), Name: name, DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	}
+	require.NoError(t, tp.SetVOIMeta(0, tpl.VOIMeta{Unit: "us"}))
+	require.NoError(t, tp.SetVOIMeta(1, tpl.VOIMeta{Unit: "bytes"}))
+	require.NoError(t, tp.SetDerived([]tpl.Derived{
+		{Name: "wait_avg", Op: tpl.OpAverage, Of: "wait_us", By: "ops", Unit: "sec"},
+		{Name: "wait_avg_s", Op: tpl.OpAverage, Of: "wait_us", By: "ops", Unit: "second"},
+		{Name: "size_avg", Op: tpl.OpAverage, Of: "size", By: "ops", Unit: "byte"},
+		{Name: "size_avg_kib", Op: tpl.OpAverage, Of: "size", By: "ops", Unit: "kibibytes"},
+		{Name: "wait_ms", Op: tpl.OpAverage, Of: "wait_us", By: "ops", Unit: "milliseconds"},
+	}))
+	b := blob.New(tp, nil)
+	for id, v := range []uint64{3000, 4096, 2} {
+		require.NoError(t, b.UpdateU64(int32(id), v))
+	}
+	units := func(cfg otelexport.Config) map[string]string {
+		t.Helper()
+		p, err := otelexport.New(export.Static(export.Named{Blob: b, Template: tp}), cfg)
+		require.NoError(t, err)
+		got := map[string]string{}
+		for _, m := range collect(t, p).ScopeMetrics[0].Metrics {
+			got[m.Name] = m.Unit
+		}
+		return got
+	}
+	got := units(otelexport.Config{})
+	for name, unit := range map[string]string{"io.wait_avg": "s", "io.wait_avg_s": "s", "io.size_avg": "By", "io.size_avg_kib": "KiBy", "io.wait_ms": "ms"} {
+		require.Equal(t, unit, got[name], name)
+	}
+	got = units(otelexport.Config{PrometheusNames: true})
+	for name, unit := range map[string]string{"io_wait_avg_sec": "s", "io_wait_avg_s_second": "s", "io_size_avg_byte": "By", "io_size_avg_kib_kibibytes": "KiBy", "io_wait_ms_milliseconds": "ms"} {
+		require.Equal(t, unit, got[name], name)
+	}
+}
