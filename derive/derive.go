@@ -15,6 +15,17 @@
 // every operand is the difference cur − prev, so a ratio or an average is
 // the period's, a difference is the period's change, and a rate divides
 // that change by the elapsed time.
+//
+// A counter that was reset between the readings (a restarted process, a
+// snapshot taken with reset, statdef's data=reset) counts from its reset,
+// as Prometheus's rate() takes a counter that falls: where the blob's
+// last reset (its header) is later in cur than in prev, cur stands alone
+// (every operand is its own, since that reset, as devstat and iostat(8)
+// take a device reset between two readings), and a rate covers the time
+// from the reset to when cur was read (ComputeAt); where a counter falls
+// with the header unchanged (blob.Blob.ResetVOI), that counter's operand is
+// its value in cur. Value.SinceReset marks the values either changed.
+// Readings given in the wrong order are refused: ErrWrongOrder.
 package derive
 
 import (
@@ -28,6 +39,12 @@ import (
 	"github.com/statsblob/statsblob/voi"
 )
 
+// ErrWrongOrder is wrapped by the errors of two readings given in the
+// wrong order (the later one first): prev's last reset is after cur's, or
+// every counter that changed fell while the last reset stayed the same.
+// It wraps voi.ErrInvalid.
+var ErrWrongOrder = fmt.Errorf("readings in the wrong order: %w", voi.ErrInvalid)
+
 // Value is one derived metric's value.
 type Value struct {
 	Name string // the declared name; "<voi>_mean" for a counted VOI's mean
@@ -37,9 +54,22 @@ type Value struct {
 	// Value is the result; NaN when it is undefined (a division by a
 	// zero count or by no elapsed time).
 	Value float64
+	// SinceReset reports that a counter the value reads was reset between
+	// the two readings: the blob (its last reset is later in cur than in
+	// prev: every operand is cur's own, since that reset), or the counter
+	// alone (it fell: its operand is its value in cur). Always false for
+	// one reading.
+	SinceReset bool
 }
 
-// Compute returns the template's derived metrics for one reading cur (a
+// Compute is ComputeAt without the time cur was read: rates cover elapsed
+// even when the blob was reset between the readings, as Prometheus's
+// rate() takes a counter reset within its range.
+func Compute(t *tpl.Template, prev, cur *blob.Blob, elapsed time.Duration) ([]Value, error) {
+	return ComputeAt(t, prev, cur, elapsed, time.Time{})
+}
+
+// ComputeAt returns the template's derived metrics for one reading cur (a
 // window, or everything since the blob's reset) or, with prev non-nil,
 // for the period between two cumulative readings of the same blob.
 // Declared metrics come first, in declaration order, then the mean of each
@@ -47,13 +77,24 @@ type Value struct {
 // is the time the reading (or the period) covers; rates need it, and are
 // NaN when it is not positive.
 //
+// at is when cur was read, on its blob's clock (time.Now() for blobs of
+// the default blob.WallClock), or zero if unknown. Where cur stands alone
+// (prev nil, or the blob reset between the readings: cur's last reset is
+// after prev's) and at is not zero, rates cover at minus cur's last reset
+// in place of elapsed: the time since the reset.
+//
 // Between two readings an operand is its change, exact for integer VOIs;
 // a signed SUM, or one declared tpl.KindGauge, may fall (a negative
-// change). Errors wrap voi.ErrInvalid: no template or reading, a blob of
-// another template, or a counter operand (tpl.KindCounter, or an unsigned
-// VOI of tpl.KindDefault) that falls from prev to cur (a counter reset
-// between them: take the later reading alone).
-func Compute(t *tpl.Template, prev, cur *blob.Blob, elapsed time.Duration) ([]Value, error) {
+// change). A counter operand (tpl.KindCounter, or an unsigned VOI of
+// tpl.KindDefault) that falls while the blob's last reset stays the same
+// was reset alone (blob.Blob.ResetVOI, statdef's data=reset): its operand
+// is its value in cur, over elapsed. Value.SinceReset marks the values a
+// reset changed. Errors wrap voi.ErrInvalid: no template or reading, or a
+// blob of another template; and ErrWrongOrder too for readings given in
+// the wrong order: prev's last reset after cur's, or, with the same last
+// reset, counters that fell and none that rose (which a reset of every
+// counter with nothing counted since also gives: derive cur alone then).
+func ComputeAt(t *tpl.Template, prev, cur *blob.Blob, elapsed time.Duration, at time.Time) ([]Value, error) {
 	if t == nil || cur == nil {
 		return nil, fmt.Errorf("derive: no template or no reading: %w", voi.ErrInvalid)
 	}
@@ -62,43 +103,62 @@ func Compute(t *tpl.Template, prev, cur *blob.Blob, elapsed time.Duration) ([]Va
 			return nil, fmt.Errorf("derive: blob of template hash %d read with %s: %w", b.TplHash(), t.Spec(), voi.ErrInvalid)
 		}
 	}
+	reset := false // the blob was reset between the readings
+	if prev != nil {
+		switch p, c := prev.Header(), cur.Header(); {
+		case c.LastResetRaw > p.LastResetRaw:
+			prev, reset = nil, true
+		case c.LastResetRaw < p.LastResetRaw:
+			return nil, fmt.Errorf("derive: the earlier reading was reset at %s, after the later one (%s): %w",
+				p.LastReset.UTC().Format(time.RFC3339Nano), c.LastReset.UTC().Format(time.RFC3339Nano), ErrWrongOrder)
+		default:
+			if err := checkOrder(t, prev, cur); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if prev == nil && !at.IsZero() {
+		elapsed = at.Sub(cur.Header().LastReset)
+	}
 	ids := map[string]int32{}
 	for _, d := range t.VOIs() {
 		if _, dup := ids[d.Name]; !dup { // a name means its first VOI, as in tpl
 			ids[d.Name] = d.ID
 		}
 	}
-	// sum returns VOI name's SUM over the reading times scale.
-	sum := func(name string, scale float64) (float64, error) {
+	// sum returns VOI name's SUM over the reading times scale, and
+	// notes in *since a counter reset alone.
+	sum := func(name string, scale float64, since *bool) (float64, error) {
 		id := ids[name]
 		m, _ := t.VOIMeta(id)
-		v, err := change(prev, cur, id, m.Kind)
+		v, fell, err := change(prev, cur, id, m.Kind)
 		if err != nil {
 			return 0, fmt.Errorf("derive: VOI %q: %w", name, err)
 		}
+		*since = *since || fell
 		return scaled(v, scale), nil
 	}
 	var out []Value
 	declared := map[string]bool{}
 	for _, d := range t.Derived() {
 		declared[d.Name] = true
-		v := Value{Name: d.Name, Op: d.Op, Unit: d.Unit, Help: d.Help}
+		v := Value{Name: d.Name, Op: d.Op, Unit: d.Unit, Help: d.Help, SinceReset: reset}
 		sc, err := t.DerivedScales(d)
 		if err != nil { // metadata set since: tpl keeps them consistent
 			return nil, fmt.Errorf("derive: %w", err)
 		}
-		of, err := sum(d.Of, sc.Of)
+		of, err := sum(d.Of, sc.Of, &v.SinceReset)
 		if err != nil {
 			return nil, err
 		}
 		var by, sq float64
 		if d.By != "" {
-			if by, err = sum(d.By, sc.By); err != nil {
+			if by, err = sum(d.By, sc.By, &v.SinceReset); err != nil {
 				return nil, err
 			}
 		}
 		if d.SumSq != "" {
-			if sq, err = sum(d.SumSq, sc.SumSq); err != nil {
+			if sq, err = sum(d.SumSq, sc.SumSq, &v.SinceReset); err != nil {
 				return nil, err
 			}
 		}
@@ -110,17 +170,67 @@ func Compute(t *tpl.Template, prev, cur *blob.Blob, elapsed time.Duration) ([]Va
 		if !ok || m.Count == "" || declared[d.Name+"_mean"] {
 			continue
 		}
-		of, err := sum(d.Name, m.UnitScale())
+		v := Value{Name: d.Name + "_mean", Op: tpl.OpAverage, Unit: m.Unit, Help: "mean of " + d.Name, SinceReset: reset}
+		of, err := sum(d.Name, m.UnitScale(), &v.SinceReset)
 		if err != nil {
 			return nil, err
 		}
-		n, err := sum(m.Count, 1)
+		n, err := sum(m.Count, 1, &v.SinceReset)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Value{Name: d.Name + "_mean", Op: tpl.OpAverage, Unit: m.Unit, Help: "mean of " + d.Name, Value: apply(tpl.OpAverage, of, n, 0, elapsed)})
+		v.Value = apply(tpl.OpAverage, of, n, 0, elapsed)
+		out = append(out, v)
 	}
 	return out, nil
+}
+
+// isCounter reports whether a SUM of data type dt and kind k only grows
+// between resets.
+func isCounter(k tpl.Kind, dt voi.DType) bool {
+	return k == tpl.KindCounter || k == tpl.KindDefault && !dt.Signed()
+}
+
+// checkOrder refuses two readings with the same last reset in which some
+// counter SUM of the template fell and none rose: the later reading given
+// first (a counter reset alone leaves the others growing).
+func checkOrder(t *tpl.Template, prev, cur *blob.Blob) error {
+	fell, rose := "", false
+	for _, d := range t.VOIs() {
+		m, _ := t.VOIMeta(d.ID)
+		p, c, err := sums(prev, cur, d.ID)
+		if err != nil || !isCounter(m.Kind, c.DType) {
+			continue // no SUM (operands report their own errors)
+		}
+		switch _, sign := diff(p, c); {
+		case sign > 0:
+			rose = true
+		case sign < 0 && fell == "":
+			fell = d.Name
+		}
+	}
+	if fell != "" && !rose {
+		return fmt.Errorf("derive: counter %q fell and none rose, the blob's last reset unchanged (if every counter was reset alone, derive the later reading alone): %w", fell, ErrWrongOrder)
+	}
+	return nil
+}
+
+// sums returns VOI id's SUM in prev and in cur, of one data type.
+func sums(prev, cur *blob.Blob, id int32) (p, c blob.Stat, err error) {
+	if c, err = cur.Fetch(id, voi.Sum); err != nil {
+		return p, c, err
+	}
+	if p, err = prev.Fetch(id, voi.Sum); err != nil {
+		return p, c, err
+	}
+	if p.DType != c.DType {
+		return p, c, fmt.Errorf("the earlier reading's SUM is %v, the later's %v: %w", p.DType, c.DType, voi.ErrInvalid)
+	}
+	if _, err = p.Value(); err != nil { // checks the data's size, which intBits reads
+		return p, c, err
+	}
+	_, err = c.Value()
+	return p, c, err
 }
 
 // apply computes op on its operands.
@@ -170,46 +280,53 @@ func scaled(v, scale float64) float64 {
 // change returns VOI id's SUM in cur, or with prev its change from prev to
 // cur: exact for an integer VOI (rounded to float64 once, so counters near
 // 2^64 change by what was added), negative where the SUM fell. A counter
-// (KindCounter, or an unsigned VOI of KindDefault) that falls was reset
-// between the readings: an error wrapping voi.ErrInvalid.
-func change(prev, cur *blob.Blob, id int32, kind tpl.Kind) (float64, error) {
-	c, err := cur.Fetch(id, voi.Sum)
-	if err != nil {
-		return 0, err
-	}
+// (KindCounter, or an unsigned VOI of KindDefault) that fell was reset
+// between the readings: its change is its value in cur, and reset is true.
+func change(prev, cur *blob.Blob, id int32, kind tpl.Kind) (d float64, reset bool, err error) {
 	if prev == nil {
-		return c.Value()
+		c, err := cur.Fetch(id, voi.Sum)
+		if err != nil {
+			return 0, false, err
+		}
+		v, err := c.Value()
+		return v, false, err
 	}
-	p, err := prev.Fetch(id, voi.Sum)
+	p, c, err := sums(prev, cur, id)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	if p.DType != c.DType {
-		return 0, fmt.Errorf("the earlier reading's SUM is %v, the later's %v: %w", p.DType, c.DType, voi.ErrInvalid)
+	d, sign := diff(p, c)
+	if sign < 0 && isCounter(kind, c.DType) {
+		d, _ = c.Value() // sums checked it
+		return d, true, nil
 	}
-	pv, err := p.Value() // checks the data's size, which intBits reads
-	if err != nil {
-		return 0, err
-	}
-	cv, err := c.Value()
-	if err != nil {
-		return 0, err
-	}
-	d, fell := cv-pv, cv < pv
+	return d, false, nil
+}
+
+// diff returns c − p, two SUMs of one numeric type whose sizes sums
+// checked, exact for integers, and its sign.
+func diff(p, c blob.Stat) (float64, int) {
+	pv, _ := p.Value()
+	cv, _ := c.Value()
+	d, fell, rose := cv-pv, cv < pv, cv > pv
 	if c.DType.IsInt() {
 		pi, ci := intBits(p), intBits(c)
-		if fell = ci < pi; c.DType.Signed() {
-			fell = int64(ci) < int64(pi)
+		fell, rose = ci < pi, ci > pi
+		if c.DType.Signed() {
+			fell, rose = int64(ci) < int64(pi), int64(ci) > int64(pi)
 		}
 		// The magnitude of ci - pi fits in 64 bits for any two values of one type.
 		if d = float64(ci - pi); fell {
 			d = -float64(pi - ci)
 		}
 	}
-	if fell && (kind == tpl.KindCounter || kind == tpl.KindDefault && !c.DType.Signed()) {
-		return 0, fmt.Errorf("a counter that fell from %v to %v (reset between the readings?): %w", pv, cv, voi.ErrInvalid)
+	switch {
+	case fell:
+		return d, -1
+	case rose:
+		return d, 1
 	}
-	return d, nil
+	return d, 0
 }
 
 // intBits returns an integer statistic's value as 64 bits, a signed one

@@ -111,6 +111,7 @@ func TestComputeMatchesDirect(t *testing.T) {
 
 	// A reversed pair is refused; an empty reading divides by zero.
 	_, err = derive.Compute(tp, b, prev, time.Second)
+	require.ErrorIs(t, err, derive.ErrWrongOrder)
 	require.ErrorIs(t, err, voi.ErrInvalid)
 	empty, err := derive.Compute(tp, nil, blob.New(tp, nil), 0)
 	require.NoError(t, err)
@@ -175,7 +176,7 @@ func TestComputeLargeCounters(t *testing.T) {
 }
 
 // A signed SUM (or one declared a gauge) may fall between two readings: its
-// change is negative, not a counter reset. A counter that falls is refused.
+// change is negative, not a counter reset.
 func TestComputeFallingSums(t *testing.T) {
 	tp := oneSum(t, voi.IntS64, voi.IntU64, voi.IntU32, voi.IntS32)
 	require.NoError(t, tp.SetVOIMeta(0, tpl.VOIMeta{Count: "b"}))
@@ -199,13 +200,15 @@ func TestComputeFallingSums(t *testing.T) {
 	change := float64(-15 + math.MinInt64 + 20) // of a, over 2 updates in 2 s
 	require.Equal(t, map[string]float64{"a_rate": change / 2, "c_rate": -1, "a_mean": change / 2}, values(vs))
 
-	// d is declared a counter: falling is a reset, refused
+	// d, signed, is declared a counter: falling is a reset (TestComputeCounterResetAlone)
 	require.NoError(t, tp.SetDerived([]tpl.Derived{{Name: "d_rate", Op: tpl.OpRate, Of: "d"}}))
 	require.NoError(t, b.UpdateS32(3, 5))
 	prev = b.Clone()
 	require.NoError(t, b.UpdateS32(3, -1))
-	_, err = derive.Compute(tp, prev, b, time.Second)
-	require.ErrorIs(t, err, voi.ErrInvalid)
+	require.NoError(t, h.UpdateS64(b, 1)) // b, a counter, rises
+	vs, err = derive.Compute(tp, prev, b, time.Second)
+	require.NoError(t, err)
+	require.Equal(t, derive.Value{Name: "d_rate", Op: tpl.OpRate, Value: 4, SinceReset: true}, vs[0])
 }
 
 // A derived metric's value is in its declared unit: operands with units
@@ -297,6 +300,131 @@ func TestComputeDifference(t *testing.T) {
 	vs, err = derive.Compute(tp, prev, b, time.Minute)
 	require.NoError(t, err)
 	require.Equal(t, map[string]float64{"busy": 1, "level": -10}, values(vs))
-	_, err = derive.Compute(tp, b, prev, time.Minute) // a reset in between
+	_, err = derive.Compute(tp, b, prev, time.Minute) // the wrong order
+	require.ErrorIs(t, err, derive.ErrWrongOrder)
+}
+
+// clock is a blob clock the test sets, in seconds since the epoch.
+type clock struct{ sec int64 }
+
+func (c *clock) now() int64 { return blob.SBinTime(c.sec, 0) }
+
+// A blob reset between two readings (a restarted process, a snapshot taken
+// with reset) shows in its header: the later reading's last reset is after
+// the earlier one's. Its counters fall, which was refused ("a counter
+// that fell"); the later reading now stands alone, as devstat's Compute
+// takes it: every operand is its own since that reset, signed and gauge
+// SUMs too, and each value says so. A rate covers the time from the reset
+// to when the reading was taken (ComputeAt), or without that time the
+// period, as Prometheus's rate() takes a reset.
+func TestComputeBlobReset(t *testing.T) {
+	tp := oneSum(t, voi.IntU64, voi.IntU64, voi.IntS64)
+	require.NoError(t, tp.SetVOIMeta(0, tpl.VOIMeta{Count: "b"}))
+	require.NoError(t, tp.SetDerived([]tpl.Derived{
+		{Name: "a_rate", Op: tpl.OpRate, Of: "a"},
+		{Name: "a_per_b", Op: tpl.OpRatio, Of: "a", By: "b"},
+		{Name: "a_diff", Op: tpl.OpDifference, Of: "a"},
+		{Name: "c_diff", Op: tpl.OpDifference, Of: "c"},
+	}))
+	clk := &clock{sec: 1_700_000_000}
+	b := blob.New(tp, blob.NewEnv(clk.now, 1))
+	require.NoError(t, b.UpdateU64(0, 1000))
+	require.NoError(t, b.UpdateU64(1, 10))
+	require.NoError(t, b.UpdateS64(2, 50))
+	prev := b.Clone()
+	clk.sec += 60
+	b.Reset() // at +60 s
+	require.NoError(t, b.UpdateU64(0, 300))
+	require.NoError(t, b.UpdateU64(1, 3))
+	require.NoError(t, b.UpdateS64(2, 7))
+	at := time.Unix(clk.sec+20, 0) // read 20 s after the reset, 80 s after prev
+
+	want := []derive.Value{
+		{Name: "a_rate", Op: tpl.OpRate, Value: 300.0 / 20, SinceReset: true},
+		{Name: "a_per_b", Op: tpl.OpRatio, Value: 100, SinceReset: true},
+		{Name: "a_diff", Op: tpl.OpDifference, Value: 300, SinceReset: true},
+		{Name: "c_diff", Op: tpl.OpDifference, Value: 7, SinceReset: true},
+		{Name: "a_mean", Op: tpl.OpAverage, Help: "mean of a", Value: 100, SinceReset: true},
+	}
+	vs, err := derive.ComputeAt(tp, prev, b, 80*time.Second, at)
+	require.NoError(t, err)
+	require.Equal(t, want, vs)
+
+	// Without the time of the reading, the rate covers the period.
+	vs, err = derive.Compute(tp, prev, b, 80*time.Second)
+	require.NoError(t, err)
+	want[0].Value = 300.0 / 80
+	require.Equal(t, want, vs)
+
+	// A reading time not after the reset gives no rate.
+	vs, err = derive.ComputeAt(tp, prev, b, 80*time.Second, time.Unix(clk.sec, 0))
+	require.NoError(t, err)
+	require.True(t, math.IsNaN(vs[0].Value))
+
+	// One reading: at minus its last reset is the time it covers.
+	vs, err = derive.ComputeAt(tp, nil, b, 0, at)
+	require.NoError(t, err)
+	require.Equal(t, derive.Value{Name: "a_rate", Op: tpl.OpRate, Value: 15}, vs[0])
+
+	// The wrong order: the earlier reading's last reset is the later one's.
+	_, err = derive.ComputeAt(tp, b, prev, 80*time.Second, at)
+	require.ErrorIs(t, err, derive.ErrWrongOrder)
 	require.ErrorIs(t, err, voi.ErrInvalid)
+	require.ErrorContains(t, err, "derive: the earlier reading was reset at 2023-11-14T22:14:20Z, after the later one (2023-11-14T22:13:20Z)")
+}
+
+// A counter reset alone (blob.ResetVOI, statdef's data=reset) leaves the
+// header's last reset as it was: the counter falls while others grow. It
+// was refused; now its operand is its value in the later reading (what it
+// counted since its reset), over the period, as Prometheus's rate() takes
+// a counter that falls, and the values that read it say so. A gauge that
+// falls is still a negative change; a pair where counters fell and none
+// rose is the wrong order.
+func TestComputeCounterResetAlone(t *testing.T) {
+	tp := oneSum(t, voi.IntU64, voi.IntU64, voi.IntU32)
+	require.NoError(t, tp.SetVOIMeta(2, tpl.VOIMeta{Kind: tpl.KindGauge}))
+	require.NoError(t, tp.SetDerived([]tpl.Derived{
+		{Name: "a_rate", Op: tpl.OpRate, Of: "a"},
+		{Name: "b_rate", Op: tpl.OpRate, Of: "b"},
+		{Name: "a_per_b", Op: tpl.OpRatio, Of: "a", By: "b"},
+		{Name: "c_diff", Op: tpl.OpDifference, Of: "c"},
+	}))
+	b := blob.New(tp, nil)
+	require.NoError(t, b.UpdateU64(0, 900))
+	require.NoError(t, b.UpdateU64(1, 100))
+	require.NoError(t, b.UpdateU32(2, 9))
+	prev := b.Clone()
+	require.NoError(t, b.ResetVOI(0))
+	require.NoError(t, b.ResetVOI(2))
+	require.NoError(t, b.UpdateU64(0, 40))
+	require.NoError(t, b.UpdateU64(1, 20))
+	require.NoError(t, b.UpdateU32(2, 4))
+	require.Equal(t, prev.Header(), b.Header())
+
+	vs, err := derive.ComputeAt(tp, prev, b, 10*time.Second, time.Now()) // at: only where b stands alone
+	require.NoError(t, err)
+	require.Equal(t, []derive.Value{
+		{Name: "a_rate", Op: tpl.OpRate, Value: 4, SinceReset: true},
+		{Name: "b_rate", Op: tpl.OpRate, Value: 2},
+		{Name: "a_per_b", Op: tpl.OpRatio, Value: 2, SinceReset: true},
+		{Name: "c_diff", Op: tpl.OpDifference, Value: -5}, // a gauge: 9 -> 4
+	}, vs)
+
+	// A period given the other way round: every counter that changed fell.
+	prev = b.Clone()
+	require.NoError(t, b.UpdateU64(0, 1))
+	require.NoError(t, b.UpdateU64(1, 1))
+	_, err = derive.Compute(tp, b, prev, 10*time.Second)
+	require.ErrorIs(t, err, derive.ErrWrongOrder)
+	require.ErrorIs(t, err, voi.ErrInvalid)
+	require.ErrorContains(t, err, `derive: counter "a" fell and none rose`)
+	// So does a period whose only change is a counter reset alone ...
+	prev = b.Clone()
+	require.NoError(t, b.ResetVOI(1))
+	_, err = derive.Compute(tp, prev, b, 10*time.Second)
+	require.ErrorIs(t, err, derive.ErrWrongOrder)
+	// ... which the later reading alone answers.
+	vs, err = derive.Compute(tp, nil, b, 10*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, 0.0, vs[1].Value)
 }

@@ -35,3 +35,30 @@ func Example() {
 	// hit_percent percent = 75
 	// lookup_rate rate = 6
 }
+
+// The cache's process restarts between two readings a minute apart: its
+// new blob's last reset tells, and the later reading stands alone, its
+// rate over the 15 s from the restart to when it was read.
+func ExampleComputeAt() {
+	t, _ := tpl.NewRegistry().New("CACHE")
+	_ = t.AddVOI(tpl.VOIDef{ID: 0, Name: "lookups", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}})
+	_ = t.SetDerived([]tpl.Derived{{Name: "lookup_rate", Op: tpl.OpRate, Of: "lookups"}})
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	clock := func() int64 { return blob.SBinTimeOf(now) }
+
+	before := blob.New(t, blob.NewEnv(clock, 1))
+	_ = before.UpdateU64(0, 5000)
+	prev := before.Clone() // read at 12:00:00
+
+	now = now.Add(45 * time.Second) // the process restarts
+	after := blob.New(t, blob.NewEnv(clock, 1))
+	_ = after.UpdateU64(0, 60)
+	now = now.Add(15 * time.Second) // read at 12:01:00
+
+	vs, _ := derive.ComputeAt(t, prev, after, time.Minute, now)
+	for _, v := range vs {
+		fmt.Printf("%s = %g, since a reset: %v\n", v.Name, v.Value, v.SinceReset)
+	}
+	// Output:
+	// lookup_rate = 4, since a reset: true
+}

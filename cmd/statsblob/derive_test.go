@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -136,4 +137,79 @@ func TestEmptyTemplatesFile(t *testing.T) {
 	var o, e bytes.Buffer
 	require.Equal(t, 1, mainArgs([]string{"record", "-templates", tfile, "-tpl", "E", "-voi", "a", "-o", filepath.Join(dir, "r.blob"), "-"}, &o, &e))
 	require.Equal(t, "statsblob record: templates file "+tfile+" has no template \"E\" (it holds no template)\n", e.String())
+}
+
+// A blob reset between OLD and NEW (NEW's last reset is after OLD's) made
+// derive fail ("a counter that fell"); NEW now stands alone, its rates over
+// the time from the reset to -at (or -elapsed without it), and stderr says
+// so as iostat does. A counter reset alone counts from its reset, named on
+// stderr; readings in the wrong order are still an error.
+func TestDeriveReset(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("CACHE")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "hits", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 1, Name: "lookups", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	require.NoError(t, tp.SetDerived([]tpl.Derived{
+		{Name: "hit_percent", Op: tpl.OpPercent, Of: "hits", By: "lookups"},
+		{Name: "lookup_rate", Op: tpl.OpRate, Of: "lookups"},
+	}))
+	dir := t.TempDir()
+	tj, err := json.Marshal([]*tpl.Template{tp})
+	require.NoError(t, err)
+	tfile := filepath.Join(dir, "templates.json")
+	require.NoError(t, os.WriteFile(tfile, tj, 0o644))
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	b := blob.New(tp, blob.NewEnv(func() int64 { return blob.SBinTimeOf(now) }, 1))
+	write := func(name string, b *blob.Blob) string {
+		f := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(f, b.Bytes(), 0o644))
+		return f
+	}
+	require.NoError(t, b.UpdateU64(0, 900))
+	require.NoError(t, b.UpdateU64(1, 1000))
+	old := write("old.blob", b)
+	now = now.Add(time.Minute)
+	b.Reset() // 12:01
+	require.NoError(t, b.UpdateU64(0, 30))
+	require.NoError(t, b.UpdateU64(1, 40))
+	reset := write("reset.blob", b)
+
+	run := func(args ...string) (string, string, int) {
+		var out, errb bytes.Buffer
+		code := mainArgs(append([]string{"derive", "-templates", tfile}, args...), &out, &errb)
+		return out.String(), errb.String(), code
+	}
+	out, stderr, code := run("-elapsed", "80s", "-at", "2026-11-27T12:01:20Z", old, reset)
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, ""+
+		"metric       op       value  unit\n"+
+		"hit_percent  percent  75     \n"+
+		"lookup_rate  rate     2      \n", out)
+	require.Equal(t, "statsblob derive: "+reset+" was reset at 2026-11-27T12:01:00Z, after "+old+": figures since its reset, rates over -at minus the reset\n", stderr)
+	out, stderr, code = run("-elapsed", "80s", old, reset)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "lookup_rate  rate     0.5    \n")
+	require.Contains(t, stderr, "rates over -elapsed (-at gives the time since the reset)\n")
+
+	// Readings in the wrong order.
+	_, stderr, code = run("-elapsed", "80s", reset, old)
+	require.Equal(t, 1, code)
+	require.Equal(t, "statsblob derive: derive: the earlier reading was reset at 2026-11-27T12:01:00Z, after the later one (2026-11-27T12:00:00Z): readings in the wrong order: invalid argument\n", stderr)
+
+	// hits reset alone (its VOI), lookups growing.
+	require.NoError(t, b.ResetVOI(0))
+	require.NoError(t, b.UpdateU64(0, 8))
+	require.NoError(t, b.UpdateU64(1, 10))
+	alone := write("alone.blob", b)
+	out, stderr, code = run("-elapsed", "5s", reset, alone)
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, ""+
+		"metric       op       value  unit\n"+
+		"hit_percent  percent  80     \n"+
+		"lookup_rate  rate     2      \n", out)
+	require.Equal(t, "statsblob derive: a counter fell from "+reset+" to "+alone+", reset on its own: figures of hit_percent since that reset\n", stderr)
+
+	_, stderr, code = run("-at", "noon", reset)
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, `statsblob derive: -at "noon" is not an RFC 3339 time`)
 }
