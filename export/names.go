@@ -213,11 +213,16 @@ func parseUnit(unit string) unitKey {
 }
 
 // PromUnit returns unit as the word Prometheus names carry: a UCUM code
-// ("us") becomes its word ("microseconds"); anything else is returned as
-// given (and sanitised where it becomes part of a name).
+// ("us") becomes its word ("microseconds"), and so does any spelling UCUM
+// reads ("sec" and "second" are "seconds", "B" and "byte" "bytes", "µs"
+// "microseconds"), so that a metric has one unit word whether it reaches
+// Prometheus directly or as OTLP through Prometheus's translation;
+// anything else is returned as given (and sanitised where it becomes part
+// of a name).
 func PromUnit(unit string) string {
+	code := UCUM(unit)
 	for _, w := range unitWords {
-		if unit == w[1] {
+		if code == w[1] {
 			return w[0]
 		}
 	}

@@ -139,6 +139,8 @@ func TestUCUMOfParseUnitSpellings(t *testing.T) {
 		for _, u := range spellings {
 			require.True(t, tpl.IsUnit(u), u)
 			require.Equal(t, ucum, export.UCUM(u), "UCUM(%q)", u)
+			// One word in Prometheus names, as the OTLP translation names the code.
+			require.Equal(t, export.PromUnit(ucum), export.PromUnit(u), "PromUnit(%q)", u)
 		}
 	}
 	for _, u := range []string{"", "requests", "{packet}", "By", "KiBy", "d", "per_second"} {
@@ -158,6 +160,9 @@ func TestUnits(t *testing.T) {
 	f("us", "us", "microseconds")
 	f("bytes", "By", "bytes")
 	f("By", "By", "bytes")
+	f("sec", "s", "seconds")
+	f("byte", "By", "bytes")
+	f("µs", "us", "microseconds")
 	f("ratio", "1", "ratio")
 	f("{packet}", "{packet}", "{packet}")
 	f("", "", "")

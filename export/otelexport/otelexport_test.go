@@ -411,7 +411,7 @@ func TestProducerDerivedUnitsUCUM(t *testing.T) {
 		require.Equal(t, unit, got[name], name)
 	}
 	got = units(otelexport.Config{PrometheusNames: true})
-	for name, unit := range map[string]string{"io_wait_avg_sec": "s", "io_wait_avg_s_second": "s", "io_size_avg_byte": "By", "io_size_avg_kib_kibibytes": "KiBy", "io_wait_ms_milliseconds": "ms"} {
+	for name, unit := range map[string]string{"io_wait_avg_seconds": "s", "io_wait_avg_s_seconds": "s", "io_size_avg_bytes": "By", "io_size_avg_kib_kibibytes": "KiBy", "io_wait_ms_milliseconds": "ms"} {
 		require.Equal(t, unit, got[name], name)
 	}
 }
