@@ -136,6 +136,12 @@ func StockHash() uint32 { return stock() }
 // for a Txn that Start did not return.
 var ErrUnmatched = fmt.Errorf("devstat: End without a Start: %w", voi.ErrInvalid)
 
+// ErrWrongOrder is wrapped by Compute's error for two readings given in
+// the wrong order (the later one first): the earlier reading's last reset
+// is after the later one's, or its counters exceed the later one's
+// without a reset between them. It wraps voi.ErrInvalid.
+var ErrWrongOrder = fmt.Errorf("readings in the wrong order: %w", voi.ErrInvalid)
+
 // Txn is an outstanding transaction: what Start returns and End takes.
 // Its zero value is not a transaction.
 type Txn struct {
@@ -316,10 +322,11 @@ func perSec(x float64, d time.Duration) float64 {
 // window (a snapshot taken with reset, or a collector's closed window) and
 // stands alone. When cur's last reset is after prev's, the blob was reset
 // in between (iostat(8)'s counters would wrap): cur stands alone, and
-// Stats.SinceReset says so. Blobs of another template, a prev reset after
-// cur, or a prev whose counters exceed cur's without a reset between them
-// (readings given in the wrong order) give an error wrapping
-// voi.ErrInvalid.
+// Stats.SinceReset says so. Blobs of another template give an error
+// wrapping voi.ErrInvalid; a prev reset after cur, or a prev whose
+// counters exceed cur's without a reset between them (readings given in
+// the wrong order), one wrapping ErrWrongOrder (which wraps
+// voi.ErrInvalid).
 func Compute(prev, cur *blob.Blob) (Stats, error) {
 	var s Stats
 	for _, b := range []*blob.Blob{prev, cur} {
@@ -335,7 +342,7 @@ func Compute(prev, cur *blob.Blob) (Stats, error) {
 		case c > p:
 			prev, s.SinceReset = nil, true
 		case c < p:
-			return s, fmt.Errorf("devstat: the earlier reading was reset after the later one: readings in the wrong order: %w", voi.ErrInvalid)
+			return s, fmt.Errorf("devstat: the earlier reading was reset after the later one: %w", ErrWrongOrder)
 		}
 	}
 	delta := func(id int32) (uint64, error) {
@@ -351,7 +358,7 @@ func Compute(prev, cur *blob.Blob) (Stats, error) {
 			return 0, err
 		}
 		if p > c {
-			return 0, fmt.Errorf("devstat: VOI %d: the earlier reading counts %d, the later %d: %w", id, p, c, voi.ErrInvalid)
+			return 0, fmt.Errorf("devstat: VOI %d: the earlier reading counts %d, the later %d: %w", id, p, c, ErrWrongOrder)
 		}
 		return c - p, nil
 	}

@@ -156,6 +156,7 @@ func TestComputeCumulative(t *testing.T) {
 
 	_, err = devstat.Compute(cur, old)
 	require.ErrorIs(t, err, voi.ErrInvalid)
+	require.ErrorIs(t, err, devstat.ErrWrongOrder)
 	require.False(t, st.SinceReset)
 
 	// A reset between two readings (a restarted driver; readings taken
@@ -174,9 +175,11 @@ func TestComputeCumulative(t *testing.T) {
 	require.Equal(t, uint64(10), st.Ops[devstat.Write])
 	_, err = devstat.Compute(after, cur)
 	require.ErrorIs(t, err, voi.ErrInvalid, "the wrong order is still refused")
+	require.ErrorIs(t, err, devstat.ErrWrongOrder)
 	require.ErrorContains(t, err, "the earlier reading was reset after the later one")
 	run(2000, 1000, 512) // after's counters now pass cur's: the order is still told by the resets
 	_, err = devstat.Compute(d.Snapshot(false), cur)
+	require.ErrorIs(t, err, devstat.ErrWrongOrder)
 	require.ErrorContains(t, err, "readings in the wrong order")
 }
 
