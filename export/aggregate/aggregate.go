@@ -102,8 +102,9 @@ type Config struct {
 	// aggregate it posted to (see Once), over all senders: a message's
 	// blobs whose number would be one more are merged without the check,
 	// and counted (0: DefaultMaxMarks). A mark costs about 100 bytes, and
-	// 12 in the state (AppendState): its key is kept, and written, once
-	// for all senders.
+	// 13 in the state (AppendState; up to 19 if posted minutes before its
+	// sender's latest post): its key is kept, and written, once for all
+	// senders, its time against its sender's.
 	MaxMarks int
 	// MarkAge is how long at least a sender and its sequence number for
 	// an aggregate are kept after its latest post there, however many
@@ -115,7 +116,10 @@ type Config struct {
 	// windows: past twice MaxAggregates at a rotation, the marks of the
 	// label sets posted to longest ago go first (Stats.MarksEvicted), so
 	// the marks' keys are at most three windows' worth of label sets, as
-	// with the two rotations alone.
+	// with the two rotations alone. A state (AppendState) holds the
+	// times and rotations counted: the marks LoadState loads age and go
+	// as they would have without the state's write and load, the time
+	// between counted.
 	MarkAge time.Duration
 	// OnMarksFull, if not nil, is called once for each message with blobs
 	// merged without the check for want of MaxMarks.

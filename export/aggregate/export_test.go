@@ -73,3 +73,26 @@ func markLines(s *Set, of func(*mark) (any, bool)) []string {
 	slices.Sort(out)
 	return out
 }
+
+// MarkAges returns the senders' sequence marks with the windows rotated
+// since their latest post (0, 1, or 2 for two or more: all that pruning
+// and eviction tell apart), as "id key age" lines, sorted.
+func MarkAges(s *Set) []string {
+	g := s.gen.Load()
+	return markLines(s, func(m *mark) (any, bool) { return min(g-m.used.Load(), 2), true })
+}
+
+// Senders returns the senders with the time of their latest post and the
+// windows rotated since it (as MarkAges), as "id Unix-nanoseconds age"
+// lines, sorted.
+func Senders(s *Set) []string {
+	g := s.gen.Load()
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	var out []string
+	for id, p := range s.senders {
+		out = append(out, fmt.Sprintf("%s %d %d", id, p.heardAt.Load(), min(g-p.heard.Load(), 2)))
+	}
+	slices.Sort(out)
+	return out
+}

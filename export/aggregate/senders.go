@@ -275,10 +275,10 @@ func (s *Set) sender(id string) *sender {
 // sender has not posted to in the last two windows nor since MarkAge
 // before now; Rotate calls it.
 func (s *Set) pruneSenders(now time.Time) {
-	g := s.gen.Add(1)
 	cutoff := now.Add(-s.cfg.MarkAge).UnixNano()
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
+	g := s.gen.Add(1) // under sendMu: a State (Set.State) reads it with the marks it prunes
 	for id, p := range s.senders {
 		if g-p.heard.Load() > 2 && p.heardAt.Load() < cutoff && p.users.Load() == 0 { // (counted up under sendMu, held)
 			p.dropMarks(&s.marks, func(string, *mark) bool { return true })

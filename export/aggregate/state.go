@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"runtime"
 	"slices"
 	"strings"
@@ -21,7 +22,7 @@ import (
 // The state of a Set, as AppendState writes it and LoadState reads it
 // (little-endian; a string is its length as a uint32 and its bytes):
 //
-//	"SBAGG2\n"         magic and version
+//	"SBAGG3\n"         magic and version
 //	start   int64      the current window's start, Unix nanoseconds
 //	n       uint32     aggregates, in increasing order of key, then each:
 //	  key     string   the caller's key (Add)
@@ -34,22 +35,40 @@ import (
 //	  key     string
 //	m       uint32     senders, in increasing order of id, then each:
 //	  id      string
+//	  at      int64    the time of its latest post, Unix nanoseconds
+//	  age     uint8    the windows rotated since that post: 0, 1, or 2 for two or more
 //	  k       uint32   marks, in increasing order of ref, then each:
 //	    ref   uint32   its key: the ref-th aggregate's (ref < n), or the key table's (ref-n)-th
 //	    seq   uint64   the highest number merged
+//	    when  uvarint  its latest post's time and age (as the sender's): d<<2 | age, d the
+//	                   zigzag form of the sender's at minus the time (d < 2^62); or, for a
+//	                   time 2^61 ns (73 years) or more from the sender's, 3, then
+//	                   age uint8 and the time int64
 //
-// Each key is written once, however many senders' marks it has: 12 bytes
-// a mark. Version 1 ("SBAGG1\n") wrote each mark's key with it, the key
-// of a label set of the widest labels (4 KB) as many times as senders
-// posted to it, 4.1 GB for the marks the collector keeps at most. It is
-// version 2 without the key table, each mark a key string and its seq,
-// the aggregates and senders in any order. LoadState reads both;
-// AppendState writes version 1 for a state without marks (the same but
-// for x, one uint32), so that earlier versions read it (the states of
-// package natsjs's partitions, which keep no marks, handed over between
-// collectors of two versions).
+// Each key is written once, however many senders' marks it has, and a
+// mark's time against its sender's: 13 bytes a mark when its sender's
+// latest post, to all the label sets it posts to, was its (one byte of
+// when), up to 19 for a post ten minutes (MarkAge) before the sender's
+// latest. The times and ages are all a rotation reads of a mark
+// (pruneSenders, evictMarkKeys): loaded, the marks age out and are
+// evicted as they would have in the Set that wrote them, whatever the
+// time since (a restart's downtime).
+//
+// Version 2 ("SBAGG2\n") is version 3 without at and age, and without
+// when: its marks (and senders) take the load's time, in the window
+// under way, and so outlive MarkAge by the time between the write and the
+// load, and are evicted after marks posted since the write, as if newer.
+// Version 1 ("SBAGG1\n") is version 2 without the key table, each mark a
+// key string and its seq (the key of a label set of the widest labels, 4
+// KB, written as many times as senders posted to it: 4.1 GB for the
+// marks the collector keeps at most), the aggregates and senders in any
+// order. LoadState reads all three; AppendState writes version 1 for a
+// state without senders (version 3 but for x, one uint32), so that
+// earlier versions read it (the states of package natsjs's partitions,
+// which keep no marks, handed over between collectors of two versions).
 const (
-	stateMagic   = "SBAGG2\n"
+	stateMagic   = "SBAGG3\n"
+	stateMagicV2 = "SBAGG2\n"
 	stateMagicV1 = "SBAGG1\n"
 )
 
@@ -141,14 +160,15 @@ func (s *Set) State() *State {
 	}
 	w.mu.RUnlock()
 	s.sendMu.Lock()
+	g := s.gen.Load() // (a rotation counts it under sendMu: the marks' ages are of g)
 	st.senders = make([]stateSender, 0, len(s.senders))
 	for id, p := range s.senders {
 		p.mu.Lock()
-		ps := stateSender{id: id, marks: make([]stateMark, 0, len(p.seqs))}
+		ps := stateSender{id: id, at: p.heardAt.Load(), age: ageOf(g, p.heard.Load()), marks: make([]stateMark, 0, len(p.seqs))}
 		for _, m := range p.seqs {
 			m.mu.Lock()
 			if m.has {
-				ps.marks = append(ps.marks, stateMark{mk: m.key, hw: m.hw})
+				ps.marks = append(ps.marks, stateMark{mk: m.key, hw: m.hw, at: m.at.Load(), age: ageOf(g, m.used.Load())})
 			}
 			m.mu.Unlock()
 		}
@@ -165,7 +185,7 @@ func (s *Set) State() *State {
 
 // State is a Set's state taken by Set.State: Len and WriteTo fold, sort
 // and encode it (as AppendState writes it) after the Set has gone on. Its
-// memory is the references State copied (about 25 bytes a sequence mark
+// memory is the references State copied (about 33 bytes a sequence mark
 // and 100 an aggregate), the blobs they keep (the levels and queued blobs
 // of the aggregates when State was taken: those the Set has since folded
 // or dropped are held by the State alone, the queued ones counted against
@@ -181,7 +201,6 @@ type State struct {
 	made    bool     // sorted and measured
 	gone    bool     // released
 	keys    []string // the key table, once made
-	marks   int      // the senders' marks, once made
 	size    int64    // the encoding's length, once made
 }
 
@@ -270,14 +289,29 @@ func (st *State) Release() {
 
 type stateSender struct {
 	id    string
+	at    int64 // its latest post's time (sender.heardAt)
+	age   uint8 // the windows rotated since (ageOf)
 	marks []stateMark
 }
 
 type stateMark struct {
 	mk  *markKey
 	hw  uint64
+	at  int64  // its latest post's time (mark.at)
 	ref uint32 // its key's entry, once made
+	age uint8  // the windows rotated since (ageOf)
 }
+
+// maxAge is the most windows rotated since a post that a state tells
+// apart. A rotation prunes a mark more than two rotations old (and older
+// than MarkAge), and spares from eviction those of the window it closes:
+// from the next rotation on, a mark two rotations old and one older are
+// alike. (The age so takes two bits of a mark's when.)
+const maxAge = 2
+
+// ageOf returns the windows rotated since a post of generation used, in
+// generation g, at most maxAge.
+func ageOf(g, used uint64) uint8 { return uint8(min(g-used, maxAge)) }
 
 // make sorts the aggregates, senders and marks, and measures the
 // encoding: an aggregate's blob has its wide template's size, whatever it
@@ -298,14 +332,19 @@ func (st *State) make() {
 			n += 8 + int64(len(l.Name)+len(l.Value))
 		}
 	}
-	if st.marks > 0 {
-		n += 4 // version 2: the key table
+	if len(st.senders) > 0 { // version 3
+		n += 4 // the key table
 		for _, k := range st.keys {
 			n += 4 + int64(len(k))
 		}
 	}
+	var tb [maxMarkTime]byte
 	for i := range st.senders {
-		n += 4 + int64(len(st.senders[i].id)) + 4 + 12*int64(len(st.senders[i].marks))
+		p := &st.senders[i]
+		n += 4 + int64(len(p.id)) + 8 + 1 + 4 + 12*int64(len(p.marks))
+		for _, m := range p.marks {
+			n += int64(len(appendMarkTime(tb[:0], p.at, m.at, m.age)))
+		}
 	}
 	st.size = n
 }
@@ -400,7 +439,6 @@ func (st *State) refer() {
 	var table []*markKey
 	for i := range st.senders {
 		for _, m := range st.senders[i].marks {
-			st.marks++
 			if _, ok := refs[m.mk]; ok {
 				continue
 			}
@@ -446,10 +484,11 @@ func (st *State) WriteTo(w io.Writer) (int64, error) {
 	}
 	st.make()
 	sw := stateWriter{w: w, buf: make([]byte, 0, 64<<10)}
-	if st.marks > 0 {
+	v3 := len(st.senders) > 0
+	if v3 {
 		sw.buf = append(sw.buf, stateMagic...)
 	} else {
-		sw.buf = append(sw.buf, stateMagicV1...) // the same but for the key table, which earlier versions read
+		sw.buf = append(sw.buf, stateMagicV1...) // the same but for the key table and senders: earlier versions read it
 	}
 	sw.u64(uint64(st.start.UnixNano()))
 	sw.u32(uint32(len(st.aggs)))
@@ -469,19 +508,23 @@ func (st *State) WriteTo(w io.Writer) (int64, error) {
 		sw.bytes(p)
 		return sw.err == nil
 	})
-	if st.marks > 0 {
+	if v3 {
 		sw.u32(uint32(len(st.keys)))
 		for _, k := range st.keys {
 			sw.str(k)
 		}
 	}
-	sw.u32(uint32(len(st.senders)))
+	sw.u32(uint32(len(st.senders))) // (none in version 1)
 	for _, p := range st.senders {
 		sw.str(p.id)
-		sw.u32(uint32(len(p.marks))) // (none in version 1)
+		sw.u64(uint64(p.at))
+		sw.u8(p.age)
+		sw.u32(uint32(len(p.marks)))
 		for _, m := range p.marks {
 			sw.u32(m.ref)
 			sw.u64(m.hw)
+			sw.room(maxMarkTime)
+			sw.buf = appendMarkTime(sw.buf, p.at, m.at, m.age)
 		}
 	}
 	sw.flush()
@@ -511,6 +554,11 @@ func (sw *stateWriter) room(n int) {
 	if len(sw.buf)+n > cap(sw.buf) {
 		sw.flush()
 	}
+}
+
+func (sw *stateWriter) u8(v uint8) {
+	sw.room(1)
+	sw.buf = append(sw.buf, v)
 }
 
 func (sw *stateWriter) u32(v uint32) {
@@ -596,6 +644,82 @@ func (r *stateReader) str() string {
 	return s
 }
 
+func (r *stateReader) u8() uint8 {
+	if len(r.p) < 1 {
+		r.fail("short uint8")
+		return 0
+	}
+	v := r.p[0]
+	r.p = r.p[1:]
+	return v
+}
+
+// age reads the windows rotated since a post: at most maxAge.
+func (r *stateReader) age() uint8 {
+	a := r.u8()
+	if a > maxAge {
+		r.fail("age beyond 2")
+	}
+	return a
+}
+
+// markTime reads a mark's when field (appendMarkTime): the time of the
+// post and its age. It refuses every encoding appendMarkTime would not
+// write (a longer varint, the far form of a near time), so that a state
+// is written again as it was read.
+func (r *stateReader) markTime(base int64) (at int64, age uint8) {
+	v, k := binary.Uvarint(r.p)
+	switch {
+	case k <= 0:
+		r.fail("bad varint")
+		return 0, 0
+	case k != (bits.Len64(v|1)+6)/7:
+		r.fail("varint longer than its value")
+		return 0, 0
+	}
+	r.p = r.p[k:]
+	if v&markTimeFar != markTimeFar {
+		d := zigzagDecode(v >> 2)
+		return base - d, uint8(v & 3)
+	}
+	if v != markTimeFar {
+		r.fail("far mark time with bits set")
+		return 0, 0
+	}
+	age = r.age()
+	at = int64(r.u64())
+	if r.err == nil && zigzag(base-at) < 1<<62 {
+		r.fail("far mark time that is near")
+	}
+	return at, age
+}
+
+// markTimeFar is the when field of a mark whose time is 2^61 ns (73
+// years) or more from its sender's, followed by its age and time
+// (appendMarkTime).
+const markTimeFar = 3
+
+// maxMarkTime is the longest when field: the far form.
+const maxMarkTime = 1 + 1 + 8
+
+// appendMarkTime appends a mark's when field: its time at (Unix
+// nanoseconds) and age, against its sender's time base. One varint of
+// d<<2 | age, d the zigzag form of base-at, which is 0 for the marks of
+// a post to many label sets (they share the sender's time: one byte);
+// for d of 2^62 or more, a time 73 years or more from base,
+// markTimeFar, age (a byte) and at (int64).
+func appendMarkTime(dst []byte, base, at int64, age uint8) []byte {
+	if d := zigzag(base - at); d < 1<<62 { // (base-at wraps: base-d gives at again)
+		return binary.AppendUvarint(dst, d<<2|uint64(age))
+	}
+	dst = append(dst, markTimeFar, age)
+	return binary.LittleEndian.AppendUint64(dst, uint64(at))
+}
+
+func zigzag(d int64) uint64 { return uint64(d<<1) ^ uint64(d>>63) }
+
+func zigzagDecode(z uint64) int64 { return int64(z>>1) ^ -int64(z&1) }
+
 // count reads a count of items of at least min bytes each, bounded by what
 // is left, so that damaged bytes cannot make LoadState allocate much.
 func (r *stateReader) count(min int) int {
@@ -608,27 +732,33 @@ func (r *stateReader) count(min int) int {
 }
 
 // LoadState makes s, a Set nothing was added to, go on from a state
-// AppendState wrote (of this version or version 1): its window start,
-// aggregates and senders' marks. lookup finds a template by hash (the
+// AppendState wrote (of this version, 3, or of versions 1 and 2): its
+// window start, aggregates and senders' marks, with the times and ages in
+// windows of their latest posts (version 3; the marks of a state of
+// version 1 or 2 take Config.Now's time, in the window under way), so
+// that they age out and are evicted as they would have in the Set that
+// wrote it (see Config.MarkAge). lookup finds a template by hash (the
 // templates the collector knows); an aggregate of a template it does not
 // find, or whose blob does not have the template's wide layout, is an
 // error. Errors wrap ErrState for damaged bytes and leave s unchanged.
 // What it allocates is bounded by len(p): each count is checked against
 // the bytes left before anything is made of it.
 func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error)) error {
-	var v1 bool
-	switch {
-	case len(p) >= len(stateMagic) && string(p[:len(stateMagic)]) == stateMagic:
-	case len(p) >= len(stateMagicV1) && string(p[:len(stateMagicV1)]) == stateMagicV1:
-		v1 = true
-	default:
+	var version int
+	for v, magic := range []string{stateMagicV1, stateMagicV2, stateMagic} {
+		if len(p) >= len(magic) && string(p[:len(magic)]) == magic {
+			version = v + 1
+		}
+	}
+	if version == 0 {
 		return fmt.Errorf("%w: no state header", ErrState)
 	}
+	v1, v3 := version == 1, version == 3
 	r := &stateReader{p: p[len(stateMagic):]}
 	start := time.Unix(0, int64(r.u64()))
 	w := newWindow(start)
 	n := r.count(4 + 4 + 4 + 8 + 4)
-	keys := make([]string, 0, n) // what a mark refers to (version 2): the aggregates' keys, then the key table
+	keys := make([]string, 0, n) // what a mark refers to (versions 2 and 3): the aggregates' keys, then the key table
 	for range n {
 		key := r.str()
 		hash := r.u32()
@@ -686,11 +816,21 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 	senders := map[string]*sender{}
 	var marks markKeys                  // each key kept once; all the marks, even beyond MaxMarks
 	kept := make([]*markKey, len(keys)) // keys[i]'s, once a mark has it
-	loaded := s.cfg.Now().UnixNano()    // (marks are as if just posted to: they are kept at least as long)
+	gen := s.gen.Load()
+	loaded := s.cfg.Now().UnixNano() // versions 1 and 2: marks are as if just posted to (they are kept at least as long)
+	senderMin, markMin := 4+4, 4+8   // an id and a count; a ref (a key in version 1) and a seq
+	if v3 {
+		senderMin, markMin = 4+8+1+4, 4+8+1 // and times and ages
+	}
 	lastID := ""
-	for i := range r.count(8) {
+	for i := range r.count(senderMin) {
 		id := r.str()
-		k := r.count(12)
+		at, age := loaded, uint8(0)
+		if v3 {
+			at = int64(r.u64())
+			age = r.age()
+		}
+		k := r.count(markMin)
 		if r.err != nil {
 			return r.err
 		}
@@ -701,9 +841,9 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 			return fmt.Errorf("%w: sender %q after %q", ErrState, id, lastID)
 		}
 		lastID = id
-		p := &sender{seqs: make(map[string]*mark, k)} // (k marks are in the bytes: at most 1 a 12 bytes)
-		p.heard.Store(s.gen.Load())
-		p.heardAt.Store(loaded)
+		p := &sender{seqs: make(map[string]*mark, k)} // (k marks are in the bytes: at most 1 a markMin bytes)
+		p.heard.Store(gen - uint64(age))              // (wraps: what counts is the windows rotated since, g - heard)
+		p.heardAt.Store(at)
 		last := -1
 		for range k {
 			var key string
@@ -714,6 +854,10 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 				ref = r.u32()
 			}
 			hw := r.u64()
+			mAt, mAge := loaded, uint8(0)
+			if v3 {
+				mAt, mAge = r.markTime(at)
+			}
 			if r.err != nil {
 				return r.err
 			}
@@ -736,7 +880,7 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 					marks.keepAgain(mk)
 				}
 			}
-			p.seqs[mk.key] = newLoadedMark(mk, hw, s.gen.Load(), loaded)
+			p.seqs[mk.key] = newLoadedMark(mk, hw, gen-uint64(mAge), mAt)
 		}
 		senders[id] = p
 	}
@@ -766,9 +910,10 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 	return nil
 }
 
-// newLoadedMark is a mark LoadState made: number hw, as if just posted to
-// (generation gen, at Unix nanoseconds at), so that it is kept at least
-// as long as a mark posted to.
+// newLoadedMark is a mark LoadState made: number hw, last posted to in
+// generation gen at Unix nanoseconds at (those of the state, or the
+// load's for a state of version 1 or 2, which has none: as if just
+// posted to, so that it is kept at least as long as it was).
 func newLoadedMark(mk *markKey, hw, gen uint64, at int64) *mark {
 	m := &mark{has: true, hw: hw, key: mk}
 	m.used.Store(gen)

@@ -2,7 +2,9 @@ package aggregate_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -64,12 +66,12 @@ func TestStateRoundTrip(t *testing.T) {
 		require.Equal(t, ca, cb)
 	}
 	require.Equal(t, a.Merged(), b.Merged())
+	// the state of the loaded set is the same state
+	require.Equal(t, state, b.AppendState(nil))
 	// a copy of an earlier post is a duplicate after the load
 	dup, err := b.Once("s", "host=0", 1, func() error { t.Fatal("merged twice"); return nil })
 	require.NoError(t, err)
 	require.True(t, dup)
-	// and the state of the loaded set is the same state
-	require.Equal(t, len(state), len(b.AppendState(nil)))
 
 	// refusals leave the set as it was
 	c, err := aggregate.New(aggregate.Config{}, start)
@@ -83,14 +85,17 @@ func TestStateRoundTrip(t *testing.T) {
 	require.ErrorIs(t, b.LoadState(state, lookup), voi.ErrInvalid) // b holds aggregates
 }
 
-// FuzzLoadState: what loads is written and loads again to the same Set
-// (a state of version 2 with marks, to the same bytes: there is one way
-// to write a state); what does not leaves the Set empty. The seeds are small states (of
-// tinyTpl, whose blob is 80 bytes): the fuzzer minimises each input that
-// finds new coverage, trying every pair of cut points (a minute at most
-// each, the default -fuzzminimizetime), which for a state of a t-digest
-// blob (2 KB, the seed before) took the whole minute each time, so that a
-// minute's fuzzing ran a few inputs.
+// FuzzLoadState: what loads is written and loads again to the same Set,
+// the marks' numbers, times and ages and the senders' times and ages (a
+// state of version 3 with senders, to the same bytes: there is one way to
+// write a state); what does not leaves the Set empty, with an error
+// wrapping ErrState (or the lookup's, or the blob's: voi.ErrNotFound,
+// voi.ErrInvalid, voi.ErrNotSupported). The seeds are small states (of
+// tinyTpl, whose blob is 80 bytes) of each version: the fuzzer minimises
+// each input that finds new coverage, trying every pair of cut points (a
+// minute at most each, the default -fuzzminimizetime), which for a state
+// of a t-digest blob (2 KB, the seed before) took the whole minute each
+// time, so that a minute's fuzzing ran a few inputs.
 func FuzzLoadState(f *testing.F) {
 	tp := tinyTpl(f)
 	lookup := func(h uint32) (*tpl.Template, error) {
@@ -103,28 +108,37 @@ func FuzzLoadState(f *testing.F) {
 	a, err := aggregate.New(aggregate.Config{Now: now}, time.Unix(0, 0))
 	require.NoError(f, err)
 	f.Add(a.AppendState(nil)) // nothing
-	post := func(id, key string, seq uint64) {
+	post := func(id, key string, seq uint64, at time.Time) {
 		b := blob.New(tp, blob.NewEnv(func() int64 { return 1 << 40 }, 1))
 		require.NoError(f, b.UpdateU32(0, uint32(seq)))
-		_, err := a.Once(id, key, seq, func() error { return a.Add(key, tp, []export.Label{{Name: "a", Value: key}}, b) })
+		_, err := a.OnceAllAt(id, []string{key}, seq, at, func([]bool) error { return a.Add(key, tp, []export.Label{{Name: "a", Value: key}}, b) })
 		require.NoError(f, err)
 	}
-	post("s0", "k", 1)
-	post("s1", "k", 2)
-	post("s0", "j", 3)
+	post("s0", "k", 1, time.Unix(1, 0))
+	post("s1", "k", 2, time.Unix(2, 0))
+	post("s0", "j", 3, time.Unix(1, 0))
 	f.Add(a.AppendState(nil)) // aggregates and their marks
 	a.Rotate(time.Unix(60, 0))
-	post("s1", "k", 4)
-	f.Add(a.AppendState(nil)) // and marks of label sets of the window before
+	post("s1", "k", 4, time.Unix(61, 0))
+	f.Add(a.AppendState(nil)) // and marks of label sets of the window before, a window old
+	a.Rotate(time.Unix(120, 0))
+	post("s0", "k", 5, time.Unix(0, -1<<62)) // a mark 73 years and more from its sender's time: written whole
+	post("s0", "i", 6, time.Unix(125, 0))
+	f.Add(a.AppendState(nil)) // and two windows old
 	_, _, spec := specSet(f)
-	spec.v1, spec.table = true, nil
-	spec.senders = []specSender{{"s2", []specMark{{key: "c", seq: 9}}}, {"s1", []specMark{{key: "c", seq: 3}, {key: "b", seq: 1}}}}
+	spec.version = 2
+	f.Add(spec.bytes()) // version 2
+	spec.version, spec.table = 1, nil
+	spec.senders = []specSender{{id: "s2", marks: []specMark{{key: "c", seq: 9}}}, {id: "s1", marks: []specMark{{key: "c", seq: 3}, {key: "b", seq: 1}}}}
 	f.Add(spec.bytes()) // version 1
 	f.Fuzz(func(t *testing.T, p []byte) {
 		s, err := aggregate.New(aggregate.Config{Now: now}, time.Unix(0, 0))
 		require.NoError(t, err)
 		if err := s.LoadState(p, lookup); err != nil {
 			require.Zero(t, s.Len())
+			require.Zero(t, s.Stats().Marks)
+			require.True(t, errors.Is(err, aggregate.ErrState) || errors.Is(err, voi.ErrNotFound) ||
+				errors.Is(err, voi.ErrInvalid) || errors.Is(err, voi.ErrNotSupported), "%v", err)
 			return
 		}
 		// what loads can be written and loaded again to the same aggregates
@@ -133,12 +147,12 @@ func FuzzLoadState(f *testing.F) {
 		state := s.AppendState(nil)
 		require.NoError(t, s2.LoadState(state, lookup))
 		require.Equal(t, s.Merged(), s2.Merged())
-		require.Equal(t, aggregate.MarkSeqs(s), aggregate.MarkSeqs(s2))
+		require.Equal(t, marksNow(s), marksNow(s2))
 		require.Equal(t, len(aggregate.MarkSeqs(s)), s.Stats().Marks, "marks counted are marks held")
 		require.Equal(t, aggregate.MarkKeys(s), aggregate.MarkKeys(s2))
 		require.Equal(t, state, s2.AppendState(nil))
-		if string(p[:7]) == "SBAGG2\n" && s.Stats().Marks > 0 { // (a state without marks is written in version 1)
-			require.Equal(t, p, state, "version 2 is written as it was read")
+		if string(p[:7]) == "SBAGG3\n" && len(aggregate.Senders(s)) > 0 { // (a state without senders is written in version 1)
+			require.Equal(t, p, state, "version 3 is written as it was read")
 		}
 	})
 }
@@ -293,11 +307,135 @@ func TestStateWritesEachKeyOnce(t *testing.T) {
 	require.Equal(t, 7+8+
 		4+5*(4+2004+4+4+8+4+blobSize)+ // aggregates
 		4+15*(4+2004)+ // the key table
-		4+30*(4+3+4+20*12)+(4+3+4+5*12), // senders and marks
+		4+30*(4+3+8+1+4+20*13)+(4+3+8+1+4+5*13), // senders and marks, a post's marks of its sender's time
 		len(state))
 	b, err := aggregate.New(aggregate.Config{}, time.Unix(0, 0))
 	require.NoError(t, err)
 	require.NoError(t, b.LoadState(state, func(uint32) (*tpl.Template, error) { return tp, nil }))
 	require.Equal(t, aggregate.MarkSeqs(s), aggregate.MarkSeqs(b))
 	require.Equal(t, 20, aggregate.MarkKeys(b))
+}
+
+// markOp is a step of a Set's life: a post (OnceAllAt at the op's time)
+// or, without an id, a rotation.
+type markOp struct {
+	at   int64 // seconds after markT0
+	id   string
+	keys []string
+	seq  uint64
+}
+
+var markT0 = time.Unix(1_700_000_000, 0)
+
+func (op markOp) apply(t *testing.T, s *aggregate.Set) []bool {
+	t.Helper()
+	at := markT0.Add(time.Duration(op.at) * time.Second)
+	if op.id == "" {
+		s.Rotate(at)
+		return nil
+	}
+	dups, err := s.OnceAllAt(op.id, op.keys, op.seq, at, func([]bool) error { return nil })
+	require.NoError(t, err)
+	return dups
+}
+
+// marksOf is what a Set holds of its senders: their marks' numbers, times
+// and ages in windows, the senders' times and ages, and the marks
+// evicted.
+type marksOf struct {
+	seqs, times, ages, senders []string
+	evicted                    uint64
+}
+
+func marksNow(s *aggregate.Set) marksOf {
+	return marksOf{aggregate.MarkSeqs(s), aggregate.MarkTimes(s), aggregate.MarkAges(s), aggregate.Senders(s), s.Stats().MarksEvicted}
+}
+
+// A Set loaded from a state goes on with the marks it was written from,
+// their times and their ages in windows: they age out (MarkAge, two
+// rotations) and are evicted (the label sets posted to longest ago first)
+// exactly as in the Set that wrote it, whatever the time the load is
+// made at. The restart here is the collector's: the state is a
+// checkpoint, the posts and rotations after it are replayed (OnceAllAt at
+// their times), and the load is 60 s after the last of them. Before, the
+// state held no times: every loaded mark took the load's time, in the
+// window under way, so the replayed rotation at 30 s evicted nothing (all
+// loaded marks seemed posted in the window it closed), the one at 110 s
+// evicted two of them, of one time, in no order, and sparing k6 (posted
+// at 40 s, after them), and the loaded marks not evicted outlived MarkAge
+// by the downtime (kept until a rotation after 700 s, their time plus
+// MarkAge). It fails at the load: the times are not the checkpoint's.
+func TestStateMarksAgeAsLive(t *testing.T) {
+	cfg := aggregate.Config{MaxAggregates: 2} // at a rotation, marks of more than 4 label sets are evicted
+	before := []markOp{                       // written in the checkpoint
+		{at: 0, id: "s1", keys: []string{"k1"}, seq: 1},
+		{at: 1, id: "s2", keys: []string{"k2"}, seq: 1},
+		{at: 10},
+		{at: 12, id: "s1", keys: []string{"k3"}, seq: 2},
+		{at: 20},
+		{at: 25, id: "s2", keys: []string{"k4"}, seq: 2},
+		{at: 26, id: "s3", keys: []string{"k5"}, seq: 1},
+	}
+	replayed := []markOp{ // after the checkpoint, before the crash
+		{at: 30}, // evicts k1 (posted at 0 s), sparing k4 and k5 (posted in the window it closes)
+		{at: 40, id: "s4", keys: []string{"k6"}, seq: 1},
+	}
+	after := []markOp{ // the restart at 100 s, and the same in the Set that never stopped
+		{at: 110}, // evicts k2 (1 s), sparing k6
+		{at: 111, id: "s5", keys: []string{"k7"}, seq: 1},
+		{at: 112, id: "s1", keys: []string{"k3"}, seq: 3},
+		{at: 120}, // evicts k4 (25 s): k5 (26 s) and k6 (40 s) are newer, k3 and k7 spared
+		{at: 121, id: "s6", keys: []string{"k8"}, seq: 1},
+		{at: 640}, // k5 (26 s) ages out, k6 (40 s) not: the cutoff is 40 s; s2 and s3 go
+		{at: 700}, // k6 and s4 age out
+	}
+	live, err := aggregate.New(cfg, markT0)
+	require.NoError(t, err)
+	for _, op := range before {
+		op.apply(t, live)
+	}
+	state := live.AppendState(nil)
+	atCkpt := marksNow(live)
+	for _, op := range replayed {
+		op.apply(t, live)
+	}
+
+	restart := markT0.Add(100 * time.Second)
+	cfg.Now = func() time.Time { return restart }
+	back, err := aggregate.New(cfg, restart)
+	require.NoError(t, err)
+	require.NoError(t, back.LoadState(state, func(uint32) (*tpl.Template, error) { return nil, voi.ErrNotFound }))
+	loaded := marksNow(back)
+	loaded.evicted = atCkpt.evicted
+	require.Equal(t, atCkpt, loaded, "the checkpoint's marks, as they were")
+	for _, op := range replayed {
+		op.apply(t, back)
+	}
+	sec := func(s int64) string { return fmt.Sprint(markT0.Add(time.Duration(s) * time.Second).UnixNano()) }
+	require.Equal(t, []string{
+		`s1 "k3" ` + sec(12), `s2 "k2" ` + sec(1), `s2 "k4" ` + sec(25), `s3 "k5" ` + sec(26), `s4 "k6" ` + sec(40),
+	}, aggregate.MarkTimes(back))
+	require.Equal(t, []string{`s1 "k3" 2`, `s2 "k2" 2`, `s2 "k4" 1`, `s3 "k5" 1`, `s4 "k6" 0`}, aggregate.MarkAges(back))
+	require.Equal(t, uint64(1), back.Stats().MarksEvicted, "k1's")
+
+	sameAsLive := func(step string) {
+		t.Helper()
+		l, b := marksNow(live), marksNow(back)
+		l.evicted -= atCkpt.evicted
+		require.Equal(t, l, b, step)
+	}
+	sameAsLive("replayed")
+	for _, op := range after {
+		require.Equal(t, op.apply(t, live), op.apply(t, back))
+		sameAsLive(fmt.Sprint("at ", op.at, " s"))
+	}
+	require.Equal(t, []string{`s1 "k3" ` + sec(112), `s5 "k7" ` + sec(111), `s6 "k8" ` + sec(121)}, aggregate.MarkTimes(back))
+	require.Equal(t, []string{"s1 " + sec(112) + " 2", "s5 " + sec(111) + " 2", "s6 " + sec(121) + " 2"}, aggregate.Senders(back))
+	require.Equal(t, uint64(3), back.Stats().MarksEvicted, "k1's, k2's and k4's")
+	// Every post again: the same duplicates.
+	for _, op := range slices.Concat(before, replayed, after) {
+		if op.id != "" {
+			require.Equal(t, op.apply(t, live), op.apply(t, back), "%s %d", op.id, op.seq)
+		}
+	}
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/statsblob/statsblob/voi"
 )
 
-var updateState = flag.Bool("update-state", false, "write testdata/state-v2.bin: the state of testdata/state-v1.bin, as this code writes it")
+var updateState = flag.Bool("update-state", false, "write testdata/state-v3.bin: versionSet's state, as this code writes it")
 
 // tinyTpl is a template of one VOI with a sum and a max: its wide blob is
 // small, for states a test keeps as bytes and for the fuzzer's seeds.
@@ -33,22 +33,30 @@ func tinyTpl(t testing.TB) *tpl.Template {
 	return tp
 }
 
-// versionPost is one post of versionSet: a sender's sequence number and the
-// label sets it goes to.
+// versionPost is one post of versionSet: a sender's sequence number, the
+// label sets it goes to, and its time (seconds after versionT0).
 type versionPost struct {
 	id   string
 	seq  uint64
 	keys []string
+	at   int64
 }
+
+var (
+	versionT0 = time.Unix(1_700_000_000, 0)
+	loadTime  = time.Unix(1_700_000_500, 0) // checkLoaded's clock
+)
 
 // versionSet is a Set with what a state holds: aggregates with labels in
 // the window under way, and senders' marks of them and of label sets of
-// the window before (not in the state's aggregates); posts are what was
-// posted, to check the marks against.
+// the window before (not in the state's aggregates), posted at times of
+// their own; posts are what was posted, to check the marks against.
+// (Versions 1 and 2 hold no times: their fixtures, of the same Set,
+// were written when its posts all took one time.)
 func versionSet(t testing.TB) (s *aggregate.Set, tp *tpl.Template, posts []versionPost) {
 	t.Helper()
 	tp = tinyTpl(t)
-	s, err := aggregate.New(aggregate.Config{Now: func() time.Time { return time.Unix(1_700_000_100, 0) }}, time.Unix(1_700_000_000, 0))
+	s, err := aggregate.New(aggregate.Config{Now: func() time.Time { return time.Unix(1_700_000_100, 0) }}, versionT0)
 	require.NoError(t, err)
 	post := func(p versionPost) {
 		items := make([]aggregate.Item, len(p.keys))
@@ -59,56 +67,56 @@ func versionSet(t testing.TB) (s *aggregate.Set, tp *tpl.Template, posts []versi
 			require.NoError(t, err)
 			items[i] = aggregate.Item{Key: k, T: tp, Labels: []export.Label{{Name: "host", Value: k}, {Name: "svc", Value: "api"}}, B: wire}
 		}
-		_, err := s.OnceAll(p.id, p.keys, p.seq, func([]bool) error { return s.AddAll(items) })
+		_, err := s.OnceAllAt(p.id, p.keys, p.seq, versionT0.Add(time.Duration(p.at)*time.Second), func([]bool) error { return s.AddAll(items) })
 		require.NoError(t, err)
 		posts = append(posts, p)
 	}
-	post(versionPost{"s1", 1, []string{"web-1", "web-2", "web-3"}})
-	post(versionPost{"s2", 7, []string{"web-2", "web-4"}})
-	s.Rotate(time.Unix(1_700_000_060, 0)) // the marks stay; web-1 to web-4 are not in the window now
-	post(versionPost{"s1", 2, []string{"web-1", "web-5"}})
-	post(versionPost{"s3", 40, []string{"web-5"}})
-	post(versionPost{"s2", 9, []string{"web-6"}})
+	post(versionPost{"s1", 1, []string{"web-1", "web-2", "web-3"}, 10})
+	post(versionPost{"s2", 7, []string{"web-2", "web-4"}, 20})
+	s.Rotate(versionT0.Add(60 * time.Second)) // the marks stay; web-1 to web-4 are not in the window now
+	post(versionPost{"s1", 2, []string{"web-1", "web-5"}, 70})
+	post(versionPost{"s3", 40, []string{"web-5"}, 75})
+	post(versionPost{"s2", 9, []string{"web-6"}, 80})
 	return s, tp, posts
+}
+
+// versionMarks are versionSet's marks, by sender and key.
+var versionMarks = []string{
+	`s1 "web-1" 2`, `s1 "web-2" 1`, `s1 "web-3" 1`, `s1 "web-5" 2`,
+	`s2 "web-2" 7`, `s2 "web-4" 7`, `s2 "web-6" 9`,
+	`s3 "web-5" 40`,
 }
 
 // A state of version 1 ("SBAGG1\n"), as AppendState wrote it before
 // version 2, loads: testdata/state-v1.bin is versionSet's, written by
 // AppendState at version 1 (commit 8bf32dd), and loads to what versionSet
-// holds; written again, it is testdata/state-v2.bin.
+// holds, but for the times of the marks, which it does not hold: they
+// take the load's, in the window under way.
 func TestStateVersion1(t *testing.T) {
 	a, tp, posts := versionSet(t)
 	old, err := os.ReadFile("testdata/state-v1.bin")
 	require.NoError(t, err)
-	b := checkLoaded(t, a, tp, posts, old)
-	if *updateState {
-		require.NoError(t, os.WriteFile("testdata/state-v2.bin", b.AppendState(nil), 0o644))
-	}
-	v2, err := os.ReadFile("testdata/state-v2.bin")
-	require.NoError(t, err)
-	require.Equal(t, v2, b.AppendState(nil))
-	require.Equal(t, []string{
-		`s1 "web-1" 2`, `s1 "web-2" 1`, `s1 "web-3" 1`, `s1 "web-5" 2`,
-		`s2 "web-2" 7`, `s2 "web-4" 7`, `s2 "web-6" 9`,
-		`s3 "web-5" 40`,
-	}, aggregate.MarkSeqs(b))
+	require.Equal(t, "SBAGG1\n", string(old[:7]))
+	b := checkLoaded(t, a, tp, posts, old, false)
+	require.Equal(t, versionMarks, aggregate.MarkSeqs(b))
 	require.Equal(t, []uint64{1, 2, 1}, b.Merged()) // web-1, web-5, web-6
 }
 
-// A state of version 2 loads to what it was written from, and is written
-// again byte for byte: testdata/state-v2.bin is versionSet's (that of
-// testdata/state-v1.bin, written by this version: go test -run
-// TestStateVersion1 -update-state). Its marks of web-1, web-5 and web-6
-// refer to their aggregates, those of web-2, web-3 and web-4 (label sets
-// of the window before) to the key table: each key is written once (and
-// the label values of the aggregates, which are their keys here).
+// A state of version 2 ("SBAGG2\n", each key written once), as
+// AppendState wrote it before version 3, loads: testdata/state-v2.bin is
+// versionSet's (that of testdata/state-v1.bin, written by version 2,
+// commit 6285bfd), and loads to what versionSet holds, the marks taking
+// the load's time. Its marks of web-1, web-5 and web-6 refer to their
+// aggregates, those of web-2, web-3 and web-4 (label sets of the window
+// before) to the key table: each key is written once (and the label
+// values of the aggregates, which are their keys here).
 func TestStateVersion2(t *testing.T) {
 	a, tp, posts := versionSet(t)
 	state, err := os.ReadFile("testdata/state-v2.bin")
 	require.NoError(t, err)
 	require.Equal(t, "SBAGG2\n", string(state[:7]))
-	b := checkLoaded(t, a, tp, posts, state)
-	require.Equal(t, state, b.AppendState(nil))
+	b := checkLoaded(t, a, tp, posts, state, false)
+	require.Equal(t, versionMarks, aggregate.MarkSeqs(b))
 	old, err := os.ReadFile("testdata/state-v1.bin")
 	require.NoError(t, err)
 	for k, want := range map[string][2]int{
@@ -120,11 +128,49 @@ func TestStateVersion2(t *testing.T) {
 	}
 }
 
+// A state of version 3 holds the marks' times and ages in windows, and
+// loads to them: testdata/state-v3.bin is versionSet's, as AppendState
+// writes it (go test -run TestStateVersion3 -update-state; the blobs'
+// headers hold the wall clock's time), and is written again byte for
+// byte. Each mark's time is written against its
+// sender's, a byte when a post to many label sets gave them the same.
+func TestStateVersion3(t *testing.T) {
+	a, tp, posts := versionSet(t)
+	if *updateState {
+		require.NoError(t, os.WriteFile("testdata/state-v3.bin", a.AppendState(nil), 0o644))
+	}
+	state, err := os.ReadFile("testdata/state-v3.bin")
+	require.NoError(t, err)
+	require.Equal(t, "SBAGG3\n", string(state[:7]))
+	v2, err := os.ReadFile("testdata/state-v2.bin")
+	require.NoError(t, err)
+	// Version 2's and, per sender, 9 bytes (its time and age), per mark
+	// 1 (its post's time that of its sender's latest, and its age) but
+	// for those of a post 60 s before its sender's latest: 6 (s1's web-2
+	// and web-3, s2's web-2 and web-4).
+	require.Equal(t, len(v2)+3*9+8+4*5, len(state))
+	sec := func(s int64) string { return fmt.Sprint(versionT0.Add(time.Duration(s) * time.Second).UnixNano()) }
+	require.Equal(t, []string{
+		`s1 "web-1" ` + sec(70), `s1 "web-2" ` + sec(10), `s1 "web-3" ` + sec(10), `s1 "web-5" ` + sec(70),
+		`s2 "web-2" ` + sec(20), `s2 "web-4" ` + sec(20), `s2 "web-6" ` + sec(80),
+		`s3 "web-5" ` + sec(75),
+	}, aggregate.MarkTimes(a))
+	b := checkLoaded(t, a, tp, posts, state, true)
+	require.Equal(t, versionMarks, aggregate.MarkSeqs(b))
+	require.Equal(t, []uint64{1, 2, 1}, b.Merged())
+	c, err := aggregate.New(aggregate.Config{}, time.Unix(0, 0))
+	require.NoError(t, err)
+	require.NoError(t, c.LoadState(state, func(uint32) (*tpl.Template, error) { return tp, nil }))
+	require.Equal(t, state, c.AppendState(nil), "written again as it was")
+}
+
 // checkLoaded checks that state loads into a Set that holds what a does
 // (the same aggregates, their blobs the bytes in state, and the same
-// marks: every post a duplicate), and that the loaded Set's state loads
-// to the same again; it returns the loaded Set.
-func checkLoaded(t *testing.T, a *aggregate.Set, tp *tpl.Template, posts []versionPost, state []byte) *aggregate.Set {
+// marks: every post a duplicate; if timed, the marks' and senders' times
+// and ages too, else the load's time, loadTime, in the window under
+// way), and that the loaded Set's state loads to the same again; it
+// returns the loaded Set.
+func checkLoaded(t *testing.T, a *aggregate.Set, tp *tpl.Template, posts []versionPost, state []byte, timed bool) *aggregate.Set {
 	t.Helper()
 	lookup := func(h uint32) (*tpl.Template, error) {
 		if h == tp.Hash() {
@@ -132,18 +178,30 @@ func checkLoaded(t *testing.T, a *aggregate.Set, tp *tpl.Template, posts []versi
 		}
 		return nil, fmt.Errorf("hash %d: %w", h, voi.ErrNotFound)
 	}
-	b, err := aggregate.New(aggregate.Config{}, time.Unix(0, 0))
+	cfg := aggregate.Config{Now: func() time.Time { return loadTime }}
+	b, err := aggregate.New(cfg, time.Unix(0, 0))
 	require.NoError(t, err)
 	require.NoError(t, b.LoadState(state, lookup))
 	require.Equal(t, dumpSet(a), dumpSet(b))
 	for _, n := range b.Blobs() {
 		require.True(t, bytes.Contains(state, n.Blob.Bytes()), "the blob as stored")
 	}
+	if timed {
+		require.Equal(t, marksNow(a), marksNow(b))
+	} else {
+		at := fmt.Sprint(loadTime.UnixNano())
+		require.Equal(t, []string{at}, slices.Compact(lastFields(aggregate.MarkTimes(b))))
+		require.Equal(t, []string{"0"}, slices.Compact(lastFields(aggregate.MarkAges(b))))
+		for _, l := range aggregate.Senders(b) {
+			require.Equal(t, at+" 0", l[strings.IndexByte(l, ' ')+1:])
+		}
+	}
 	again := b.AppendState(nil)
-	c, err := aggregate.New(aggregate.Config{}, time.Unix(0, 0))
+	c, err := aggregate.New(cfg, time.Unix(0, 0))
 	require.NoError(t, err)
 	require.NoError(t, c.LoadState(again, lookup))
 	require.Equal(t, dumpSet(b), dumpSet(c))
+	require.Equal(t, marksNow(b), marksNow(c))
 	require.Equal(t, again, c.AppendState(nil))
 	for _, p := range posts {
 		dups, err := b.OnceAll(p.id, p.keys, p.seq, func([]bool) error { t.Fatal("added twice"); return nil })
@@ -151,6 +209,16 @@ func checkLoaded(t *testing.T, a *aggregate.Set, tp *tpl.Template, posts []versi
 		require.Equal(t, []bool{true}, slices.Compact(dups), "%s %d", p.id, p.seq)
 	}
 	return b
+}
+
+// lastFields returns the last field of each line.
+func lastFields(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		f := strings.Fields(l)
+		out[i] = f[len(f)-1]
+	}
+	return out
 }
 
 // dumpSet is what a Set holds, as text: its aggregates (their blobs but
@@ -171,10 +239,10 @@ func dumpSet(s *aggregate.Set) string {
 // stateSpec is a state field by field, as state.go spells the format, for
 // tests to write the states AppendState writes and those it does not.
 type stateSpec struct {
-	v1      bool
+	version int // 1, 2, or 3 (0)
 	start   int64
 	aggs    []specAgg
-	table   []string // the key table (version 2)
+	table   []string // the key table (versions 2 and 3)
 	senders []specSender
 	nTable  uint32 // if not 0, the key table's count written
 	nMarks  uint32 // if not 0, the first sender's count of marks written
@@ -190,25 +258,28 @@ type specAgg struct {
 
 type specSender struct {
 	id    string
+	at    int64 // version 3: its latest post's time
+	age   uint8 // version 3: the windows rotated since
 	marks []specMark
 }
 
 type specMark struct {
-	ref uint32 // version 2
-	key string // version 1
-	seq uint64
+	ref  uint32 // versions 2 and 3
+	key  string // version 1
+	seq  uint64
+	at   int64  // version 3: its latest post's time
+	age  uint8  // version 3: the windows rotated since
+	when []byte // version 3: if not nil, written in place of at and age
 }
 
 func (sp stateSpec) bytes() []byte {
 	var p []byte
 	u32 := func(v uint32) { p = binary.LittleEndian.AppendUint32(p, v) }
+	u64 := func(v uint64) { p = binary.LittleEndian.AppendUint64(p, v) }
 	str := func(s string) { u32(uint32(len(s))); p = append(p, s...) }
-	if sp.v1 {
-		p = append(p, "SBAGG1\n"...)
-	} else {
-		p = append(p, "SBAGG2\n"...)
-	}
-	p = binary.LittleEndian.AppendUint64(p, uint64(sp.start))
+	v := cmp.Or(sp.version, 3)
+	p = append(p, fmt.Sprintf("SBAGG%d\n", v)...)
+	u64(uint64(sp.start))
 	u32(uint32(len(sp.aggs)))
 	for _, a := range sp.aggs {
 		str(a.key)
@@ -218,10 +289,10 @@ func (sp stateSpec) bytes() []byte {
 			str(l.Name)
 			str(l.Value)
 		}
-		p = binary.LittleEndian.AppendUint64(p, a.blobs)
+		u64(a.blobs)
 		str(string(a.raw))
 	}
-	if !sp.v1 {
+	if v > 1 {
 		u32(cmp.Or(sp.nTable, uint32(len(sp.table))))
 		for _, k := range sp.table {
 			str(k)
@@ -230,83 +301,143 @@ func (sp stateSpec) bytes() []byte {
 	u32(uint32(len(sp.senders)))
 	for i, s := range sp.senders {
 		str(s.id)
+		if v == 3 {
+			u64(uint64(s.at))
+			p = append(p, s.age)
+		}
 		if i == 0 && sp.nMarks != 0 {
 			u32(sp.nMarks)
 		} else {
 			u32(uint32(len(s.marks)))
 		}
 		for _, m := range s.marks {
-			if sp.v1 {
+			if v == 1 {
 				str(m.key)
 			} else {
 				u32(m.ref)
 			}
-			p = binary.LittleEndian.AppendUint64(p, m.seq)
+			u64(m.seq)
+			if v < 3 {
+				continue
+			}
+			switch d := s.at - m.at; {
+			case m.when != nil:
+				p = append(p, m.when...)
+			case d >= -1<<61 && d < 1<<61: // the zigzag form, d<<1 (^ -1 if negative), under 2^62
+				p = binary.AppendUvarint(p, uint64(d<<1^d>>63)<<2|uint64(m.age))
+			default:
+				p = append(p, 3, m.age)
+				u64(uint64(m.at))
+			}
 		}
 	}
 	return p
 }
 
 // specSet is a Set and its state as a stateSpec: aggregates a and c in
-// the window, b in the window before; s1's marks of a, b and c, s2's of c.
+// the window, b in the window before; s1's marks of a, b and c, s2's of c,
+// posted at 10 s (b), 61 s, 62 s and 70 s (the window starts at 60 s).
 func specSet(t testing.TB) (*aggregate.Set, *tpl.Template, stateSpec) {
 	t.Helper()
 	tp := tinyTpl(t)
 	s, err := aggregate.New(aggregate.Config{}, time.Unix(0, 0))
 	require.NoError(t, err)
-	post := func(id, key string, seq uint64) {
-		_, err := s.Once(id, key, seq, func() error { return s.Add(key, tp, []export.Label{{Name: "k", Value: key}}, blob.New(tp, nil)) })
+	post := func(id, key string, seq uint64, at int64) {
+		_, err := s.OnceAllAt(id, []string{key}, seq, time.Unix(at, 0), func([]bool) error {
+			return s.Add(key, tp, []export.Label{{Name: "k", Value: key}}, blob.New(tp, nil))
+		})
 		require.NoError(t, err)
 	}
-	post("s1", "b", 1)
+	post("s1", "b", 1, 10)
 	s.Rotate(time.Unix(60, 0))
-	post("s1", "a", 2)
-	post("s1", "c", 3)
-	post("s2", "c", 9)
+	post("s1", "a", 2, 61)
+	post("s1", "c", 3, 62)
+	post("s2", "c", 9, 70)
 	named := s.Blobs()
 	agg := func(i int, key string, blobs uint64) specAgg {
 		return specAgg{key: key, hash: tp.Hash(), labels: []export.Label{{Name: "k", Value: key}}, blobs: blobs, raw: named[i].Blob.Bytes()}
 	}
+	sec := func(s int64) int64 { return time.Unix(s, 0).UnixNano() }
 	return s, tp, stateSpec{
-		start:   time.Unix(60, 0).UnixNano(),
-		aggs:    []specAgg{agg(0, "a", 1), agg(1, "c", 2)},
-		table:   []string{"b"},
-		senders: []specSender{{"s1", []specMark{{ref: 0, seq: 2}, {ref: 1, seq: 3}, {ref: 2, seq: 1}}}, {"s2", []specMark{{ref: 1, seq: 9}}}},
+		start: time.Unix(60, 0).UnixNano(),
+		aggs:  []specAgg{agg(0, "a", 1), agg(1, "c", 2)},
+		table: []string{"b"},
+		senders: []specSender{
+			{id: "s1", at: sec(62), marks: []specMark{{ref: 0, seq: 2, at: sec(61)}, {ref: 1, seq: 3, at: sec(62)}, {ref: 2, seq: 1, at: sec(10), age: 1}}},
+			{id: "s2", at: sec(70), marks: []specMark{{ref: 1, seq: 9, at: sec(70)}}},
+		},
 	}
 }
 
 // The state is written as state.go spells it; what AppendState would not
 // write is refused whole, wrapping ErrState, and leaves the Set empty:
 // keys, aggregates, senders or marks out of order or twice, marks of keys
-// that are not there, keys of no mark, counts beyond the bytes, a version
-// read as the other.
+// that are not there, keys of no mark, counts beyond the bytes, ages
+// beyond 2, a mark's time in another form than the one written, a version
+// read as another.
 func TestStateFormat(t *testing.T) {
 	s, tp, spec := specSet(t)
 	require.Equal(t, spec.bytes(), s.AppendState(nil))
 	lookup := func(uint32) (*tpl.Template, error) { return tp, nil }
 	load := func(p []byte) (*aggregate.Set, error) {
 		t.Helper()
-		l, err := aggregate.New(aggregate.Config{}, time.Unix(0, 0))
+		l, err := aggregate.New(aggregate.Config{Now: func() time.Time { return time.Unix(100, 0) }}, time.Unix(0, 0))
 		require.NoError(t, err)
 		return l, l.LoadState(p, lookup)
 	}
+	l, err := load(spec.bytes())
+	require.NoError(t, err)
+	require.Equal(t, marksNow(s), marksNow(l))
+	require.Equal(t, spec.bytes(), l.AppendState(nil))
+
+	// Versions 2 and 1: their marks take the load's time (100 s).
+	v2 := spec
+	v2.version = 2
 	v1 := spec
-	v1.v1, v1.table = true, nil
-	v1.senders = []specSender{{"s2", []specMark{{key: "c", seq: 9}}}, {"s1", []specMark{{key: "c", seq: 3}, {key: "b", seq: 1}, {key: "a", seq: 5}, {key: "a", seq: 2}}}}
-	for _, ok := range []stateSpec{spec, v1} { // version 1: in any order, a key twice the later number
-		l, err := load(ok.bytes())
+	v1.version, v1.table = 1, nil
+	v1.senders = []specSender{{id: "s2", marks: []specMark{{key: "c", seq: 9}}}, {id: "s1", marks: []specMark{{key: "c", seq: 3}, {key: "b", seq: 1}, {key: "a", seq: 5}, {key: "a", seq: 2}}}}
+	loaded := spec
+	loaded.senders = []specSender{
+		{id: "s1", at: 100e9, marks: []specMark{{ref: 0, seq: 2, at: 100e9}, {ref: 1, seq: 3, at: 100e9}, {ref: 2, seq: 1, at: 100e9}}},
+		{id: "s2", at: 100e9, marks: []specMark{{ref: 1, seq: 9, at: 100e9}}},
+	}
+	for _, old := range []stateSpec{v2, v1} { // version 1: in any order, a key twice the later number
+		l, err := load(old.bytes())
 		require.NoError(t, err)
 		require.Equal(t, aggregate.MarkSeqs(s), aggregate.MarkSeqs(l))
 		require.Equal(t, 4, l.Stats().Marks)
-		require.Equal(t, s.AppendState(nil), l.AppendState(nil))
+		require.Equal(t, loaded.bytes(), l.AppendState(nil))
 	}
 
-	// A state without marks (package natsjs's: it adds without Once) is
-	// written in version 1, which versions before 2 read too.
+	// A mark's time 2^61 ns (73 years) or more from its sender's (a clock
+	// set wrong) is written whole; one a nanosecond nearer is a varint; one
+	// after its sender's (posts whose times are out of order), a varint.
+	fs, err := aggregate.New(aggregate.Config{}, time.Unix(0, 0))
+	require.NoError(t, err)
+	for _, p := range []struct {
+		key string
+		at  int64
+	}{{"k3", 1<<61 + 5}, {"k0", 0}, {"k1", 1}, {"k2", 1 << 61}} { // the sender's time: the last, 2^61
+		_, err := fs.OnceAllAt("s", []string{p.key}, 1, time.Unix(0, p.at), func([]bool) error { return nil })
+		require.NoError(t, err)
+	}
+	far := stateSpec{table: []string{"k0", "k1", "k2", "k3"}, senders: []specSender{{id: "s", at: 1 << 61, marks: []specMark{
+		{ref: 0, seq: 1, at: 0}, {ref: 1, seq: 1, at: 1}, {ref: 2, seq: 1, at: 1 << 61}, {ref: 3, seq: 1, at: 1<<61 + 5},
+	}}}}
+	state := fs.AppendState(nil)
+	require.Equal(t, far.bytes(), state)
+	require.Equal(t, 7+8+4+4+4*(4+2)+4+(4+1)+8+1+4+4*12+10+10+1+1, len(state))
+	l, err = load(state)
+	require.NoError(t, err)
+	require.Equal(t, marksNow(fs), marksNow(l))
+	require.Equal(t, state, l.AppendState(nil))
+
+	// A state without senders (package natsjs's: it adds without Once)
+	// is written in version 1, as before, which every version reads.
 	nm, err := aggregate.New(aggregate.Config{}, time.Unix(60, 0))
 	require.NoError(t, err)
 	require.NoError(t, nm.Add("c", tp, []export.Label{{Name: "k", Value: "c"}}, blob.New(tp, nil)))
-	onlyAggs := stateSpec{v1: true, start: time.Unix(60, 0).UnixNano(), aggs: []specAgg{spec.aggs[1]}}
+	onlyAggs := stateSpec{version: 1, start: time.Unix(60, 0).UnixNano(), aggs: []specAgg{spec.aggs[1]}}
 	onlyAggs.aggs[0].blobs, onlyAggs.aggs[0].raw = 1, nm.Blobs()[0].Blob.Bytes()
 	require.Equal(t, onlyAggs.bytes(), nm.AppendState(nil))
 
@@ -346,16 +477,27 @@ func TestStateFormat(t *testing.T) {
 	f("senders out of order", func(sp *stateSpec) { sp.senders[0], sp.senders[1] = sp.senders[1], sp.senders[0] })
 	f("sender twice", func(sp *stateSpec) { sp.senders[1].id = "s1" })
 	f("sender twice, version 1", func(sp *stateSpec) {
-		sp.v1, sp.table = true, nil
-		sp.senders = []specSender{{"s1", []specMark{{key: "a"}}}, {"s1", nil}}
+		sp.version, sp.table = 1, nil
+		sp.senders = []specSender{{id: "s1", marks: []specMark{{key: "a"}}}, {id: "s1"}}
 	})
 	f("key table beyond the bytes", func(sp *stateSpec) { sp.nTable = 1 << 30 })
 	f("marks beyond the bytes", func(sp *stateSpec) { sp.nMarks = 1 << 28 })
 	f("marks one more than the bytes", func(sp *stateSpec) { sp.nMarks = 4 })
+	f("sender's age 3", func(sp *stateSpec) { sp.senders[1].age = 3 })
+	f("far mark's age 3", func(sp *stateSpec) { sp.senders[1].marks[0].when = []byte{3, 3, 0, 0, 0, 0, 0, 0, 0, 0} })
+	f("far mark time with bits set", func(sp *stateSpec) { sp.senders[1].marks[0].when = []byte{7, 0, 0, 0, 0, 0, 0, 0, 0, 0} })
+	f("far mark time that is near", func(sp *stateSpec) {
+		sp.senders[1].marks[0].when = binary.LittleEndian.AppendUint64([]byte{3, 0}, uint64(sp.senders[1].at))
+	})
+	f("varint longer than its value", func(sp *stateSpec) { sp.senders[1].marks[0].when = []byte{0x80, 0} })
+	f("varint past 64 bits", func(sp *stateSpec) { sp.senders[1].marks[0].when = bytes.Repeat([]byte{0xff}, 11) })
+	f("varint cut short", func(sp *stateSpec) { sp.senders[1].marks[0].when = []byte{0x80} })
 	for name, p := range map[string][]byte{
-		"version 2 as version 1": append([]byte("SBAGG1\n"), spec.bytes()[7:]...),
+		"version 2 as version 1": append([]byte("SBAGG1\n"), v2.bytes()[7:]...),
 		"version 1 as version 2": append([]byte("SBAGG2\n"), v1.bytes()[7:]...),
-		"version 3":              append([]byte("SBAGG3\n"), spec.bytes()[7:]...),
+		"version 2 as version 3": append([]byte("SBAGG3\n"), v2.bytes()[7:]...),
+		"version 3 as version 2": append([]byte("SBAGG2\n"), spec.bytes()[7:]...),
+		"version 4":              append([]byte("SBAGG4\n"), spec.bytes()[7:]...),
 	} {
 		l, err := load(p)
 		require.ErrorIs(t, err, aggregate.ErrState, name)
