@@ -39,17 +39,25 @@ import (
 // is still a duplicate. A post's record holds the time it was added at,
 // which its sender's marks took: replayed, they take it again, and age
 // out at the rotations replayed after it as they did live (see replay).
+// A checkpoint holds its marks' times too, and the rotations since each
+// (aggregate's state, version 3): loaded, they age out and are evicted
+// at the rotations after it as in the server that never stopped, the
+// downtime counted. (Before, they took the restart's time: they outlived
+// SequenceMarkAge by the downtime, and seemed newer than the marks of
+// the posts replayed after the checkpoint.)
 //
 // A checkpoint is not bounded by wal.MaxRecord, which bounds one post's
 // record: the state the limits allow passes it (DefaultMaxAggregates
 // label sets of DefaultMaxLabels labels of DefaultMaxLabelBytes names
 // and values are about 80 MB, which one batch of 740 KB makes, and
-// DefaultMaxSequenceMarks marks 12 bytes each, their label sets' keys
-// written once: 92 MB; before, each mark wrote its label set's key again,
-// 4.1 GB; with Window, the key of a label set of a window before that
-// marks outlive is written once too), and the log writes it in pieces as
-// it is made (wal.Log.CheckpointState): posts wait only while
-// aggregate.Set.State copies references to the blobs and marks, and
+// DefaultMaxSequenceMarks marks 13 bytes each, their label sets' keys
+// written once and their times against their senders' (one byte for
+// the marks of a sender's latest post): 93 MB; before, each mark wrote
+// its label set's key again, 4.1 GB; with Window, the key of a label set
+// of a window before that marks outlive is written once too), and the
+// log writes it in pieces as it is made (wal.Log.CheckpointState): posts
+// wait only while aggregate.Set.State copies references to the blobs and
+// marks, and
 // the whole state is never in memory (it is folded a chunk of aggregates
 // at a time as it is written); Open reads it back with memory
 // bounded by the file's length. A checkpoint that fails (a disk full,

@@ -590,3 +590,64 @@ func pushedAtNextRotation(t *testing.T, s *collector.Server, ck *clock, at time.
 	}
 	return pushed
 }
+
+// A restart from a checkpoint recovers the senders' sequence marks with
+// the times of their posts and the windows rotated since, as it recovers
+// a replayed post's (TestReplayedMarksAgeAsLive): the later rotations
+// age them out as they do in the server that never stopped, whatever the
+// downtime. Before, the checkpoint held no times: its marks took the
+// restart's time (200 s) in the window under way, and outlived
+// -sequence-mark-age by the downtime, here a's (posted at 0 s) and b's
+// (25 s), kept after the rotations at 205 s and 206 s that age them out,
+// and a retry of b's post after them was a duplicate, when in the server
+// that never stopped it is added.
+func TestCheckpointedMarksAgeAsLive(t *testing.T) {
+	t0 := time.Unix(1700000000, 0)
+	ck := &clock{t: t0}
+	cfg := collector.Config{DataDir: t.TempDir(), Now: ck.now, NoSync: true, SequenceMarkAge: time.Minute}
+	s1, tp := newServer(t, cfg)
+	kb := fixture.KitchenBlob(tp).Bytes()
+	postAt := func(s *collector.Server, sec int, id string) {
+		t.Helper()
+		ck.set(t0.Add(time.Duration(sec) * time.Second))
+		code, body := postH(t, s, "/v1/blobs", "host="+id, kb, map[string]string{aggregate.HeaderSender: id, aggregate.HeaderSeq: "1"})
+		require.Equal(t, http.StatusNoContent, code, body)
+	}
+	rotateAt := func(s *collector.Server, sec int) {
+		ck.set(t0.Add(time.Duration(sec) * time.Second))
+		s.Rotate() // (and a checkpoint, but in s1 once its log is closed)
+	}
+	postAt(s1, 0, "a")
+	rotateAt(s1, 10)
+	rotateAt(s1, 20)
+	postAt(s1, 25, "b")
+	rotateAt(s1, 30) // the last checkpoint: a's mark, three rotations old, and b's, one
+	postAt(s1, 35, "c")
+	require.Equal(t, 3, collector.SequenceMarks(s1))
+	collector.Crash(s1)
+
+	ck.set(t0.Add(200 * time.Second))
+	s2, _ := newServer(t, cfg)
+	lines, _ := scrapeLines(t, s2, false)
+	require.Contains(t, lines, "statsblob_collector_log_replayed_records 1", "c's post; a's and b's marks are the checkpoint's")
+	require.Equal(t, 3, collector.SequenceMarks(s2))
+
+	for _, step := range []struct {
+		sec   int
+		marks int
+	}{
+		{205, 2}, // a's goes (0 s, four rotations old); b's is two rotations old
+		{206, 1}, // b's goes (25 s)
+		{207, 0}, // c's goes (35 s)
+	} {
+		rotateAt(s1, step.sec)
+		rotateAt(s2, step.sec)
+		require.Equal(t, step.marks, collector.SequenceMarks(s1), "at %d s", step.sec)
+		require.Equal(t, step.marks, collector.SequenceMarks(s2), "at %d s", step.sec)
+	}
+	for i, id := range []string{"a", "b", "c"} { // retries after their marks aged out: added again
+		postAt(s2, 210, id)
+		require.Equal(t, slices.Repeat([]uint64{1}, i+1), s2.Merged(), "a retry of %s's post (host=%[1]s)", id)
+	}
+	require.NoError(t, s2.Close())
+}
