@@ -252,6 +252,8 @@ type Config struct {
 	// NoSync skips the fsyncs of DataDir: posts survive a crash of the
 	// process, not of the machine (for tests).
 	NoSync bool
+
+	diskFault func(op, file string) error // DataDir's log's wal.Options.Fault (tests: export_test.go)
 }
 
 // DefaultCheckpointInterval is Config.CheckpointInterval's default.

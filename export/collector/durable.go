@@ -785,7 +785,7 @@ func (s *Server) openLog() error {
 	lookup := s.lookup
 	loaded := false
 	s.replayAt = s.set.Start().UnixNano()
-	l, err := wal.Open(s.cfg.DataDir, wal.Options{NoSync: s.cfg.NoSync}, wal.Recovery{
+	l, err := wal.Open(s.cfg.DataDir, wal.Options{NoSync: s.cfg.NoSync, Fault: s.cfg.diskFault}, wal.Recovery{
 		Checkpoint: func(state []byte) error {
 			loaded = true
 			err := s.set.LoadState(state, lookup)

@@ -33,3 +33,11 @@ func QueuedBytes(s *Server) int64 { return s.set.Stats().PendingBytes }
 
 // SequenceMarks is how many sequence marks the server keeps.
 func SequenceMarks(s *Server) int { return s.set.Stats().Marks }
+
+// WithDiskFault returns cfg whose DataDir log's disk fails as fault says
+// (wal.Options.Fault): before each write ("write") and fsync ("sync") of
+// a file of the log, named seg-N.wal or ckpt-N.ckpt.
+func WithDiskFault(cfg Config, fault func(op, file string) error) Config {
+	cfg.diskFault = fault
+	return cfg
+}

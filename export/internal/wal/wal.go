@@ -92,6 +92,14 @@ type Options struct {
 	// NoSync skips fsync: records survive a crash of the process, not of
 	// the machine. For tests and for users who accept that.
 	NoSync bool
+	// Fault, if not nil, makes the disk fail, for tests: it is asked
+	// before each write to a file of the log ("write": a segment's
+	// records, or a checkpoint file whole) and each fsync of a segment
+	// ("sync", asked with NoSync too), with the file's name (seg-N.wal,
+	// ckpt-N.ckpt), and an error it returns is that operation's, made
+	// without touching the file (a failed fsync after a write that went
+	// through, a write of nothing).
+	Fault func(op, file string) error
 }
 
 // Recovery receives what Open reads back, in order: the checkpoint's
@@ -549,13 +557,40 @@ func (l *Log) flush() (upto uint64, n int, err error) {
 	if len(buf) == 0 {
 		return upto, 0, nil
 	}
-	if n, err = f.Write(buf); err != nil {
+	if n, err = l.write(f, buf); err != nil {
 		return 0, n, err
 	}
-	if !l.opts.NoSync {
-		err = f.Sync()
+	return upto, n, l.sync(f)
+}
+
+// write writes p to segment f (Options.Fault first).
+func (l *Log) write(f *os.File, p []byte) (int, error) {
+	if err := l.fault("write", f.Name()); err != nil {
+		return 0, err
 	}
-	return upto, n, err
+	return f.Write(p)
+}
+
+// sync syncs segment f, unless NoSync (Options.Fault first).
+func (l *Log) sync(f *os.File) error {
+	if err := l.fault("sync", f.Name()); err != nil {
+		return err
+	}
+	if l.opts.NoSync {
+		return nil
+	}
+	return f.Sync()
+}
+
+// fault is Options.Fault's verdict on op of the file at path.
+func (l *Log) fault(op, path string) error {
+	if l.opts.Fault == nil {
+		return nil
+	}
+	if err := l.opts.Fault(op, filepath.Base(path)); err != nil {
+		return fmt.Errorf("%s %s: %w", op, filepath.Base(path), err)
+	}
+	return nil
 }
 
 // Checkpoint replaces the log so far by a state: snapshot is called under
@@ -673,15 +708,13 @@ var errSnapshot = errors.New("wal: snapshot")
 func (l *Log) rollLocked(snapshot func() (State, error)) (state State, upto uint64, n int, next uint64, err error) {
 	upto = l.lsn
 	if len(l.pending) > 0 {
-		if n, err = l.f.Write(l.pending); err != nil {
+		if n, err = l.write(l.f, l.pending); err != nil {
 			return nil, 0, n, 0, err
 		}
 		l.pending = nil
 	}
-	if !l.opts.NoSync {
-		if err = l.f.Sync(); err != nil {
-			return nil, 0, n, 0, err
-		}
+	if err = l.sync(l.f); err != nil {
+		return nil, 0, n, 0, err
 	}
 	state, err = snapshot()
 	if err != nil {
@@ -699,6 +732,9 @@ func (l *Log) rollLocked(snapshot func() (State, error)) (state State, upto uint
 // writeCheckpoint writes checkpoint n of state, in pieces (see the
 // package's doc), as WriteTo makes it.
 func (l *Log) writeCheckpoint(n uint64, state State) error {
+	if err := l.fault("write", ckptName(n)); err != nil {
+		return fmt.Errorf("wal: checkpoint: %w", err)
+	}
 	err := writeFile(filepath.Join(l.dir, ckptName(n)), !l.opts.NoSync, func(f *os.File) error {
 		size := state.Len()
 		if size < 0 {

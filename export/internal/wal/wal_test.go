@@ -3,6 +3,7 @@ package wal_test
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -667,5 +669,72 @@ func TestCheckpointState(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, live, got)
 		require.NoError(t, l.Close())
+	}
+}
+
+// errDisk is the failure a test's disk makes (disk).
+var errDisk = errors.New("injected disk failure")
+
+// disk is a disk that fails the operations of Options.Fault it is told
+// to: op "write" or "sync" of the files whose names start with a prefix
+// ("seg-", "ckpt-").
+type disk struct {
+	mu   sync.Mutex
+	fail map[[2]string]bool // {op, prefix}
+}
+
+func (d *disk) set(fail ...[2]string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.fail = map[[2]string]bool{}
+	for _, f := range fail {
+		d.fail[f] = true
+	}
+}
+
+func (d *disk) fault(op, file string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for f := range d.fail {
+		if f[0] == op && strings.HasPrefix(file, f[1]) {
+			return errDisk
+		}
+	}
+	return nil
+}
+
+// Options.Fault fails a disk's operations as they would fail: a write of
+// a segment writes nothing, an fsync fails after the write went through
+// (Open replays the record, which was never acknowledged), a checkpoint's
+// write leaves the log whole. A failed write or fsync fails the log:
+// ErrClosed, wrapping the disk's error.
+func TestFault(t *testing.T) {
+	for _, c := range []struct {
+		op   string
+		want state // replayed by Open
+	}{
+		{"write", state{sum: 1, n: 1}},
+		{"sync", state{sum: 3, n: 2}},
+	} {
+		t.Run(c.op, func(t *testing.T) {
+			dir := t.TempDir()
+			d := &disk{}
+			opts := wal.Options{NoSync: true, Fault: d.fault}
+			l, err := wal.Open(dir, opts, wal.Recovery{})
+			require.NoError(t, err)
+			require.NoError(t, l.Append(rec(1), nil))
+			d.set([2]string{"write", "ckpt-"})
+			require.ErrorIs(t, l.Checkpoint(func() ([]byte, error) { return []byte("state"), nil }), errDisk)
+			d.set([2]string{c.op, "seg-"})
+			err = l.Append(rec(2), nil)
+			require.ErrorIs(t, err, wal.ErrClosed)
+			require.ErrorIs(t, err, errDisk)
+			require.ErrorIs(t, l.Append(rec(4), nil), wal.ErrClosed)
+			require.NoError(t, l.Close())
+			var got state
+			_, err = wal.Open(dir, wal.Options{NoSync: true}, got.recovery())
+			require.NoError(t, err)
+			require.Equal(t, c.want, got)
+		})
 	}
 }
