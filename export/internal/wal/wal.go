@@ -37,6 +37,16 @@
 // Append returns only after the fsync that covers it). Damage anywhere
 // else is reported as ErrCorrupt and Open fails: acknowledged records would
 // otherwise be lost without a word.
+//
+// # Failure
+//
+// A write or an fsync that fails fails the log (Failed; every append
+// returns ErrClosed from then on): the records it covered may or may not
+// be on disk, and none was acknowledged. Recover makes the log whole
+// again by a checkpoint of the caller's state written to a new file,
+// never by writing or syncing the failed segment again (after a failed
+// fsync, one that succeeds on the same file promises nothing: the kernel
+// may have dropped the pages it could not write).
 package wal
 
 import (
@@ -138,6 +148,7 @@ type Log struct {
 	syncing bool
 	durable uint64 // records written and synced
 	err     error  // the first write or sync failure, or ErrClosed
+	closed  bool   // by Close
 	stats   Stats
 }
 
@@ -683,6 +694,12 @@ func (l *Log) checkpoint(snapshot func() (State, error)) error {
 	l.smu.Lock()
 	l.stats.Checkpoints++
 	l.smu.Unlock()
+	return l.removeBefore(next)
+}
+
+// removeBefore deletes the segments and checkpoints checkpoint next
+// replaces.
+func (l *Log) removeBefore(next uint64) error {
 	segs, ckpts, err := list(l.dir)
 	if err != nil {
 		return err
@@ -890,10 +907,97 @@ func (l *Log) Close() error {
 	if l.err == nil {
 		l.err = ErrClosed
 	}
+	l.closed = true
 	l.cond.Broadcast()
 	l.smu.Unlock()
 	if err != nil {
 		return fmt.Errorf("wal: close: %w", err)
 	}
 	return nil
+}
+
+// Failed returns the error that failed the log (a write or an fsync that
+// failed, an event's record past MaxRecord), which every append returns
+// since, wrapping ErrClosed; nil while the log is whole, and once it is
+// closed (Close).
+func (l *Log) Failed() error {
+	l.smu.Lock()
+	defer l.smu.Unlock()
+	if l.closed {
+		return nil
+	}
+	return l.err
+}
+
+// Recover makes a log that failed (Failed) whole again: snapshot is
+// called under the log's lock, as Checkpoint's, and what it returns is
+// written as a checkpoint to a new file, which replaces the log. No
+// apply runs while the log is failed, so the state holds every record
+// appended, those whose write or fsync failed among them (their applies
+// ran): they are not written again, and the segment the failure may have
+// left torn or unsynced is not written to again. Only once the
+// checkpoint is written is the next segment started and the log whole:
+// appends go on, and the older files are deleted. A checkpoint that
+// fails (counted in Stats.Failed) leaves the log failed and its files as
+// they were: the failed segment is still the last one, whose torn tail
+// Open cuts. On a whole log Recover is CheckpointState; on a closed one
+// it returns ErrClosed.
+func (l *Log) Recover(snapshot func() (State, error)) error {
+	l.smu.Lock()
+	for l.syncing {
+		l.cond.Wait()
+	}
+	switch {
+	case l.closed:
+		l.smu.Unlock()
+		return ErrClosed
+	case l.err == nil:
+		l.smu.Unlock()
+		return l.CheckpointState(snapshot)
+	}
+	l.syncing = true // no flush, no checkpoint meanwhile
+	l.smu.Unlock()
+
+	next, upto, err := l.recover(snapshot)
+	l.smu.Lock()
+	l.syncing = false
+	if err != nil {
+		l.stats.Failed++
+	} else {
+		l.err = nil
+		l.durable = max(l.durable, upto)
+		l.stats.Checkpoints++
+	}
+	l.cond.Broadcast()
+	l.smu.Unlock()
+	if err != nil {
+		return err
+	}
+	return l.removeBefore(next)
+}
+
+// recover writes the checkpoint of Recover and starts the segment after
+// it; it returns that segment's number and the records the checkpoint
+// covers (every one appended: none is while the log is failed). Called in
+// the syncing role of a failed log.
+func (l *Log) recover(snapshot func() (State, error)) (next, upto uint64, err error) {
+	l.mu.Lock()
+	state, err := snapshot()
+	next, upto = l.segN+1, l.lsn
+	l.mu.Unlock()
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w: %w", errSnapshot, err)
+	}
+	if err := l.writeCheckpoint(next, state); err != nil {
+		return 0, 0, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	old := l.f
+	if err := l.openSegment(next); err != nil {
+		return 0, 0, err // the checkpoint is written: a restart starts from it
+	}
+	old.Close()
+	l.pending = nil // the snapshot holds their applies
+	return next, upto, nil
 }

@@ -738,3 +738,91 @@ func TestFault(t *testing.T) {
 		})
 	}
 }
+
+// copyDir copies the files of dir to a new directory: what a crash would
+// leave of the log now.
+func copyDir(t *testing.T, dir string) string {
+	t.Helper()
+	to := t.TempDir()
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range ents {
+		p, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(to, e.Name()), p, 0o644))
+	}
+	return to
+}
+
+// Recover makes a failed log whole again with a checkpoint of the state,
+// which holds the record whose write or fsync failed (its apply ran):
+// appends go on, and a restart starts from that checkpoint. A Recover
+// whose checkpoint fails leaves the log failed and its files as they
+// were, so that a restart replays what was durable (a torn tail cut, not
+// a segment after it). On a whole log Recover is a checkpoint; on a
+// closed one, ErrClosed.
+func TestRecover(t *testing.T) {
+	for _, c := range []struct {
+		op       string
+		restart  state // what a restart before Recover replays
+		replayed uint64
+	}{
+		{"write", state{sum: 1, n: 1}, 1},
+		{"sync", state{sum: 3, n: 2}, 2},
+	} {
+		t.Run(c.op, func(t *testing.T) {
+			dir := t.TempDir()
+			d := &disk{}
+			l, err := wal.Open(dir, wal.Options{NoSync: true, Fault: d.fault}, wal.Recovery{})
+			require.NoError(t, err)
+			var live state
+			add := func(v uint64) error { return l.Append(rec(v), func() { live.sum += v; live.n++ }) }
+			snap := func() (wal.State, error) { return &chunkState{p: live.bytes(), chunk: 3}, nil }
+			require.NoError(t, add(1))
+			require.NoError(t, l.Failed())
+			d.set([2]string{c.op, "seg-"}, [2]string{"write", "ckpt-"})
+			require.ErrorIs(t, add(2), errDisk)
+			require.Equal(t, state{sum: 3, n: 2}, live, "its apply ran")
+			require.ErrorIs(t, l.Failed(), wal.ErrClosed)
+			require.ErrorIs(t, l.Failed(), errDisk)
+			require.ErrorIs(t, l.Recover(snap), errDisk, "the disk still fails")
+			require.ErrorIs(t, l.Failed(), errDisk, "still failed")
+			require.ErrorIs(t, add(4), wal.ErrClosed)
+			require.Equal(t, state{sum: 3, n: 2}, live, "no apply while failed")
+			require.Equal(t, uint64(1), l.Stats().Failed)
+
+			var got state
+			crashed, err := wal.Open(copyDir(t, dir), wal.Options{NoSync: true}, got.recovery())
+			require.NoError(t, err, "the failed segment is still the last")
+			require.Equal(t, c.restart, got)
+			require.Equal(t, c.replayed, crashed.Stats().Replayed)
+			require.NoError(t, crashed.Close())
+
+			d.set()
+			require.NoError(t, l.Recover(snap))
+			require.NoError(t, l.Failed())
+			require.Equal(t, uint64(1), l.Stats().Checkpoints)
+			require.NoError(t, add(8))
+			require.NoError(t, l.Recover(snap), "a whole log: a checkpoint")
+			require.Equal(t, uint64(2), l.Stats().Checkpoints)
+			require.NoError(t, add(16))
+			require.NoError(t, l.Close())
+			require.ErrorIs(t, l.Recover(snap), wal.ErrClosed)
+			require.NoError(t, l.Failed(), "closed, not failed")
+
+			got = state{}
+			l, err = wal.Open(dir, wal.Options{NoSync: true}, got.recovery())
+			require.NoError(t, err)
+			require.Equal(t, live, got)
+			require.Equal(t, state{sum: 27, n: 4}, got)
+			require.Equal(t, uint64(1), l.Stats().Replayed, "the record after the last checkpoint")
+			require.NoError(t, l.Close())
+			names, err := filepath.Glob(filepath.Join(dir, "*"))
+			require.NoError(t, err)
+			for i := range names {
+				names[i] = filepath.Base(names[i])
+			}
+			require.Equal(t, []string{"ckpt-0000000000000002.ckpt", "seg-0000000000000002.wal", "seg-0000000000000003.wal"}, names)
+		})
+	}
+}
