@@ -205,11 +205,12 @@ func TestReplayedMarksAgeAsLive(t *testing.T) {
 	lines, _ := scrapeLines(t, s1, false)
 	require.Contains(t, lines, "statsblob_collector_checkpoint_failures_total 4")
 	live := aggLines(t, s1)
-	collector.Crash(s1)
 	unblock()
 
 	ck.set(t0.Add(80 * time.Second))
-	s2, _ := newServer(t, cfg)
+	restart := cfg
+	restart.DataDir = copyDir(t, dir) // what a crash would leave; s1 goes on
+	s2, _ := newServer(t, restart)
 	require.Equal(t, live, aggLines(t, s2))
 	require.Equal(t, 2, collector.SequenceMarks(s2), "b's and c's")
 	require.Zero(t, collector.LimitHits(s2, "sequence_marks"), "the replay found a place for c's mark")
@@ -218,7 +219,7 @@ func TestReplayedMarksAgeAsLive(t *testing.T) {
 
 	// Their times too: a rotation at 200 s (the cutoff 140 s) drops b's
 	// mark (25 s, three rotations old) in both, and keeps c's (75 s).
-	rotateAt(s1, 200*time.Second) // (s1's log is closed: the rotation is made, not logged)
+	rotateAt(s1, 200*time.Second)
 	rotateAt(s2, 200*time.Second)
 	require.Equal(t, 1, collector.SequenceMarks(s1))
 	require.Equal(t, 1, collector.SequenceMarks(s2))
@@ -232,4 +233,23 @@ func TestReplayedMarksAgeAsLive(t *testing.T) {
 		require.Equal(t, p.want, s2.Merged(), "a retry of %s's post", p.id)
 	}
 	require.NoError(t, s2.Close())
+	require.NoError(t, s1.Close())
+}
+
+// copyDir copies the files of dir to a new directory: what a crash would
+// leave of a data directory now.
+func copyDir(t *testing.T, dir string) string {
+	t.Helper()
+	to := t.TempDir()
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		p, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(to, e.Name()), p, 0o644))
+	}
+	return to
 }

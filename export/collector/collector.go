@@ -35,7 +35,8 @@
 //	400 sender    a Statsblob-Sender without a Statsblob-Seq or the other way round, or either malformed
 //	400 batch     a batch body DecodeBatch rejects
 //	401 auth      with Tokens: no post token (403 auth: a template or a forced label the token does not allow)
-//	503 durability with DataDir: the write-ahead log failed (every later post too)
+//	503 durability with DataDir: the write-ahead log failed (every later post too, until it heals:
+//	              durable.go), with Retry-After
 //
 // With DataDir every acknowledged post survives a crash (durable.go);
 // GET /v1/aggregates and /v1/aggregate read the aggregates back as blobs
@@ -296,10 +297,18 @@ type Server struct {
 	log          *wal.Log // DataDir's write-ahead log (durable.go); nil without
 	lock         *os.File // DataDir's lock (lock_unix.go)
 	recoveredMu  sync.Mutex
-	recovered    []Closed // closed windows read from DataDir for the delta pusher (closed.go)
-	logBroken    atomic.Bool
-	replayFailed uint64 // of which could not be added again
-	replayAt     int64  // the time, Unix nanoseconds, replayed posts of records without theirs take (durable.go)
+	recovered    []Closed    // closed windows read from DataDir for the delta pusher (closed.go)
+	logBroken    atomic.Bool // the log failed, not yet healed (durable.go)
+	logClosed    atomic.Bool // by Close
+	brokenMu     sync.Mutex  // logBroken's changes
+	logMu        sync.Mutex  // rotations and heals of the log, one at a time
+	held         *Closed     // closed, its rotation's record failed: shipped once the log heals (under logMu)
+	heldSaved    bool        // its file for the delta pusher written (closed.go)
+	logFailures  prometheus.Counter
+	logHeals     prometheus.Counter
+	rotHeld      prometheus.Counter // rotations the failed log held back
+	replayFailed uint64             // of which could not be added again
+	replayAt     int64              // the time, Unix nanoseconds, replayed posts of records without theirs take (durable.go)
 }
 
 // New returns a Server. Errors wrap voi.ErrInvalid: no templates, negative
@@ -675,26 +684,68 @@ func (s *Server) Merged() []uint64 { return s.set.Merged() }
 // With DataDir, the rotation is a record of the log, at its point among
 // the posts, and a checkpoint follows it: the posts before it are not
 // replayed into the new window, even if that checkpoint fails (see
-// durable.go's doc for what a crash loses of the closed window).
+// durable.go's doc for what a crash loses of the closed window). While
+// the log is failed (a write or an fsync failed), Rotate first tries to
+// heal it (durable.go); if it cannot, the window goes on, and Rotate
+// returns an empty Closed: shipped, its posts would be shipped again by
+// a restart, which replays them into the window under way. A window
+// whose rotation's record fails is closed but held, not shipped, until
+// the log heals.
 func (s *Server) Rotate() Closed {
-	var c Closed
-	rotate := func() {
-		c = s.set.Rotate(s.cfg.Now())
-		s.levels.rotate()
-		if err := s.saveClosed(c); err != nil { // for the delta pusher (closed.go)
-			s.warn("the closed window could not be saved: a crash before it is pushed loses it", "err", err)
-		}
-	}
+	c, _ := s.rotate()
+	return c
+}
+
+// rotate is Rotate; false if no window was shipped because the log
+// failed.
+func (s *Server) rotate() (Closed, bool) {
 	if s.log == nil {
-		rotate()
-	} else if ran, err := s.logEvent(func() [][]byte {
-		rotate()
-		return [][]byte{appendEvent(nil, &event{kind: recordRotate, at: c.End.UnixNano()})}
-	}); !ran {
-		rotate() // the log is broken: no post is added any more, windows go on
-	} else if err == nil {
-		_ = s.checkpoint() // logged and counted
+		c, _ := s.closeWindow()
+		return s.ship(c), true
 	}
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	if s.healLocked() != nil {
+		s.rotHeld.Inc()
+		return Closed{}, false
+	}
+	var c Closed
+	saved := false
+	ran, err := s.logEvent(func() [][]byte {
+		c, saved = s.closeWindow()
+		return [][]byte{appendEvent(nil, &event{kind: recordRotate, at: c.End.UnixNano()})}
+	})
+	switch {
+	case !ran: // the log failed since (or was closed): the window goes on
+		if s.log.Failed() != nil {
+			s.rotHeld.Inc()
+		}
+		return Closed{}, false
+	case err != nil: // closed, its record maybe not on disk: held
+		s.held, s.heldSaved = &c, saved
+		s.rotHeld.Inc()
+		return Closed{}, false
+	}
+	_ = s.checkpoint() // logged and counted
+	return s.ship(c), true
+}
+
+// closeWindow closes the current window and starts the next, and writes
+// the closed one for the delta pusher (closed.go), reporting whether it
+// did.
+func (s *Server) closeWindow() (Closed, bool) {
+	c := s.set.Rotate(s.cfg.Now())
+	s.levels.rotate()
+	if err := s.saveClosed(c); err != nil {
+		s.warn("the closed window could not be saved: a crash before it is pushed loses it", "err", err)
+		return c, false
+	}
+	return c, true
+}
+
+// ship hands a closed window to the history and the OnClose functions,
+// and returns it as they got it.
+func (s *Server) ship(c Closed) Closed {
 	s.windows.Inc()
 	c.Blobs = s.withVersions(s.withDefs(s.withLevels(c.Blobs)))
 	s.hist.add(c, s.cfg.History)
@@ -718,6 +769,8 @@ func LoadTemplates(reg *tpl.Registry, data []byte) ([]*tpl.Template, error) {
 // first when the current window is Window old (a window recovered from
 // DataDir keeps its start), expires idle label sets (Expire) and writes
 // DataDir's checkpoints every CheckpointInterval, until ctx is done.
+// While DataDir's log is failed, a window's end that Rotate held back is
+// tried again every CheckpointInterval (or Window, if shorter).
 func (s *Server) RunWindows(ctx context.Context) {
 	var rot <-chan time.Time
 	var rotTimer *time.Timer
@@ -747,7 +800,11 @@ func (s *Server) RunWindows(ctx context.Context) {
 			return
 		case <-rot:
 			s.Rotate()
-			rotTimer.Reset(untilEnd())
+			d := untilEnd()
+			if d == 0 { // the window went on (the log failed): try again
+				d = min(s.cfg.Window, s.cfg.CheckpointInterval)
+			}
+			rotTimer.Reset(d)
 		case <-sweep:
 			s.Expire()
 		case <-ckpt:

@@ -362,7 +362,7 @@ func (s *Server) resetVOIs(name string, names []string) (int, error) {
 		case !ran:
 			return http.StatusServiceUnavailable, errors.New("the -data-dir log failed: nothing reset")
 		case err != nil:
-			return http.StatusServiceUnavailable, errors.New("the reset was made but the -data-dir log failed: a restart may undo it")
+			return http.StatusServiceUnavailable, errors.New("the reset was made but the -data-dir log failed: a restart before it heals may undo it")
 		}
 		_ = s.checkpoint() // logged and counted: the log holds the reset
 	}

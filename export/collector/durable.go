@@ -71,6 +71,49 @@ import (
 // their places since; a rotation's closed window came back into the
 // window under way).
 //
+// A write or an fsync of the log that fails (an I/O error, a full disk)
+// fails the log (Server.broken): the posts of that write were added
+// (their applies ran) but are answered 503, and every later post is
+// refused (503, and /readyz 503) until the log heals. Meanwhile nothing
+// is shipped that a restart would replay: the window under way does not
+// close (Rotate holds it back), and a window whose own rotation's record
+// failed is closed but held, not shipped. At every checkpoint, window's
+// end and Close the server tries to heal the log (Server.healLocked): it
+// writes a checkpoint of the state in memory to a new file
+// (wal.Log.Recover), which replaces the log; the failed segment is never
+// written or synced again. That state holds the posts answered 503 with
+// their senders' marks: once healed they are counted once, and a
+// sequenced sender's retry of one is a duplicate (a post without a
+// sender id retried after the 503 is added again, as after an answer
+// lost on the way). Posts are then taken again and the held window is
+// shipped. If the process dies first, the restart replays the log as it
+// is: a post of the failed write is replayed or not (its record on disk
+// or not), its sequenced retry a duplicate or added, once either way;
+// the held window's posts come back into the window under way (its
+// rotation's record lost), or the window is closed again (the record on
+// disk), and then the delta pusher's file ships it and a remote writer
+// loses it, as any window it had not sent. No post is added while the
+// log is failed and at most one window is held: memory does not grow.
+// Each failure and each heal is logged once; counted in
+// statsblob_collector_log_broken, _log_failures_total, _log_heals_total,
+// _rotations_held_total, and the tries that fail in
+// _checkpoint_failures_total. Before, a failed log went on closing and
+// shipping windows whose rotations were not in the log, so a restart
+// replayed their posts into the window under way and shipped them a
+// second time, and a post answered 503 after its add was shipped all the
+// same, while its sender's retry was added again after the restart (or
+// at another collector); the log never took a post again.
+//
+// Why heal rather than exit, as PostgreSQL does after a failed fsync:
+// PostgreSQL cannot know what its data files hold after one and rebuilds
+// them from its log; here the state in memory is known and holds all the
+// log does, and it is written to a new file. An exit under systemd or
+// Kubernetes would restart into a loop while the disk stays full,
+// replaying the log at every start and serving no scrape; a collector
+// that heals keeps its state, is out of the load balancers while failed
+// (/readyz), and takes posts again as soon as the disk does. A restart
+// loses nothing acknowledged, for an operator who prefers one.
+//
 // A window closed and not yet pushed by a delta OTLP Pusher is kept too,
 // until pushed (closed.go). What is not kept: the levels (gauges) of the
 // senders, which come back with their next post, a closed window a remote
@@ -616,8 +659,8 @@ func (r *record) header(name string) string {
 // record holds it, so that a replay gives them the same. A post whose record would
 // pass wal.MaxRecord is a 413, checked before the record is made; the log
 // goes on. A log that fails (a write, an fsync) makes this post and every
-// later one a 503 (the log may have lost the record: the post is not
-// acknowledged).
+// later one a 503 until it heals (the log may have lost the record: the
+// post is not acknowledged, though apply added it; see heal).
 func (s *Server) durably(rec func(at time.Time) *record, apply func(at time.Time) *rejection) *rejection {
 	at := s.cfg.Now()
 	if s.log == nil {
@@ -812,6 +855,12 @@ func (s *Server) openLog() error {
 		return fmt.Errorf("collector: -data-dir %s: %w", s.cfg.DataDir, err)
 	}
 	s.log, s.lock = l, lock
+	s.logFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "statsblob_collector_log_failures_total",
+		Help: "Failures of the -data-dir log (a write or an fsync; logged): posts are refused until it heals."})
+	s.logHeals = prometheus.NewCounter(prometheus.CounterOpts{Name: "statsblob_collector_log_heals_total",
+		Help: "Failed -data-dir logs made whole again by a checkpoint of the state in memory (logged): posts are taken again."})
+	s.rotHeld = prometheus.NewCounter(prometheus.CounterOpts{Name: "statsblob_collector_rotations_held_total",
+		Help: "Window ends the failed -data-dir log held back: the window went on (or, its rotation's record failed, was kept unshipped) until the log heals."})
 	stat := func(f func(wal.Stats) uint64) func() float64 {
 		return func() float64 { return float64(f(l.Stats())) }
 	}
@@ -825,8 +874,17 @@ func (s *Server) openLog() error {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "statsblob_collector_checkpoints_total",
 			Help: "Checkpoints written to -data-dir."}, stat(func(st wal.Stats) uint64 { return st.Checkpoints })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "statsblob_collector_checkpoint_failures_total",
-			Help: "Checkpoints of -data-dir that failed (logged): the log is cut at the next one that succeeds."},
+			Help: "Checkpoints of -data-dir that failed (logged), and tries to heal a failed log: the log is cut at the next one that succeeds."},
 			stat(func(st wal.Stats) uint64 { return st.Failed })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_log_broken",
+			Help: "1 while the -data-dir log is failed (a write or an fsync failed; logged): posts are refused (503) and windows are not shipped until it heals."},
+			func() float64 {
+				if s.logBroken.Load() {
+					return 1
+				}
+				return 0
+			}),
+		s.logFailures, s.logHeals, s.rotHeld,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_log_replayed_records",
 			Help: "Records (posts, expiries, rotations, resets) replayed from the -data-dir log at the start."}, stat(func(st wal.Stats) uint64 { return st.Replayed })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "statsblob_collector_log_replay_failures",
@@ -845,26 +903,101 @@ func (s *Server) openLog() error {
 // event runs under the log's lock and returns the records of the change
 // (see event), which are durable when logEvent returns. It reports
 // whether event ran: not when the log had failed before. A log that fails
-// writing the records is broken from then on (posts are refused): the
-// change is made, and a restart may not make it again.
+// writing the records is failed from then on (posts are refused) until it
+// heals: the change is made, and a restart before then may not make it
+// again.
 func (s *Server) logEvent(event func() [][]byte) (bool, error) {
 	ran := false
 	err := s.log.AppendEvent(func() [][]byte {
 		ran = true
 		return event()
 	})
-	if err != nil && ran {
+	if err != nil {
 		s.broken(err)
 	}
 	return ran, err
 }
 
-// broken marks the log failed (posts are refused from then on), logging
-// it once.
+// broken marks the log failed if it is (wal.Log.Failed; not once it has
+// healed again, nor once it is closed): posts are refused (503), /readyz
+// answers 503 and windows are not shipped until heal makes it whole. Each
+// failure is logged and counted once.
 func (s *Server) broken(err error) {
-	if s.logBroken.CompareAndSwap(false, true) && s.cfg.Log != nil {
-		s.cfg.Log.Error("the write-ahead log failed: posts are refused from now on", "data_dir", s.cfg.DataDir, "err", err)
+	if s.logBroken.Load() {
+		return
 	}
+	s.brokenMu.Lock()
+	defer s.brokenMu.Unlock()
+	if s.logBroken.Load() || s.log.Failed() == nil {
+		return
+	}
+	s.logBroken.Store(true)
+	s.logFailures.Inc()
+	if s.cfg.Log != nil {
+		s.cfg.Log.Error("the write-ahead log failed: posts are refused and windows held until a checkpoint of the state in memory succeeds (tried at every checkpoint and window's end)",
+			"data_dir", s.cfg.DataDir, "err", err)
+	}
+}
+
+// heal is healLocked under logMu.
+func (s *Server) heal() error {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	return s.healLocked()
+}
+
+// healLocked makes a failed log whole again, if it can, and returns nil
+// if the log is whole (or closed). A log fails (a write, an fsync) after
+// its posts' applies ran: the state in memory holds posts answered 503,
+// with their senders' marks, and maybe events whose records are not on
+// disk; the log holds no more than the state, maybe less. So the state is
+// what is written: a checkpoint of it (wal.Log.Recover), to a new file,
+// replaces the log, and the refused posts are counted once (a sequenced
+// retry of one is a duplicate). Until then nothing is shipped that a
+// restart would replay: Rotate closes no window, and a window whose
+// rotation's record failed is held; once healed, that window is shipped
+// (its file for the delta pusher written first: the checkpoint leaves it
+// out of the log). Called with logMu held.
+func (s *Server) healLocked() error {
+	failed := s.log.Failed()
+	if failed == nil {
+		return nil
+	}
+	s.broken(failed) // logged and counted, if no post has met it yet
+	if s.held != nil && !s.heldSaved {
+		if err := s.saveClosed(*s.held); err != nil {
+			return fmt.Errorf("collector: the -data-dir log failed and cannot heal: %w", err)
+		}
+		s.heldSaved = true
+	}
+	var st *aggregate.State
+	err := s.log.Recover(func() (wal.State, error) {
+		st = s.set.State() // under the log's lock, as a checkpoint's
+		return st, nil
+	})
+	if st != nil {
+		st.Release()
+	}
+	if err != nil {
+		err = fmt.Errorf("collector: the -data-dir log failed and cannot heal: %w", err)
+		if s.cfg.Log != nil {
+			s.cfg.Log.Debug("the write-ahead log is still failed", "data_dir", s.cfg.DataDir, "err", err)
+		}
+		return err
+	}
+	s.brokenMu.Lock()
+	s.logBroken.Store(false)
+	s.brokenMu.Unlock()
+	s.logHeals.Inc()
+	if s.cfg.Log != nil {
+		s.cfg.Log.Info("the write-ahead log healed: a checkpoint of the state in memory was written, posts are taken again",
+			"data_dir", s.cfg.DataDir, "held_window", s.held != nil)
+	}
+	if c := s.held; c != nil {
+		s.held = nil
+		s.ship(*c)
+	}
+	return nil
 }
 
 // checkpoint writes a checkpoint of the log: the current window's
@@ -886,7 +1019,11 @@ func (s *Server) checkpoint() error {
 	if st != nil {
 		st.Release()
 	}
-	if err != nil && s.cfg.Log != nil {
+	switch {
+	case err == nil:
+	case s.log.Failed() != nil: // writing the log's last records failed
+		s.broken(err)
+	case s.cfg.Log != nil:
 		s.cfg.Log.Error("checkpoint failed: the log is not cut until one succeeds, a restart replays it", "data_dir", s.cfg.DataDir, "err", err)
 	}
 	return err
@@ -898,10 +1035,14 @@ func (s *Server) checkpoint() error {
 // CheckpointInterval. Posts wait while the state is snapshot (a copy of
 // references), not while it is written. A checkpoint that fails (a full
 // disk) undoes nothing: the log keeps its records, the expiry's among
-// them, and a restart recovers the state from them.
+// them, and a restart recovers the state from them. A log that failed
+// (a write or an fsync) is healed first, if it can be (see heal).
 func (s *Server) Checkpoint() error {
 	if s.log == nil {
 		return nil
+	}
+	if err := s.heal(); err != nil {
+		return err
 	}
 	_, err := s.expireLogged()
 	return err
@@ -912,12 +1053,19 @@ func (s *Server) Checkpoint() error {
 // once no post is under way (after http.Server.Shutdown). If that
 // checkpoint fails, Close returns its error and the log keeps every
 // record since the last one written: the next start replays them to the
-// same state.
+// same state. A log that failed is healed instead, if it can be (a
+// window it held is shipped); if it cannot, the next start replays what
+// it holds.
 func (s *Server) Close() error {
 	if s.log == nil {
 		return nil
 	}
-	err := s.checkpoint()
+	s.logClosed.Store(true)
+	failed := s.logBroken.Load() || s.log.Failed() != nil
+	err := s.heal() // (a checkpoint, if it heals)
+	if err == nil && !failed {
+		err = s.checkpoint()
+	}
 	if cerr := s.log.Close(); err == nil && !errors.Is(cerr, wal.ErrClosed) {
 		err = cerr
 	}

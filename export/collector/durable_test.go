@@ -113,7 +113,7 @@ func TestDurableRecovery(t *testing.T) {
 	require.Equal(t, "the collector cannot store posts (its -data-dir log failed): not acknowledged\n", body)
 	code, body, _ = get(t, s4, "/readyz", nil)
 	require.Equal(t, http.StatusServiceUnavailable, code)
-	require.Equal(t, "the -data-dir log failed: posts are refused\n", body)
+	require.Equal(t, "the -data-dir log is closed: posts are refused\n", body)
 	segs, _ := filepath.Glob(filepath.Join(dir, "seg-*.wal"))
 	ckpts, _ := filepath.Glob(filepath.Join(dir, "ckpt-*.ckpt"))
 	require.Len(t, ckpts, 1)

@@ -41,3 +41,11 @@ func WithDiskFault(cfg Config, fault func(op, file string) error) Config {
 	cfg.diskFault = fault
 	return cfg
 }
+
+// PushQueue is how many closed windows p has yet to push (delta; the one
+// being pushed among them).
+func PushQueue(p *Pusher) int {
+	p.qmu.Lock()
+	defer p.qmu.Unlock()
+	return len(p.queue)
+}

@@ -83,14 +83,17 @@ func (s *Server) initOps(pc *promexport.Collector) {
 	})
 }
 
-// readiness is the answer of /readyz: 200 until Drain, or while the
-// -data-dir log works; retry asks for a Retry-After.
+// readiness is the answer of /readyz: 200 until Drain, while the
+// -data-dir log works (or has healed again) and until Close closes it;
+// retry asks for a Retry-After.
 func (s *Server) readiness() (status int, msg string, retry bool) {
 	switch {
 	case s.draining.Load():
 		return http.StatusServiceUnavailable, "shutting down", true
 	case s.logBroken.Load():
-		return http.StatusServiceUnavailable, "the -data-dir log failed: posts are refused", false
+		return http.StatusServiceUnavailable, "the -data-dir log failed: posts are refused until it heals", false
+	case s.logClosed.Load():
+		return http.StatusServiceUnavailable, "the -data-dir log is closed: posts are refused", false
 	}
 	return http.StatusOK, "ready", false
 }

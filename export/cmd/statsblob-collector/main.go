@@ -38,7 +38,10 @@
 // every -checkpoint-interval, at each window's end and at shutdown: after
 // kill -9 or a power loss, a restart on the same DIR has every
 // acknowledged post exactly once (package collector, durable.go). If the
-// log cannot be written, posts are answered 503 from then on.
+// log cannot be written, posts are answered 503 and windows are held
+// (not shipped) until a checkpoint of the state in memory succeeds,
+// tried at every -checkpoint-interval and window's end: the process
+// stays up, /readyz 503 meanwhile (statsblob_collector_log_broken 1).
 package main
 
 import (
