@@ -18,8 +18,9 @@ import (
 
 // Defaults of a Pusher.
 const (
-	DefaultPushTimeout = 10 * time.Second
-	DefaultMaxPending  = 16
+	DefaultPushInterval = 10 * time.Second // Run's interval, and the command's -otlp-interval
+	DefaultPushTimeout  = 10 * time.Second
+	DefaultMaxPending   = 16
 )
 
 // Pusher ships a Server's aggregates through an OpenTelemetry exporter
@@ -227,8 +228,12 @@ func (p *Pusher) Push(ctx context.Context) error {
 }
 
 // Run pushes every interval until ctx is done (cumulative temporality;
-// with delta it only waits).
+// with delta it only waits). An interval of 0 or less is
+// DefaultPushInterval.
 func (p *Pusher) Run(ctx context.Context, interval time.Duration) {
+	if interval <= 0 {
+		interval = DefaultPushInterval // time.NewTicker panics on it
+	}
 	tk := time.NewTicker(interval)
 	defer tk.Stop()
 	for {

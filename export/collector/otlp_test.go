@@ -192,3 +192,20 @@ func TestCumulativeCloseFails(t *testing.T) {
 	require.True(t, errors.As(err, &ns), "%v", err)
 	require.Equal(t, collector.NotShipped{Windows: 1, Posts: 1, Err: context.DeadlineExceeded}, *ns)
 }
+
+// Run with an interval of 0 or less pushes every DefaultPushInterval: it
+// called time.NewTicker with it, which panics (the command's
+// -otlp-interval 0 took the process down).
+func TestRunNonPositiveInterval(t *testing.T) {
+	for _, every := range []time.Duration{0, -time.Second} {
+		s, _ := newServer(t, collector.Config{})
+		exp := &fakeExporter{}
+		p := s.NewPusher(exp, collector.PushConfig{})
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		p.Run(ctx, every)
+		cancel()
+		exp.mu.Lock()
+		require.Empty(t, exp.got, "no push within 20 ms of a %v interval", every)
+		exp.mu.Unlock()
+	}
+}

@@ -106,7 +106,8 @@ const (
 	DefaultMinBackoff = 100 * time.Millisecond
 	DefaultMaxBackoff = 10 * time.Second
 	DefaultTimeout    = 30 * time.Second
-	DefaultLookback   = 5 * time.Minute // Prometheus's --query.lookback-delta
+	DefaultLookback   = 5 * time.Minute  // Prometheus's --query.lookback-delta
+	DefaultInterval   = 15 * time.Second // Run's interval, and the command's -remote-write-interval
 )
 
 // Config configures a Writer.
@@ -334,8 +335,12 @@ func (w *Writer) Enqueue(blobs []export.Named, at, start time.Time) error {
 }
 
 // Run enqueues src's blobs every interval until ctx is done: the
-// collector's current window, without a window (cumulative series).
+// collector's current window, without a window (cumulative series). An
+// interval of 0 or less is DefaultInterval.
 func (w *Writer) Run(ctx context.Context, src export.Source, interval time.Duration, now func() time.Time) {
+	if interval <= 0 {
+		interval = DefaultInterval // time.NewTicker panics on it
+	}
 	tk := time.NewTicker(interval)
 	defer tk.Stop()
 	for {

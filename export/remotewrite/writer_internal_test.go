@@ -396,3 +396,19 @@ func TestNameClashAndUnmappableCounted(t *testing.T) {
 	require.Equal(t, 1.0, testutil.ToFloat64(w.omitted.WithLabelValues("name_clash")))
 	require.Equal(t, 1.0, testutil.ToFloat64(w.omitted.WithLabelValues("unmappable")))
 }
+
+// Run with an interval of 0 or less enqueues every DefaultInterval: it
+// called time.NewTicker with it, which panics (the command's
+// -remote-write-interval 0 took the process down).
+func TestRunNonPositiveInterval(t *testing.T) {
+	for _, every := range []time.Duration{0, -time.Second} {
+		srv := newServer(t, nil)
+		w := newWriter(t, Config{URL: srv.URL})
+		n := rwBlob(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		w.Run(ctx, export.SourceFunc(func() []export.Named { return []export.Named{n} }), every, time.Now)
+		cancel()
+		require.NoError(t, w.Close(context.Background()))
+		require.Empty(t, srv.requests(), "nothing sent within 20 ms of a %v interval", every)
+	}
+}

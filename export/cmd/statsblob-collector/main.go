@@ -196,14 +196,14 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	templates := fs.String("templates", "", "templates `FILE`: a template's JSON form or an array of them (required)")
 	window := fs.Duration("window", 0, "aggregates start afresh every `D` (0: never)")
 	otlp := fs.String("otlp", "", "OTLP/HTTP metrics endpoint `URL` to push to (e.g. http://127.0.0.1:4318/v1/metrics)")
-	otlpEvery := fs.Duration("otlp-interval", 10*time.Second, "push interval `D` with cumulative temporality")
+	otlpEvery := fs.Duration("otlp-interval", collector.DefaultPushInterval, "push interval `D` with cumulative temporality (> 0)")
 	temporality := fs.String("otlp-temporality", "cumulative", "`cumulative` (the current window every interval) or delta (each window once it closes; needs -window)")
 	namespace := fs.String("namespace", "", "metric name `PREFIX`")
 	quantiles := fs.String("quantiles", "0.5,0.9,0.99,0.999", "t-digest summary quantiles, comma-separated `LIST`")
 	native := fs.Bool("native", false, "also export t-digests as native (exponential) histograms")
 	otlpSummary := fs.Bool("otlp-summary", false, "push t-digests over OTLP as Summaries instead of exponential histograms")
 	rwURL := fs.String("remote-write", "", "Prometheus remote write `URL` to send to (e.g. http://127.0.0.1:9090/api/v1/write)")
-	rwEvery := fs.Duration("remote-write-interval", 15*time.Second, "remote write interval `D` without -window (with -window: each window once it closes)")
+	rwEvery := fs.Duration("remote-write-interval", remotewrite.DefaultInterval, "remote write interval `D` without -window (with -window: each window once it closes; > 0)")
 	rwHist := fs.String("remote-write-histograms", "auto", "t-digests as `auto` (native histograms unless the server refuses them), native or classic buckets")
 	rwQueue := fs.Int("remote-write-queue", remotewrite.DefaultQueueSize, "at most `N` snapshots waiting for remote write (the oldest is dropped and counted)")
 	rwLookback := fs.Duration("remote-write-lookback", remotewrite.DefaultLookback, "the remote-write server's query lookback `D` (Prometheus's --query.lookback-delta): stale markers not acknowledged are given up that long after their series' last sample")
@@ -264,6 +264,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return usage("-tls-cert and -tls-key go together")
+	}
+	if *otlpEvery <= 0 {
+		return usage("-otlp-interval %v: must be positive", *otlpEvery)
+	}
+	if *rwEvery <= 0 {
+		return usage("-remote-write-interval %v: must be positive", *rwEvery)
 	}
 	temp := metricdata.CumulativeTemporality
 	switch *temporality {

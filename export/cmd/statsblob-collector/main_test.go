@@ -67,6 +67,10 @@ func TestUsage(t *testing.T) {
 	f(2, "must not be negative", "-templates", "t.json", "-queue-bytes", "-1")
 	f(2, "must not be negative", "-templates", "t.json", "-max-level-readings", "-1")
 	f(2, "must not be negative", "-templates", "t.json", "-max-sequence-marks", "-1")
+	// time.NewTicker panicked on these (goroutine 48 [running]: time.NewTicker).
+	f(2, "-otlp-interval 0s: must be positive", "-templates", "t.json", "-otlp", "http://127.0.0.1:1/v1/metrics", "-otlp-interval", "0")
+	f(2, "-otlp-interval -1s: must be positive", "-templates", "t.json", "-otlp-interval", "-1s")
+	f(2, "-remote-write-interval 0s: must be positive", "-templates", "t.json", "-remote-write", "http://127.0.0.1:1/w", "-remote-write-interval", "0")
 	f(0, "-max-sequence-marks N\n    \tkeep at most N senders' sequence numbers", "-h")
 	f(1, "no such file", "-templates", filepath.Join(t.TempDir(), "none.json"))
 	bad := filepath.Join(t.TempDir(), "bad.json")
