@@ -45,7 +45,7 @@
 //	bench                                benchmark workloads: the C reference's cases, collector path, parallel scaling
 //	bench/cmd/compare                    Go beside the C reference, interleaved
 //	bench/cmd/accuracy                   rank-error tables of the t-digest merges
-//	cmd/statsblob                        the CLI: demo, run, gen, inspect, render, merge, quantile
+//	cmd/statsblob                        the CLI: demo, template, record, inspect, render, merge, quantile, plot, fetch, def, iostat, derive, run, gen, diff, version
 //
 // Nested modules sit on top and are not part of this list: bench/peers
 // (the peer libraries, measured beside statsblob); export (the mapping to

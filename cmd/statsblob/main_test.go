@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -25,4 +26,29 @@ func TestRunScenario(t *testing.T) {
 
 	missing := filepath.Join(t.TempDir(), "missing.scn")
 	require.Equal(t, result{1, "", "statsblob run: open " + missing + ": no such file or directory\n"}, sb(t, "run", missing))
+}
+
+// TestPackageMapListsCommands: the package map's line for this command
+// (README.md's table and doc.go's list) names every command, in the
+// order 'statsblob help' lists them. doc.go's had stopped at the seven
+// commands of its first version (demo, run, gen, inspect, render, merge,
+// quantile).
+func TestPackageMapListsCommands(t *testing.T) {
+	var names []string
+	for _, c := range commands {
+		names = append(names, c.name)
+	}
+	want := "the CLI: " + strings.Join(names, ", ")
+	for _, f := range []struct{ file, prefix string }{
+		{"../../README.md", "| `cmd/statsblob` | "},
+		{"../../doc.go", "//\tcmd/statsblob "},
+	} {
+		src, err := os.ReadFile(f.file)
+		require.NoError(t, err)
+		_, line, ok := strings.Cut(string(src), "\n"+f.prefix)
+		require.True(t, ok, "%s has no package map line for cmd/statsblob", f.file)
+		line, _, _ = strings.Cut(line, "\n")
+		line = strings.TrimSuffix(strings.TrimSpace(line), " |")
+		require.Equal(t, want, line, f.file)
+	}
 }
