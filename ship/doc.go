@@ -1,8 +1,8 @@
 // Package ship sends a service's blobs to a collector: every interval it
 // takes Snapshot(true) of each blob, Sharded blob or family (package
 // family) it was given and sends the bytes, with their labels, through a
-// Transport (HTTP for statsblob-collector; a NATS JetStream one can plug in
-// the same way). Retries, merging of what is unsent, and the sender id and
+// Transport (HTTP for statsblob-collector; natsjs.Transport, in the nested
+// module export/natsjs, for NATS JetStream). Retries, merging of what is unsent, and the sender id and
 // sequence number that let a collector drop a retry it already merged are
 // the shipper's; the service only updates its blobs.
 //
@@ -106,8 +106,9 @@
 // Status codes, as type HTTP reads them: 2xx acknowledged; 400, 413, 414,
 // 431 rejected for good; anything else retried, Retry-After honoured.
 //
-// Other transports carry the same Message: a NATS JetStream transport
-// would publish the body with the labels and the three values as headers
-// and Message.ID ("sender/seq") as Nats-Msg-Id, so JetStream's own
-// duplicate window drops retries too.
+// Other transports carry the same Message: natsjs.Transport (module
+// github.com/statsblob/statsblob/export/natsjs) publishes the body with the
+// labels (Statsblob-Labels) and the three values as headers and Message.ID
+// ("sender/seq") as Nats-Msg-Id, so JetStream's own duplicate window drops
+// retries too.
 package ship
