@@ -443,3 +443,21 @@ func TestTemplateJSONRepeatedStatistics(t *testing.T) {
 	require.Equal(t, tp.Bytes(), back.Bytes())
 	require.Equal(t, stats, back.VOIs()[0].Stats)
 }
+
+// TestREADMEJSONLimits: the limits README.md's "Untrusted input" states
+// are the constants. It said MaxJSONStats 5 after the bound became what
+// a blob can hold (16,363), so a reader took a VOI listing a statistic
+// type twice for one ReadJSON refuses.
+func TestREADMEJSONLimits(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	for name, v := range map[string]int{"MaxJSONVOIs": tpl.MaxJSONVOIs, "MaxJSONStats": tpl.MaxJSONStats,
+		"MaxJSONBuckets": tpl.MaxJSONBuckets, "MaxJSONDepth": tpl.MaxJSONDepth} {
+		_, after, ok := strings.Cut(string(readme), "`"+name+"`")
+		require.True(t, ok, "README.md does not state %s", name)
+		n := strings.TrimRight(strings.ReplaceAll(strings.Fields(after)[0], ",", ""), ")")
+		require.Equal(t, strconv.Itoa(v), n, name)
+	}
+	require.Contains(t, string(readme), "`tpl.MaxJSONSize` (4 MiB)")
+	require.Equal(t, 4<<20, tpl.MaxJSONSize)
+}
