@@ -78,6 +78,9 @@ func runDef(args []string, stdout, stderr io.Writer) int {
 		if *tfile != "" || *out != "" {
 			return fs.usageError("-templates and -o are for a BLOB file, not a URL")
 		}
+		if *timeout <= 0 {
+			return fs.usageError("-timeout %v: want a positive duration", *timeout)
+		}
 		return defRemote(fs, target, lines, *token, *timeout, stdout)
 	}
 	if *token != "" {

@@ -69,6 +69,9 @@ func TestDefRemote(t *testing.T) {
 			result{2, "", "statsblob def: -templates and -o are for a BLOB file, not a URL\n" + defUsage}},
 		{[]string{url, "on=0\nname=rtt on=1"},
 			result{2, "", "statsblob def: LINE \"on=0\\nname=rtt on=1\" holds a line break: give each line as its own argument\n" + defUsage}},
+		// A timeout of 0 or less gave up before asking ("context deadline exceeded", exit 1).
+		{[]string{"-token", "s3cret", "-timeout", "0", url},
+			result{2, "", "statsblob def: -timeout 0s: want a positive duration\n" + defUsage}},
 	} {
 		require.Equal(t, c.res, sb(t, append([]string{"def"}, c.args...)...), c.args)
 	}

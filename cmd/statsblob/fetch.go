@@ -40,6 +40,9 @@ func runFetch(args []string, stdout, stderr io.Writer) int {
 	if len(pos) != 1 {
 		return fs.usageError("one URL, not %d arguments", len(pos))
 	}
+	if *timeout <= 0 {
+		return fs.usageError("-timeout %v: want a positive duration", *timeout)
+	}
 	url := pos[0]
 	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
 		return fs.usageError("URL %q: http:// or https://", url)

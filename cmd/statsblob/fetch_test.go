@@ -53,6 +53,9 @@ func TestFetch(t *testing.T) {
 		{[]string{"-o", out, srv.URL + "/junk"}, result{1, "", ""}},
 		{[]string{srv.URL}, result{2, "", "statsblob fetch: -o OUT is required\nusage: statsblob fetch -o OUT [-token T] [-timeout D] URL\nRun 'statsblob fetch -h' for help.\n"}},
 		{[]string{"-o", out, "ftp://x"}, result{2, "", "statsblob fetch: URL \"ftp://x\": http:// or https://\nusage: statsblob fetch -o OUT [-token T] [-timeout D] URL\nRun 'statsblob fetch -h' for help.\n"}},
+		// A timeout of 0 or less gave up before asking ("context deadline exceeded", exit 1).
+		{[]string{"-o", out, "-timeout", "0", srv.URL + "/v1/aggregate"}, result{2, "", "statsblob fetch: -timeout 0s: want a positive duration\nusage: statsblob fetch -o OUT [-token T] [-timeout D] URL\nRun 'statsblob fetch -h' for help.\n"}},
+		{[]string{"-o", out, "-timeout", "-1s", srv.URL + "/v1/aggregate"}, result{2, "", "statsblob fetch: -timeout -1s: want a positive duration\nusage: statsblob fetch -o OUT [-token T] [-timeout D] URL\nRun 'statsblob fetch -h' for help.\n"}},
 	} {
 		r := sb(t, append([]string{"fetch"}, c.args...)...)
 		require.Equal(t, c.res.code, r.code, r.stderr)
