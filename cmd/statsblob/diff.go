@@ -58,7 +58,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		return fs.usageError("-seeds: %v", err)
 	}
 	if *jobs < 1 || *n < 0 || *shrinkN < 0 || *timeout <= 0 {
-		return fs.usageError("-j, -n, -shrink and -timeout must be positive")
+		return fs.usageError("-j and -timeout must be positive, -n and -shrink 0 or more")
 	}
 	if _, err := os.Stat(*cref); err != nil {
 		fs.fail(err)

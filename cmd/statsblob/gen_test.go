@@ -172,7 +172,11 @@ func TestDiffCrefFailures(t *testing.T) {
 	synopsis := "usage: statsblob diff -cref PATH [-seeds RANGE] [-n N] [-j N] [-timeout DURATION] [-shrink N] [-keep DIR] [-goldens FILE]\nRun 'statsblob diff -h' for help.\n"
 	require.Equal(t, result{2, "", "statsblob diff: -cref PATH is required\n" + synopsis}, sb(t, "diff"))
 	require.Equal(t, result{2, "", "statsblob diff: -seeds: empty seed range 3:2\n" + synopsis}, sb(t, "diff", "-cref", bad, "-seeds", "3:2"))
-	require.Equal(t, result{2, "", "statsblob diff: -j, -n, -shrink and -timeout must be positive\n" + synopsis}, sb(t, "diff", "-cref", bad, "-j", "0"))
+	// -n 0 and -shrink 0 are valid (the seed chooses; shrink none): the
+	// message said all four must be positive.
+	for _, args := range [][]string{{"-j", "0"}, {"-timeout", "0s"}, {"-n", "-1"}, {"-shrink", "-1"}} {
+		require.Equal(t, result{2, "", "statsblob diff: -j and -timeout must be positive, -n and -shrink 0 or more\n" + synopsis}, sb(t, append([]string{"diff", "-cref", bad}, args...)...))
+	}
 	missing := filepath.Join(dir, "missing")
 	require.Equal(t, result{1, "", "statsblob diff: stat " + missing + ": no such file or directory\n"}, sb(t, "diff", "-cref", missing))
 }
