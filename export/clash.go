@@ -16,14 +16,17 @@ import (
 // _sum). Clashes gives every metric of a family holding several templates
 // the HELP of the family's first metric and returns, by index into ms, an
 // error wrapping ErrNameClash for each metric whose series an earlier
-// metric of another template holds, or whose family is of another kind
-// there: an exporter sends the first and reports the others. It returns
-// nil, having looked at nothing but the names, when no name is written by
-// several templates (the usual case).
+// metric of another template holds, whose family is of another kind
+// there, or whose family writes samples an earlier family of another name
+// writes (whatever the labels: an exposition's parser reads a gauge
+// x_count after a histogram x as x's, and client_golang's registry
+// refuses it): an exporter sends the first and reports the others. It
+// returns nil, having looked at nothing but the names, when no name is
+// written by several templates (the usual case).
 func Clashes(ms []Metric, names func(dst []string, m *Metric) []string) map[int]error {
-	claimed := make(map[string]int) // a sample name -> the index of the first metric writing it
-	family := make(map[string]int)  // a family name -> the index of its first metric
-	mixed := make(map[string]bool)  // the families of names several templates write
+	claimed := make(map[string]claim) // by sample name
+	family := make(map[string]int)    // a family name -> the index of its first metric
+	mixed := make(map[string]bool)    // the families of names several templates write
 	var buf []string
 	for i := range ms {
 		buf = names(buf[:0], &ms[i])
@@ -31,11 +34,11 @@ func Clashes(ms []Metric, names func(dst []string, m *Metric) []string) map[int]
 			family[buf[0]] = i
 		}
 		for _, n := range buf {
-			j, ok := claimed[n]
+			c, ok := claimed[n]
 			if !ok {
-				claimed[n] = i
-			} else if ms[j].TemplateHash != ms[i].TemplateHash {
-				mixed[names(nil, &ms[j])[0]], mixed[buf[0]] = true, true
+				claimed[n] = claim{i, buf[0]}
+			} else if ms[c.i].TemplateHash != ms[i].TemplateHash {
+				mixed[c.family], mixed[buf[0]] = true, true
 			}
 		}
 	}
@@ -55,6 +58,10 @@ func Clashes(ms []Metric, names func(dst []string, m *Metric) []string) map[int]
 			clashes[i] = fmt.Errorf("export: family %s of %s is a %s in %s: %w", name, templateOf(&ms[i], f), f.Kind, templateOf(f, &ms[i]), ErrNameClash)
 			continue
 		}
+		if err := samplesClash(ms, i, buf, claimed); err != nil {
+			clashes[i] = err
+			continue
+		}
 		ms[i].Help = f.Help
 		for _, n := range buf {
 			k := seriesKey(n, ms[i].Labels)
@@ -67,6 +74,26 @@ func Clashes(ms []Metric, names func(dst []string, m *Metric) []string) map[int]
 		}
 	}
 	return clashes
+}
+
+// claim is the first metric of Clashes's ms writing a sample name, and its
+// family.
+type claim struct {
+	i      int
+	family string
+}
+
+// samplesClash returns the error of ms[i], whose family (names[0]) writes
+// the samples names, if an earlier family of another name writes one of
+// them first, nil otherwise.
+func samplesClash(ms []Metric, i int, names []string, claimed map[string]claim) error {
+	for _, n := range names {
+		if c := claimed[n]; c.family != names[0] {
+			return fmt.Errorf("export: family %s of %s writes samples %s, as family %s of %s does: %w",
+				names[0], templateOf(&ms[i], &ms[c.i]), n, c.family, templateOf(&ms[c.i], &ms[i]), ErrNameClash)
+		}
+	}
+	return nil
 }
 
 // templateOf names m's template for an error beside other's: by name, and
