@@ -15,14 +15,15 @@ import (
 // its family's name first (PromNames: a histogram's _bucket, _count and
 // _sum). Clashes gives every metric of a family holding several templates
 // the HELP of the family's first metric and returns, by index into ms, an
-// error wrapping ErrNameClash for each metric whose series an earlier
-// metric of another template holds, whose family is of another kind
-// there, or whose family writes samples an earlier family of another name
-// writes (whatever the labels: an exposition's parser reads a gauge
-// x_count after a histogram x as x's, and client_golang's registry
-// refuses it): an exporter sends the first and reports the others. It
-// returns nil, having looked at nothing but the names, when no name is
-// written by several templates (the usual case).
+// error wrapping ErrNameClash for each metric whose series (a label of
+// empty value is no label) an earlier metric of another template holds,
+// whose family is of another kind there, or whose family writes samples
+// an earlier family of another name writes (whatever the labels: an
+// exposition's parser reads a gauge x_count after a histogram x as x's,
+// and client_golang's registry refuses it): an exporter sends the first
+// and reports the others. It returns nil, having looked at nothing but
+// the names, when no name is written by several templates (the usual
+// case).
 func Clashes(ms []Metric, names func(dst []string, m *Metric) []string) map[int]error {
 	claimed := make(map[string]claim) // by sample name
 	family := make(map[string]int)    // a family name -> the index of its first metric
@@ -106,7 +107,8 @@ func templateOf(m, other *Metric) string {
 }
 
 // seriesKey writes a series as the Prometheus exposition does:
-// name{label="value",...}, labels sorted by name.
+// name{label="value",...}, labels sorted by name, without those of empty
+// value (for Prometheus, {host=""} is {}).
 func seriesKey(name string, labels []Label) string {
 	if !slices.IsSortedFunc(labels, labelOrder) {
 		labels = slices.SortedFunc(slices.Values(labels), labelOrder)
@@ -114,11 +116,16 @@ func seriesKey(name string, labels []Label) string {
 	var b strings.Builder
 	b.WriteString(name)
 	b.WriteByte('{')
-	for i, l := range labels {
-		if i > 0 {
+	sep := false
+	for _, l := range labels {
+		if l.Value == "" {
+			continue
+		}
+		if sep {
 			b.WriteByte(',')
 		}
 		fmt.Fprintf(&b, "%s=%q", l.Name, l.Value)
+		sep = true
 	}
 	b.WriteByte('}')
 	return b.String()
