@@ -298,8 +298,11 @@ func (s *Server) renderText(w http.ResponseWriter, r *http.Request) {
 	om, _ := s.text.WriteWithin(out, own, s.cfg.MaxScrapeSeries, s.cfg.MaxScrapeBytes)
 	s.noteOmitted(om.BySeries, om.ByBytes)
 	if om.Clashes > 0 {
-		s.warn("scrape: metric families left out: their names and labels clash with another template's or the collector's own",
-			"families", om.Clashes)
+		args := []any{"metrics", om.Clashes}
+		if om.FirstClash != nil {
+			args = append(args, "first", om.FirstClash)
+		}
+		s.warn("scrape: metrics left out: their names and labels clash with another template's or the collector's own", args...)
 	}
 }
 

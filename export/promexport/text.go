@@ -31,18 +31,27 @@ import (
 // at every fold), never modify one it handed out. Native
 // histograms need the protobuf format: use the Collector through a
 // registry for those. A blob the mapping rejects is left out. A name gets
-// one # HELP and # TYPE, and a series one line, as the format requires: a
-// blob's family whose name an extra family has (the registry's own
-// process_ and go_ families, say), whose name another type's family has,
-// or whose series an earlier blob's family wrote (the same family and
-// constant labels: two templates whose names sanitise alike, "web" and
-// "WEB") is left out and counted (Omitted.Clashes); the HELP is the first
-// writer's. A Text is safe for concurrent use (scrapes take turns).
+// one # HELP and # TYPE, and a series one line, as the format requires,
+// and a clash is decided as the Collector decides it: where blobs of
+// several templates export one family or one series (export.Clashes,
+// over all the blobs the source hands out: "web" and "WEB", or a
+// histogram x whose x_count is another template's gauge), the first
+// template's series is written and the other's left out and counted
+// (Omitted.Clashes, Omitted.FirstClash), and a family's HELP is its first
+// writer's. Besides, a blob's family whose name an extra family has (the
+// registry's own process_ and go_ families, say), and one an earlier blob
+// of the same template and constant labels wrote (the same blob handed out
+// twice), are left out and counted. A Text is safe for concurrent use
+// (scrapes take turns).
 type Text struct {
 	c *Collector
 
 	mu    sync.Mutex
 	cache map[*blob.Blob]*rendered
+	// decided is export.Clashes of the blobs of the latest scrape: a
+	// scrape of the same blobs (nothing changed) decides nothing again.
+	decided clashes
+	flat    []export.Metric // Clashes's input, kept for its capacity
 }
 
 // rendered is the text of one blob's metrics, by family.
@@ -51,8 +60,52 @@ type rendered struct {
 	key    string // the labels, sorted: the series of blobs with other keys differ
 	start  time.Time
 	fams   []famText
-	valid  bool // the mapping accepted the blob
-	seen   bool // handed out by the source in the latest scrape
+	// heads are the blob's metrics as export.Clashes reads them, and
+	// where their lines are; tplName and hash name the blob's template.
+	heads   []head
+	tplName string
+	hash    uint32
+	valid   bool // the mapping accepted the blob
+	seen    bool // handed out by the source in the latest scrape
+}
+
+// head is what a Text keeps of one of a blob's metrics: what
+// export.Clashes reads, and where its lines are.
+type head struct {
+	name   string
+	labels []export.Label
+	kind   export.Kind
+	fam    int // its family, in rendered.fams
+	end    int // where its lines end in its family's lines
+}
+
+// metric returns h as a metric of r's blob, without its data.
+func (r *rendered) metric(h *head) export.Metric {
+	return export.Metric{Name: h.name, Kind: h.kind, Labels: h.labels, Template: r.tplName, TemplateHash: r.hash}
+}
+
+// linesWithout returns the lines of r's family k without those of the
+// metrics cut leaves out (by index into r.heads), their sample lines, and
+// how many metrics of the family it left out.
+func (r *rendered) linesWithout(k int, cut []error) (lines []byte, series, left int) {
+	ft := &r.fams[k]
+	start := 0
+	for i := range r.heads {
+		h := &r.heads[i]
+		if h.fam != k {
+			continue
+		}
+		if cut[i] != nil {
+			left++
+		} else {
+			lines = append(lines, ft.lines[start:h.end]...)
+		}
+		start = h.end
+	}
+	if left == 0 {
+		return ft.lines, ft.series, 0
+	}
+	return lines, bytes.Count(lines, []byte{'\n'}), left
 }
 
 // renderChanged renders the blobs of named whose lines the cache does not
@@ -93,6 +146,7 @@ type scratch struct {
 	buf  []byte          // its lines
 	fam  []int           // each metric's family
 	ends []int           // where each family's lines end in buf
+	mend []int           // where each metric's lines end in its family's
 }
 
 // render maps and renders n's blob, with sc as its scratch.
@@ -104,6 +158,15 @@ func (t *Text) render(sc *scratch, n export.Named) *rendered {
 		r.fams = renderBlob(sc)
 		for i := range r.fams {
 			r.fams[i].series = bytes.Count(r.fams[i].lines, []byte{'\n'})
+		}
+		r.heads = make([]head, len(sc.ms))
+		for i := range sc.ms {
+			m := &sc.ms[i]
+			r.heads[i] = head{name: m.Name, labels: m.Labels, kind: m.Kind, fam: sc.fam[i], end: sc.mend[i]}
+			r.fams[sc.fam[i]].metrics++
+		}
+		if len(sc.ms) > 0 {
+			r.tplName, r.hash = sc.ms[0].Template, sc.ms[0].TemplateHash
 		}
 	}
 	return r
@@ -132,6 +195,7 @@ type famText struct {
 	name, help, typ string
 	lines           []byte
 	series          int // sample lines
+	metrics         int // the blob's metrics in the family
 }
 
 // NewText returns a Text of c's source and mapping.
@@ -154,24 +218,31 @@ func (t *Text) Forget() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	clear(t.cache)
+	t.decided = clashes{}
 }
 
 // Omitted counts what a WriteWithin left out: blobs, by the bound they
-// would have passed, and blobs' families that clashed with what the
-// exposition already held.
+// would have passed, and metrics of the blobs written that clashed with
+// others (see Text).
 type Omitted struct {
 	BySeries, ByBytes int
-	// Clashes counts the families of written blobs left out because their
-	// name was an extra family's or another type's family's, or an earlier
-	// blob's family of that name had the same constant labels (its series).
+	// Clashes counts the metrics of written blobs left out because
+	// export.Clashes gave their series or family to another template's
+	// blob, their family's name was an extra family's, or an earlier blob
+	// of their template and constant labels wrote their family.
 	Clashes int
+	// FirstClash is export.Clashes's error for the first metric it left
+	// out of the blobs written (wrapping export.ErrNameClash and naming
+	// both templates), nil if none.
+	FirstClash error
 }
 
 // WriteWithin is Write with at most maxSeries sample lines and maxBytes
 // bytes of the source's blobs (0: no bound): blobs past either bound, in
-// the source's order, are left out and counted; families that clash (see
+// the source's order, are left out and counted; metrics that clash (see
 // Text) are left out of the blobs written, counted, and not held against
-// the bounds.
+// the bounds. Which template's series a clash keeps does not depend on
+// the bounds: it is the first one the source hands out.
 func (t *Text) WriteWithin(w io.Writer, extra []*dto.MetricFamily, maxSeries, maxBytes int) (Omitted, error) {
 	var om Omitted
 	series, size := 0, 0
@@ -198,19 +269,12 @@ func (t *Text) WriteWithin(w io.Writer, extra []*dto.MetricFamily, maxSeries, ma
 			get(mf.GetName()).extra = mf
 		}
 	}
-	// The blobs written, by constant labels: the first one's families
-	// become a set only when a second blob has its labels.
-	type written struct {
-		first *rendered
-		names map[string]bool
-	}
-	byKey := map[string]*written{}
-	var keep []int
 	for _, r := range t.cache {
 		r.seen = false
 	}
 	named := t.c.src.Blobs()
 	t.renderChanged(named)
+	rs := make([]*rendered, 0, len(named)) // the blobs the mapping accepted
 	for _, n := range named {
 		r := t.cache[n.Blob]
 		if !r.current(n) {
@@ -220,46 +284,90 @@ func (t *Text) WriteWithin(w io.Writer, extra []*dto.MetricFamily, maxSeries, ma
 			t.cache[n.Blob] = r
 		}
 		r.seen = true
-		if !r.valid {
-			continue // the mapping rejected it
+		if r.valid {
+			rs = append(rs, r)
 		}
-		wr := byKey[r.key]
+	}
+	cuts := t.clashes(rs)
+	// The blobs written, by template and constant labels: the first one's
+	// families become a set only when a second blob has both (the same
+	// blob handed out twice, say: its series are the first one's).
+	type dupKey struct {
+		labels string
+		hash   uint32
+	}
+	type written struct {
+		first *rendered
+		names map[string]bool
+	}
+	byKey := map[dupKey]*written{}
+	type part struct {
+		fam    int
+		lines  []byte
+		series int
+	}
+	var keep []part
+	for k, r := range rs {
+		key := dupKey{r.key, r.hash}
+		wr := byKey[key]
 		if wr != nil && wr.names == nil {
 			wr.names = make(map[string]bool, len(wr.first.fams))
 			for _, ft := range wr.first.fams {
 				wr.names[ft.name] = true
 			}
 		}
+		var cut []error
+		if cuts != nil {
+			cut = cuts[k]
+		}
 		keep = keep[:0]
-		rs, rz := 0, 0
+		ns, nz, left := 0, 0, 0
 		for i := range r.fams {
 			ft := &r.fams[i]
-			if f := fams[ft.name]; f != nil && (f.extra != nil || f.typ != ft.typ) || wr != nil && wr.names[ft.name] {
+			if f := fams[ft.name]; f != nil && f.extra != nil || wr != nil && wr.names[ft.name] {
+				left += ft.metrics
 				continue
 			}
-			keep = append(keep, i)
-			rs, rz = rs+ft.series, rz+len(ft.lines)
+			p := part{fam: i, lines: ft.lines, series: ft.series}
+			if cut != nil {
+				var l int
+				p.lines, p.series, l = r.linesWithout(i, cut)
+				left += l
+				if len(p.lines) == 0 {
+					continue
+				}
+			}
+			keep = append(keep, p)
+			ns, nz = ns+p.series, nz+len(p.lines)
 		}
 		switch {
-		case maxSeries > 0 && series+rs > maxSeries:
+		case maxSeries > 0 && series+ns > maxSeries:
 			om.BySeries++
 			continue
-		case maxBytes > 0 && size+rz > maxBytes:
+		case maxBytes > 0 && size+nz > maxBytes:
 			om.ByBytes++
 			continue
 		}
-		series, size = series+rs, size+rz
-		om.Clashes += len(r.fams) - len(keep)
-		if wr == nil {
-			byKey[r.key] = &written{first: r}
+		series, size = series+ns, size+nz
+		om.Clashes += left
+		if om.FirstClash == nil {
+			for _, err := range cut {
+				if err != nil {
+					om.FirstClash = err
+					break
+				}
+			}
 		}
-		for _, i := range keep {
-			ft := &r.fams[i]
+		if wr == nil {
+			byKey[key] = &written{first: r}
+		}
+		for _, p := range keep {
+			ft := &r.fams[p.fam]
 			f := get(ft.name)
 			if f.parts == nil {
 				f.help, f.typ = ft.help, ft.typ
 			}
-			f.parts = append(f.parts, ft.lines)
+			f.parts = append(f.parts, p.lines)
 			if wr != nil {
 				wr.names[ft.name] = true
 			}
@@ -300,15 +408,86 @@ func (t *Text) WriteWithin(w io.Writer, extra []*dto.MetricFamily, maxSeries, ma
 	return om, bw.Flush()
 }
 
+// clashes is export.Clashes of the metrics of rs's blobs, one blob after
+// the other, by blob and then by metric (rendered.heads): nil, as are the
+// entries of the blobs it leaves whole, when nothing clashes. A scrape of
+// the blobs of the one before reuses its decision.
+func (t *Text) clashes(rs []*rendered) [][]error {
+	if slices.Equal(rs, t.decided.rs) {
+		return t.decided.cuts
+	}
+	flat := t.flat[:0]
+	for _, r := range rs {
+		for i := range r.heads {
+			flat = append(flat, r.metric(&r.heads[i]))
+		}
+	}
+	// The blobs of a template write the same names: each is made once.
+	type nameKind struct {
+		name string
+		kind export.Kind
+	}
+	memo := map[nameKind][]string{}
+	found := export.Clashes(flat, func(dst []string, m *export.Metric) []string {
+		k := nameKind{m.Name, m.Kind}
+		ns, ok := memo[k]
+		if !ok {
+			ns = textNames(nil, m)
+			memo[k] = ns
+		}
+		return append(dst, ns...)
+	})
+	clear(flat) // keeps no blob's names or labels alive
+	t.flat = flat[:0]
+	var cuts [][]error
+	if found != nil {
+		cuts = make([][]error, len(rs))
+		base := 0
+		for k, r := range rs {
+			for i := range r.heads {
+				if err := found[base+i]; err != nil {
+					if cuts[k] == nil {
+						cuts[k] = make([]error, len(r.heads))
+					}
+					cuts[k][i] = err
+				}
+			}
+			base += len(r.heads)
+		}
+	}
+	t.decided = clashes{rs: rs, cuts: cuts}
+	return cuts
+}
+
+// textNames is export.PromNames for the text format, where a native
+// histogram is written as a classic one's count and sum (appendMetric):
+// its _bucket, _count and _sum too.
+func textNames(dst []string, m *export.Metric) []string {
+	if m.Kind == export.KindExpHistogram {
+		classic := *m
+		classic.Kind = export.KindHistogram
+		return export.PromNames(dst, &classic)
+	}
+	return export.PromNames(dst, m)
+}
+
+// clashes is a decision of Text.clashes: for the blobs rs, by blob and
+// then by metric, the error of each metric left out.
+type clashes struct {
+	rs   []*rendered
+	cuts [][]error
+}
+
 var (
 	helpEscaper  = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
 	valueEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
 )
 
 // renderBlob renders the blob's metrics sc.ms by family, as
-// client_golang's const metrics and expfmt.MetricFamilyToText would. The
-// lines of all families share one allocation of the exact size; the rest
-// of sc is the rendering's working memory.
+// client_golang's const metrics and expfmt.MetricFamilyToText would, and
+// leaves in sc.fam and sc.mend each metric's family and where its lines
+// end in the family's. The lines of all families share one allocation of
+// the exact size; the rest of sc is the rendering's working memory.
 func renderBlob(sc *scratch) []famText {
 	ms := sc.ms
 	var out []famText
@@ -336,7 +515,9 @@ func renderBlob(sc *scratch) []famText {
 	buf := sc.buf[:0]
 	var labels []export.Label
 	ends := sc.ends[:0]
+	mend := slices.Grow(sc.mend[:0], len(ms))[:len(ms)] // every metric is in a family: all set
 	for k := range out {
+		start := len(buf)
 		for i := range ms {
 			if fam[i] != k {
 				continue
@@ -345,6 +526,7 @@ func renderBlob(sc *scratch) []famText {
 			labels = append(labels[:0], m.Labels...)
 			slices.SortStableFunc(labels, func(a, b export.Label) int { return strings.Compare(a.Name, b.Name) })
 			buf = appendMetric(buf, out[k].name, m, labels)
+			mend[i] = len(buf) - start
 		}
 		ends = append(ends, len(buf))
 	}
@@ -354,7 +536,7 @@ func renderBlob(sc *scratch) []famText {
 		out[k].lines = lines[start:ends[k]:ends[k]]
 		start = ends[k]
 	}
-	sc.buf, sc.fam, sc.ends = buf, fam, ends
+	sc.buf, sc.fam, sc.ends, sc.mend = buf, fam, ends, mend
 	return out
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/statsblob/statsblob/export"
 	"github.com/statsblob/statsblob/export/internal/fixture"
 	"github.com/statsblob/statsblob/export/promexport"
+	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -95,6 +96,19 @@ func parses(t *testing.T, text string) map[string]*dto.MetricFamily {
 	return mfs
 }
 
+// withoutClash returns om without its FirstClash, and the error's text
+// ("" if none), having checked that it wraps export.ErrNameClash.
+func withoutClash(t *testing.T, om promexport.Omitted) (promexport.Omitted, string) {
+	t.Helper()
+	err := om.FirstClash
+	if err == nil {
+		return om, ""
+	}
+	require.ErrorIs(t, err, export.ErrNameClash)
+	om.FirstClash = nil
+	return om, err.Error()
+}
+
 // TestTextOneHeaderPerNameBesideExtraFamilies: a blob's family whose name
 // an extra family has (template "process", VOI cpu_seconds: the process
 // collector's process_cpu_seconds_total) is left out and counted as a
@@ -140,14 +154,15 @@ process_cpu_seconds_total 1.5
 
 // TestTextEachSeriesOnce: two templates whose names sanitise alike ("web",
 // "WEB") export the family web_hits_total; with the same constant labels
-// their series are the same, and the later blob's family is left out and
-// counted; with other labels both are written under the first one's
-// header. A family of one name and another type is left out too.
+// their series are the same, and the later blob's is left out, counted and
+// named (export.Clashes); with other labels both are written under the
+// first one's header. A family of one name and another type is left out
+// too.
 func TestTextEachSeriesOnce(t *testing.T) {
 	web, webTp := sumBlob(t, "web", "hits", voi.IntU64, 1)
 	WEB, WEBTp := sumBlob(t, "WEB", "hits", voi.IntU64, 2)
 	a := []export.Label{{Name: "host", Value: "a"}}
-	write := func(named ...export.Named) (string, promexport.Omitted) {
+	write := func(named ...export.Named) (string, promexport.Omitted, string) {
 		t.Helper()
 		c, err := promexport.New(export.Static(named...), export.Options{})
 		require.NoError(t, err)
@@ -155,23 +170,28 @@ func TestTextEachSeriesOnce(t *testing.T) {
 		om, err := c.NewText().WriteWithin(&sb, nil, 0, 0)
 		require.NoError(t, err)
 		parses(t, sb.String())
-		return sb.String(), om
+		om, clash := withoutClash(t, om)
+		return sb.String(), om, clash
 	}
-	text, om := write(export.Named{Blob: web, Template: webTp, Labels: a}, export.Named{Blob: WEB, Template: WEBTp, Labels: a})
+	text, om, clash := write(export.Named{Blob: web, Template: webTp, Labels: a}, export.Named{Blob: WEB, Template: WEBTp, Labels: a})
 	require.Equal(t, promexport.Omitted{Clashes: 1}, om)
+	require.Equal(t, `export: series web_hits_total{host="a"} of template "WEB" is also template "web"'s: export: two templates export one series`, clash)
 	require.Equal(t, `# HELP web_hits_total statsblob web hits: SUM (INT_U64)
 # TYPE web_hits_total counter
 web_hits_total{host="a"} 1
 `, text)
 
-	// The same blob handed out twice with the same labels: once.
-	text, om = write(export.Named{Blob: web, Template: webTp, Labels: a}, export.Named{Blob: web, Template: webTp, Labels: a})
+	// The same blob handed out twice with the same labels: once (no
+	// templates clash).
+	text, om, clash = write(export.Named{Blob: web, Template: webTp, Labels: a}, export.Named{Blob: web, Template: webTp, Labels: a})
 	require.Equal(t, promexport.Omitted{Clashes: 1}, om)
+	require.Empty(t, clash)
 	require.Equal(t, 1, strings.Count(text, "web_hits_total{"))
 
-	text, om = write(export.Named{Blob: WEB, Template: WEBTp, Labels: a},
+	text, om, clash = write(export.Named{Blob: WEB, Template: WEBTp, Labels: a},
 		export.Named{Blob: web, Template: webTp, Labels: []export.Label{{Name: "host", Value: "b"}}})
 	require.Equal(t, promexport.Omitted{}, om)
+	require.Empty(t, clash)
 	require.Equal(t, `# HELP web_hits_total statsblob WEB hits: SUM (INT_U64)
 # TYPE web_hits_total counter
 web_hits_total{host="a"} 2
@@ -179,18 +199,21 @@ web_hits_total{host="b"} 1
 `, text)
 
 	// An empty label value is no label: {host=""} is {}.
-	text, om = write(export.Named{Blob: web, Template: webTp},
+	text, om, clash = write(export.Named{Blob: web, Template: webTp},
 		export.Named{Blob: WEB, Template: WEBTp, Labels: []export.Label{{Name: "host", Value: ""}}})
 	require.Equal(t, promexport.Omitted{Clashes: 1}, om)
+	require.Equal(t, `export: series web_hits_total{} of template "WEB" is also template "web"'s: export: two templates export one series`, clash)
 	require.Equal(t, 1, strings.Count(text, "web_hits_total"+" 1\n"))
 	require.NotContains(t, text, "web_hits_total{")
 
 	// web_hits_total a gauge (a signed SUM of VOI hits_total) beside the
 	// counter: the later family is left out, whatever its labels.
 	gauge, gaugeTp := sumBlob(t, "web", "hits_total", voi.IntS64, 5)
-	text, om = write(export.Named{Blob: web, Template: webTp, Labels: a},
+	text, om, clash = write(export.Named{Blob: web, Template: webTp, Labels: a},
 		export.Named{Blob: gauge, Template: gaugeTp, Labels: []export.Label{{Name: "host", Value: "b"}}})
 	require.Equal(t, promexport.Omitted{Clashes: 1}, om)
+	require.Equal(t, fmt.Sprintf(`export: family web_hits_total of template "web" (hash %08x) is a counter in template "web" (hash %08x): export: two templates export one series`,
+		gaugeTp.Hash(), webTp.Hash()), clash)
 	require.Equal(t, `# HELP web_hits_total statsblob web hits: SUM (INT_U64)
 # TYPE web_hits_total counter
 web_hits_total{host="a"} 1
@@ -210,11 +233,110 @@ func TestTextClashesNotCountedAgainstBounds(t *testing.T) {
 	var sb strings.Builder
 	om, err := c.NewText().WriteWithin(&sb, nil, 2, 0)
 	require.NoError(t, err)
+	om, clash := withoutClash(t, om)
 	require.Equal(t, promexport.Omitted{Clashes: 1}, om)
+	require.NotEmpty(t, clash)
 	require.Contains(t, sb.String(), `other_x_total{host="a"} 3`)
 	sb.Reset()
 	om, err = c.NewText().WriteWithin(&sb, nil, 1, 0)
 	require.NoError(t, err)
+	om, clash = withoutClash(t, om)
 	require.Equal(t, promexport.Omitted{BySeries: 1, Clashes: 1}, om)
+	require.NotEmpty(t, clash)
 	require.NotContains(t, sb.String(), "other_x")
+}
+
+// TestTextClashesAsCollector: a histogram a_b_hist of template "a" writes
+// the samples a_b_hist_count, as a gauge a_b_hist_count of template "a_b"
+// does, and Text decides as the Collector does (export.Clashes): the
+// first template's family is written, the other's left out whole (a
+// parser would read its samples as the histogram's), counted and named.
+// Before, Text compared family names only and wrote both families, and
+// a_b_hist_count{host="a"} twice: an exposition expfmt refuses ("second
+// HELP line for metric name").
+func TestTextClashesAsCollector(t *testing.T) {
+	histTp, err := tpl.NewRegistry().New("a")
+	require.NoError(t, err)
+	require.NoError(t, histTp.AddVOI(tpl.VOIDef{ID: 0, Name: "b", DType: voi.IntU64,
+		Stats: []tpl.StatSpec{tpl.Histogram(hist.Spec{DType: voi.CRHist32, Scheme: hist.Lin, LB: 0, UB: 200, StepInc: 100})}}))
+	h := blob.New(histTp, blob.NewEnv(func() int64 { return 0 }, 1))
+	require.NoError(t, h.UpdateU64(0, 50))
+	require.NoError(t, h.UpdateU64(0, 150))
+	ga, gaTp := sumBlob(t, "a_b", "hist_count", voi.IntS64, 7)
+	gb, _ := sumBlob(t, "a_b", "hist_count", voi.IntS64, 9)
+	named := []export.Named{
+		{Blob: h, Template: histTp, Labels: []export.Label{{Name: "host", Value: "a"}}},
+		{Blob: ga, Template: gaTp, Labels: []export.Label{{Name: "host", Value: "a"}}},
+		{Blob: gb, Template: gaTp, Labels: []export.Label{{Name: "host", Value: "b"}}},
+	}
+	c, err := promexport.New(export.Static(named...), export.Options{})
+	require.NoError(t, err)
+	var sb strings.Builder
+	text := c.NewText()
+	om, err := text.WriteWithin(&sb, nil, 0, 0)
+	require.NoError(t, err)
+	parses(t, sb.String())
+	// A scrape of the same blobs reuses the decision: the same text.
+	var again strings.Builder
+	omAgain, err := text.WriteWithin(&again, nil, 0, 0)
+	require.NoError(t, err)
+	require.Equal(t, om, omAgain)
+	require.Equal(t, sb.String(), again.String())
+	om, clash := withoutClash(t, om)
+	require.Equal(t, promexport.Omitted{Clashes: 2}, om)
+	require.Equal(t, `export: family a_b_hist_count of template "a_b" writes samples a_b_hist_count, as family a_b_hist of template "a" does: export: two templates export one series`, clash)
+	want := `# HELP a_b_hist statsblob a b: CRHIST32 (INT_U64)
+# TYPE a_b_hist histogram
+a_b_hist_bucket{host="a",le="99"} 1
+a_b_hist_bucket{host="a",le="199"} 2
+a_b_hist_bucket{host="a",le="+Inf"} 2
+a_b_hist_sum{host="a"} NaN
+a_b_hist_count{host="a"} 2
+`
+	require.Equal(t, want, sb.String())
+
+	// What a registry gathers of the Collector, written family by family
+	// in name order: the same text, and the two gauges refused with the
+	// same error.
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(c))
+	mfs, err := reg.Gather()
+	var errs prometheus.MultiError
+	require.ErrorAs(t, err, &errs)
+	require.Len(t, errs, 2)
+	for _, err := range errs {
+		require.EqualError(t, err, clash)
+	}
+	sb.Reset()
+	for _, mf := range mfs {
+		_, err := expfmt.MetricFamilyToText(&sb, mf)
+		require.NoError(t, err)
+	}
+	require.Equal(t, want, sb.String())
+}
+
+// TestTextNativeHistogramSamples: the text format writes a native
+// histogram n_x_tdigest_native as a classic one's _bucket, _count and
+// _sum, so a gauge n_x_tdigest_native_count of another template clashes
+// with it there (whatever its labels), though not in the protobuf format:
+// Text looks at the names it writes. Before, both families were written.
+func TestTextNativeHistogramSamples(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("n")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.TDigest(voi.TDgstClust64, 20, 8)}}))
+	b := blob.New(tp, blob.NewEnv(func() int64 { return 0 }, 1))
+	require.NoError(t, b.UpdateU64(0, 3))
+	g, gTp := sumBlob(t, "n_x", "tdigest_native_count", voi.IntS64, 5)
+	c, err := promexport.New(export.Static(export.Named{Blob: b, Template: tp},
+		export.Named{Blob: g, Template: gTp, Labels: []export.Label{{Name: "host", Value: "b"}}}),
+		export.Options{NativeHistogram: true, NativeScale: -1})
+	require.NoError(t, err)
+	var sb strings.Builder
+	om, err := c.NewText().WriteWithin(&sb, nil, 0, 0)
+	require.NoError(t, err)
+	require.Len(t, parses(t, sb.String()), 2)
+	om, clash := withoutClash(t, om)
+	require.Equal(t, promexport.Omitted{Clashes: 1}, om)
+	require.Equal(t, `export: family n_x_tdigest_native_count of template "n_x" writes samples n_x_tdigest_native_count, as family n_x_tdigest_native of template "n" does: export: two templates export one series`, clash)
+	require.NotContains(t, sb.String(), "# TYPE n_x_tdigest_native_count")
 }
