@@ -3,6 +3,7 @@ package collector
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"net/http"
 	"strings"
 	"testing"
@@ -333,5 +334,42 @@ func TestReplayVersion2TakesTheWindowStart(t *testing.T) {
 			require.Equal(t, c.marks, s.set.Stats().Marks)
 			require.Zero(t, s.replayFailed)
 		})
+	}
+}
+
+// The decoder's errors in full: what they wrap (a log record's, a closed
+// window's) and what was wrong, nothing else.
+func TestDecoderErrorTexts(t *testing.T) {
+	u32 := func(n int) []byte { return binary.LittleEndian.AppendUint32(nil, uint32(n)) }
+	for _, c := range []struct {
+		p    []byte
+		want string
+	}{
+		{nil, "collector: bad log record: invalid argument: cut short"},
+		{[]byte{6, 1, 9, 0, 1}, "collector: bad log record: invalid argument: cut short"},
+		{append([]byte{2, 0}, u32(1)...), "collector: bad log record: invalid argument: label count beyond the bytes"},
+		{[]byte{4, 0, 0, 0, 0, 0, 0, 0, 0, 0}, "collector: bad log record: invalid argument: 1 bytes after the record"},
+	} {
+		_, err := decodeRecord(c.p)
+		require.EqualError(t, err, c.want)
+	}
+	closed := func(body ...[]byte) []byte {
+		p := []byte(closedMagic)
+		for _, b := range body {
+			p = append(p, b...)
+		}
+		return binary.LittleEndian.AppendUint32(p, crc32.Checksum(p, castagnoli))
+	}
+	for _, c := range []struct {
+		p    []byte
+		want string
+	}{
+		{closed(make([]byte, 12)), "collector: bad closed-window file: invalid argument: cut short"},
+		{closed(make([]byte, 16), u32(1)), "collector: bad closed-window file: invalid argument: aggregate count beyond the bytes"},
+		{closed(make([]byte, 16), u32(0), []byte{1, 2}), "collector: bad closed-window file: invalid argument: 2 bytes after the window"},
+	} {
+		_, err := decodeClosed(c.p, nil, nil)
+		require.EqualError(t, err, c.want)
+		require.ErrorIs(t, err, voi.ErrInvalid)
 	}
 }
