@@ -1,0 +1,124 @@
+// Package wire reads the little-endian fields of the bytes the export
+// module keeps or is handed (the collector's log records and closed
+// windows, a Set's state, the NATS partitions' ledgers): bytes that may
+// be damaged or forged, read by one bounds-checked Reader whose errors
+// are each caller's own.
+package wire
+
+import (
+	"encoding/binary"
+	"errors"
+)
+
+// ErrShort is the error of a read past the end of a Reader made without
+// a short function (or whose function returned nil).
+var ErrShort = errors.New("wire: bytes cut short")
+
+// Reader reads little-endian fields from the front of a byte slice and
+// remembers the first error. Its zero value has nothing to read.
+//
+// Invariant: a read takes bytes only from what is left and never panics;
+// once Err is non-nil it never changes, nothing is left (Len is 0), and
+// every read returns the zero value (nil for Bytes). A read that succeeds
+// allocates nothing: Bytes returns the input itself, its capacity cut to
+// its length so that an append to it cannot write over what follows.
+type Reader struct {
+	p     []byte
+	err   error
+	short func(what string, left int) error
+}
+
+// New returns a Reader of p whose reads past the end fail with the error
+// short returns (ErrShort if short is nil or returns nil): what names the
+// read ("uint8", "uint16", "uint32", "uint64", "bytes"), left is how many
+// bytes were left. short is called once at most, on the first error.
+func New(p []byte, short func(what string, left int) error) Reader {
+	return Reader{p: p, short: short}
+}
+
+// take returns the next n bytes, or fails as a read of what.
+func (r *Reader) take(n int, what string) []byte {
+	if n < 0 || n > len(r.p) {
+		if r.err == nil {
+			var err error
+			if r.short != nil {
+				err = r.short(what, len(r.p))
+			}
+			if err == nil {
+				err = ErrShort
+			}
+			r.err = err
+		}
+		r.p = nil
+		return nil
+	}
+	b := r.p[:n:n]
+	r.p = r.p[n:]
+	return b
+}
+
+// U8 reads a byte.
+func (r *Reader) U8() uint8 {
+	if b := r.take(1, "uint8"); b != nil {
+		return b[0]
+	}
+	return 0
+}
+
+// U16 reads a little-endian uint16.
+func (r *Reader) U16() uint16 {
+	if b := r.take(2, "uint16"); b != nil {
+		return binary.LittleEndian.Uint16(b)
+	}
+	return 0
+}
+
+// U32 reads a little-endian uint32.
+func (r *Reader) U32() uint32 {
+	if b := r.take(4, "uint32"); b != nil {
+		return binary.LittleEndian.Uint32(b)
+	}
+	return 0
+}
+
+// U64 reads a little-endian uint64.
+func (r *Reader) U64() uint64 {
+	if b := r.take(8, "uint64"); b != nil {
+		return binary.LittleEndian.Uint64(b)
+	}
+	return 0
+}
+
+// Bytes reads n bytes: the input itself, with capacity n; nil if they
+// are not all there (n negative or beyond Len), and after an error.
+func (r *Reader) Bytes(n int) []byte { return r.take(n, "bytes") }
+
+// Fits reports whether n items of size bytes each fit in the bytes left
+// (n × size ≤ Len, without overflow; any n of no size fit): the check of
+// a count read from the bytes before anything is made of it, so that
+// damaged bytes cannot make a caller allocate much.
+func (r *Reader) Fits(n uint64, size int) bool {
+	return size <= 0 || n <= uint64(len(r.p))/uint64(size)
+}
+
+// Fail makes err the Reader's error, if it has none yet (a nil err does
+// nothing), and leaves nothing to read: the caller's own checks of what
+// it read (an order, a count) fail the Reader as a short read does.
+func (r *Reader) Fail(err error) {
+	if err == nil {
+		return
+	}
+	if r.err == nil {
+		r.err = err
+	}
+	r.p = nil
+}
+
+// Err returns the first error: a short read's, or Fail's.
+func (r *Reader) Err() error { return r.err }
+
+// Len returns how many bytes are left to read.
+func (r *Reader) Len() int { return len(r.p) }
+
+// Rest returns the bytes left to read, without taking them.
+func (r *Reader) Rest() []byte { return r.p }
