@@ -15,6 +15,7 @@ import (
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
 	"github.com/statsblob/statsblob/export/internal/wal"
+	"github.com/statsblob/statsblob/export/internal/wire"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -174,23 +175,23 @@ func decodeClosed(p []byte, wide, known map[uint32]*tpl.Template) (Closed, error
 	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(p[len(p)-4:]) {
 		return c, fmt.Errorf("a closed window failing its checksum: %w", voi.ErrInvalid)
 	}
-	d := decoder{p: body[len(closedMagic):], base: errClosedFile}
-	c.Start = time.Unix(0, int64(d.u64()))
-	c.End = time.Unix(0, int64(d.u64()))
-	n := d.u32()
-	if uint64(n)*20 > uint64(len(d.p)) {
+	d := closedDecoder(body[len(closedMagic):])
+	c.Start = time.Unix(0, int64(d.U64()))
+	c.End = time.Unix(0, int64(d.U64()))
+	n := d.U32()
+	if !d.Fits(uint64(n), 20) {
 		d.fail("aggregate count beyond the bytes")
 	}
-	str := func() string { return string(d.bytes(int(d.u32()))) }
+	str := func() string { return string(d.Bytes(int(d.U32()))) }
 	versionOf := map[*tpl.Template]uint32{} // a posted template's wide hash, once each
-	for i := uint32(0); i < n && d.err == nil; i++ {
-		hash := d.u32()
+	for i := uint32(0); i < n && d.Err() == nil; i++ {
+		hash := d.U32()
 		var posted *tpl.Template
 		if v2 {
-			posted = known[d.u32()]
+			posted = known[d.U32()]
 		}
-		k := d.u32()
-		if uint64(k)*8 > uint64(len(d.p)) {
+		k := d.U32()
+		if !d.Fits(uint64(k), 8) {
 			d.fail("label count beyond the bytes")
 			break
 		}
@@ -198,9 +199,9 @@ func decodeClosed(p []byte, wide, known map[uint32]*tpl.Template) (Closed, error
 		for range k {
 			labels = append(labels, export.Label{Name: str(), Value: str()})
 		}
-		cnt := d.u64()
+		cnt := d.U64()
 		raw := str()
-		if d.err != nil {
+		if d.Err() != nil {
 			break
 		}
 		w := wide[hash]
@@ -230,11 +231,18 @@ func decodeClosed(p []byte, wide, known map[uint32]*tpl.Template) (Closed, error
 		c.Counts = append(c.Counts, cnt)
 		c.Posts += cnt
 	}
-	if d.err == nil && len(d.p) != 0 {
-		d.fail(strconv.Itoa(len(d.p)) + " bytes after the window")
+	if d.Err() == nil && d.Len() != 0 {
+		d.fail(strconv.Itoa(d.Len()) + " bytes after the window")
 	}
-	return c, d.err
+	return c, d.Err()
 }
+
+// closedDecoder returns a decoder of a closed window's fields, p.
+func closedDecoder(p []byte) decoder {
+	return decoder{Reader: wire.New(p, closedCutShort), base: errClosedFile}
+}
+
+func closedCutShort(string, int) error { return fmt.Errorf("%w: cut short", errClosedFile) }
 
 // takeRecovered returns the closed windows read from DataDir, once.
 func (s *Server) takeRecovered() []Closed {

@@ -16,6 +16,7 @@ import (
 	"github.com/statsblob/statsblob/export"
 	"github.com/statsblob/statsblob/export/aggregate"
 	"github.com/statsblob/statsblob/export/internal/wal"
+	"github.com/statsblob/statsblob/export/internal/wire"
 	"github.com/statsblob/statsblob/voi"
 )
 
@@ -245,25 +246,25 @@ func (d *decoder) event(kind byte) *event {
 	e := &event{kind: kind}
 	switch kind {
 	case recordExpire:
-		n := d.u32()
-		if uint64(n)*8 > uint64(len(d.p)) { // a label set is at least 8 bytes
+		n := d.U32()
+		if !d.Fits(uint64(n), 8) { // a label set is at least 8 bytes
 			d.fail("label set count beyond the bytes")
 		}
-		for i := uint32(0); i < n && d.err == nil; i++ {
-			ls := labelSet{hash: d.u32()}
+		for i := uint32(0); i < n && d.Err() == nil; i++ {
+			ls := labelSet{hash: d.U32()}
 			ls.labels = d.labels()
 			e.sets = append(e.sets, ls)
 		}
 	case recordRotate:
-		e.at = int64(d.u64())
+		e.at = int64(d.U64())
 	case recordReset:
-		e.tpl = string(d.bytes(int(d.u32())))
-		n := d.u32()
-		if uint64(n)*4 > uint64(len(d.p)) { // a name is at least 4 bytes
+		e.tpl = string(d.Bytes(int(d.U32())))
+		n := d.U32()
+		if !d.Fits(uint64(n), 4) { // a name is at least 4 bytes
 			d.fail("VOI name count beyond the bytes")
 		}
-		for i := uint32(0); i < n && d.err == nil; i++ {
-			e.vois = append(e.vois, string(d.bytes(int(d.u32()))))
+		for i := uint32(0); i < n && d.Err() == nil; i++ {
+			e.vois = append(e.vois, string(d.Bytes(int(d.U32()))))
 		}
 	}
 	return e
@@ -427,30 +428,30 @@ var errRecord = fmt.Errorf("collector: bad log record: %w", voi.ErrInvalid)
 // but not written so) give an error wrapping voi.ErrInvalid: one record
 // has one encoding.
 func decodeRecord(p []byte) (*record, error) {
-	d := decoder{p: p}
-	v := d.byte()
+	d := recordDecoder(p)
+	v := d.U8()
 	switch {
-	case d.err != nil, v == recordVersion, v == recordV2, v == recordV1:
+	case d.Err() != nil, v == recordVersion, v == recordV2, v == recordV1:
 	case v == recordExpire, v == recordRotate, v == recordReset:
 		r := &record{event: d.event(v)}
-		if d.err == nil && len(d.p) != 0 {
-			d.fail(fmt.Sprintf("%d bytes after the record", len(d.p)))
+		if d.Err() == nil && d.Len() != 0 {
+			d.fail(fmt.Sprintf("%d bytes after the record", d.Len()))
 		}
-		if d.err != nil {
-			return nil, d.err
+		if d.Err() != nil {
+			return nil, d.Err()
 		}
 		return r, nil
 	default:
 		return nil, fmt.Errorf("%w: version %d, want %d to %d", errRecord, v, recordV1, recordVersion)
 	}
 	r := &record{}
-	switch fl := d.byte(); {
-	case d.err != nil:
+	switch fl := d.U8(); {
+	case d.Err() != nil:
 	case fl == 1:
 		r.tracked = true
-		r.sender = string(d.bytes(int(d.u16())))
-		r.seq = d.u64()
-		if d.err == nil {
+		r.sender = string(d.Bytes(int(d.U16())))
+		r.seq = d.U64()
+		if d.Err() == nil {
 			if err := aggregate.CheckSender(r.sender); err != nil {
 				return nil, fmt.Errorf("%w: %w", errRecord, err)
 			}
@@ -458,19 +459,19 @@ func decodeRecord(p []byte) (*record, error) {
 	case fl != 0:
 		return nil, fmt.Errorf("%w: flags %#x", errRecord, fl)
 	}
-	if v == recordVersion && d.err == nil {
-		r.timed, r.at = true, int64(d.u64())
+	if v == recordVersion && d.Err() == nil {
+		r.timed, r.at = true, int64(d.U64())
 	}
 	if v == recordV1 {
 		d.framesV1(r)
 	} else {
 		d.frames(r)
 	}
-	if d.err == nil && len(d.p) != 0 {
-		d.fail(fmt.Sprintf("%d bytes after the record", len(d.p)))
+	if d.Err() == nil && d.Len() != 0 {
+		d.fail(fmt.Sprintf("%d bytes after the record", d.Len()))
 	}
-	if d.err != nil {
-		return nil, d.err
+	if d.Err() != nil {
+		return nil, d.Err()
 	}
 	return r, nil
 }
@@ -478,15 +479,15 @@ func decodeRecord(p []byte) (*record, error) {
 // frames reads the shared labels and the frames of a record.
 func (d *decoder) frames(r *record) {
 	shared := d.labels()
-	n := d.u32()
-	if uint64(n)*8 > uint64(len(d.p)) { // a frame is at least 8 bytes
+	n := d.U32()
+	if !d.Fits(uint64(n), 8) { // a frame is at least 8 bytes
 		d.fail("frame count beyond the bytes")
 	}
 	if n == 0 && len(shared) != 0 {
 		d.fail("shared labels without frames")
 	}
 	var common []export.Label // the labels of every frame's own: none, as appendRecord writes them
-	for i := uint32(0); i < n && d.err == nil; i++ {
+	for i := uint32(0); i < n && d.Err() == nil; i++ {
 		own := d.labels()
 		if i == 0 {
 			common = own
@@ -502,10 +503,10 @@ func (d *decoder) frames(r *record) {
 				d.fail(fmt.Sprintf("frame %d: a label both shared and its own", i))
 			}
 		}
-		f.blob = d.bytes(int(d.u32()))
+		f.blob = d.Bytes(int(d.U32()))
 		r.frames = append(r.frames, f)
 	}
-	if d.err == nil && len(common) != 0 {
+	if d.Err() == nil && len(common) != 0 {
 		d.fail(fmt.Sprintf("label %q in every frame, not shared", common[0].Name))
 	}
 }
@@ -513,15 +514,15 @@ func (d *decoder) frames(r *record) {
 // labels reads a count and that many labels, sorted by name, each name
 // once.
 func (d *decoder) labels() []export.Label {
-	k := d.u32()
-	if uint64(k)*8 > uint64(len(d.p)) { // a label is at least 8 bytes
+	k := d.U32()
+	if !d.Fits(uint64(k), 8) { // a label is at least 8 bytes
 		d.fail("label count beyond the bytes")
 		return nil
 	}
 	var out []export.Label
-	for j := uint32(0); j < k && d.err == nil; j++ {
-		name := string(d.bytes(int(d.u32())))
-		value := string(d.bytes(int(d.u32())))
+	for j := uint32(0); j < k && d.Err() == nil; j++ {
+		name := string(d.Bytes(int(d.U32())))
+		value := string(d.Bytes(int(d.U32())))
 		if len(out) > 0 && out[len(out)-1].Name >= name {
 			d.fail(fmt.Sprintf("label %.40q out of order", name))
 		}
@@ -553,78 +554,38 @@ func mergeLabels(a, b []export.Label) []export.Label {
 // framesV1 reads the frames of a version 1 record: each with all its
 // labels, as uint16 count and lengths.
 func (d *decoder) framesV1(r *record) {
-	n := d.u32()
-	if uint64(n)*6 > uint64(len(d.p)) { // a frame is at least 6 bytes
+	n := d.U32()
+	if !d.Fits(uint64(n), 6) { // a frame is at least 6 bytes
 		d.fail("frame count beyond the bytes")
 	}
-	for i := uint32(0); i < n && d.err == nil; i++ {
+	for i := uint32(0); i < n && d.Err() == nil; i++ {
 		var f frame
-		k := d.u16()
-		for j := uint16(0); j < k && d.err == nil; j++ {
-			name := string(d.bytes(int(d.u16())))
-			value := string(d.bytes(int(d.u16())))
+		k := d.U16()
+		for j := uint16(0); j < k && d.Err() == nil; j++ {
+			name := string(d.Bytes(int(d.U16())))
+			value := string(d.Bytes(int(d.U16())))
 			f.labels = append(f.labels, export.Label{Name: name, Value: value})
 		}
-		f.blob = d.bytes(int(d.u32()))
+		f.blob = d.Bytes(int(d.U32()))
 		r.frames = append(r.frames, f)
 	}
 }
 
-// decoder reads a record's fields, remembering the first error.
+// decoder reads the fields of a log record or a closed window
+// (wire.Reader), its errors wrapping base: errRecord or errClosedFile.
 type decoder struct {
-	p    []byte
-	err  error
-	base error // what the errors wrap (nil: errRecord)
+	wire.Reader
+	base error
 }
 
-func (d *decoder) fail(what string) {
-	if d.err == nil {
-		base := d.base
-		if base == nil {
-			base = errRecord
-		}
-		d.err = fmt.Errorf("%w: %s", base, what)
-	}
-	d.p = nil
+// recordDecoder returns a decoder of a log record, p.
+func recordDecoder(p []byte) decoder {
+	return decoder{Reader: wire.New(p, recordCutShort), base: errRecord}
 }
 
-func (d *decoder) bytes(n int) []byte {
-	if n < 0 || n > len(d.p) {
-		d.fail("cut short")
-		return nil
-	}
-	b := d.p[:n:n]
-	d.p = d.p[n:]
-	return b
-}
+func recordCutShort(string, int) error { return fmt.Errorf("%w: cut short", errRecord) }
 
-func (d *decoder) byte() byte {
-	if b := d.bytes(1); b != nil {
-		return b[0]
-	}
-	return 0
-}
-
-func (d *decoder) u16() uint16 {
-	if b := d.bytes(2); b != nil {
-		return binary.LittleEndian.Uint16(b)
-	}
-	return 0
-}
-
-func (d *decoder) u32() uint32 {
-	if b := d.bytes(4); b != nil {
-		return binary.LittleEndian.Uint32(b)
-	}
-	return 0
-}
-
-func (d *decoder) u64() uint64 {
-	if b := d.bytes(8); b != nil {
-		return binary.LittleEndian.Uint64(b)
-	}
-	return 0
-}
+func (d *decoder) fail(what string) { d.Fail(fmt.Errorf("%w: %s", d.base, what)) }
 
 // newRecord is the record of a post r whose blobs are frames, added at
 // time at: the sender and sequence of its headers, if both parse
