@@ -4,10 +4,13 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/statsblob/statsblob/export/internal/wire"
 )
 
 // A ledger is the consumer's own part of a partition's state, stored
@@ -287,81 +290,81 @@ func (l *ledger) append(b []byte) []byte {
 // due.
 func readLedger(v []byte, due time.Time) (*ledger, []byte, error) {
 	l := newLedger()
-	r := reader{b: v}
-	n := r.u32()
+	r := wire.New(v, ledgerShort)
+	n := r.U32()
 	if n != ledgerMagic { // version 1
-		if r.err != nil || uint64(n)*8 > uint64(len(r.b)) {
+		if r.Err() != nil || !r.Fits(uint64(n), 8) {
 			return nil, nil, fmt.Errorf("state: %d sequences in %d bytes", n, len(v))
 		}
 		for range n {
-			l.done[r.u64()] = doneMsg{}
+			l.done[r.U64()] = doneMsg{}
 		}
-		return l, r.b, nil
+		return l, r.Rest(), nil
 	}
-	if ver := r.u32(); r.err == nil && ver != ledgerVersion {
+	if ver := r.U32(); r.Err() == nil && ver != ledgerVersion {
 		return nil, nil, fmt.Errorf("state: version %d, want %d", ver, ledgerVersion)
 	}
 	// Each list is in the strictly increasing order append writes it in,
 	// so that one ledger has one encoding: an entry given twice (a
 	// waiting message, which would be merged twice) is refused, not
 	// overwritten or taken twice.
-	n = r.count(doneSize)
+	n = readCount(&r, doneSize)
 	var lastSeq uint64
 	for i := range n {
-		s := r.u64()
-		d := doneMsg{seq: r.u64(), hash: r.u32()}
-		copy(d.id[:], r.take(16))
-		if r.err == nil && i > 0 && s <= lastSeq {
-			r.err = fmt.Errorf("processed message %d after %d", s, lastSeq)
+		s := r.U64()
+		d := doneMsg{seq: r.U64(), hash: r.U32()}
+		copy(d.id[:], r.Bytes(16))
+		if r.Err() == nil && i > 0 && s <= lastSeq {
+			r.Fail(fmt.Errorf("processed message %d after %d", s, lastSeq))
 		}
 		lastSeq = s
 		l.done[s] = d
 	}
-	n = r.count(markSize)
+	n = readCount(&r, markSize)
 	var lastID markID
 	for i := range n {
 		var id markID
-		copy(id[:], r.take(16))
-		mk := &mark{hw: r.u64(), last: int64(r.u64())}
-		if r.err == nil && i > 0 && string(id[:]) <= string(lastID[:]) {
-			r.err = fmt.Errorf("mark %x after %x", id, lastID)
+		copy(id[:], r.Bytes(16))
+		mk := &mark{hw: r.U64(), last: int64(r.U64())}
+		if r.Err() == nil && i > 0 && string(id[:]) <= string(lastID[:]) {
+			r.Fail(fmt.Errorf("mark %x after %x", id, lastID))
 		}
 		lastID = id
 		l.marks[id] = mk
 		l.now = max(l.now, mk.last)
 	}
-	n = r.count(8)
+	n = readCount(&r, 8)
 	var lastHash uint32
 	for i := range n {
-		h := r.u32()
-		k := r.count(8)
-		if r.err != nil {
+		h := r.U32()
+		k := readCount(&r, 8)
+		if r.Err() != nil {
 			break
 		}
 		if k == 0 {
-			r.err = fmt.Errorf("template %08x waits with no message", h)
+			r.Fail(fmt.Errorf("template %08x waits with no message", h))
 			break
 		}
 		if i > 0 && h <= lastHash {
-			r.err = fmt.Errorf("template %08x after %08x", h, lastHash)
+			r.Fail(fmt.Errorf("template %08x after %08x", h, lastHash))
 			break
 		}
 		lastHash = h
 		q := &waitQueue{due: due, seqs: make([]uint64, k)}
 		for i := range q.seqs {
-			q.seqs[i] = r.u64()
-			if r.err == nil && i > 0 && q.seqs[i] <= q.seqs[i-1] {
-				r.err = fmt.Errorf("template %08x: waiting message %d after %d", h, q.seqs[i], q.seqs[i-1])
+			q.seqs[i] = r.U64()
+			if r.Err() == nil && i > 0 && q.seqs[i] <= q.seqs[i-1] {
+				r.Fail(fmt.Errorf("template %08x: waiting message %d after %d", h, q.seqs[i], q.seqs[i-1]))
 			}
 		}
-		if r.err != nil {
+		if r.Err() != nil {
 			break
 		}
 		l.waiting[h] = q
 		l.nWaiting += int(k)
 	}
-	if r.err != nil {
-		return nil, nil, fmt.Errorf("state: %w", r.err)
+	if r.Err() != nil {
+		return nil, nil, fmt.Errorf("state: %w", r.Err())
 	}
 	for _, d := range l.done {
 		if d.seq == 0 {
@@ -375,38 +378,22 @@ func readLedger(v []byte, due time.Time) (*ledger, []byte, error) {
 		mk.open++
 		l.exact[markSeq{d.id, d.seq}] = struct{}{}
 	}
-	return l, r.b, nil
+	return l, r.Rest(), nil
 }
 
-// reader reads little-endian words, failing once on a short input.
-type reader struct {
-	b   []byte
-	err error
-}
+// errTruncated is readLedger's error for a state cut short.
+var errTruncated = errors.New("truncated")
 
-func (r *reader) take(n int) []byte {
-	if r.err != nil || len(r.b) < n {
-		if r.err == nil {
-			r.err = fmt.Errorf("truncated")
-		}
-		return make([]byte, n)
+func ledgerShort(string, int) error { return errTruncated }
+
+// readCount reads a count of items of size bytes each, checking that they
+// can fit in what is left (0 if not, or after an error).
+func readCount(r *wire.Reader, size int) uint32 {
+	n := r.U32()
+	if r.Err() == nil && !r.Fits(uint64(n), size) {
+		r.Fail(fmt.Errorf("%d items of %d bytes in %d bytes", n, size, r.Len()))
 	}
-	out := r.b[:n]
-	r.b = r.b[n:]
-	return out
-}
-
-func (r *reader) u32() uint32 { return binary.LittleEndian.Uint32(r.take(4)) }
-func (r *reader) u64() uint64 { return binary.LittleEndian.Uint64(r.take(8)) }
-
-// count reads a count of items of size bytes each, checking that they
-// can fit in what is left.
-func (r *reader) count(size int) uint32 {
-	n := r.u32()
-	if r.err == nil && uint64(n)*uint64(size) > uint64(len(r.b)) {
-		r.err = fmt.Errorf("%d items of %d bytes in %d bytes", n, size, len(r.b))
-	}
-	if r.err != nil {
+	if r.Err() != nil {
 		return 0
 	}
 	return n
