@@ -271,10 +271,9 @@ type Server struct {
 
 	set *aggregate.Set // the aggregates of the current window
 
-	onClose  []func(Closed)
-	levels   levels     // each sender's latest gauges (levels.go)
-	versions versions   // wide templates' narrow hashes (versions.go)
-	lcache   labelCache // the labels of recent query strings (labelcache.go)
+	onClose []func(Closed)
+	levels  levels     // each sender's latest gauges (levels.go)
+	lcache  labelCache // the labels of recent query strings (labelcache.go)
 
 	reg      *prometheus.Registry // own and the aggregates (promexport)
 	own      *prometheus.Registry // the server's own metrics

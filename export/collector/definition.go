@@ -174,17 +174,6 @@ func (s *Server) withDefs(ns []export.Named) []export.Named {
 	return ns
 }
 
-// newest returns the newest known version of template name, or nil.
-func (s *Server) newest(name string) *tpl.Template {
-	order := s.tpls.idx.Load().order
-	for i := len(order) - 1; i >= 0; i-- {
-		if order[i].Name() == name {
-			return order[i]
-		}
-	}
-	return nil
-}
-
 // defView is the definition of one template name as statdef sees it,
 // through its newest version t: a statdef.Switch over a working copy of
 // the settings, and a statdef.Resetter that notes the VOIs to reset.

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/export/internal/versions"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -76,9 +77,9 @@ func sameMetricNames(ts []*tpl.Template, t *tpl.Template) *tpl.Template {
 type tplIndex struct {
 	byHash map[uint32]*tpl.Template
 	order  []*tpl.Template
-	// versioned holds the names of which several versions are known: only
-	// their aggregates can share a label set across versions (versions.go).
-	versioned map[string]bool
+	// versions ranks the versions of each name by order, the last the
+	// newest (versions.go).
+	versions *versions.Index
 }
 
 // templates is the Server's known templates.
@@ -97,7 +98,7 @@ func (s *Server) lookup(hash uint32) (*tpl.Template, error) {
 
 // initTemplates indexes the configured templates.
 func (s *Server) initTemplates() error {
-	idx := &tplIndex{byHash: map[uint32]*tpl.Template{}}
+	idx := &tplIndex{byHash: map[uint32]*tpl.Template{}, versions: versions.New(nil)}
 	s.tpls.idx.Store(idx)
 	var list []*tpl.Template
 	if r := s.cfg.Templates; r != nil {
@@ -164,16 +165,7 @@ func (s *Server) addTemplates(ts []*tpl.Template, persist bool) (int, error) {
 			return 0, err
 		}
 	}
-	seen := make(map[string]bool, len(idx.order))
-	for _, t := range idx.order {
-		if seen[t.Name()] {
-			if idx.versioned == nil {
-				idx.versioned = map[string]bool{}
-			}
-			idx.versioned[t.Name()] = true
-		}
-		seen[t.Name()] = true
-	}
+	idx.versions = versions.New(idx.order)
 	s.tpls.idx.Store(idx)
 	return n, nil
 }
