@@ -374,3 +374,28 @@ func kitchenVersions(t *testing.T) (s *collector.Server, k1, k2 *tpl.Template) {
 	require.Equal(t, http.StatusOK, code, body)
 	return s, k1, k2
 }
+
+// TestUpgradeExposition: the posts of a rolling upgrade (two versions of
+// KITCHEN under host=a, one under host=b) give fixture.UpgradeExposition,
+// the exposition the NATS JetStream collector's test expects of the same
+// posts too (export/natsjs, TestVersionsShareNoSeries).
+func TestUpgradeExposition(t *testing.T) {
+	file, posts := fixture.Upgrade()
+	s, err := collector.New(collector.Config{MoreTemplates: file})
+	require.NoError(t, err)
+	for _, p := range posts {
+		code, body := post(t, s, http.MethodPost, "host="+p.Host, p.Body)
+		require.Equal(t, http.StatusNoContent, code, body)
+	}
+	r := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, r)
+	require.Equal(t, http.StatusOK, w.Code)
+	var got strings.Builder
+	for _, l := range strings.SplitAfter(w.Body.String(), "\n") {
+		if strings.HasPrefix(strings.TrimPrefix(strings.TrimPrefix(l, "# HELP "), "# TYPE "), "kitchen_") {
+			got.WriteString(l)
+		}
+	}
+	require.Equal(t, fixture.UpgradeExposition, got.String())
+}
