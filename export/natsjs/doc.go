@@ -85,6 +85,24 @@
 // of an unknown template is dropped (Stats.WaitFull). Stats.Waiting says
 // how many wait.
 //
+// # Versions
+//
+// A templates file may hold several versions of one template name, and
+// during a rolling upgrade shippers of two versions publish under one
+// label set. A SetStore over a TemplateSet exports them as the HTTP
+// collector (export/collector) exports the same posts: where aggregates
+// of several versions of a name share a label set, the series of each
+// version but the newest carry export.VersionLabel
+// (statsblob_template_hash), its template hash, and no two series clash
+// (export.ErrNameClash). The newest version of a name is the last of it
+// in the templates file (TemplateSet.Add), never the one whose messages
+// came last, so collectors that read one file agree on it. The rule
+// takes all the partitions a collector owns together; a label set's
+// messages of two versions are in two partitions (the partition hashes
+// the template hash), and where two collectors own them, each exports
+// its version's series without the label (the scrape's instance label
+// tells them apart) until one collector owns both.
+//
 // Messages the stream removes before any collector read them (all of
 // them down for longer than Setup.MaxAge) are lost unmerged: an owner
 // notices the gap between the partition's read position and the

@@ -11,6 +11,7 @@ import (
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
 	"github.com/statsblob/statsblob/export/aggregate"
+	"github.com/statsblob/statsblob/export/internal/versions"
 	"github.com/statsblob/statsblob/ship"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
@@ -21,7 +22,10 @@ import (
 // state the Set's
 // (AppendState/LoadState). A SetStore is an export.Source of the owned
 // partitions' aggregates: a partition that moves away stops being
-// exported at once. It is safe for concurrent use.
+// exported at once. Over a TemplateSet, it tells apart the aggregates of
+// versions of a template that share a label set, as the HTTP collector
+// does (see the package documentation, Versions). It is safe for
+// concurrent use.
 type SetStore struct {
 	reg Templates
 	cfg aggregate.Config
@@ -30,10 +34,11 @@ type SetStore struct {
 	parts map[int]*setPart
 }
 
-// Templates finds a blob's template by its hash: a *tpl.Registry, or a
-// set that learns templates as it goes (the command's SIGHUP). Its
-// error for a hash it does not know wraps voi.ErrNoTemplate. It must be
-// safe for concurrent use.
+// Templates finds a blob's template by its hash: a *tpl.Registry (one
+// version of each name), or a TemplateSet, which learns templates as it
+// goes (the command's SIGHUP) and ranks versions of a name side by side.
+// Its error for a hash it does not know wraps voi.ErrNoTemplate. It must
+// be safe for concurrent use.
 type Templates interface {
 	ByHash(hash uint32) (*tpl.Template, error)
 }
@@ -151,7 +156,17 @@ func (sp *setPart) Close() {
 	}
 }
 
-// Blobs returns the aggregates of the owned partitions (export.Source).
+// ranked is a Templates that ranks the versions of a name (TemplateSet).
+type ranked interface {
+	versionIndex() *versions.Index
+}
+
+// Blobs returns the aggregates of the owned partitions (export.Source),
+// by partition, each partition's sorted by template hash and labels.
+// Over a TemplateSet, where aggregates of several versions of a template
+// share a label set among them (in one partition or in several), those of
+// each version but the newest of its name (TemplateSet.Add) carry
+// export.VersionLabel, the hash of their template.
 func (s *SetStore) Blobs() []export.Named {
 	s.mu.RLock()
 	ps := make([]int, 0, len(s.parts))
@@ -167,6 +182,9 @@ func (s *SetStore) Blobs() []export.Named {
 	var out []export.Named
 	for _, sp := range parts {
 		out = append(out, sp.set.Blobs()...)
+	}
+	if r, ok := s.reg.(ranked); ok {
+		out = r.versionIndex().Label(out)
 	}
 	return out
 }

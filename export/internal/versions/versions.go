@@ -40,15 +40,12 @@ type Index struct {
 	narrow sync.Map // uint32 -> uint32
 }
 
-// New indexes the templates of order (nil entries skipped), the last of
-// a name its newest version. It keeps order: the caller must not change
-// it.
+// New indexes the templates of order (none nil, each hash once), the
+// last of a name its newest version. It keeps order: the caller must not
+// change it.
 func New(order []*tpl.Template) *Index {
 	x := &Index{order: order, newest: make(map[string]*tpl.Template, len(order))}
 	for _, t := range order {
-		if t == nil {
-			continue
-		}
 		if o := x.newest[t.Name()]; o != nil && o.Hash() != t.Hash() {
 			if x.versioned == nil {
 				x.versioned = map[string]bool{}
@@ -59,6 +56,10 @@ func New(order []*tpl.Template) *Index {
 	}
 	return x
 }
+
+// Templates returns the templates of the index, in its order. The slice
+// must not be changed.
+func (x *Index) Templates() []*tpl.Template { return x.order }
 
 // Newest returns the newest known version of template name, or nil.
 func (x *Index) Newest(name string) *tpl.Template { return x.newest[name] }
@@ -79,7 +80,7 @@ func (x *Index) PostedHash(n export.Named) uint32 {
 		return h.(uint32)
 	}
 	for _, t := range x.order {
-		if t == nil || t.Name() != w.Name() {
+		if t.Name() != w.Name() {
 			continue
 		}
 		if wt, err := tpl.Widen(t); err == nil && wt.Hash() == w.Hash() {

@@ -10,7 +10,10 @@
 // It exports its partitions as statsblob_nats_partition{partition="3"} 1
 // and counts its work in statsblob_nats_* counters. SIGHUP adds the
 // templates file's new templates (a template once known stays known), so
-// that the messages waiting for them are merged. SIGTERM and SIGINT hand
+// that the messages waiting for them are merged. The file lists the
+// versions of a template name oldest first: where two versions' series
+// share a label set, the older's carry statsblob_template_hash, as the
+// HTTP collector's do (package natsjs, Versions). SIGTERM and SIGINT hand
 // the partitions back (after storing their state) before it exits.
 package main
 
@@ -28,7 +31,6 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
-	"sync"
 	"syscall"
 	"time"
 
@@ -42,7 +44,6 @@ import (
 	"github.com/statsblob/statsblob/export/natsjs"
 	"github.com/statsblob/statsblob/export/promexport"
 	"github.com/statsblob/statsblob/tpl"
-	"github.com/statsblob/statsblob/voi"
 )
 
 func main() {
@@ -79,8 +80,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return 2
 	}
 	logger := log.New(stderr, "statsblob-collector: ", log.LstdFlags)
-	reg := &templateSet{byHash: map[uint32]*tpl.Template{}}
-	if _, err := reg.load(*templates); err != nil {
+	reg := &natsjs.TemplateSet{}
+	if _, err := loadTemplates(reg, *templates); err != nil {
 		logger.Print(err)
 		return 1
 	}
@@ -163,30 +164,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	return 0
 }
 
-// templateSet is the templates the collector knows, by hash. It only
-// grows: versions of one template name may be side by side (a label set
-// posted under two of them is one series to the exporters, which export
-// the first: export.Clashes).
-type templateSet struct {
-	mu     sync.RWMutex
-	byHash map[uint32]*tpl.Template
-}
-
-// ByHash returns the template of hash (natsjs.Templates).
-func (s *templateSet) ByHash(hash uint32) (*tpl.Template, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if t := s.byHash[hash]; t != nil {
-		return t, nil
-	}
-	return nil, fmt.Errorf("no template with hash %08x: %w", hash, voi.ErrNoTemplate)
-}
-
-// load adds the templates of file (tpl.ReadJSONList: one template's JSON
-// form or an array of them, versions of one name side by side) whose
-// hashes are new, and returns how many.
-// A file that cannot be read or parsed adds nothing.
-func (s *templateSet) load(file string) (int, error) {
+// loadTemplates adds to s the templates of file (tpl.ReadJSONList: one
+// template's JSON form or an array of them, versions of one name side by
+// side, the last of a name its newest: natsjs.TemplateSet.Add), and
+// returns how many were new. A file that cannot be read or parsed adds
+// nothing.
+func loadTemplates(s *natsjs.TemplateSet, file string) (int, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return 0, err
@@ -195,28 +178,19 @@ func (s *templateSet) load(file string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", file, err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, t := range ts {
-		if s.byHash[t.Hash()] == nil {
-			s.byHash[t.Hash()] = t
-			n++
-		}
-	}
-	return n, nil
+	return s.Add(ts), nil
 }
 
 // reloadTemplates adds the templates file's new templates on every
 // SIGHUP.
-func reloadTemplates(ctx context.Context, hup <-chan os.Signal, s *templateSet, file string, logger *log.Logger) {
+func reloadTemplates(ctx context.Context, hup <-chan os.Signal, s *natsjs.TemplateSet, file string, logger *log.Logger) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-hup:
 		}
-		n, err := s.load(file)
+		n, err := loadTemplates(s, file)
 		if err != nil {
 			logger.Printf("SIGHUP: %v (templates unchanged)", err)
 			continue

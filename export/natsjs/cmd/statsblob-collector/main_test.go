@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/statsblob/statsblob/export/natsjs"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -30,16 +31,16 @@ func TestTemplateSetReload(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(file, b, 0o644))
 	}
-	s := &templateSet{byHash: map[uint32]*tpl.Template{}}
+	s := &natsjs.TemplateSet{}
 	write(v1)
-	n, err := s.load(file)
+	n, err := loadTemplates(s, file)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	_, err = s.ByHash(v2.Hash())
 	require.ErrorIs(t, err, voi.ErrNoTemplate)
 
 	write(v2, other) // REQ's new version, and a new template
-	n, err = s.load(file)
+	n, err = loadTemplates(s, file)
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
 	for _, tp := range []*tpl.Template{v1, v2, other} {
@@ -47,20 +48,20 @@ func TestTemplateSetReload(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, tp.Name(), got.Name())
 	}
-	n, err = s.load(file)
+	n, err = loadTemplates(s, file)
 	require.NoError(t, err)
 	require.Zero(t, n)
 
 	require.NoError(t, os.WriteFile(file, []byte("{"), 0o644))
-	_, err = s.load(file)
+	_, err = loadTemplates(s, file)
 	require.Error(t, err)
-	require.Len(t, s.byHash, 3)
+	require.Len(t, s.Templates(), 3)
 
 	// Both versions of a name in one file, as the HTTP collector reads
 	// them (before, one registry for the file refused the second).
-	s = &templateSet{byHash: map[uint32]*tpl.Template{}}
+	s = &natsjs.TemplateSet{}
 	write(v1, v2)
-	n, err = s.load(file)
+	n, err = loadTemplates(s, file)
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
 }
