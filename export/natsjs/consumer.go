@@ -18,6 +18,7 @@ import (
 
 	"github.com/statsblob/statsblob/internal/abi"
 	"github.com/statsblob/statsblob/ship"
+	"github.com/statsblob/statsblob/voi"
 )
 
 // Message is one blob taken from the stream, as a Partition merges it.
@@ -162,10 +163,14 @@ type owned struct {
 }
 
 // NewConsumer checks cfg and opens the stream's buckets (Setup.Ensure must
-// have made them).
+// have made them). A cfg without JS, ID or Store, or with a LeaseTTL
+// below MinLeaseTTL, is an error wrapping voi.ErrInvalid.
 func NewConsumer(ctx context.Context, cfg Config) (*Consumer, error) {
 	if cfg.JS == nil || cfg.ID == "" || cfg.Store == nil {
-		return nil, fmt.Errorf("natsjs: a consumer needs JS, ID and Store")
+		return nil, fmt.Errorf("natsjs: a consumer needs JS, ID and Store: %w", voi.ErrInvalid)
+	}
+	if err := cfg.Setup.check(); err != nil {
+		return nil, err
 	}
 	cfg.Setup = cfg.Setup.withDefaults()
 	if cfg.Checkpoint <= 0 {

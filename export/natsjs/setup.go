@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/statsblob/statsblob/voi"
 )
 
 // Setup is what the stream of a fleet is made of. The zero value of each
@@ -18,8 +20,22 @@ type Setup struct {
 	Replicas   int           // stream and bucket replicas; 0 is 1 (3 for a 3-node cluster)
 	MaxAge     time.Duration // how long the stream keeps a message; 0 is 24 hours (see the README: at least the longest outage of the collectors)
 	Duplicates time.Duration // the de-duplication window; 0 is 10 minutes (at least the shippers' longest retry)
-	LeaseTTL   time.Duration // how long a collector's partitions outlive it; 0 is 10 seconds
+	LeaseTTL   time.Duration // how long a collector's partitions outlive it; 0 is 10 seconds, else at least MinLeaseTTL
 	MaxState   int32         // the largest partition state in bytes; 0 is 8 MiB (at most the server's max_payload)
+}
+
+// MinLeaseTTL is the shortest Setup.LeaseTTL: a consumer renews its
+// leases every quarter of it, and a partition's fetches and checkpoints
+// must fit in it (the server's fetch waits up to a second).
+const MinLeaseTTL = time.Second
+
+// check refuses the settings no consumer can work with. Errors wrap
+// voi.ErrInvalid.
+func (s Setup) check() error {
+	if s.LeaseTTL > 0 && s.LeaseTTL < MinLeaseTTL {
+		return fmt.Errorf("natsjs: lease %v shorter than %v: %w", s.LeaseTTL, MinLeaseTTL, voi.ErrInvalid)
+	}
+	return nil
 }
 
 func (s Setup) withDefaults() Setup {
@@ -59,8 +75,12 @@ func partitionKey(p int) string       { return fmt.Sprintf("p%d", p) }
 
 // Ensure creates the stream and its buckets, or updates them to s;
 // collectors call it at start, so any of them can be first. The
-// partitions' consumers are made by their owners (see Consumer).
+// partitions' consumers are made by their owners (see Consumer). A
+// LeaseTTL below MinLeaseTTL is an error wrapping voi.ErrInvalid.
 func (s Setup) Ensure(ctx context.Context, js jetstream.JetStream) error {
+	if err := s.check(); err != nil {
+		return err
+	}
 	s = s.withDefaults()
 	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:       s.Stream,

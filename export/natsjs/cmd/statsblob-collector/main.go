@@ -63,7 +63,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	id := fs.String("id", "", "this collector's `ID`, unique in the fleet (default: host name and a random suffix)")
 	templates := fs.String("templates", "", "templates `FILE`: a template's JSON form or an array of them (required)")
 	listen := fs.String("listen", "127.0.0.1:9129", "`ADDR` to serve GET /metrics and /healthz on")
-	lease := fs.Duration("lease", 10*time.Second, "how long a stopped collector's partitions stay its (`D`)")
+	lease := fs.Duration("lease", 10*time.Second, fmt.Sprintf("how long a stopped collector's partitions stay its (`D`, at least %v)", natsjs.MinLeaseTTL))
 	checkpoint := fs.Duration("checkpoint", 2*time.Second, "how often partition states are stored and messages acknowledged (`D`)")
 	namespace := fs.String("namespace", "", "metric name `PREFIX`")
 	maxMarks := fs.Int("max-sequence-marks", natsjs.DefaultMaxMarks, "senders' label sets whose sequence is kept per partition (`N`, 32 bytes each of its state)")
@@ -77,6 +77,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	if *templates == "" || fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "statsblob-collector: -templates FILE is required, and no arguments")
+		return 2
+	}
+	if *lease < natsjs.MinLeaseTTL {
+		fmt.Fprintf(stderr, "statsblob-collector: -lease %v: want at least %v\n", *lease, natsjs.MinLeaseTTL)
 		return 2
 	}
 	logger := log.New(stderr, "statsblob-collector: ", log.LstdFlags)

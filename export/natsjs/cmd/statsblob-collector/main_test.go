@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -64,4 +66,22 @@ func TestTemplateSetReload(t *testing.T) {
 	n, err = loadTemplates(s, file)
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
+}
+
+// TestLeaseUsage: a -lease below natsjs.MinLeaseTTL is a usage error.
+// Before, -lease 3ns was taken: the consumer's renewal ticker of a
+// quarter lease, 0, panicked in time.NewTicker once the stream was
+// reached.
+func TestLeaseUsage(t *testing.T) {
+	f := func(lease, msg string) {
+		t.Helper()
+		var stderr bytes.Buffer
+		require.Equal(t, 2, run(context.Background(), []string{"-templates", "none.json", "-lease", lease}, &stderr))
+		require.Equal(t, msg, stderr.String())
+	}
+	f("3ns", "statsblob-collector: -lease 3ns: want at least 1s\n")
+	f("999ms", "statsblob-collector: -lease 999ms: want at least 1s\n")
+	f("0", "statsblob-collector: -lease 0s: want at least 1s\n")
+	var stderr bytes.Buffer
+	require.Equal(t, 1, run(context.Background(), []string{"-templates", "none.json", "-lease", "1s"}, &stderr), "past the checks")
 }

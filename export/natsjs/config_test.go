@@ -1,0 +1,53 @@
+package natsjs_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsblob/statsblob/export/natsjs"
+	"github.com/statsblob/statsblob/voi"
+)
+
+// offlineJS is a JetStream that is never reached: a call past the checks
+// of the configuration fails (KeyValue) or panics (the rest).
+type offlineJS struct{ jetstream.JetStream }
+
+var errOffline = errors.New("offline")
+
+func (offlineJS) KeyValue(context.Context, string) (jetstream.KeyValue, error) {
+	return nil, errOffline
+}
+
+type noStore struct{}
+
+func (noStore) Open(int, []byte) (natsjs.Partition, error) { return nil, errOffline }
+
+// TestLeaseTTLChecked: a lease below MinLeaseTTL is refused before
+// anything is made. Before, -lease 3ns made the consumer's renewal
+// ticker LeaseTTL/4 = 0 and Run panicked in time.NewTicker.
+func TestLeaseTTLChecked(t *testing.T) {
+	ctx := context.Background()
+	f := func(lease time.Duration, wantErr error, msg string) {
+		t.Helper()
+		_, err := natsjs.NewConsumer(ctx, natsjs.Config{Setup: natsjs.Setup{LeaseTTL: lease}, JS: offlineJS{}, ID: "c1", Store: noStore{}})
+		require.ErrorIs(t, err, wantErr)
+		if msg != "" {
+			require.EqualError(t, err, msg)
+			require.EqualError(t, natsjs.Setup{LeaseTTL: lease}.Ensure(ctx, offlineJS{}), msg)
+		}
+	}
+	f(3*time.Nanosecond, voi.ErrInvalid, "natsjs: lease 3ns shorter than 1s: invalid argument")
+	f(natsjs.MinLeaseTTL-1, voi.ErrInvalid, "natsjs: lease 999.999999ms shorter than 1s: invalid argument")
+	f(natsjs.MinLeaseTTL, errOffline, "")
+	f(0, errOffline, "") // the default
+	f(-time.Second, errOffline, "")
+
+	_, err := natsjs.NewConsumer(ctx, natsjs.Config{JS: offlineJS{}, Store: noStore{}})
+	require.ErrorIs(t, err, voi.ErrInvalid)
+	require.EqualError(t, err, "natsjs: a consumer needs JS, ID and Store: invalid argument")
+}
