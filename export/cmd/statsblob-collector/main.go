@@ -75,7 +75,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stderr))
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // shutdown stops s within grace: /readyz turns 503, the requests under way
@@ -188,9 +188,12 @@ func (l *labelFlag) Set(s string) error {
 	return nil
 }
 
-func run(ctx context.Context, args []string, stderr io.Writer) int {
+// run runs the command: -h prints the help to stdout; everything else
+// (usage errors, the log) goes to stderr.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("statsblob-collector", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // parse errors are printed by usage, the help to stdout
+	fs.Usage = func() {}
 	listen := fs.String("listen", "127.0.0.1:9129", "`ADDR` to serve POST /v1/blobs and GET /metrics on")
 	ingestListen := fs.String("ingest-listen", "", "also serve POST /v1/blobs and /v1/batch on `ADDR` with a leaner HTTP/1.1 server (fasthttp): a quarter less CPU per post (off if empty)")
 	templates := fs.String("templates", "", "templates `FILE`: a template's JSON form or an array of them (required)")
@@ -242,19 +245,22 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on `ADDR` (off if empty)")
 	us := units{}
 	fs.Var(us, "unit", "`VOI=UNIT`: a VOI's unit, a Prometheus word or UCUM code (seconds or s), replacing the template's and a unit suffix of the VOI's name; values unscaled (repeatable)")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: statsblob-collector -templates FILE [-listen ADDR] [-window D] [-otlp URL] [flags]\n\n")
-		fs.PrintDefaults()
+	// As statsblob COMMAND: -h prints the help to stdout, a usage error
+	// its message and the synopsis to stderr.
+	const synopsis = "statsblob-collector -templates FILE [-listen ADDR] [-window D] [-otlp URL] [flags]"
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "statsblob-collector: "+format+"\n", a...)
+		fmt.Fprintf(stderr, "usage: %s\nRun 'statsblob-collector -h' for help.\n", synopsis)
+		return 2
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stdout, "usage: %s\n\nflags:\n", synopsis)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
 			return 0
 		}
-		return 2
-	}
-	usage := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "statsblob-collector: "+format+"\n", a...)
-		return 2
+		return usage("%v", err)
 	}
 	if fs.NArg() > 0 {
 		return usage("unexpected argument %q", fs.Arg(0))

@@ -45,11 +45,20 @@ func TestMain(m *testing.M) {
 }
 
 func TestUsage(t *testing.T) {
+	// -h prints to stdout (as every statsblob COMMAND -h does), a usage
+	// error to stderr: before, -h went to stderr, so that
+	// "statsblob-collector -h | less" showed nothing.
 	f := func(want int, msg string, args ...string) {
 		t.Helper()
-		var stderr bytes.Buffer
-		require.Equal(t, want, run(context.Background(), args, &stderr), stderr.String())
+		var stdout, stderr bytes.Buffer
+		require.Equal(t, want, run(context.Background(), args, &stdout, &stderr), stderr.String())
+		if want == 0 {
+			require.Contains(t, stdout.String(), msg)
+			require.Empty(t, stderr.String())
+			return
+		}
 		require.Contains(t, stderr.String(), msg)
+		require.Empty(t, stdout.String())
 	}
 	f(2, "-templates FILE is required")
 	f(2, `unexpected argument "x"`, "-templates", "t.json", "x")
@@ -59,7 +68,10 @@ func TestUsage(t *testing.T) {
 	f(2, "want VOI=UNIT", "-unit", "rtt")
 	f(2, `-remote-write-histograms "sparse": auto, native or classic`, "-templates", "t.json", "-remote-write-histograms", "sparse")
 	f(2, "want NAME=VALUE", "-remote-write-label", "collector")
-	f(0, "usage: statsblob-collector", "-h")
+	f(0, "usage: statsblob-collector -templates FILE [-listen ADDR] [-window D] [-otlp URL] [flags]\n\nflags:\n  -checkpoint-interval D\n", "-h")
+	f(0, "usage: statsblob-collector", "--help")
+	f(2, "statsblob-collector: flag provided but not defined: -nope\nusage: statsblob-collector -templates FILE [-listen ADDR] [-window D] [-otlp URL] [flags]\nRun 'statsblob-collector -h' for help.\n", "-nope")
+	f(2, "statsblob-collector: -templates FILE is required\nusage: statsblob-collector", "-window", "1m")
 	f(0, "-max-conns N\n    \tat most N open connections (then 503 and close) (default 1024)", "-h")
 	f(0, "-shutdown-grace D\n    \ton SIGTERM, finish requests and push what is left within D (default 20s)", "-h")
 	f(2, "must not be negative", "-templates", "t.json", "-max-body", "-1")

@@ -49,12 +49,15 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stderr))
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(ctx context.Context, args []string, stderr io.Writer) int {
+// run runs the command: -h prints the help to stdout; everything else
+// (usage errors, the log) goes to stderr.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("statsblob-collector", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // parse errors are printed by usage, the help to stdout
+	fs.Usage = func() {}
 	urls := fs.String("nats", nats.DefaultURL, "NATS server `URLS`, comma-separated")
 	stream := fs.String("stream", "STATSBLOB", "the JetStream stream's `NAME`")
 	prefix := fs.String("prefix", natsjs.DefaultPrefix, "the stream's subject `PREFIX`")
@@ -69,19 +72,28 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	maxMarks := fs.Int("max-sequence-marks", natsjs.DefaultMaxMarks, "senders' label sets whose sequence is kept per partition (`N`, 32 bytes each of its state)")
 	maxWaiting := fs.Int("max-waiting", natsjs.DefaultMaxWaiting, "messages of unknown templates that may wait per partition (`N`, 8 bytes each of its state)")
 	retry := fs.Duration("template-retry", 10*time.Second, "how often messages of an unknown template are tried again (`D`)")
+	// As statsblob COMMAND: -h prints the help to stdout, a usage error
+	// its message and the synopsis to stderr.
+	const synopsis = "statsblob-collector -templates FILE [-nats URLS] [-stream NAME] [-listen ADDR] [flags]"
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "statsblob-collector: "+format+"\n", a...)
+		fmt.Fprintf(stderr, "usage: %s\nRun 'statsblob-collector -h' for help.\n", synopsis)
+		return 2
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stdout, "usage: %s\n\nflags:\n", synopsis)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
 			return 0
 		}
-		return 2
+		return usage("%v", err)
 	}
 	if *templates == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "statsblob-collector: -templates FILE is required, and no arguments")
-		return 2
+		return usage("-templates FILE is required, and no arguments")
 	}
 	if *lease < natsjs.MinLeaseTTL {
-		fmt.Fprintf(stderr, "statsblob-collector: -lease %v: want at least %v\n", *lease, natsjs.MinLeaseTTL)
-		return 2
+		return usage("-lease %v: want at least %v", *lease, natsjs.MinLeaseTTL)
 	}
 	logger := log.New(stderr, "statsblob-collector: ", log.LstdFlags)
 	reg := &natsjs.TemplateSet{}

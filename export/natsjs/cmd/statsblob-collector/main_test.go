@@ -68,20 +68,33 @@ func TestTemplateSetReload(t *testing.T) {
 	require.Equal(t, 2, n)
 }
 
-// TestLeaseUsage: a -lease below natsjs.MinLeaseTTL is a usage error.
-// Before, -lease 3ns was taken: the consumer's renewal ticker of a
-// quarter lease, 0, panicked in time.NewTicker once the stream was
-// reached.
-func TestLeaseUsage(t *testing.T) {
-	f := func(lease, msg string) {
+// TestUsage: -h prints to stdout (as every statsblob COMMAND -h does),
+// exit 0; a usage error goes to stderr with the synopsis, exit 2.
+// Before, -h went to stderr ("statsblob-collector -h | less" showed
+// nothing) and a -lease below natsjs.MinLeaseTTL was taken: the
+// consumer's renewal ticker of a quarter lease, 0 for -lease 3ns,
+// panicked in time.NewTicker once the stream was reached.
+func TestUsage(t *testing.T) {
+	const synopsis = "usage: statsblob-collector -templates FILE [-nats URLS] [-stream NAME] [-listen ADDR] [flags]\n"
+	const hint = synopsis + "Run 'statsblob-collector -h' for help.\n"
+	f := func(want int, wantOut, wantErr string, args ...string) {
 		t.Helper()
-		var stderr bytes.Buffer
-		require.Equal(t, 2, run(context.Background(), []string{"-templates", "none.json", "-lease", lease}, &stderr))
-		require.Equal(t, msg, stderr.String())
+		var stdout, stderr bytes.Buffer
+		require.Equal(t, want, run(context.Background(), args, &stdout, &stderr), stderr.String())
+		if want == 0 {
+			require.Contains(t, stdout.String(), wantOut)
+		} else {
+			require.Equal(t, wantOut, stdout.String())
+		}
+		require.Equal(t, wantErr, stderr.String())
 	}
-	f("3ns", "statsblob-collector: -lease 3ns: want at least 1s\n")
-	f("999ms", "statsblob-collector: -lease 999ms: want at least 1s\n")
-	f("0", "statsblob-collector: -lease 0s: want at least 1s\n")
-	var stderr bytes.Buffer
-	require.Equal(t, 1, run(context.Background(), []string{"-templates", "none.json", "-lease", "1s"}, &stderr), "past the checks")
+	f(0, synopsis+"\nflags:\n  -checkpoint D\n", "", "-h")
+	f(0, "  -lease D\n    \thow long a stopped collector's partitions stay its (D, at least 1s) (default 10s)\n", "", "-h")
+	f(2, "", "statsblob-collector: flag provided but not defined: -nope\n"+hint, "-nope")
+	f(2, "", "statsblob-collector: -templates FILE is required, and no arguments\n"+hint)
+	f(2, "", "statsblob-collector: -lease 3ns: want at least 1s\n"+hint, "-templates", "none.json", "-lease", "3ns")
+	f(2, "", "statsblob-collector: -lease 999ms: want at least 1s\n"+hint, "-templates", "none.json", "-lease", "999ms")
+	f(2, "", "statsblob-collector: -lease 0s: want at least 1s\n"+hint, "-templates", "none.json", "-lease", "0")
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 1, run(context.Background(), []string{"-templates", "none.json", "-lease", "1s"}, &stdout, &stderr), "past the checks")
 }
