@@ -101,6 +101,31 @@ func TestUsage(t *testing.T) {
 	f(1, "-tokens "+badTokens+": collector: token 0: 5 bytes, want 16 to 256", "-templates", good, "-tokens", badTokens)
 }
 
+// TestUsageChoices: the value placeholder -h shows for a flag of a few
+// words is the words it takes, "a|b|c", each taken, and no other. The
+// flag package takes the first back-quoted word of the usage text as the
+// placeholder: -h showed "-otlp-temporality cumulative" and
+// "-remote-write-histograms auto", as if they took nothing else.
+func TestUsageChoices(t *testing.T) {
+	var help bytes.Buffer
+	require.Equal(t, 0, run(context.Background(), []string{"-h"}, &help, io.Discard))
+	none := filepath.Join(t.TempDir(), "none.json")
+	for flag, want := range map[string]string{"otlp-temporality": "cumulative|delta", "remote-write-histograms": "auto|native|classic"} {
+		m := regexp.MustCompile(`\n  -` + flag + ` (\S+)\n`).FindStringSubmatch(help.String())
+		require.NotNil(t, m, flag)
+		require.Equal(t, want, m[1])
+		for _, v := range append(strings.Split(m[1], "|"), "other") {
+			var stderr bytes.Buffer
+			code := run(context.Background(), []string{"-templates", none, "-window", "1m", "-" + flag, v}, io.Discard, &stderr)
+			if v == "other" {
+				require.Equal(t, 2, code, stderr.String())
+				continue
+			}
+			require.Equal(t, 1, code, "-%s %s: past the usage checks, to the missing file: %s", flag, v, stderr.String())
+		}
+	}
+}
+
 // otlpReceiver records the OTLP/HTTP requests it gets.
 type otlpReceiver struct {
 	*httptest.Server
