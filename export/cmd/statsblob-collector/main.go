@@ -277,6 +277,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *rwEvery <= 0 {
 		return usage("-remote-write-interval %v: must be positive", *rwEvery)
 	}
+	if !(*scrapeShare > 0 && *scrapeShare <= 1) {
+		return usage("-scrape-share %v: want 0 < F <= 1", *scrapeShare)
+	}
 	temp := metricdata.CumulativeTemporality
 	switch *temporality {
 	case "cumulative":

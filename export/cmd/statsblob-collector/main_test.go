@@ -83,6 +83,14 @@ func TestUsage(t *testing.T) {
 	f(2, "-otlp-interval 0s: must be positive", "-templates", "t.json", "-otlp", "http://127.0.0.1:1/v1/metrics", "-otlp-interval", "0")
 	f(2, "-otlp-interval -1s: must be positive", "-templates", "t.json", "-otlp-interval", "-1s")
 	f(2, "-remote-write-interval 0s: must be positive", "-templates", "t.json", "-remote-write", "http://127.0.0.1:1/w", "-remote-write-interval", "0")
+	// -scrape-share 0 quietly meant the default 0.2, and 1.5 or -1 were
+	// refused by collector.New (exit 1, not a usage error), though the
+	// help says 0 < F <= 1.
+	f(2, "-scrape-share 0: want 0 < F <= 1", "-templates", "t.json", "-scrape-share", "0")
+	f(2, "-scrape-share -0.5: want 0 < F <= 1", "-templates", "t.json", "-scrape-share", "-0.5")
+	f(2, "-scrape-share 1.5: want 0 < F <= 1", "-templates", "t.json", "-scrape-share", "1.5")
+	f(2, "-scrape-share NaN: want 0 < F <= 1", "-templates", "t.json", "-scrape-share", "NaN")
+	f(1, "no such file", "-templates", "none.json", "-scrape-share", "1")
 	f(0, "-max-sequence-marks N\n    \tkeep at most N senders' sequence numbers", "-h")
 	f(1, "no such file", "-templates", filepath.Join(t.TempDir(), "none.json"))
 	bad := filepath.Join(t.TempDir(), "bad.json")
