@@ -60,8 +60,18 @@ const handLayout = `  400-byte blobs, 3 VOI slots
     HIST  CRHIST64     at   312,    88 bytes
   voi 2 "skew" INT_S32, relative updates
     MIN   INT_S32      at   152,     4 bytes
-    TDGST TDGSTCLUST32 at   156,   148 bytes
+    TDGST TDGSTCLUST32 at   156,   148 bytes, mode c
 `
+
+// template check prints a t-digest's clustering mode, so that a user can
+// see "mode": "accurate" took effect; before, nothing told the two apart.
+func TestTemplateCheckDigestMode(t *testing.T) {
+	dir := t.TempDir()
+	doc := strings.Replace(handTemplate, `"prec":4}`, `"prec":4,"mode":"accurate"}`, 1)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "acc.json"), []byte(doc), 0o644))
+	require.Equal(t, result{0, "acc.json: WEB: ok, hash 1734256991 (the file has no \"hash\"; add \"hash\": 1734256991)\n" +
+		strings.Replace(handLayout, "mode c", "mode accurate", 1), ""}, sbIn(t, dir, nil, "template", "check", "acc.json"))
+}
 
 func TestTemplateCommand(t *testing.T) {
 	dir := t.TempDir()

@@ -10,7 +10,9 @@ import (
 	"strings"
 
 	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/tpl"
+	"github.com/statsblob/statsblob/voi"
 )
 
 // runTemplate checks a templates file and prints its templates' hashes
@@ -21,9 +23,10 @@ func runTemplate(args []string, stdout, stderr io.Writer) int {
 			"them; README.md, \"Templates as JSON\") and builds each template as a\n"+
 			"collector would.\n\n"+
 			"  check  prints each template's hash and compiled layout: the blob size,\n"+
-			"         and per VOI its statistics with their data offsets and sizes;\n"+
-			"         and its metadata (version 2): the description, per VOI its unit,\n"+
-			"         scale, kind, count and help, and the derived metrics.\n"+
+			"         and per VOI its statistics with their data offsets and sizes\n"+
+			"         (a t-digest's with its clustering mode, c or accurate); and its\n"+
+			"         metadata (version 2): the description, per VOI its unit, scale,\n"+
+			"         kind, count and help, and the derived metrics.\n"+
 			"         A template without \"hash\" is accepted and told its hash; one\n"+
 			"         whose \"hash\" differs from the rebuilt template's is an error.\n"+
 			"  hash   prints each template's spec, \"NAME\":HASH, one per line.\n\n"+
@@ -110,11 +113,33 @@ func writeLayout(w io.Writer, t *tpl.Template) {
 				fmt.Fprintf(w, "    metadata: %s\n", voiMetaText(m))
 			}
 		}
-		fmt.Fprintf(w, "    %-5v %-12v at %5d, %5d bytes\n", s.Type, s.DType, s.Offset, len(s.Data))
+		mode := ""
+		if s.Type == voi.TDgst {
+			mode = ", mode " + digestMode(t, id).String()
+		}
+		fmt.Fprintf(w, "    %-5v %-12v at %5d, %5d bytes%s\n", s.Type, s.DType, s.Offset, len(s.Data), mode)
 	}
 	for _, d := range t.Derived() {
 		fmt.Fprintf(w, "  derived %q: %s\n", d.Name, derivedText(d))
 	}
+}
+
+// digestMode is the clustering mode of VOI id's t-digest in t
+// (tpl.TDigestSpec.Mode): that of the last TDGST of its definition, the
+// one that takes the VOI's slot.
+func digestMode(t *tpl.Template, id int32) tdigest.Mode {
+	mode := tdigest.C
+	for _, d := range t.VOIs() {
+		if d.ID != id {
+			continue
+		}
+		for _, sp := range d.Stats {
+			if sp.Type == voi.TDgst {
+				mode = sp.TDigest.Mode
+			}
+		}
+	}
+	return mode
 }
 
 // voiMetaText describes a VOI's metadata: "unit seconds, scale 1e-06,
