@@ -515,20 +515,38 @@ func compileJSON(data []byte) (jsonTemplate, *Template, error) {
 	scratch := NewRegistry()
 	t, err := scratch.New(jt.Name)
 	if err != nil {
-		return jt, nil, fmt.Errorf("tpl: template JSON: %w", err)
+		return jt, nil, within("template JSON", err)
 	}
 	if err := t.addVOIs(defs); err != nil {
-		return jt, nil, fmt.Errorf("tpl: template JSON: %w", err)
+		return jt, nil, within("template JSON", err)
 	}
 	meta, err := jsonMetadata(&jt)
 	if err != nil {
 		return jt, nil, bad("%v", err)
 	}
 	if err := t.SetMetadata(meta); err != nil {
-		return jt, nil, fmt.Errorf("tpl: template JSON: %w", err)
+		return jt, nil, within("template JSON", err)
 	}
 	return jt, t, nil
 }
+
+// within wraps err, the error of a call of this package's that names the
+// package already ("tpl: W: add VOI 0 ..."), with what the caller was
+// doing, naming the package once: "tpl: template JSON: W: add VOI 0 ...",
+// where fmt.Errorf("tpl: template JSON: %w") said "tpl: " twice.
+// errors.Is and errors.As see err.
+func within(what string, err error) error { return &withinError{what: what, err: err} }
+
+type withinError struct {
+	what string
+	err  error
+}
+
+func (e *withinError) Error() string {
+	return "tpl: " + e.what + ": " + strings.TrimPrefix(e.err.Error(), "tpl: ")
+}
+
+func (e *withinError) Unwrap() error { return e.err }
 
 func (jv jsonVOI) def(version int) (VOIDef, error) {
 	dt, ok := voi.ParseDType(jv.DType)

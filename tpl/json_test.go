@@ -461,3 +461,31 @@ func TestREADMEJSONLimits(t *testing.T) {
 	require.Contains(t, string(readme), "`tpl.MaxJSONSize` (4 MiB)")
 	require.Equal(t, 4<<20, tpl.MaxJSONSize)
 }
+
+// TestJSONErrorsSayTplOnce: an error of the template JSON form names the
+// package once, each layer saying its own part. Before, the errors of the
+// template's own building said "tpl: " again after "tpl: template JSON: "
+// (and a t-digest's a third time): "tpl: template JSON: tpl: W: add VOI 0
+// ("a"): tpl: t-digest with 0 centroid slots: invalid argument".
+func TestJSONErrorsSayTplOnce(t *testing.T) {
+	const head = `{"format":"statsblob-template","version":2,"name":"W","vois":[`
+	sum := `{"id":0,"name":"a","dtype":"INT_U64","stats":[{"type":"SUM"}]}`
+	for _, c := range []struct {
+		name, doc string
+		is        error
+		msg       string
+	}{
+		{"t-digest without centroids", head + `{"id":0,"name":"a","dtype":"INT_U64","stats":[{"type":"TDGST","tdigest":{"dtype":"TDGSTCLUST32","nctds":0,"prec":4}}]}]}`,
+			voi.ErrInvalid, `tpl: template JSON: W: add VOI 0 ("a"): t-digest with 0 centroid slots: invalid argument`},
+		{"id twice", head + sum + `,` + strings.Replace(sum, `"a"`, `"b"`, 1) + `]}`,
+			voi.ErrExists, `tpl: template JSON: W: add VOI 0 ("b"): VOI 0 is already defined: already exists`},
+		{"bad unit", head + strings.Replace(sum, `}]}`, `}],"unit":"bogus unit!"}`, 1) + `]}`,
+			voi.ErrInvalid, `tpl: template JSON: metadata of VOI 0 of "W": unit "bogus unit!": invalid argument`},
+		{"derived of nothing", head + sum + `],"derived":[{"name":"x","op":"average","of":"zz","by":"a"}]}`,
+			voi.ErrInvalid, `tpl: template JSON: derived metric 0 ("x") of "W": VOI "zz" does not exist or keeps no SUM: invalid argument`},
+	} {
+		_, _, _, err := tpl.CompileJSON([]byte(c.doc))
+		require.ErrorIs(t, err, c.is, c.name)
+		require.EqualError(t, err, c.msg, c.name)
+	}
+}

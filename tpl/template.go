@@ -79,20 +79,21 @@ type TDigestSpec struct {
 	Mode tdigest.Mode
 }
 
-// check refuses the t-digests no update can use (beyond the C, which
+// check refuses the t-digests no update can use (its errors are wrapped
+// by AddVOI's, which name the package) (beyond the C, which
 // builds them): no centroid slots (the C's update dereferences NULL), and a
 // precision of 0 or above 64 fractional bits, or above 16 for
 // TDGSTCLUST32 (whose 32-bit means then have no integer bits left).
 func (s TDigestSpec) check() error {
 	switch {
 	case s.NCtds == 0:
-		return fmt.Errorf("tpl: t-digest with 0 centroid slots: %w", voi.ErrInvalid)
+		return fmt.Errorf("t-digest with 0 centroid slots: %w", voi.ErrInvalid)
 	case s.Prec == 0 || s.Prec > 64:
-		return fmt.Errorf("tpl: t-digest precision %d outside 1..64: %w", s.Prec, voi.ErrInvalid)
+		return fmt.Errorf("t-digest precision %d outside 1..64: %w", s.Prec, voi.ErrInvalid)
 	case s.DType == voi.TDgstClust32 && s.Prec > 16:
-		return fmt.Errorf("tpl: TDGSTCLUST32 precision %d above 16: %w", s.Prec, voi.ErrInvalid)
+		return fmt.Errorf("TDGSTCLUST32 precision %d above 16: %w", s.Prec, voi.ErrInvalid)
 	case s.Mode != tdigest.C && s.Mode != tdigest.Accurate:
-		return fmt.Errorf("tpl: t-digest clustering mode %v: %w", s.Mode, voi.ErrInvalid)
+		return fmt.Errorf("t-digest clustering mode %v: %w", s.Mode, voi.ErrInvalid)
 	}
 	return nil
 }

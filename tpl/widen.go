@@ -55,7 +55,7 @@ func Widen(t *Template) (*Template, error) {
 	// template's: exporters read it from the wide form the collector
 	// aggregates in.
 	if err := w.SetMetadata(t.Metadata()); err != nil {
-		return nil, fmt.Errorf("tpl: widen %s: metadata: %w", name, err)
+		return nil, within("widen "+name+": metadata", err)
 	}
 	return w, nil
 }
@@ -72,7 +72,7 @@ func WidenLayout(name string, b []byte) (*Template, error) {
 func widenNamed(name string, sb []byte, voiName func(int) string) (*Template, error) {
 	defs, err := layoutDefs(sb, voiName)
 	if err != nil {
-		return nil, fmt.Errorf("tpl: widen %s: %w", name, err)
+		return nil, within("widen "+name, err)
 	}
 	if len(defs) == 0 {
 		return nil, fmt.Errorf("tpl: widen %s: no VOIs: %w", name, voi.ErrInvalid)
@@ -83,7 +83,7 @@ func widenNamed(name string, sb []byte, voiName func(int) string) (*Template, er
 			return w, nil
 		}
 	}
-	return nil, fmt.Errorf("tpl: widen %s: %w", name, err)
+	return nil, within("widen "+name, err)
 }
 
 // layoutDefs returns the wide VOI definitions of the layout sb, in id
