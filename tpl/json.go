@@ -414,7 +414,8 @@ func SplitJSONList(data []byte) ([]json.RawMessage, error) {
 // MaxJSONStats, MaxJSONBuckets), found before the list is decoded;
 // voi.ErrInvalid for malformed input (unknown members, wrong format or
 // version, bad names or numbers, trailing data) or a rebuilt template whose
-// hash differs from the recorded one; and voi.ErrExists for a registered
+// hash differs from the recorded one or that records none (a *HashError);
+// and voi.ErrExists for a registered
 // template of the same name and another hash. r is unchanged on error.
 func ReadJSON(r *Registry, data []byte) (*Template, error) {
 	if r == nil {
@@ -425,11 +426,7 @@ func ReadJSON(r *Registry, data []byte) (*Template, error) {
 		return nil, err
 	}
 	if jt.Hash == nil || t.Hash() != *jt.Hash {
-		recorded := "no hash"
-		if jt.Hash != nil {
-			recorded = "not " + strconv.FormatUint(uint64(*jt.Hash), 10)
-		}
-		return nil, fmt.Errorf("tpl: template JSON: template %q rebuilds with hash %d, %s: %w", jt.Name, t.Hash(), recorded, voi.ErrInvalid)
+		return nil, &HashError{Name: jt.Name, Hash: t.Hash(), Recorded: jt.Hash}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -446,6 +443,34 @@ func ReadJSON(r *Registry, data []byte) (*Template, error) {
 	r.tpls = append(r.tpls, t)
 	return t, nil
 }
+
+// HashError is ReadJSON's error for a template JSON form without "hash",
+// or whose "hash" is not the hash of the template it rebuilds. It wraps
+// voi.ErrInvalid.
+type HashError struct {
+	Name     string  // the template's name
+	Hash     uint32  // the hash the template rebuilds with
+	Recorded *uint32 // the form's "hash"; nil if it has none
+}
+
+// Problem says what is wrong with the "hash" and what to do, for tools
+// that check templates (statsblob template check): `no "hash" (add
+// "hash": 1734256991)`, or `"hash" is 7, the template rebuilds with hash
+// 1734256991 (its VOIs or statistics differ from the ones the hash was
+// made of)`.
+func (e *HashError) Problem() string {
+	if e.Recorded == nil {
+		return fmt.Sprintf(`no "hash" (add "hash": %d)`, e.Hash)
+	}
+	return fmt.Sprintf(`"hash" is %d, the template rebuilds with hash %d (its VOIs or statistics differ from the ones the hash was made of)`, *e.Recorded, e.Hash)
+}
+
+func (e *HashError) Error() string {
+	return fmt.Sprintf("tpl: template JSON: template %q: %s: %v", e.Name, e.Problem(), voi.ErrInvalid)
+}
+
+// Unwrap returns voi.ErrInvalid.
+func (e *HashError) Unwrap() error { return voi.ErrInvalid }
 
 // CompileJSON builds the template a JSON form describes, in a registry of
 // its own, without checking its "hash" (which may be missing): for tools

@@ -489,3 +489,25 @@ func TestJSONErrorsSayTplOnce(t *testing.T) {
 		require.EqualError(t, err, c.msg, c.name)
 	}
 }
+
+// TestHashError: ReadJSON's error for a missing or wrong "hash" is a
+// *HashError that says what to write; before, a missing one read
+// "rebuilds with hash N, no hash".
+func TestHashError(t *testing.T) {
+	doc := `{"format":"statsblob-template","version":2,"name":"W",%s"vois":[{"id":0,"name":"a","dtype":"INT_U64","stats":[{"type":"SUM"}]}]}`
+	tp, _, _, err := tpl.CompileJSON([]byte(strings.Replace(doc, "%s", "", 1)))
+	require.NoError(t, err)
+	h := tp.Hash()
+	f := func(hashMember, msg string) {
+		t.Helper()
+		_, err := tpl.ReadJSON(tpl.NewRegistry(), []byte(strings.Replace(doc, "%s", hashMember, 1)))
+		require.ErrorIs(t, err, voi.ErrInvalid)
+		var he *tpl.HashError
+		require.ErrorAs(t, err, &he)
+		require.Equal(t, h, he.Hash)
+		require.EqualError(t, err, msg)
+	}
+	f("", `tpl: template JSON: template "W": no "hash" (add "hash": `+itoa(h)+`): invalid argument`)
+	f(`"hash":7,`, `tpl: template JSON: template "W": "hash" is 7, the template rebuilds with hash `+itoa(h)+
+		` (its VOIs or statistics differ from the ones the hash was made of): invalid argument`)
+}

@@ -4,6 +4,7 @@ package main
 // exact stdout, stderr and exit status of the built binary.
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,7 +70,7 @@ func TestTemplateCheckDigestMode(t *testing.T) {
 	dir := t.TempDir()
 	doc := strings.Replace(handTemplate, `"prec":4}`, `"prec":4,"mode":"accurate"}`, 1)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "acc.json"), []byte(doc), 0o644))
-	require.Equal(t, result{0, "acc.json: WEB: ok, hash 1734256991 (the file has no \"hash\"; add \"hash\": 1734256991)\n" +
+	require.Equal(t, result{0, "acc.json: WEB: ok, hash 1734256991; no \"hash\" (add \"hash\": 1734256991)\n" +
 		strings.Replace(handLayout, "mode c", "mode accurate", 1), ""}, sbIn(t, dir, nil, "template", "check", "acc.json"))
 }
 
@@ -80,9 +81,17 @@ func TestTemplateCommand(t *testing.T) {
 		return name
 	}
 	hand := write("hand.json", handTemplate)
-	require.Equal(t, result{0, "hand.json: WEB: ok, hash 1734256991 (the file has no \"hash\"; add \"hash\": 1734256991)\n" + handLayout, ""},
+	require.Equal(t, result{0, "hand.json: WEB: ok, hash 1734256991; no \"hash\" (add \"hash\": 1734256991)\n" + handLayout, ""},
 		sbIn(t, dir, nil, "template", "check", hand))
 	require.Equal(t, result{0, "\"WEB\":1734256991\n", ""}, sbIn(t, dir, nil, "template", "hash", hand))
+
+	// record and derive refuse it, saying what to add (ReadJSON's
+	// tpl.HashError, whose words template check prints too): before,
+	// "rebuilds with hash 1734256991, no hash".
+	noHash := "statsblob %s: templates file hand.json: template 0: tpl: template JSON: template \"WEB\": no \"hash\" (add \"hash\": 1734256991): invalid argument\n"
+	require.Equal(t, result{1, "", fmt.Sprintf(noHash, "record")},
+		sbIn(t, dir, []byte("5\n"), "record", "-templates", hand, "-tpl", "WEB", "-voi", "lat", "-o", "r.blob"))
+	require.Equal(t, result{1, "", fmt.Sprintf(noHash, "derive")}, sbIn(t, dir, nil, "derive", "-templates", hand, "new.blob"))
 
 	hashed := write("hashed.json", strings.Replace(handTemplate, `"name":"WEB",`, `"name":"WEB","hash":1734256991,`, 1))
 	require.Equal(t, result{0, "hashed.json: WEB: ok, hash 1734256991\n" + handLayout, ""}, sbIn(t, dir, nil, "template", "check", hashed))
@@ -123,7 +132,7 @@ func TestTemplateCheckMetadata(t *testing.T) {
  {"name":"latency_var","op":"variance","of":"latency_us","by":"requests","sumsq":"latency_sq"}]}`
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "m.json"), []byte(doc), 0o644))
 	require.Equal(t, result{0, "" +
-		"m.json: HTTP: ok, hash 842064347 (the file has no \"hash\"; add \"hash\": 842064347)\n" +
+		"m.json: HTTP: ok, hash 842064347; no \"hash\" (add \"hash\": 842064347)\n" +
 		"  description \"HTTP server requests\"\n" +
 		"  136-byte blobs, 3 VOI slots\n" +
 		"  voi 0 \"latency_us\" INT_U32\n" +

@@ -72,12 +72,18 @@ func runTemplate(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(w, t.Spec())
 			continue
 		}
+		// The words of ReadJSON's error, which record, derive and the
+		// collectors print.
+		herr := &tpl.HashError{Name: t.Name(), Hash: t.Hash()}
+		if has {
+			herr.Recorded = &recorded
+		}
 		switch {
 		case !has:
-			fmt.Fprintf(w, "%s: %s: ok, hash %d (the file has no \"hash\"; add \"hash\": %d)\n", at, t.Name(), t.Hash(), t.Hash())
+			fmt.Fprintf(w, "%s: %s: ok, hash %d; %s\n", at, t.Name(), t.Hash(), herr.Problem())
 		case recorded != t.Hash():
 			w.Flush()
-			fs.fail(fmt.Errorf("%s: %s: \"hash\" is %d, the template rebuilds with hash %d (its VOIs or statistics differ from the ones the hash was made of)", at, t.Name(), recorded, t.Hash()))
+			fs.fail(fmt.Errorf("%s: %s: %s", at, t.Name(), herr.Problem()))
 			status = 1
 			continue
 		default:
