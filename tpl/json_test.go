@@ -511,3 +511,27 @@ func TestHashError(t *testing.T) {
 	f(`"hash":7,`, `tpl: template JSON: template "W": "hash" is 7, the template rebuilds with hash `+itoa(h)+
 		` (its VOIs or statistics differ from the ones the hash was made of): invalid argument`)
 }
+
+// TestMaxVOIID: MaxVOIID is the largest id a blob holds (with a 32-bit
+// SUM, the least a VOI can keep), and an id past it is refused saying
+// so. Before, the README gave ids as 0..32767 and AddVOI of 9000 said
+// only "the template would take 72064 bytes, more than 65535".
+func TestMaxVOIID(t *testing.T) {
+	require.Equal(t, 8184, tpl.MaxVOIID)
+	add := func(id int32) (*tpl.Template, error) {
+		tp, err := tpl.NewRegistry().New("W")
+		require.NoError(t, err)
+		return tp, tp.AddVOI(tpl.VOIDef{ID: id, Name: "a", DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}})
+	}
+	tp, err := add(tpl.MaxVOIID)
+	require.NoError(t, err)
+	require.LessOrEqual(t, 65535-4, len(tp.Bytes()), "no room for a larger id")
+	for _, id := range []int32{tpl.MaxVOIID + 1, 9000, 32767, 32768} {
+		_, err = add(id)
+		require.ErrorIs(t, err, voi.ErrTooBig)
+		require.EqualError(t, err, `tpl: W: add VOI `+itoa(uint32(id))+` ("a"): id `+itoa(uint32(id))+` above 8184, the largest a blob of 65535 bytes can hold: too big for a blob`)
+	}
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	require.Contains(t, string(readme), "`id` (0.."+itoa(tpl.MaxVOIID)+", `tpl.MaxVOIID`", "README.md states the id range")
+}

@@ -36,9 +36,16 @@ type Template struct {
 	derived atomic.Pointer[derivedValue]
 }
 
+// MaxVOIID is the largest VOI id a template can have, 8,184: a VOI of id
+// N takes the voi[] entries 0..N (8 bytes each) after the 32-byte header,
+// and at least two voistat[] entries (8 bytes each) and 4 bytes of data
+// (a 32-bit SUM, MAX or MIN), within a blob's 65,535 bytes. (The voi[]
+// entry's 16-bit id alone would allow 32,767.)
+const MaxVOIID = (abi.MaxBlobSz-abi.HeaderSize-2*abi.StatSize-4)/abi.VOISize - 1
+
 // VOIDef declares one VOI and its statistics.
 type VOIDef struct {
-	ID    int32     // VOI id: index into the blob's voi[]; sparse ids leave vacant slots
+	ID    int32     // VOI id (0..MaxVOIID): index into the blob's voi[]; sparse ids leave vacant slots
 	Name  string    // VOI name, shown by META renderings
 	DType voi.DType // one of the ten numeric types, voi.IntS32 .. voi.QU64
 	// Prec is the number of fractional bits requested for the SUM, MAX and
@@ -253,8 +260,8 @@ type builtStat struct {
 // a bad statistic spec or Q precision, a t-digest with 0 centroid slots
 // or a precision outside 1..64 (1..16 for TDGSTCLUST32), flags other than
 // voi.FlagRelUpdate; voi.ErrExists (voi.ErrVOIExists) for an id that is
-// already defined; voi.ErrTooBig when the template would exceed 65535
-// bytes.
+// already defined; voi.ErrTooBig for an id above MaxVOIID or when the
+// template would exceed 65535 bytes.
 func (t *Template) AddVOI(d VOIDef) error {
 	if err := t.addVOI(d, nil); err != nil {
 		return fmt.Errorf("tpl: %s: add VOI %d (%q): %w", t.name, d.ID, d.Name, err)
@@ -311,6 +318,9 @@ func (t *Template) addVOI(d VOIDef, bulk *nameTable) error {
 	}
 	if d.ID < 0 {
 		return fmt.Errorf("negative id: %w", voi.ErrInvalid)
+	}
+	if d.ID > MaxVOIID {
+		return fmt.Errorf("id %d above %d, the largest a blob of %d bytes can hold: %w", d.ID, MaxVOIID, abi.MaxBlobSz, voi.ErrTooBig)
 	}
 	if len(stats) == 0 {
 		return fmt.Errorf("no statistics: %w", voi.ErrInvalid)

@@ -132,8 +132,10 @@ func TestAddVOIErrors(t *testing.T) {
 			`tpl: INV: add VOI 4 (""): stat type VOISTATE: invalid argument`},
 		{"Q without precision", tpl.VOIDef{ID: 4, DType: voi.QS32, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrInvalid,
 			`tpl: INV: add VOI 4 (""): precision 0 of a Q value outside 1..64: invalid argument`},
-		{"too big", tpl.VOIDef{ID: 8191, DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrTooBig,
-			`tpl: INV: add VOI 8191 (""): the template would take 65608 bytes, more than 65535: too big for a blob`},
+		{"id too big", tpl.VOIDef{ID: 8191, DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrTooBig,
+			`tpl: INV: add VOI 8191 (""): id 8191 above 8184, the largest a blob of 65535 bytes can hold: too big for a blob`},
+		{"too big", tpl.VOIDef{ID: 8184, DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrTooBig,
+			`tpl: INV: add VOI 8184 (""): the template would take 65556 bytes, more than 65535: too big for a blob`},
 	} {
 		err := tp.AddVOI(c.def)
 		require.ErrorIs(t, err, c.want, c.name)
