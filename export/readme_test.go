@@ -2,6 +2,7 @@ package export_test
 
 import (
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -52,4 +53,26 @@ func TestREADMEExport(t *testing.T) {
 	}
 	require.Equal(t, want.String(), snippet)
 	_ = readmeExport
+}
+
+// TestIngestFigure: the ingest listener's rate the README and the docs
+// cite is bench/README.md's measured one. They had drifted apart: the
+// collector's doc said "past 50,000 a second per core" (the target),
+// the README "past 60,000 per CPU second" and elsewhere 57,000–64,000.
+func TestIngestFigure(t *testing.T) {
+	read := func(file string) string {
+		t.Helper()
+		b, err := os.ReadFile(file)
+		require.NoError(t, err)
+		s := strings.ReplaceAll(string(b), "\n// ", " ") // a doc comment's lines joined
+		return strings.Join(strings.Fields(s), " ")
+	}
+	m := regexp.MustCompile(`\*\*The ingest listener: ([0-9,]+–[0-9,]+ single posts per CPU second)`).FindStringSubmatch(read("../bench/README.md"))
+	require.NotNil(t, m, "bench/README.md states the ingest listener's rate")
+	other := regexp.MustCompile(`past [0-9,]+ (a|per) (second per core|CPU second)`)
+	for _, file := range []string{"../README.md", "cmd/statsblob-collector/main.go", "collector/ingestserver.go"} {
+		text := read(file)
+		require.True(t, strings.Contains(text, m[1]), "%s does not cite %q", file, m[1])
+		require.Empty(t, other.FindString(text), "%s cites another figure", file)
+	}
 }
