@@ -2,6 +2,7 @@ package blob_test
 
 import (
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -58,4 +59,43 @@ func TestREADMEGoSnippets(t *testing.T) {
 		"var ctl blob.Control",              // statdef: TestREADMEStatdef
 		"t.SetDescription(\"HTTP server\")", // derive: TestREADMEMeta
 	}, firsts, "a new Go snippet needs a test that compiles it")
+}
+
+// exampleOutput returns the lines of the // Output: comment of Example
+// function name in file.
+func exampleOutput(t *testing.T, file, name string) []string {
+	t.Helper()
+	src, err := os.ReadFile(file)
+	require.NoError(t, err)
+	_, body, ok := strings.Cut(string(src), "func "+name+"() {\n")
+	require.True(t, ok, name)
+	body, _, ok = strings.Cut(body, "\n}\n")
+	require.True(t, ok, name)
+	_, out, ok := strings.Cut(body, "\t// Output:\n")
+	require.True(t, ok, name)
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		lines = append(lines, strings.TrimPrefix(l, "\t// "))
+	}
+	return lines
+}
+
+// TestREADMEExampleOutputs: the figures the README quotes from the
+// Examples are their // Output:, which go test checks. Before, nothing
+// tied the README's "p50 296 µs and p99 493 µs" (Example_latency) or
+// the tour's "It prints ..." to the Examples: a change of either's
+// output left the README stale.
+func TestREADMEExampleOutputs(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	readme := strings.Join(strings.Fields(string(b)), " ")
+
+	tour := exampleOutput(t, "tour_example_test.go", "Example_tour")
+	require.Contains(t, readme, "It prints `"+strings.Join(tour, "` and `")+"`;")
+
+	lat := exampleOutput(t, "latency_example_test.go", "Example_latency")
+	m := regexp.MustCompile(`^p50 (\d+) µs, p99 (\d+) µs$`).FindStringSubmatch(lat[0])
+	require.NotNil(t, m, "Example_latency's first output line: %q", lat[0])
+	require.Contains(t, readme, "`Example_latency`")
+	require.Contains(t, readme, "prints p50 "+m[1]+" µs and p99 "+m[2]+" µs where")
 }
