@@ -319,9 +319,6 @@ func (t *Template) addVOI(d VOIDef, bulk *nameTable) error {
 	if d.ID < 0 {
 		return fmt.Errorf("negative id: %w", voi.ErrInvalid)
 	}
-	if d.ID > MaxVOIID {
-		return fmt.Errorf("id %d above %d, the largest a blob of %d bytes can hold: %w", d.ID, MaxVOIID, abi.MaxBlobSz, voi.ErrTooBig)
-	}
 	if len(stats) == 0 {
 		return fmt.Errorf("no statistics: %w", voi.ErrInvalid)
 	}
@@ -357,8 +354,11 @@ func (t *Template) addVOI(d VOIDef, bulk *nameTable) error {
 	newStatBytes := (maxID + 1) * abi.StatSize
 	grow := newVOIBytes + newStatBytes + dataBytes
 	if tooBig || len(sb)+grow > abi.MaxBlobSz {
-		if tooBig {
+		switch {
+		case tooBig:
 			return fmt.Errorf("a statistic's data alone exceeds %d bytes: %w", abi.MaxBlobSz, voi.ErrTooBig)
+		case d.ID > MaxVOIID: // (never fits: checked here, where the C finds it too big)
+			return fmt.Errorf("id %d above %d, the largest a blob of %d bytes can hold: %w", d.ID, MaxVOIID, abi.MaxBlobSz, voi.ErrTooBig)
 		}
 		return fmt.Errorf("the template would take %d bytes, more than %d: %w", len(sb)+grow, abi.MaxBlobSz, voi.ErrTooBig)
 	}

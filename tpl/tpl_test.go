@@ -134,6 +134,10 @@ func TestAddVOIErrors(t *testing.T) {
 			`tpl: INV: add VOI 4 (""): precision 0 of a Q value outside 1..64: invalid argument`},
 		{"id too big", tpl.VOIDef{ID: 8191, DType: voi.IntU32, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrTooBig,
 			`tpl: INV: add VOI 8191 (""): id 8191 above 8184, the largest a blob of 65535 bytes can hold: too big for a blob`},
+		// The C checks the statistics first: an id past MaxVOIID without
+		// any is EINVAL, as the C's tpl_add_voistats answers it.
+		{"id too big, no stats", tpl.VOIDef{ID: 17695, Name: "x", DType: voi.IntS64}, voi.ErrInvalid,
+			`tpl: INV: add VOI 17695 ("x"): no statistics: invalid argument`},
 		{"too big", tpl.VOIDef{ID: 8184, DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}, voi.ErrTooBig,
 			`tpl: INV: add VOI 8184 (""): the template would take 65556 bytes, more than 65535: too big for a blob`},
 	} {
