@@ -72,8 +72,12 @@ const (
 	stateMagicV1 = "SBAGG1\n"
 )
 
-// ErrState is wrapped by LoadState's errors for bytes that are not a
-// state AppendState wrote.
+// ErrState is wrapped by every error of LoadState that refuses the
+// bytes: bytes that are not a state AppendState wrote (a field cut short,
+// out of order or twice, a damaged blob), or an aggregate of a template
+// lookup does not find or whose blob does not have the template's wide
+// layout. The cause is wrapped too: the lookup's error, the blob's
+// (voi.ErrInvalid, voi.ErrNotSupported).
 var ErrState = errors.New("aggregate: bad state")
 
 // AppendState appends the Set's state to dst: the current window's
@@ -740,7 +744,9 @@ func (r *stateReader) count(min int) int {
 // wrote it (see Config.MarkAge). lookup finds a template by hash (the
 // templates the collector knows); an aggregate of a template it does not
 // find, or whose blob does not have the template's wide layout, is an
-// error. Errors wrap ErrState for damaged bytes and leave s unchanged.
+// error. Every refusal of the bytes wraps ErrState (and its cause: see
+// ErrState); a Set that holds aggregates already is an error wrapping
+// voi.ErrInvalid. Errors leave s unchanged.
 // What it allocates is bounded by len(p): each count is checked against
 // the bytes left before anything is made of it.
 func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error)) error {
@@ -777,20 +783,23 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 		if !v1 && len(keys) > 0 && key < keys[len(keys)-1] {
 			return fmt.Errorf("%w: aggregate %q after %q", ErrState, key, keys[len(keys)-1])
 		}
+		// The refusals of what the bytes hold wrap ErrState and their
+		// cause: the lookup's error, the blob's (voi.ErrInvalid,
+		// voi.ErrNotSupported).
 		t, err := lookup(hash)
 		if err != nil {
-			return fmt.Errorf("aggregate: state: aggregate %q: %w", key, err)
+			return fmt.Errorf("%w: aggregate %q: template hash %d: %w", ErrState, key, hash, err)
 		}
 		wt, err := s.wideOf(t)
 		if err != nil {
-			return fmt.Errorf("aggregate: state: aggregate %q: %w", key, err)
+			return fmt.Errorf("%w: aggregate %q: template %s: %w", ErrState, key, t.Name(), err)
 		}
 		b, err := blob.FromBytes([]byte(raw), blob.NewEnv(nil, 1))
 		if err == nil {
 			err = blob.Compatible(wt.empty, b)
 		}
 		if err != nil {
-			return fmt.Errorf("aggregate: state: aggregate %q: %w", key, err)
+			return fmt.Errorf("%w: aggregate %q: blob: %w", ErrState, key, err)
 		}
 		g := &group{t: t, w: wt, labels: labels, levels: []*blob.Blob{b}, blobs: blobs}
 		g.lastAdd.Store(s.cfg.Now().UnixNano()) // not idle: Expire counts from the load

@@ -374,11 +374,17 @@ func specSet(t testing.TB) (*aggregate.Set, *tpl.Template, stateSpec) {
 // keys, aggregates, senders or marks out of order or twice, marks of keys
 // that are not there, keys of no mark, counts beyond the bytes, ages
 // beyond 2, a mark's time in another form than the one written, a version
-// read as another.
+// read as another, a damaged blob or one of another layout, an aggregate
+// of a template lookup does not find (those wrapping their cause too).
 func TestStateFormat(t *testing.T) {
 	s, tp, spec := specSet(t)
 	require.Equal(t, spec.bytes(), s.AppendState(nil))
-	lookup := func(uint32) (*tpl.Template, error) { return tp, nil }
+	lookup := func(h uint32) (*tpl.Template, error) {
+		if h == tp.Hash() {
+			return tp, nil
+		}
+		return nil, fmt.Errorf("hash %d: %w", h, voi.ErrNotFound)
+	}
 	load := func(p []byte) (*aggregate.Set, error) {
 		t.Helper()
 		l, err := aggregate.New(aggregate.Config{Now: func() time.Time { return time.Unix(100, 0) }}, time.Unix(0, 0))
@@ -492,6 +498,38 @@ func TestStateFormat(t *testing.T) {
 	f("varint longer than its value", func(sp *stateSpec) { sp.senders[1].marks[0].when = []byte{0x80, 0} })
 	f("varint past 64 bits", func(sp *stateSpec) { sp.senders[1].marks[0].when = bytes.Repeat([]byte{0xff}, 11) })
 	f("varint cut short", func(sp *stateSpec) { sp.senders[1].marks[0].when = []byte{0x80} })
+
+	// What the bytes hold and the Set refuses (a damaged blob, one of
+	// another layout, an aggregate of a template lookup does not find)
+	// wraps ErrState too, and the cause. Before, it wrapped the cause
+	// alone: voi.ErrInvalid, voi.ErrNotSupported, the lookup's error.
+	other := tpl.NewRegistry()
+	otp, err := other.New("TINY")
+	require.NoError(t, err)
+	require.NoError(t, otp.AddVOI(tpl.VOIDef{ID: 0, Name: "n", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	otherWide, err := tpl.Widen(otp)
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name  string
+		edit  func(a *specAgg)
+		cause error
+	}{
+		{"blob cut short", func(a *specAgg) { a.raw = a.raw[:len(a.raw)-1] }, voi.ErrInvalid},
+		{"blob of ABI version 2", func(a *specAgg) { a.raw = slices.Clone(a.raw); a.raw[0] = 2 }, voi.ErrNotSupported},
+		{"blob big-endian", func(a *specAgg) { a.raw = slices.Clone(a.raw); a.raw[1] = 2 }, voi.ErrNotSupported},
+		{"blob of another layout", func(a *specAgg) { a.raw = blob.New(otherWide, nil).Bytes() }, voi.ErrInvalid},
+		{"template lookup does not find", func(a *specAgg) { a.hash++ }, voi.ErrNotFound},
+	} {
+		sp := spec
+		sp.aggs = slices.Clone(spec.aggs)
+		c.edit(&sp.aggs[1])
+		l, err := load(sp.bytes())
+		require.ErrorIs(t, err, aggregate.ErrState, c.name)
+		require.ErrorIs(t, err, c.cause, c.name)
+		require.Zero(t, l.Len(), c.name)
+		require.Zero(t, l.Stats().Marks, c.name)
+	}
+
 	for name, p := range map[string][]byte{
 		"version 2 as version 1": append([]byte("SBAGG1\n"), v2.bytes()[7:]...),
 		"version 1 as version 2": append([]byte("SBAGG2\n"), v1.bytes()[7:]...),
