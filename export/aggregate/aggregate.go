@@ -92,7 +92,7 @@ type Config struct {
 	// (0: MaxAggregates).
 	MaxPerTemplate int
 	// Now is the clock of the aggregates' last-add times (Expire; nil:
-	// time.Now).
+	// time.Now), but for AddAllAt's, which are given.
 	Now func() time.Time
 	// MaxSenders bounds the senders whose sequence numbers are kept; a
 	// post of a new sender beyond it is merged without that check, and
@@ -124,6 +124,16 @@ type Config struct {
 	// OnMarksFull, if not nil, is called once for each message with blobs
 	// merged without the check for want of MaxMarks.
 	OnMarksFull func()
+	// StateV1 makes AppendState (and State) write a state without
+	// senders in version 1, which every earlier version reads, in place
+	// of version 3, which holds the aggregates' last-add times: a Set
+	// loaded from it takes the load's time for them, and so keeps an
+	// idle aggregate past an Expire cutoff by the time between the write
+	// and the load. For Sets that never expire aggregates and hand their
+	// states to collectors of earlier versions (package natsjs's
+	// partitions, which add without Once). A state with senders is
+	// written in version 3 in any case.
+	StateV1 bool
 }
 
 // Set is the aggregates of the current window. It is safe for concurrent
@@ -208,7 +218,7 @@ type group struct {
 	resets uint64     // ResetVOIs of it (with blobs, tells a State whether it changed)
 	last   *blob.Blob // the last blob added: the next ones are compared with it
 
-	lastAdd atomic.Int64 // the last add's time, Unix nanoseconds (Expire)
+	lastAdd atomic.Int64 // the latest add's time, Unix nanoseconds (Expire), written under mu
 }
 
 // New returns an empty Set whose first window starts at start. Errors
@@ -274,13 +284,19 @@ func (s *Set) wideOf(t *tpl.Template) (*wideTpl, error) {
 // new aggregate beyond MaxAggregates. Add keeps b: the caller must not
 // modify it afterwards.
 func (s *Set) Add(key string, t *tpl.Template, labels []export.Label, b *blob.Blob) error {
+	return s.AddAt(key, t, labels, b, s.cfg.Now())
+}
+
+// AddAt is Add for a blob posted at time at, in place of Config.Now (see
+// AddAllAt).
+func (s *Set) AddAt(key string, t *tpl.Template, labels []export.Label, b *blob.Blob, at time.Time) error {
 	s.rot.RLock()
 	defer s.rot.RUnlock()
 	a, err := s.aggregate(key, t, labels, b)
 	if err != nil {
 		return err
 	}
-	return a.add(s, b)
+	return a.add(s, b, at.UnixNano())
 }
 
 // Item is one blob of AddAll: as Add's arguments.
@@ -298,7 +314,18 @@ type Item struct {
 // as Add refuses it (the error names it), the items before it added, or
 // none if its aggregate is new (a new aggregate is made only for a blob
 // that fits it).
-func (s *Set) AddAll(items []Item) error {
+func (s *Set) AddAll(items []Item) error { return s.AddAllAt(items, s.cfg.Now()) }
+
+// AddAllAt is AddAll for items posted at time at, in place of
+// Config.Now: the last-add time their aggregates take (but one added to
+// at a later time keeps its own), from which Expire counts. A log replayed at a
+// restart (package collector's -data-dir) gives each post the time it
+// was added at when it arrived, as OnceAllAt gives its marks, so that
+// an idle label set expires when it would have without the restart:
+// with the restart's time it outlived its expiry by the time between
+// the post and the restart.
+func (s *Set) AddAllAt(items []Item, at time.Time) error {
+	now := at.UnixNano()
 	s.rot.RLock()
 	defer s.rot.RUnlock()
 	aggs := make([]*group, len(items))
@@ -352,7 +379,7 @@ func (s *Set) AddAll(items []Item) error {
 		win.mu.Unlock()
 	}
 	for i, it := range items {
-		if err := aggs[i].add(s, it.B); err != nil {
+		if err := aggs[i].add(s, it.B, now); err != nil {
 			return fmt.Errorf("aggregate: item %d: %w", i, err)
 		}
 	}
@@ -390,16 +417,20 @@ func (s *Set) aggregate(key string, t *tpl.Template, labels []export.Label, b *b
 	return a, nil
 }
 
-// add checks b against the aggregate's template and queues it, folding the
-// queue when it is full or the Set's queues are over budget.
-func (a *group) add(s *Set, b *blob.Blob) error {
+// add checks b, added at Unix nanoseconds at, against the aggregate's
+// template and queues it, folding the queue when it is full or the Set's
+// queues are over budget. The aggregate's last-add time is the latest of
+// its adds' (adds given their times, AddAllAt, may come out of order).
+func (a *group) add(s *Set, b *blob.Blob, at int64) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if err := a.check(b); err != nil {
 		return err
 	}
 	a.queue = append(a.queue, b)
-	a.lastAdd.Store(s.cfg.Now().UnixNano())
+	if a.blobs == 0 || at > a.lastAdd.Load() {
+		a.lastAdd.Store(at)
+	}
 	n := int64(b.CurSz())
 	a.qbytes += n
 	a.blobs++
@@ -697,7 +728,10 @@ func (s *Set) Posts() uint64 {
 // the senders' sequence numbers for them (see Once), and returns how many
 // it dropped and the last-add time of the least recently added aggregate
 // left (zero if none). It waits for adds under way (which it never
-// drops).
+// drops). An aggregate's last add is the latest of its adds' times
+// (Config.Now's, or AddAllAt's), and a state holds it: a Set loaded from
+// one (LoadState) expires an aggregate when the Set that wrote it would
+// have.
 func (s *Set) Expire(cutoff time.Time) (int, time.Time) {
 	gone, oldest := s.ExpireList(cutoff)
 	return len(gone), oldest

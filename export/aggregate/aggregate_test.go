@@ -542,6 +542,39 @@ func TestExpireListAndDrop(t *testing.T) {
 	}
 }
 
+// An add given its time (AddAt, AddAllAt: a replayed post's) is the
+// aggregate's last add at that time, not Config.Now's; and an aggregate's
+// last add is its latest, whatever the order of the adds (posts made
+// together, logged in another order than their times'): Expire drops it
+// at that time.
+func TestAddAtTakesItsTime(t *testing.T) {
+	tp := latTpl(t)
+	s, err := aggregate.New(aggregate.Config{Now: func() time.Time { return time.Unix(1000, 0) }}, time.Unix(0, 0))
+	require.NoError(t, err)
+	item := func(key string) aggregate.Item {
+		return aggregate.Item{Key: key, T: tp, Labels: []export.Label{{Name: "k", Value: key}}, B: blob.New(tp, nil)}
+	}
+	require.NoError(t, s.AddAt("a", tp, nil, blob.New(tp, nil), time.Unix(20, 0)))
+	require.NoError(t, s.AddAt("a", tp, nil, blob.New(tp, nil), time.Unix(10, 0))) // earlier: a keeps 20 s
+	require.NoError(t, s.AddAllAt([]aggregate.Item{item("b"), item("c")}, time.Unix(30, 0)))
+	require.NoError(t, s.AddAllAt([]aggregate.Item{item("c")}, time.Unix(40, 0)))
+	require.NoError(t, s.Add("d", tp, nil, blob.New(tp, nil))) // Config.Now's: 1000 s
+	require.Equal(t, []string{`"a" 20000000000`, `"b" 30000000000`, `"c" 40000000000`, `"d" 1000000000000`}, aggregate.AddTimes(s))
+	for _, c := range []struct {
+		cutoff int64
+		gone   int
+		oldest int64
+	}{{19, 0, 20}, {20, 1, 30}, {39, 1, 40}, {999, 1, 1000}, {1000, 1, 0}} {
+		n, oldest := s.Expire(time.Unix(c.cutoff, 0))
+		require.Equal(t, c.gone, n, "cutoff %d s", c.cutoff)
+		if c.oldest == 0 {
+			require.True(t, oldest.IsZero())
+		} else {
+			require.Equal(t, time.Unix(c.oldest, 0), oldest, "cutoff %d s", c.cutoff)
+		}
+	}
+}
+
 func keysOf(ns []export.Named) []string {
 	var out []string
 	for _, n := range ns {

@@ -96,3 +96,19 @@ func Senders(s *Set) []string {
 	slices.Sort(out)
 	return out
 }
+
+// AddTimes returns the current window's aggregates with their last-add
+// times (what Expire compares with its cutoff), as "key Unix-nanoseconds"
+// lines, sorted.
+func AddTimes(s *Set) []string {
+	s.rot.RLock()
+	defer s.rot.RUnlock()
+	s.cur.mu.RLock()
+	defer s.cur.mu.RUnlock()
+	var out []string
+	for k, a := range s.cur.aggs {
+		out = append(out, fmt.Sprintf("%q %d", k, a.lastAdd.Load()))
+	}
+	slices.Sort(out)
+	return out
+}

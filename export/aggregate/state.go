@@ -24,11 +24,14 @@ import (
 //
 //	"SBAGG3\n"         magic and version
 //	start   int64      the current window's start, Unix nanoseconds
-//	n       uint32     aggregates, in increasing order of key, then each:
+//	n       uint32     aggregates
+//	last    int64      the latest of their last-add times, Unix nanoseconds (if n > 0)
+//	then the n aggregates, in increasing order of key, each:
 //	  key     string   the caller's key (Add)
 //	  hash    uint32   the senders' template hash
 //	  labels  uint32 count, then name and value strings
 //	  blobs   uint64   blobs added
+//	  idle    uvarint  last minus its last-add time, nanoseconds (0 for one at least)
 //	  wide    string   the aggregate's blob, of the template's wide form (all folded)
 //	x       uint32     the key table: keys of marks that are no aggregate's
 //	                   (label sets of windows before), in increasing order, then each:
@@ -52,20 +55,31 @@ import (
 // latest. The times and ages are all a rotation reads of a mark
 // (pruneSenders, evictMarkKeys): loaded, the marks age out and are
 // evicted as they would have in the Set that wrote them, whatever the
-// time since (a restart's downtime).
+// time since (a restart's downtime). So does an aggregate's last-add
+// time, all Expire reads of it: loaded, the aggregate expires when it
+// would have in the Set that wrote it. Its idle takes 1 byte for an
+// aggregate added to at last's nanosecond (those of one batch), 5 for
+// one added to up to 34 s before, 6 up to 73 minutes (the collector's
+// default -label-ttl is an hour, and it expires the label sets idle
+// longer before each checkpoint), 10 at most: 10,008 bytes for 10,000
+// aggregates one batch made, 60,008 at most for 10,000 added to over
+// the last hour.
 //
-// Version 2 ("SBAGG2\n") is version 3 without at and age, and without
-// when: its marks (and senders) take the load's time, in the window
-// under way, and so outlive MarkAge by the time between the write and the
-// load, and are evicted after marks posted since the write, as if newer.
-// Version 1 ("SBAGG1\n") is version 2 without the key table, each mark a
-// key string and its seq (the key of a label set of the widest labels, 4
-// KB, written as many times as senders posted to it: 4.1 GB for the
-// marks the collector keeps at most), the aggregates and senders in any
-// order. LoadState reads all three; AppendState writes version 1 for a
-// state without senders (version 3 but for x, one uint32), so that
-// earlier versions read it (the states of package natsjs's partitions,
-// which keep no marks, handed over between collectors of two versions).
+// Version 2 ("SBAGG2\n") is version 3 without last and idle, without at
+// and age, and without when: its aggregates take the load's time as their
+// last add's, and so outlive an Expire cutoff by the time between the
+// write and the load; its marks (and senders) take it too, in the window
+// under way, and so outlive MarkAge by that time, and are evicted after
+// marks posted since the write, as if newer. Version 1 ("SBAGG1\n") is
+// version 2 without the key table, each mark a key string and its seq
+// (the key of a label set of the widest labels, 4 KB, written as many
+// times as senders posted to it: 4.1 GB for the marks the collector
+// keeps at most), the aggregates and senders in any order. LoadState
+// reads all three; AppendState writes version 3, or, with
+// Config.StateV1, version 1 for a state without senders (version 3 but
+// for last, the idles and x, one uint32), so that earlier versions read
+// it (the states of package natsjs's partitions, which keep no marks and
+// never expire, handed over between collectors of two versions).
 const (
 	stateMagic   = "SBAGG3\n"
 	stateMagicV2 = "SBAGG2\n"
@@ -134,7 +148,7 @@ func (s *Set) State() *State {
 	for k, a := range w.aggs {
 		sa := stateAgg{key: k, a: a, hold: -1}
 		a.mu.Lock()
-		sa.blobs, sa.resets = a.blobs, a.resets
+		sa.blobs, sa.resets, sa.at = a.blobs, a.resets, a.lastAdd.Load()
 		if a.pub != nil {
 			sa.srcs = []*blob.Blob{a.pub}
 		} else {
@@ -180,6 +194,7 @@ func (s *Set) State() *State {
 		st.senders = append(st.senders, ps)
 	}
 	s.sendMu.Unlock()
+	st.v1 = s.cfg.StateV1 && len(st.senders) == 0
 	if len(held) > 0 {
 		st.holds = &stateHolds{s: s, list: held}
 		st.cleanup = runtime.AddCleanup(st, (*stateHolds).release, st.holds) // a State dropped unreleased
@@ -202,9 +217,11 @@ type State struct {
 	senders []stateSender
 	holds   *stateHolds // the queued blobs the aggregates hold, nil if none
 	cleanup runtime.Cleanup
+	v1      bool     // written in version 1 (Config.StateV1, no senders)
 	made    bool     // sorted and measured
 	gone    bool     // released
 	keys    []string // the key table, once made
+	last    int64    // the latest of the aggregates' last-add times, once made
 	size    int64    // the encoding's length, once made
 }
 
@@ -214,6 +231,7 @@ type stateAgg struct {
 	key           string
 	a             *group
 	blobs, resets uint64
+	at            int64        // its last-add time (group.lastAdd)
 	srcs          []*blob.Blob // its levels, then its queued blobs (queued of them)
 	queued        int
 	hold          int // its entry of the State's holds (-1: none), while it holds queued blobs
@@ -329,14 +347,24 @@ func (st *State) make() {
 	slices.SortFunc(st.senders, func(a, b stateSender) int { return strings.Compare(a.id, b.id) })
 	st.refer()
 	n := int64(len(stateMagic) + 8 + 4 + 4)
+	if !st.v1 && len(st.aggs) > 0 {
+		st.last = st.aggs[0].at
+		for _, sa := range st.aggs[1:] {
+			st.last = max(st.last, sa.at)
+		}
+		n += 8
+	}
 	for i := range st.aggs {
 		sa := &st.aggs[i]
 		n += 4 + int64(len(sa.key)) + 4 + 4 + 8 + 4 + int64(sa.a.w.empty.CurSz())
 		for _, l := range sa.a.labels {
 			n += 8 + int64(len(l.Name)+len(l.Value))
 		}
+		if !st.v1 {
+			n += int64(uvarintLen(idleOf(st.last, sa.at)))
+		}
 	}
-	if len(st.senders) > 0 { // version 3
+	if !st.v1 {
 		n += 4 // the key table
 		for _, k := range st.keys {
 			n += 4 + int64(len(k))
@@ -488,14 +516,17 @@ func (st *State) WriteTo(w io.Writer) (int64, error) {
 	}
 	st.make()
 	sw := stateWriter{w: w, buf: make([]byte, 0, 64<<10)}
-	v3 := len(st.senders) > 0
+	v3 := !st.v1
 	if v3 {
 		sw.buf = append(sw.buf, stateMagic...)
 	} else {
-		sw.buf = append(sw.buf, stateMagicV1...) // the same but for the key table and senders: earlier versions read it
+		sw.buf = append(sw.buf, stateMagicV1...) // the same but for the times and the key table: earlier versions read it
 	}
 	sw.u64(uint64(st.start.UnixNano()))
 	sw.u32(uint32(len(st.aggs)))
+	if v3 && len(st.aggs) > 0 {
+		sw.u64(uint64(st.last))
+	}
 	st.folds(func(sa *stateAgg, out *blob.Blob) bool {
 		sw.str(sa.key)
 		sw.u32(sa.a.t.Hash())
@@ -505,6 +536,10 @@ func (st *State) WriteTo(w io.Writer) (int64, error) {
 			sw.str(l.Value)
 		}
 		sw.u64(sa.blobs)
+		if v3 {
+			sw.room(binary.MaxVarintLen64)
+			sw.buf = binary.AppendUvarint(sw.buf, idleOf(st.last, sa.at))
+		}
 		p := out.Bytes()
 		if want := sa.a.w.empty.CurSz(); len(p) != want && sw.err == nil { // as Len counted it (cannot happen: Compatible)
 			sw.err = fmt.Errorf("aggregate: state: aggregate %q: a blob of %d bytes, not its template's %d: %w", sa.key, len(p), want, voi.ErrInvalid)
@@ -667,21 +702,52 @@ func (r *stateReader) age() uint8 {
 	return a
 }
 
+// uvarint reads a varint of the shortest form, the one
+// binary.AppendUvarint writes: a longer one is refused, so that a state
+// is written again as it was read.
+func (r *stateReader) uvarint() uint64 {
+	v, k := binary.Uvarint(r.p)
+	switch {
+	case k <= 0:
+		r.fail("bad varint")
+		return 0
+	case k != uvarintLen(v):
+		r.fail("varint longer than its value")
+		return 0
+	}
+	r.p = r.p[k:]
+	return v
+}
+
+// uvarintLen is the length of v's shortest varint.
+func uvarintLen(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
+
+// idleOf is an aggregate's idle field: last (the latest last-add time of
+// the state's aggregates) minus its last-add time at, nanoseconds. (The
+// difference of two int64s, at <= last, is a uint64.)
+func idleOf(last, at int64) uint64 { return uint64(last - at) }
+
+// addTime reads an aggregate's idle field and returns its last-add time,
+// last minus idle: it refuses an idle that would take it below the
+// earliest int64 (idleOf never writes one).
+func (r *stateReader) addTime(last int64) int64 {
+	idle := r.uvarint()
+	if idle > uint64(last)^1<<63 { // last - math.MinInt64
+		r.fail("idle beyond the earliest time")
+		return 0
+	}
+	return last - int64(idle)
+}
+
 // markTime reads a mark's when field (appendMarkTime): the time of the
 // post and its age. It refuses every encoding appendMarkTime would not
 // write (a longer varint, the far form of a near time), so that a state
 // is written again as it was read.
 func (r *stateReader) markTime(base int64) (at int64, age uint8) {
-	v, k := binary.Uvarint(r.p)
-	switch {
-	case k <= 0:
-		r.fail("bad varint")
-		return 0, 0
-	case k != (bits.Len64(v|1)+6)/7:
-		r.fail("varint longer than its value")
+	v := r.uvarint()
+	if r.err != nil {
 		return 0, 0
 	}
-	r.p = r.p[k:]
 	if v&markTimeFar != markTimeFar {
 		d := zigzagDecode(v >> 2)
 		return base - d, uint8(v & 3)
@@ -737,11 +803,13 @@ func (r *stateReader) count(min int) int {
 
 // LoadState makes s, a Set nothing was added to, go on from a state
 // AppendState wrote (of this version, 3, or of versions 1 and 2): its
-// window start, aggregates and senders' marks, with the times and ages in
-// windows of their latest posts (version 3; the marks of a state of
-// version 1 or 2 take Config.Now's time, in the window under way), so
-// that they age out and are evicted as they would have in the Set that
-// wrote it (see Config.MarkAge). lookup finds a template by hash (the
+// window start, aggregates with their last-add times, and senders'
+// marks, with the times and ages in windows of their latest posts
+// (version 3; the aggregates and marks of a state of version 1 or 2
+// take Config.Now's time, the marks in the window under way), so that
+// the aggregates expire (Expire) and the marks age out and are evicted
+// (see Config.MarkAge) as they would have in the Set that wrote it,
+// whatever the time between the write and the load. lookup finds a template by hash (the
 // templates the collector knows); an aggregate of a template it does not
 // find, or whose blob does not have the template's wide layout, is an
 // error. Every refusal of the bytes wraps ErrState (and its cause: see
@@ -763,7 +831,17 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 	r := &stateReader{p: p[len(stateMagic):]}
 	start := time.Unix(0, int64(r.u64()))
 	w := newWindow(start)
-	n := r.count(4 + 4 + 4 + 8 + 4)
+	loaded := s.cfg.Now().UnixNano() // versions 1 and 2: the last-add times and the marks' (they are kept at least as long)
+	aggMin := 4 + 4 + 4 + 8 + 4
+	if v3 {
+		aggMin++ // idle
+	}
+	n := r.count(aggMin)
+	var last int64 // version 3: the latest of the last-add times, which one aggregate has at least
+	if v3 && n > 0 {
+		last = int64(r.u64())
+	}
+	latest := false
 	keys := make([]string, 0, n) // what a mark refers to (versions 2 and 3): the aggregates' keys, then the key table
 	for range n {
 		key := r.str()
@@ -773,6 +851,11 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 			labels = append(labels, export.Label{Name: r.str(), Value: r.str()})
 		}
 		blobs := r.u64()
+		at := loaded
+		if v3 {
+			at = r.addTime(last)
+			latest = latest || at == last
+		}
 		raw := r.str()
 		if r.err != nil {
 			return r.err
@@ -802,10 +885,13 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 			return fmt.Errorf("%w: aggregate %q: blob: %w", ErrState, key, err)
 		}
 		g := &group{t: t, w: wt, labels: labels, levels: []*blob.Blob{b}, blobs: blobs}
-		g.lastAdd.Store(s.cfg.Now().UnixNano()) // not idle: Expire counts from the load
+		g.lastAdd.Store(at)
 		w.aggs[key] = g
 		w.perTpl[t]++
 		keys = append(keys, key)
+	}
+	if v3 && n > 0 && !latest {
+		return fmt.Errorf("%w: no aggregate's last add is the latest, %d", ErrState, last)
 	}
 	if !v1 {
 		for range r.count(4) {
@@ -826,11 +912,11 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 	var marks markKeys                  // each key kept once; all the marks, even beyond MaxMarks
 	kept := make([]*markKey, len(keys)) // keys[i]'s, once a mark has it
 	gen := s.gen.Load()
-	loaded := s.cfg.Now().UnixNano() // versions 1 and 2: marks are as if just posted to (they are kept at least as long)
-	senderMin, markMin := 4+4, 4+8   // an id and a count; a ref (a key in version 1) and a seq
+	senderMin, markMin := 4+4, 4+8 // an id and a count; a ref (a key in version 1) and a seq
 	if v3 {
 		senderMin, markMin = 4+8+1+4, 4+8+1 // and times and ages
 	}
+
 	lastID := ""
 	for i := range r.count(senderMin) {
 		id := r.str()

@@ -104,7 +104,7 @@ func (c stateCase) build(b *testing.B) (s *aggregate.Set, tp *tpl.Template, post
 }
 
 // BenchmarkAppendState: a checkpoint's state built whole, as AppendState
-// returns it; reports its size. Each op follows a post to every
+// returns it; reports its size (state-MB, and state-B exactly). Each op follows a post to every
 // aggregate, so that it folds them as a checkpoint after
 // CheckpointInterval of posts does. Before Set.State, AppendState held the
 // Set's lock (and the collector's log lock: posts waited) for all of it.
@@ -125,6 +125,7 @@ func BenchmarkAppendState(b *testing.B) {
 				size = len(s.AppendState(nil))
 			}
 			b.ReportMetric(float64(size)/1e6, "state-MB")
+			b.ReportMetric(float64(size), "state-B")
 		})
 	}
 }

@@ -85,9 +85,9 @@ func TestStateRoundTrip(t *testing.T) {
 }
 
 // FuzzLoadState: what loads is written and loads again to the same Set,
-// the marks' numbers, times and ages and the senders' times and ages (a
-// state of version 3 with senders, to the same bytes: there is one way to
-// write a state); what does not leaves the Set empty, with an error
+// the aggregates' last-add times, the marks' numbers, times and ages and
+// the senders' times and ages (a state of version 3, to the same bytes:
+// there is one way to write a state); what does not leaves the Set empty, with an error
 // wrapping ErrState, whatever the damage (before, a damaged blob's error
 // wrapped the blob's voi.ErrInvalid or voi.ErrNotSupported, and an
 // unknown template's the lookup's voi.ErrNotFound, not ErrState: seeded
@@ -109,12 +109,20 @@ func FuzzLoadState(f *testing.F) {
 	a, err := aggregate.New(aggregate.Config{Now: now}, time.Unix(0, 0))
 	require.NoError(f, err)
 	f.Add(a.AppendState(nil)) // nothing
-	post := func(id, key string, seq uint64, at time.Time) {
+	item := func(key string, seq uint64) []aggregate.Item {
 		b := blob.New(tp, blob.NewEnv(func() int64 { return 1 << 40 }, 1))
 		require.NoError(f, b.UpdateU32(0, uint32(seq)))
-		_, err := a.OnceAllAt(id, []string{key}, seq, at, func([]bool) error { return a.Add(key, tp, []export.Label{{Name: "a", Value: key}}, b) })
+		return []aggregate.Item{{Key: key, T: tp, Labels: []export.Label{{Name: "a", Value: key}}, B: b}}
+	}
+	post := func(id, key string, seq uint64, at time.Time) {
+		_, err := a.OnceAllAt(id, []string{key}, seq, at, func([]bool) error { return a.AddAllAt(item(key, seq), at) })
 		require.NoError(f, err)
 	}
+	noSenders, err := aggregate.New(aggregate.Config{Now: now}, time.Unix(0, 0))
+	require.NoError(f, err)
+	require.NoError(f, noSenders.AddAllAt(item("k", 1), time.Unix(3, 0)))
+	require.NoError(f, noSenders.AddAllAt(item("j", 2), time.Unix(40, 0)))
+	f.Add(noSenders.AppendState(nil)) // aggregates without marks, added to 37 s apart
 	post("s0", "k", 1, time.Unix(1, 0))
 	post("s1", "k", 2, time.Unix(2, 0))
 	post("s0", "j", 3, time.Unix(1, 0))
@@ -123,7 +131,7 @@ func FuzzLoadState(f *testing.F) {
 	post("s1", "k", 4, time.Unix(61, 0))
 	f.Add(a.AppendState(nil)) // and marks of label sets of the window before, a window old
 	a.Rotate(time.Unix(120, 0))
-	post("s0", "k", 5, time.Unix(0, -1<<62)) // a mark 73 years and more from its sender's time: written whole
+	post("s0", "k", 5, time.Unix(0, -1<<62)) // a mark 73 years and more from its sender's time: written whole (and the aggregate's idle in 9 bytes)
 	post("s0", "i", 6, time.Unix(125, 0))
 	f.Add(a.AppendState(nil)) // and two windows old
 	_, _, spec := specSet(f)
@@ -159,10 +167,11 @@ func FuzzLoadState(f *testing.F) {
 		require.NoError(t, s2.LoadState(state, lookup))
 		require.Equal(t, s.Merged(), s2.Merged())
 		require.Equal(t, marksNow(s), marksNow(s2))
+		require.Equal(t, aggregate.AddTimes(s), aggregate.AddTimes(s2))
 		require.Equal(t, len(aggregate.MarkSeqs(s)), s.Stats().Marks, "marks counted are marks held")
 		require.Equal(t, aggregate.MarkKeys(s), aggregate.MarkKeys(s2))
 		require.Equal(t, state, s2.AppendState(nil))
-		if string(p[:7]) == "SBAGG3\n" && len(aggregate.Senders(s)) > 0 { // (a state without senders is written in version 1)
+		if string(p[:7]) == "SBAGG3\n" {
 			require.Equal(t, p, state, "version 3 is written as it was read")
 		}
 	})
@@ -316,7 +325,7 @@ func TestStateWritesEachKeyOnce(t *testing.T) {
 	}
 	blobSize := len(s.Blobs()[0].Blob.Bytes())
 	require.Equal(t, 7+8+
-		4+5*(4+2004+4+4+8+4+blobSize)+ // aggregates
+		4+8+5*(4+2004+4+4+8+1+4+blobSize)+ // aggregates, added to at one time (idle 0: a byte)
 		4+15*(4+2004)+ // the key table
 		4+30*(4+3+8+1+4+20*13)+(4+3+8+1+4+5*13), // senders and marks, a post's marks of its sender's time
 		len(state))
@@ -449,4 +458,131 @@ func TestStateMarksAgeAsLive(t *testing.T) {
 			require.Equal(t, op.apply(t, live), op.apply(t, back), "%s %d", op.id, op.seq)
 		}
 	}
+}
+
+// expireOp is a step of TestStateExpiresAsLive, at seconds after markT0:
+// an add to keys (AddAllAt, at the op's time), an expiry of the
+// aggregates without an add for expireTTL (expire), or a rotation.
+type expireOp struct {
+	at     int64
+	keys   []string
+	expire bool
+}
+
+const expireTTL = 100 * time.Second
+
+// apply makes op in s and returns what it dropped: the keys expired, and
+// the least recent last-add time left; or the keys of the window closed.
+func (op expireOp) apply(t *testing.T, s *aggregate.Set) string {
+	t.Helper()
+	tp := tinyTpl(t)
+	at := markT0.Add(time.Duration(op.at) * time.Second)
+	switch {
+	case op.expire:
+		gone, oldest := s.ExpireList(at.Add(-expireTTL))
+		keys := make([]string, len(gone))
+		for i, e := range gone {
+			keys[i] = e.Key
+		}
+		if oldest.IsZero() {
+			return fmt.Sprintf("expired %v, none left", keys)
+		}
+		return fmt.Sprintf("expired %v, oldest left %v", keys, oldest.Sub(markT0))
+	case len(op.keys) == 0:
+		var keys []string
+		for _, n := range s.Rotate(at).Blobs {
+			keys = append(keys, n.Labels[0].Value)
+		}
+		return fmt.Sprintf("closed %v", keys)
+	}
+	items := make([]aggregate.Item, len(op.keys))
+	for i, k := range op.keys {
+		items[i] = aggregate.Item{Key: k, T: tp, Labels: []export.Label{{Name: "k", Value: k}}, B: blob.New(tp, nil)}
+	}
+	require.NoError(t, s.AddAllAt(items, at))
+	return ""
+}
+
+// A Set loaded from a state expires (Expire) exactly the aggregates the
+// Set that wrote it expires, at the same expiries, whatever the time the
+// load is made at: the state holds each aggregate's last-add time. The
+// restart is the collector's, as in TestStateMarksAgeAsLive: the state is
+// a checkpoint, the adds after it are replayed at their times (AddAllAt)
+// into a Set loaded 70 s after them. Before, the state held no last-add
+// times: every loaded aggregate took the load's (110 s), so that k1, k2
+// and k3 outlived the TTL by the time between their last add and the
+// load (the collector kept exporting them until 210 s, idle since 20 s
+// to 40 s); it fails at the load.
+func TestStateExpiresAsLive(t *testing.T) {
+	before := []expireOp{ // written in the checkpoint
+		{at: 0, keys: []string{"k0"}},
+		{at: 5}, // k0 leaves with the window
+		{at: 6, keys: []string{"k1"}},
+		{at: 10, keys: []string{"k2", "k3"}},
+		{at: 20, keys: []string{"k3"}},
+		{at: 21, expire: true}, // none idle for 100 s
+		{at: 28, keys: []string{"k1"}},
+	}
+	replayed := []expireOp{ // after the checkpoint, before the crash
+		{at: 35, keys: []string{"k4"}},
+		{at: 40, keys: []string{"k2"}},
+		{at: 15, keys: []string{"k3"}}, // logged after k2's (posts made together): k3 keeps 20 s
+		{at: 45, keys: []string{"k5"}},
+	}
+	after := []expireOp{ // the restart at 110 s, and the same in the Set that never stopped
+		{at: 110, expire: true}, // none: k3's cutoff is 20 s
+		{at: 120, expire: true}, // k3 (20 s)
+		{at: 127, expire: true}, // none: k1 was added to at 28 s
+		{at: 128, expire: true}, // k1
+		{at: 130, keys: []string{"k6"}},
+		{at: 140, expire: true}, // k2 (40 s) and k4 (35 s)
+		{at: 150},               // k5 and k6 close with the window
+		{at: 151, keys: []string{"k7"}},
+		{at: 250, expire: true}, // none
+		{at: 251, expire: true}, // k7
+	}
+	live, err := aggregate.New(aggregate.Config{}, markT0)
+	require.NoError(t, err)
+	for _, op := range before {
+		op.apply(t, live)
+	}
+	state := live.AppendState(nil)
+	atCkpt := aggregate.AddTimes(live)
+	for _, op := range replayed {
+		op.apply(t, live)
+	}
+
+	restart := markT0.Add(110 * time.Second)
+	back, err := aggregate.New(aggregate.Config{Now: func() time.Time { return restart }}, restart)
+	require.NoError(t, err)
+	tp := tinyTpl(t)
+	require.NoError(t, back.LoadState(state, func(uint32) (*tpl.Template, error) { return tp, nil }))
+	sec := func(s int64) string { return fmt.Sprint(markT0.Add(time.Duration(s) * time.Second).UnixNano()) }
+	require.Equal(t, []string{`"k1" ` + sec(28), `"k2" ` + sec(10), `"k3" ` + sec(20)}, aggregate.AddTimes(back))
+	require.Equal(t, atCkpt, aggregate.AddTimes(back), "the checkpoint's last-add times")
+	for _, op := range replayed {
+		op.apply(t, back)
+	}
+	require.Equal(t, []string{`"k1" ` + sec(28), `"k2" ` + sec(40), `"k3" ` + sec(20), `"k4" ` + sec(35), `"k5" ` + sec(45)}, aggregate.AddTimes(back))
+
+	var got []string
+	for _, op := range after {
+		want := op.apply(t, live)
+		require.Equal(t, want, op.apply(t, back), "at %d s", op.at)
+		require.Equal(t, aggregate.AddTimes(live), aggregate.AddTimes(back), "at %d s", op.at)
+		require.Equal(t, live.Merged(), back.Merged(), "at %d s", op.at)
+		if want != "" {
+			got = append(got, fmt.Sprint(op.at, ": ", want))
+		}
+	}
+	require.Equal(t, []string{
+		"110: expired [], oldest left 20s",
+		"120: expired [k3], oldest left 28s",
+		"127: expired [], oldest left 28s",
+		"128: expired [k1], oldest left 35s",
+		"140: expired [k2 k4], oldest left 45s",
+		"150: closed [k5 k6]",
+		"250: expired [], oldest left 2m31s",
+		"251: expired [k7], none left",
+	}, got)
 }

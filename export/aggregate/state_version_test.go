@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -50,7 +51,9 @@ var (
 // versionSet is a Set with what a state holds: aggregates with labels in
 // the window under way, and senders' marks of them and of label sets of
 // the window before (not in the state's aggregates), posted at times of
-// their own; posts are what was posted, to check the marks against.
+// their own (the aggregates' last adds, web-1 at 70 s, web-5 at 75 s,
+// web-6 at 80 s, and the marks'); posts are what was posted, to check
+// the marks against.
 // (Versions 1 and 2 hold no times: their fixtures, of the same Set,
 // were written when its posts all took one time.)
 func versionSet(t testing.TB) (s *aggregate.Set, tp *tpl.Template, posts []versionPost) {
@@ -67,7 +70,8 @@ func versionSet(t testing.TB) (s *aggregate.Set, tp *tpl.Template, posts []versi
 			require.NoError(t, err)
 			items[i] = aggregate.Item{Key: k, T: tp, Labels: []export.Label{{Name: "host", Value: k}, {Name: "svc", Value: "api"}}, B: wire}
 		}
-		_, err := s.OnceAllAt(p.id, p.keys, p.seq, versionT0.Add(time.Duration(p.at)*time.Second), func([]bool) error { return s.AddAll(items) })
+		at := versionT0.Add(time.Duration(p.at) * time.Second)
+		_, err := s.OnceAllAt(p.id, p.keys, p.seq, at, func([]bool) error { return s.AddAllAt(items, at) })
 		require.NoError(t, err)
 		posts = append(posts, p)
 	}
@@ -144,12 +148,17 @@ func TestStateVersion3(t *testing.T) {
 	require.Equal(t, "SBAGG3\n", string(state[:7]))
 	v2, err := os.ReadFile("testdata/state-v2.bin")
 	require.NoError(t, err)
+	sec := func(s int64) string { return fmt.Sprint(versionT0.Add(time.Duration(s) * time.Second).UnixNano()) }
 	// Version 2's and, per sender, 9 bytes (its time and age), per mark
 	// 1 (its post's time that of its sender's latest, and its age) but
 	// for those of a post 60 s before its sender's latest: 6 (s1's web-2
-	// and web-3, s2's web-2 and web-4).
-	require.Equal(t, len(v2)+3*9+8+4*5, len(state))
-	sec := func(s int64) string { return fmt.Sprint(versionT0.Add(time.Duration(s) * time.Second).UnixNano()) }
+	// and web-3, s2's web-2 and web-4); the latest last-add time, 8, and
+	// per aggregate its idle: 5 bytes for web-1's 10 s and web-5's 5 s, 1
+	// for web-6's 0.
+	require.Equal(t, len(v2)+3*9+8+4*5+8+5+5+1, len(state))
+	require.Equal(t, []string{
+		`"web-1" ` + sec(70), `"web-5" ` + sec(75), `"web-6" ` + sec(80),
+	}, aggregate.AddTimes(a))
 	require.Equal(t, []string{
 		`s1 "web-1" ` + sec(70), `s1 "web-2" ` + sec(10), `s1 "web-3" ` + sec(10), `s1 "web-5" ` + sec(70),
 		`s2 "web-2" ` + sec(20), `s2 "web-4" ` + sec(20), `s2 "web-6" ` + sec(80),
@@ -188,8 +197,10 @@ func checkLoaded(t *testing.T, a *aggregate.Set, tp *tpl.Template, posts []versi
 	}
 	if timed {
 		require.Equal(t, marksNow(a), marksNow(b))
+		require.Equal(t, aggregate.AddTimes(a), aggregate.AddTimes(b))
 	} else {
 		at := fmt.Sprint(loadTime.UnixNano())
+		require.Equal(t, []string{at}, slices.Compact(lastFields(aggregate.AddTimes(b))))
 		require.Equal(t, []string{at}, slices.Compact(lastFields(aggregate.MarkTimes(b))))
 		require.Equal(t, []string{"0"}, slices.Compact(lastFields(aggregate.MarkAges(b))))
 		for _, l := range aggregate.Senders(b) {
@@ -202,6 +213,7 @@ func checkLoaded(t *testing.T, a *aggregate.Set, tp *tpl.Template, posts []versi
 	require.NoError(t, c.LoadState(again, lookup))
 	require.Equal(t, dumpSet(b), dumpSet(c))
 	require.Equal(t, marksNow(b), marksNow(c))
+	require.Equal(t, aggregate.AddTimes(b), aggregate.AddTimes(c))
 	require.Equal(t, again, c.AppendState(nil))
 	for _, p := range posts {
 		dups, err := b.OnceAll(p.id, p.keys, p.seq, func([]bool) error { t.Fatal("added twice"); return nil })
@@ -241,6 +253,7 @@ func dumpSet(s *aggregate.Set) string {
 type stateSpec struct {
 	version int // 1, 2, or 3 (0)
 	start   int64
+	last    int64 // version 3, with aggregates: the latest of their last-add times
 	aggs    []specAgg
 	table   []string // the key table (versions 2 and 3)
 	senders []specSender
@@ -253,6 +266,8 @@ type specAgg struct {
 	hash   uint32
 	labels []export.Label
 	blobs  uint64
+	at     int64  // version 3: its last-add time
+	idle   []byte // version 3: if not nil, written in place of last minus at
 	raw    []byte
 }
 
@@ -281,6 +296,9 @@ func (sp stateSpec) bytes() []byte {
 	p = append(p, fmt.Sprintf("SBAGG%d\n", v)...)
 	u64(uint64(sp.start))
 	u32(uint32(len(sp.aggs)))
+	if v == 3 && len(sp.aggs) > 0 {
+		u64(uint64(sp.last))
+	}
 	for _, a := range sp.aggs {
 		str(a.key)
 		u32(a.hash)
@@ -290,6 +308,13 @@ func (sp stateSpec) bytes() []byte {
 			str(l.Value)
 		}
 		u64(a.blobs)
+		switch {
+		case v < 3:
+		case a.idle != nil:
+			p = append(p, a.idle...)
+		default:
+			p = binary.AppendUvarint(p, uint64(sp.last-a.at))
+		}
 		str(string(a.raw))
 	}
 	if v > 1 {
@@ -336,7 +361,8 @@ func (sp stateSpec) bytes() []byte {
 
 // specSet is a Set and its state as a stateSpec: aggregates a and c in
 // the window, b in the window before; s1's marks of a, b and c, s2's of c,
-// posted at 10 s (b), 61 s, 62 s and 70 s (the window starts at 60 s).
+// posted at 10 s (b), 61 s, 62 s and 70 s (the window starts at 60 s):
+// a last added to at 61 s, c at 70 s.
 func specSet(t testing.TB) (*aggregate.Set, *tpl.Template, stateSpec) {
 	t.Helper()
 	tp := tinyTpl(t)
@@ -344,7 +370,7 @@ func specSet(t testing.TB) (*aggregate.Set, *tpl.Template, stateSpec) {
 	require.NoError(t, err)
 	post := func(id, key string, seq uint64, at int64) {
 		_, err := s.OnceAllAt(id, []string{key}, seq, time.Unix(at, 0), func([]bool) error {
-			return s.Add(key, tp, []export.Label{{Name: "k", Value: key}}, blob.New(tp, nil))
+			return s.AddAllAt([]aggregate.Item{{Key: key, T: tp, Labels: []export.Label{{Name: "k", Value: key}}, B: blob.New(tp, nil)}}, time.Unix(at, 0))
 		})
 		require.NoError(t, err)
 	}
@@ -354,13 +380,14 @@ func specSet(t testing.TB) (*aggregate.Set, *tpl.Template, stateSpec) {
 	post("s1", "c", 3, 62)
 	post("s2", "c", 9, 70)
 	named := s.Blobs()
-	agg := func(i int, key string, blobs uint64) specAgg {
-		return specAgg{key: key, hash: tp.Hash(), labels: []export.Label{{Name: "k", Value: key}}, blobs: blobs, raw: named[i].Blob.Bytes()}
-	}
 	sec := func(s int64) int64 { return time.Unix(s, 0).UnixNano() }
+	agg := func(i int, key string, blobs uint64, at int64) specAgg {
+		return specAgg{key: key, hash: tp.Hash(), labels: []export.Label{{Name: "k", Value: key}}, blobs: blobs, at: sec(at), raw: named[i].Blob.Bytes()}
+	}
 	return s, tp, stateSpec{
 		start: time.Unix(60, 0).UnixNano(),
-		aggs:  []specAgg{agg(0, "a", 1), agg(1, "c", 2)},
+		last:  sec(70),
+		aggs:  []specAgg{agg(0, "a", 1, 61), agg(1, "c", 2, 70)},
 		table: []string{"b"},
 		senders: []specSender{
 			{id: "s1", at: sec(62), marks: []specMark{{ref: 0, seq: 2, at: sec(61)}, {ref: 1, seq: 3, at: sec(62)}, {ref: 2, seq: 1, at: sec(10), age: 1}}},
@@ -394,15 +421,23 @@ func TestStateFormat(t *testing.T) {
 	l, err := load(spec.bytes())
 	require.NoError(t, err)
 	require.Equal(t, marksNow(s), marksNow(l))
+	require.Equal(t, []string{`"a" 61000000000`, `"c" 70000000000`}, aggregate.AddTimes(l))
+	require.Equal(t, aggregate.AddTimes(s), aggregate.AddTimes(l))
 	require.Equal(t, spec.bytes(), l.AppendState(nil))
 
-	// Versions 2 and 1: their marks take the load's time (100 s).
+	// Versions 2 and 1: their aggregates and marks take the load's time
+	// (100 s).
 	v2 := spec
 	v2.version = 2
 	v1 := spec
 	v1.version, v1.table = 1, nil
 	v1.senders = []specSender{{id: "s2", marks: []specMark{{key: "c", seq: 9}}}, {id: "s1", marks: []specMark{{key: "c", seq: 3}, {key: "b", seq: 1}, {key: "a", seq: 5}, {key: "a", seq: 2}}}}
 	loaded := spec
+	loaded.last = 100e9
+	loaded.aggs = slices.Clone(spec.aggs)
+	for i := range loaded.aggs {
+		loaded.aggs[i].at = 100e9
+	}
 	loaded.senders = []specSender{
 		{id: "s1", at: 100e9, marks: []specMark{{ref: 0, seq: 2, at: 100e9}, {ref: 1, seq: 3, at: 100e9}, {ref: 2, seq: 1, at: 100e9}}},
 		{id: "s2", at: 100e9, marks: []specMark{{ref: 1, seq: 9, at: 100e9}}},
@@ -438,14 +473,26 @@ func TestStateFormat(t *testing.T) {
 	require.Equal(t, marksNow(fs), marksNow(l))
 	require.Equal(t, state, l.AppendState(nil))
 
-	// A state without senders (package natsjs's: it adds without Once)
-	// is written in version 1, as before, which every version reads.
-	nm, err := aggregate.New(aggregate.Config{}, time.Unix(60, 0))
-	require.NoError(t, err)
-	require.NoError(t, nm.Add("c", tp, []export.Label{{Name: "k", Value: "c"}}, blob.New(tp, nil)))
-	onlyAggs := stateSpec{version: 1, start: time.Unix(60, 0).UnixNano(), aggs: []specAgg{spec.aggs[1]}}
-	onlyAggs.aggs[0].blobs, onlyAggs.aggs[0].raw = 1, nm.Blobs()[0].Blob.Bytes()
-	require.Equal(t, onlyAggs.bytes(), nm.AppendState(nil))
+	// A state without senders (posts without Once) is written in version
+	// 3 too, with its last-add times; with Config.StateV1 (package
+	// natsjs's partitions: it adds without Once, and never expires) in
+	// version 1, as before, which every version reads.
+	for _, v1 := range []bool{false, true} {
+		nm, err := aggregate.New(aggregate.Config{StateV1: v1, Now: func() time.Time { return time.Unix(65, 0) }}, time.Unix(60, 0))
+		require.NoError(t, err)
+		require.NoError(t, nm.Add("c", tp, []export.Label{{Name: "k", Value: "c"}}, blob.New(tp, nil)))
+		onlyAggs := stateSpec{start: time.Unix(60, 0).UnixNano(), last: 65e9, aggs: []specAgg{spec.aggs[1]}}
+		onlyAggs.aggs[0].blobs, onlyAggs.aggs[0].at, onlyAggs.aggs[0].raw = 1, 65e9, nm.Blobs()[0].Blob.Bytes()
+		if v1 {
+			onlyAggs.version = 1
+		}
+		require.Equal(t, onlyAggs.bytes(), nm.AppendState(nil), "StateV1 %v", v1)
+	}
+	onlyAggs := stateSpec{start: 60e9, last: 65e9, aggs: []specAgg{spec.aggs[1]}}
+	onlyAggs.aggs[0].at = 65e9
+	require.Len(t, onlyAggs.bytes(), 7+8+4+8+ // the header, the latest last-add time
+		4+1+4+4+4+1+4+1+8+1+4+len(spec.aggs[1].raw)+ // the aggregate, its idle 0 one byte
+		4+4) // no key table, no senders
 
 	f := func(name string, edit func(sp *stateSpec)) {
 		t.Helper()
@@ -498,6 +545,13 @@ func TestStateFormat(t *testing.T) {
 	f("varint longer than its value", func(sp *stateSpec) { sp.senders[1].marks[0].when = []byte{0x80, 0} })
 	f("varint past 64 bits", func(sp *stateSpec) { sp.senders[1].marks[0].when = bytes.Repeat([]byte{0xff}, 11) })
 	f("varint cut short", func(sp *stateSpec) { sp.senders[1].marks[0].when = []byte{0x80} })
+	f("idle longer than its value", func(sp *stateSpec) { sp.aggs[1].idle = []byte{0x80, 0} })
+	f("idle past 64 bits", func(sp *stateSpec) { sp.aggs[1].idle = bytes.Repeat([]byte{0xff}, 11) })
+	f("no aggregate at the latest last-add time", func(sp *stateSpec) { sp.last += 1 })
+	f("last-add time before the earliest int64", func(sp *stateSpec) {
+		sp.last, sp.aggs[1].at = math.MinInt64+5, math.MinInt64+5
+		sp.aggs[0].idle = binary.AppendUvarint(nil, 6)
+	})
 
 	// What the bytes hold and the Set refuses (a damaged blob, one of
 	// another layout, an aggregate of a template lookup does not find)

@@ -223,6 +223,35 @@ func TestMergeRefusesLabelsTheExportsRefuse(t *testing.T) {
 	require.Len(t, st.Blobs(), 1)
 }
 
+// A partition's state is of version 1 ("SBAGG1"), which collectors of
+// every version read (a partition moves between collectors of two
+// versions), and loads in another SetStore to the same aggregates. The
+// aggregate package writes version 3 for a Set without senders unless
+// told (aggregate.Config.StateV1): it fails without NewSetStore's.
+func TestPartitionStateIsVersion1(t *testing.T) {
+	reg := tpl.NewRegistry()
+	tp, err := reg.New("T")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	b := blob.New(tp, nil)
+	require.NoError(t, b.UpdateU64(0, 1))
+	part, err := natsjs.NewSetStore(reg, aggregate.Config{}).Open(0, nil)
+	require.NoError(t, err)
+	for i, host := range []string{"a", "b", "a"} {
+		require.NoError(t, part.Merge(natsjs.Message{StreamSeq: uint64(i + 1), TplHash: tp.Hash(), Labels: []ship.Label{{Name: "host", Value: host}}, Body: b.Bytes()}))
+	}
+	state, err := part.Save()
+	require.NoError(t, err)
+	require.Equal(t, "SBAGG1\n", string(state[:7]))
+	other := natsjs.NewSetStore(reg, aggregate.Config{})
+	moved, err := other.Open(0, state)
+	require.NoError(t, err)
+	again, err := moved.Save()
+	require.NoError(t, err)
+	require.Equal(t, state, again)
+	require.Len(t, other.Blobs(), 2)
+}
+
 // onePartition starts a one-node cluster, makes setup's stream (setup
 // says Partitions: 1) and returns a context of a minute, the JetStream
 // context and a Transport to the stream.

@@ -46,7 +46,13 @@ type Templates interface {
 // NewSetStore returns a SetStore whose blobs' templates are found in reg
 // (by hash) and whose Sets are configured by cfg. A template reg learns
 // later is found from then on: the messages waiting for it are merged.
+// Its states are of version 1 (cfg.StateV1 is set), which collectors of
+// every version read, so that a partition moves between collectors of
+// two versions: a partition's Set adds without a sender check (the
+// consumer makes it) and never expires an aggregate, so the aggregates'
+// last-add times a later version keeps would tell nothing.
 func NewSetStore(reg Templates, cfg aggregate.Config) *SetStore {
+	cfg.StateV1 = true
 	return &SetStore{reg: reg, cfg: cfg, parts: map[int]*setPart{}}
 }
 
