@@ -521,10 +521,10 @@ func (s *Server) accept(r *post) *rejection {
 	rec := func(at time.Time) *record { return newRecord(r, []frame{{labels: labels, blob: body}}, at) }
 	return s.durably(rec, func(at time.Time) *rejection {
 		return s.once(r, at, []string{k}, func([]bool) *rejection {
-			if rej := s.merge(k, t, labels, b); rej != nil {
+			if rej := s.merge(k, t, labels, b, at); rej != nil {
 				return rej
 			}
-			s.levels.record(t, labels, r.header, s.cfg.Now, b)
+			s.levels.record(t, labels, r.header, func() time.Time { return at }, b)
 			s.accepted.Inc()
 			s.bytesIn.Add(float64(len(body)))
 			return nil
@@ -626,11 +626,11 @@ func key(hash uint32, labels []export.Label) string {
 	return string(b)
 }
 
-// merge adds b, of template t, to the aggregate of t and labels, whose
-// key is k.
-func (s *Server) merge(k string, t *tpl.Template, labels []export.Label, b *blob.Blob) *rejection {
+// merge adds b, of template t, posted at time at (its record's), to the
+// aggregate of t and labels, whose key is k.
+func (s *Server) merge(k string, t *tpl.Template, labels []export.Label, b *blob.Blob, at time.Time) *rejection {
 	t0 := time.Now()
-	err := s.set.Add(k, t, labels, b)
+	err := s.set.AddAt(k, t, labels, b, at)
 	s.mergeDur.Observe(time.Since(t0).Seconds())
 	return s.addRejection(err, t)
 }

@@ -45,7 +45,14 @@ import (
 // at the rotations after it as in the server that never stopped, the
 // downtime counted. (Before, they took the restart's time: they outlived
 // SequenceMarkAge by the downtime, and seemed newer than the marks of
-// the posts replayed after the checkpoint.)
+// the posts replayed after the checkpoint.) So with the label sets: a
+// post's label sets take its time as their last post's, from which
+// LabelTTL counts, a replay gives it again, and a checkpoint holds each
+// label set's: after a restart, an idle label set expires at the expiry
+// that expires it in the server that never stopped. (Before, the label
+// sets of the checkpoint and of the posts replayed took the restart's
+// time: an idle one outlived LabelTTL by the time between its last post
+// and the restart, and its series was exported all that while.)
 //
 // A checkpoint is not bounded by wal.MaxRecord, which bounds one post's
 // record: the state the limits allow passes it (DefaultMaxAggregates
@@ -616,9 +623,10 @@ func (r *record) header(name string) string {
 // durably adds a post: apply adds it; with a log, it runs under the log's
 // lock and the post's record is appended only if apply succeeds, and
 // durably returns once the record is on disk. Both are given the post's
-// time (Config.Now, once): its sender's marks take it (once), and its
-// record holds it, so that a replay gives them the same. A post whose record would
-// pass wal.MaxRecord is a 413, checked before the record is made; the log
+// time (Config.Now, once): its sender's marks take it (once), its label
+// sets take it as their last post's (which LabelTTL counts from) and
+// their levels', and its record holds it, so that a replay gives them the
+// same. A post whose record would pass wal.MaxRecord is a 413, checked before the record is made; the log
 // goes on. A log that fails (a write, an fsync) makes this post and every
 // later one a 503 until it heals (the log may have lost the record: the
 // post is not acknowledged, though apply added it; see heal).
@@ -676,6 +684,12 @@ func (s *Server) recordTooLarge(r *record, size int) *rejection {
 // newest. A record of version 1 or 2, without its time, takes the latest
 // bound the log gives of it: the start of the window it was posted in
 // (the latest rotation replayed before it, or the checkpoint's window).
+// Its label sets take the time the post was added at too, as their last
+// post's (aggregate.Set.AddAllAt) and their levels': an idle label set
+// expires (LabelTTL) when it did live. Before, they took the restart's,
+// and outlived LabelTTL by the time between the post and the restart;
+// they still do for a record of version 1 or 2 (a label set expired late
+// loses nothing, one expired early would).
 func (s *Server) replay(p []byte) error {
 	rec, err := decodeRecord(p)
 	if err != nil {
@@ -716,6 +730,10 @@ func (s *Server) replay(p []byte) error {
 	for i, it := range items {
 		keys[i] = it.Key
 	}
+	addAt := s.cfg.Now() // a record of version 1 or 2: the restart's time, as before (its label sets are kept at least as long)
+	if rec.timed {
+		addAt = time.Unix(0, rec.at)
+	}
 	add := func(skip []bool) error {
 		var add []aggregate.Item
 		for i, it := range items {
@@ -723,12 +741,11 @@ func (s *Server) replay(p []byte) error {
 				add = append(add, it)
 			}
 		}
-		if err := s.set.AddAll(add); err != nil {
+		if err := s.set.AddAllAt(add, addAt); err != nil {
 			return err
 		}
-		now := s.cfg.Now()
 		for _, it := range add {
-			s.levels.record(it.T, it.Labels, rec.header, func() time.Time { return now }, it.B)
+			s.levels.record(it.T, it.Labels, rec.header, func() time.Time { return addAt }, it.B)
 		}
 		return nil
 	}

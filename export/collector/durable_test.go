@@ -591,6 +591,108 @@ func pushedAtNextRotation(t *testing.T, s *collector.Server, ck *clock, at time.
 	return pushed
 }
 
+// A restart from a checkpoint expires the same idle label sets
+// (-label-ttl) at the same expiries as the server that never stopped:
+// the checkpoint holds each label set's last post's time (aggregate's
+// state, version 3), the posts replayed after it take their records'
+// times, and so does a live post (single or batch). Here the checkpoint
+// at 25 s holds a (0 s), b (10 s) and c (20 s, a batch), posted without
+// sender headers (a state without senders, which the aggregate state
+// wrote as version 1, without times); a's post at 28 s and d's at 35 s
+// (with a sender) are replayed by the restart at 110 s. Before, every
+// label set took the restart's time: none expired before 210 s, a
+// minute and a half after b's TTL, the four series exported all that
+// while; it fails at the expiry at 110 s.
+func TestCheckpointedLabelSetsExpireAsLive(t *testing.T) {
+	t0 := time.Unix(1700000000, 0)
+	ck := &clock{t: t0}
+	cfg := collector.Config{Now: ck.now, NoSync: true, LabelTTL: 100 * time.Second}
+	liveCfg, crashCfg := cfg, cfg
+	liveCfg.DataDir, crashCfg.DataDir = t.TempDir(), t.TempDir()
+	live, tp := newServer(t, liveCfg)
+	s1, _ := newServer(t, crashCfg)
+	kb := fixture.KitchenBlob(tp).Bytes()
+	at := func(sec int) { ck.set(t0.Add(time.Duration(sec) * time.Second)) }
+	postAt := func(sec int, host string, hdr map[string]string, servers ...*collector.Server) {
+		t.Helper()
+		at(sec)
+		for _, s := range servers {
+			path, query, body := "/v1/blobs", "host="+host, kb
+			if host == "c" {
+				path, query, body = "/v1/batch", "", batch(t, "host=c", kb)
+			}
+			code, msg := postH(t, s, path, query, body, hdr)
+			require.Equal(t, http.StatusNoContent, code, msg)
+		}
+	}
+	hosts := func(s *collector.Server) []string {
+		var out []string
+		for _, n := range s.Blobs() {
+			for _, l := range n.Labels {
+				if l.Name == "host" {
+					out = append(out, l.Value)
+				}
+			}
+		}
+		return out
+	}
+	postAt(0, "a", nil, live, s1)
+	postAt(10, "b", nil, live, s1)
+	postAt(20, "c", nil, live, s1)
+	at(25)
+	require.NoError(t, live.Checkpoint())
+	require.NoError(t, s1.Checkpoint())
+	postAt(28, "a", nil, live, s1)
+	postAt(35, "d", map[string]string{aggregate.HeaderSender: "web", aggregate.HeaderSeq: "1"}, live, s1)
+	collector.Crash(s1)
+
+	at(110)
+	s2, _ := newServer(t, crashCfg)
+	lines, _ := scrapeLines(t, s2, false)
+	require.Contains(t, lines, "statsblob_collector_log_replayed_records 2", "a's and d's posts; a, b and c are the checkpoint's")
+	require.Equal(t, []string{"a", "b", "c", "d"}, hosts(s2))
+	var steps []string
+	for _, step := range []struct {
+		sec  int
+		post string
+	}{
+		{sec: 109},            // none: the cutoff is 9 s
+		{sec: 110},            // b (10 s)
+		{sec: 119},            // none
+		{sec: 120},            // c (20 s)
+		{sec: 127},            // none: a was posted to at 28 s
+		{sec: 128},            // a
+		{sec: 130, post: "e"}, // (a post, no expiry)
+		{sec: 135},            // d (35 s)
+		{sec: 229},            // none
+		{sec: 230},            // e (130 s)
+	} {
+		if step.post != "" {
+			postAt(step.sec, step.post, nil, live, s2)
+			continue
+		}
+		at(step.sec)
+		n := live.Expire()
+		require.Equal(t, n, s2.Expire(), "at %d s", step.sec)
+		require.Equal(t, hosts(live), hosts(s2), "at %d s", step.sec)
+		require.Equal(t, live.Merged(), s2.Merged(), "at %d s", step.sec)
+		steps = append(steps, fmt.Sprintf("%d s: %d expired, %v left", step.sec, n, hosts(s2)))
+	}
+	require.Equal(t, []string{
+		"109 s: 0 expired, [a b c d] left",
+		"110 s: 1 expired, [a c d] left",
+		"119 s: 0 expired, [a c d] left",
+		"120 s: 1 expired, [a d] left",
+		"127 s: 0 expired, [a d] left",
+		"128 s: 1 expired, [d] left",
+		"135 s: 1 expired, [e] left",
+		"229 s: 0 expired, [e] left",
+		"230 s: 1 expired, [] left",
+	}, steps)
+	require.NoError(t, live.Close())
+	require.NoError(t, s2.Close())
+}
+
 // A restart from a checkpoint recovers the senders' sequence marks with
 // the times of their posts and the windows rotated since, as it recovers
 // a replayed post's (TestReplayedMarksAgeAsLive): the later rotations

@@ -259,13 +259,13 @@ func (s *Server) addBatch(r *post, at time.Time, keys []string, items []aggregat
 				add = append(add, it)
 			}
 		}
-		if err := s.set.AddAll(add); err != nil {
+		if err := s.set.AddAllAt(add, at); err != nil {
 			return s.addRejection(err, items[0].T)
 		}
 		n := 0
 		for _, it := range add {
 			n += it.B.CurSz()
-			s.levels.record(it.T, it.Labels, r.header, s.cfg.Now, it.B)
+			s.levels.record(it.T, it.Labels, r.header, func() time.Time { return at }, it.B)
 		}
 		s.accepted.Add(float64(len(add)))
 		s.bytesIn.Add(float64(n))
