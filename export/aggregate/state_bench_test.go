@@ -48,8 +48,10 @@ var stateCases = []stateCase{
 	// The same label sets, each posted to by 10 of the 1,000 senders (100 each).
 	{name: "realistic-10-senders", n: 10000, labels: shortLabels, perSet: 10},
 	// The collector's default limits: 10,000 label sets of the widest
-	// labels (one batch of 740 KB makes them), and the 1,048,576
-	// sequence marks MaxMarks allows (104 senders posting to each).
+	// labels (one batch of 740 KB of a small template's blobs makes
+	// them), of a t-digest template whose wide blob is 2 KB, with one
+	// sender's 10,000 sequence marks, and with the 1,040,000 of 104
+	// senders posting to each (about the 1,048,576 MaxMarks allows).
 	{name: "limit-aggregates", n: 10000, labels: widestLabels(), senders: 1},
 	{name: "limit-marks", n: 10000, labels: widestLabels(), senders: 104, big: true},
 }
