@@ -366,13 +366,15 @@ func jsonOf(name string, hash uint32, defs []VOIDef, v int) (jsonTemplate, bool)
 // each in a registry of its own, so that versions of one template name
 // may be side by side (what a collector's templates file holds). Errors
 // wrap voi.ErrInvalid for a document that is neither a template nor an
-// array of them; a template's own error (ReadJSON's) is wrapped with its
-// index. The templates before a failing one stay registered.
+// array of them; a template's own error (ReadJSON's) is returned as it is
+// for a file of one template, and wrapped with its index ("template 2: ")
+// for an array. The templates before a failing one stay registered.
 func ReadJSONList(r *Registry, data []byte) ([]*Template, error) {
 	list, err := SplitJSONList(data)
 	if err != nil {
 		return nil, err
 	}
+	array := isJSONArray(data)
 	out := make([]*Template, 0, len(list))
 	for i, raw := range list {
 		reg := r
@@ -381,6 +383,9 @@ func ReadJSONList(r *Registry, data []byte) ([]*Template, error) {
 		}
 		t, err := ReadJSON(reg, raw)
 		if err != nil {
+			if !array {
+				return nil, err
+			}
 			return nil, fmt.Errorf("template %d: %w", i, err)
 		}
 		out = append(out, t)
@@ -397,7 +402,7 @@ func SplitJSONList(data []byte) ([]json.RawMessage, error) {
 	switch t := bytes.TrimLeft(data, " \t\r\n"); {
 	case len(t) > 0 && t[0] == '{':
 		return []json.RawMessage{data}, nil
-	case len(t) > 0 && t[0] == '[':
+	case isJSONArray(data):
 		var list []json.RawMessage
 		if err := json.Unmarshal(data, &list); err != nil {
 			return nil, fmt.Errorf("%v: %w", err, voi.ErrInvalid)
@@ -405,6 +410,13 @@ func SplitJSONList(data []byte) ([]json.RawMessage, error) {
 		return list, nil
 	}
 	return nil, fmt.Errorf("neither a template (JSON object) nor an array of templates: %w", voi.ErrInvalid)
+}
+
+// isJSONArray reports whether data, past JSON's white space, starts an
+// array: a templates file of several templates, not one.
+func isJSONArray(data []byte) bool {
+	t := bytes.TrimLeft(data, " \t\r\n")
+	return len(t) > 0 && t[0] == '['
 }
 
 // ReadJSON decodes a template's JSON form and registers the template in r,

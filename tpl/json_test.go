@@ -259,6 +259,17 @@ func TestReadJSONList(t *testing.T) {
 	ts, err := tpl.ReadJSONList(nil, versions)
 	require.NoError(t, err)
 	require.Equal(t, []uint32{a.Hash(), a2.Hash()}, []uint32{ts[0].Hash(), ts[1].Hash()})
+
+	// A template's own error names its index only in an array: a file
+	// of one template said "template 0: " before (seen in statsblob
+	// record's error).
+	one := `{"format":"statsblob-template","version":2,"name":"A","vois":[]}`
+	_, err = tpl.ReadJSONList(tpl.NewRegistry(), []byte(" \n"+one))
+	require.ErrorIs(t, err, voi.ErrInvalid)
+	require.EqualError(t, err, `tpl: template JSON: template "A": no "hash" (add "hash": 281853027): invalid argument`)
+	_, err = tpl.ReadJSONList(nil, []byte(" ["+one+"]"))
+	require.ErrorIs(t, err, voi.ErrInvalid)
+	require.EqualError(t, err, `template 0: tpl: template JSON: template "A": no "hash" (add "hash": 281853027): invalid argument`)
 }
 
 // SplitJSONList returns a templates file's documents as they stand in it,

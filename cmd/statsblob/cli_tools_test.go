@@ -88,7 +88,7 @@ func TestTemplateCommand(t *testing.T) {
 	// record and derive refuse it, saying what to add (ReadJSON's
 	// tpl.HashError, whose words template check prints too): before,
 	// "rebuilds with hash 1734256991, no hash".
-	noHash := "statsblob %s: templates file hand.json: template 0: tpl: template JSON: template \"WEB\": no \"hash\" (add \"hash\": 1734256991): invalid argument\n"
+	noHash := "statsblob %s: templates file hand.json: tpl: template JSON: template \"WEB\": no \"hash\" (add \"hash\": 1734256991): invalid argument\n"
 	require.Equal(t, result{1, "", fmt.Sprintf(noHash, "record")},
 		sbIn(t, dir, []byte("5\n"), "record", "-templates", hand, "-tpl", "WEB", "-voi", "lat", "-o", "r.blob"))
 	require.Equal(t, result{1, "", fmt.Sprintf(noHash, "derive")}, sbIn(t, dir, nil, "derive", "-templates", hand, "new.blob"))

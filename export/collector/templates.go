@@ -46,7 +46,7 @@ const MaxTemplatesBody = 4 << 20
 // may be in it: each template is read into a registry of its own
 // (tpl.ReadJSONList with no registry). Errors wrap voi.ErrInvalid,
 // voi.ErrTooBig (tpl.ReadJSON's limits), voi.ErrExists (a VOI defined twice),
-// and name the template's index.
+// and name the template's index when data is an array.
 func ParseTemplates(data []byte) ([]*tpl.Template, error) {
 	ts, err := tpl.ReadJSONList(nil, data)
 	if err != nil {
