@@ -51,3 +51,27 @@ func TestLeaseTTLChecked(t *testing.T) {
 	require.ErrorIs(t, err, voi.ErrInvalid)
 	require.EqualError(t, err, "natsjs: a consumer needs JS, ID and Store: invalid argument")
 }
+
+// TestCheckpointAndRetryChecked: a Checkpoint below MinCheckpoint or a
+// TemplateRetry below MinTemplateRetry is refused before anything is
+// made. Before, 1ns of either was taken: an owner's loop fetched for 1ns
+// and stored its state on every turn, or read a waiting message from
+// the stream on every turn, as fast as the stream answered.
+func TestCheckpointAndRetryChecked(t *testing.T) {
+	ctx := context.Background()
+	f := func(ckpt, retry time.Duration, wantErr error, msg string) {
+		t.Helper()
+		_, err := natsjs.NewConsumer(ctx, natsjs.Config{JS: offlineJS{}, ID: "c1", Store: noStore{}, Checkpoint: ckpt, TemplateRetry: retry})
+		require.ErrorIs(t, err, wantErr)
+		if msg != "" {
+			require.EqualError(t, err, msg)
+		}
+	}
+	f(time.Nanosecond, 0, voi.ErrInvalid, "natsjs: checkpoint every 1ns, more often than every 100ms: invalid argument")
+	f(natsjs.MinCheckpoint-1, 0, voi.ErrInvalid, "natsjs: checkpoint every 99.999999ms, more often than every 100ms: invalid argument")
+	f(0, time.Nanosecond, voi.ErrInvalid, "natsjs: template retry every 1ns, more often than every 100ms: invalid argument")
+	f(0, natsjs.MinTemplateRetry-1, voi.ErrInvalid, "natsjs: template retry every 99.999999ms, more often than every 100ms: invalid argument")
+	f(natsjs.MinCheckpoint, natsjs.MinTemplateRetry, errOffline, "")
+	f(0, 0, errOffline, "") // the defaults
+	f(-time.Second, -time.Second, errOffline, "")
+}

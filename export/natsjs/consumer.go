@@ -61,7 +61,7 @@ type Config struct {
 	JS         jetstream.JetStream //
 	ID         string              // this collector's id, unique in the fleet
 	Store      Store               // where the owned partitions' aggregates live
-	Checkpoint time.Duration       // how often an owner stores its state and acknowledges; 0 is 2 seconds
+	Checkpoint time.Duration       // how often an owner stores its state and acknowledges; 0 is 2 seconds, else at least MinCheckpoint
 	Batch      int                 // messages fetched at once; 0 is 256
 	// MaxMarks bounds the sequence marks an owner keeps per partition,
 	// one per sender and label set (32 bytes each of the partition's
@@ -76,10 +76,21 @@ type Config struct {
 	MaxWaiting int
 	// TemplateRetry is how often the waiting messages of a template are
 	// tried again (one read from the stream each time, until the template
-	// is known); 0 is 10 seconds.
+	// is known); 0 is 10 seconds, else at least MinTemplateRetry.
 	TemplateRetry time.Duration
 	Logf          func(format string, args ...any)
 }
+
+// MinCheckpoint is the shortest Config.Checkpoint and MinTemplateRetry
+// the shortest Config.TemplateRetry: an owner's loop fetches for at most
+// a checkpoint's time, stores a state every checkpoint and reads a
+// waiting message from the stream every retry, so a shorter one (1ns)
+// would spin, writing states and reading messages as fast as the stream
+// answers.
+const (
+	MinCheckpoint    = 100 * time.Millisecond
+	MinTemplateRetry = 100 * time.Millisecond
+)
 
 // Defaults of Config.
 const (
@@ -164,12 +175,11 @@ type owned struct {
 
 // NewConsumer checks cfg and opens the stream's buckets (Setup.Ensure must
 // have made them). A cfg without JS, ID or Store, or with a LeaseTTL
-// below MinLeaseTTL, is an error wrapping voi.ErrInvalid.
+// below MinLeaseTTL, a Checkpoint below MinCheckpoint or a TemplateRetry
+// below MinTemplateRetry (0 or negative is the default), is an error
+// wrapping voi.ErrInvalid.
 func NewConsumer(ctx context.Context, cfg Config) (*Consumer, error) {
-	if cfg.JS == nil || cfg.ID == "" || cfg.Store == nil {
-		return nil, fmt.Errorf("natsjs: a consumer needs JS, ID and Store: %w", voi.ErrInvalid)
-	}
-	if err := cfg.Setup.check(); err != nil {
+	if err := cfg.check(); err != nil {
 		return nil, err
 	}
 	cfg.Setup = cfg.Setup.withDefaults()
@@ -203,6 +213,24 @@ func NewConsumer(ctx context.Context, cfg Config) (*Consumer, error) {
 		return nil, fmt.Errorf("natsjs: %w", err)
 	}
 	return c, nil
+}
+
+// check refuses the settings no consumer can work with. Errors wrap
+// voi.ErrInvalid.
+func (cfg *Config) check() error {
+	if cfg.JS == nil || cfg.ID == "" || cfg.Store == nil {
+		return fmt.Errorf("natsjs: a consumer needs JS, ID and Store: %w", voi.ErrInvalid)
+	}
+	if err := cfg.Setup.check(); err != nil {
+		return err
+	}
+	if cfg.Checkpoint > 0 && cfg.Checkpoint < MinCheckpoint {
+		return fmt.Errorf("natsjs: checkpoint every %v, more often than every %v: %w", cfg.Checkpoint, MinCheckpoint, voi.ErrInvalid)
+	}
+	if cfg.TemplateRetry > 0 && cfg.TemplateRetry < MinTemplateRetry {
+		return fmt.Errorf("natsjs: template retry every %v, more often than every %v: %w", cfg.TemplateRetry, MinTemplateRetry, voi.ErrInvalid)
+	}
+	return nil
 }
 
 // Owned returns the partitions this consumer holds, ascending.

@@ -67,11 +67,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	templates := fs.String("templates", "", "templates `FILE`: a template's JSON form or an array of them (required)")
 	listen := fs.String("listen", "127.0.0.1:9129", "`ADDR` to serve GET /metrics and /healthz on")
 	lease := fs.Duration("lease", 10*time.Second, fmt.Sprintf("how long a stopped collector's partitions stay its (`D`, at least %v)", natsjs.MinLeaseTTL))
-	checkpoint := fs.Duration("checkpoint", 2*time.Second, "how often partition states are stored and messages acknowledged (`D`)")
+	checkpoint := fs.Duration("checkpoint", 2*time.Second, fmt.Sprintf("how often partition states are stored and messages acknowledged (`D`, at least %v)", natsjs.MinCheckpoint))
 	namespace := fs.String("namespace", "", "metric name `PREFIX`")
 	maxMarks := fs.Int("max-sequence-marks", natsjs.DefaultMaxMarks, "senders' label sets whose sequence is kept per partition (`N`, 32 bytes each of its state)")
 	maxWaiting := fs.Int("max-waiting", natsjs.DefaultMaxWaiting, "messages of unknown templates that may wait per partition (`N`, 8 bytes each of its state)")
-	retry := fs.Duration("template-retry", 10*time.Second, "how often messages of an unknown template are tried again (`D`)")
+	retry := fs.Duration("template-retry", 10*time.Second, fmt.Sprintf("how often messages of an unknown template are tried again (`D`, at least %v)", natsjs.MinTemplateRetry))
 	// As statsblob COMMAND: -h prints the help to stdout, a usage error
 	// its message and the synopsis to stderr.
 	const synopsis = "statsblob-collector -templates FILE [-nats URLS] [-stream NAME] [-listen ADDR] [flags]"
@@ -94,6 +94,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *lease < natsjs.MinLeaseTTL {
 		return usage("-lease %v: want at least %v", *lease, natsjs.MinLeaseTTL)
+	}
+	if *checkpoint < natsjs.MinCheckpoint {
+		return usage("-checkpoint %v: want at least %v", *checkpoint, natsjs.MinCheckpoint)
+	}
+	if *retry < natsjs.MinTemplateRetry {
+		return usage("-template-retry %v: want at least %v", *retry, natsjs.MinTemplateRetry)
 	}
 	logger := log.New(stderr, "statsblob-collector: ", log.LstdFlags)
 	reg := &natsjs.TemplateSet{}
