@@ -45,6 +45,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -190,6 +191,19 @@ func (l *labelFlag) Set(s string) error {
 
 // run runs the command: -h prints the help to stdout; everything else
 // (usage errors, the log) goes to stderr.
+// sign is the sign of the value of fs's numeric flag name: -1, 0 or +1.
+func sign(fs *flag.FlagSet, name string) int {
+	switch v := fs.Lookup(name).Value.(flag.Getter).Get().(type) {
+	case int:
+		return cmp.Compare(v, 0)
+	case int64:
+		return cmp.Compare(v, 0)
+	case time.Duration:
+		return cmp.Compare(v, 0)
+	}
+	panic("statsblob-collector: -" + name + " is not an integer or a duration")
+}
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("statsblob-collector", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // parse errors are printed by usage, the help to stdout
@@ -235,13 +249,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	scrapeShare := fs.Float64("scrape-share", collector.DefaultScrapeShare, "scrapes back to back take at most `F` of the time (0 < F <= 1; a scrape waits (1/F - 1) times the last one's rendering after it)")
 	otlpTimeout := fs.Duration("otlp-timeout", collector.DefaultPushTimeout, "each OTLP push's deadline `D`")
 	otlpPending := fs.Int("otlp-max-pending", collector.DefaultMaxPending, "at most `N` closed windows waiting to be pushed (delta; then the oldest is dropped)")
-	grace := fs.Duration("shutdown-grace", 20*time.Second, "on SIGTERM, finish requests and push what is left within `D`")
+	grace := fs.Duration("shutdown-grace", 20*time.Second, "on SIGTERM, finish requests and push what is left within `D` (0: none, requests under way are cut and nothing is pushed)")
 	dataDir := fs.String("data-dir", "", "keep every acknowledged post in a write-ahead log in `DIR`: it survives kill -9 and a restart on the same DIR (off if empty)")
 	ckptEvery := fs.Duration("checkpoint-interval", collector.DefaultCheckpointInterval, "with -data-dir, checkpoint the aggregates every `D` (and at each window's end and at shutdown)")
 	tokensFile := fs.String("tokens", "", "bearer tokens `FILE` (JSON): who may post which templates with which forced labels, who may read /metrics and the query API (off if empty)")
 	tlsCert := fs.String("tls-cert", "", "serve HTTPS with this certificate `FILE` (PEM; with -tls-key)")
 	tlsKey := fs.String("tls-key", "", "the certificate's private key `FILE` (PEM; with -tls-cert)")
-	historyN := fs.Int("history", 0, "keep the last `N` closed windows queryable (GET /v1/aggregate?...&window=-1 ... -N)")
+	historyN := fs.Int("history", 0, "keep the last `N` closed windows queryable (GET /v1/aggregate?...&window=-1 ... -N; 0: none)")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on `ADDR` (off if empty)")
 	us := units{}
 	fs.Var(us, "unit", "`VOI=UNIT`: a VOI's unit, a Prometheus word or UCUM code (seconds or s), replacing the template's and a unit suffix of the VOI's name; values unscaled (repeatable)")
@@ -271,11 +285,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return usage("-tls-cert and -tls-key go together")
 	}
-	if *otlpEvery <= 0 {
-		return usage("-otlp-interval %v: must be positive", *otlpEvery)
+	// A numeric flag whose 0 means something of its own says what in its
+	// help and must not be negative; the others must be positive: their
+	// Config field takes 0 for the default (which the flag's own default
+	// already is), so 0 said the default quietly, or looked like "no
+	// limit" (TestUsageZero checks every numeric flag is one or the other).
+	for _, name := range []string{"window", "max-aggregates-per-template", "label-ttl", "history", "shutdown-grace"} {
+		if sign(fs, name) < 0 {
+			return usage("-%s %v: must not be negative", name, fs.Lookup(name).Value)
+		}
 	}
-	if *rwEvery <= 0 {
-		return usage("-remote-write-interval %v: must be positive", *rwEvery)
+	for _, name := range []string{"otlp-interval", "remote-write-interval", "remote-write-queue", "remote-write-lookback",
+		"max-aggregates", "max-templates", "max-body", "max-labels", "max-label-bytes", "max-conns", "max-header-bytes",
+		"read-header-timeout", "read-timeout", "write-timeout", "idle-timeout", "max-scrape-series", "max-scrape-bytes", "max-scrapes",
+		"queue-bytes", "max-level-readings", "sequence-mark-age", "max-sequence-marks", "otlp-timeout", "otlp-max-pending", "checkpoint-interval"} {
+		if sign(fs, name) <= 0 {
+			return usage("-%s %v: must be positive", name, fs.Lookup(name).Value)
+		}
 	}
 	if !(*scrapeShare > 0 && *scrapeShare <= 1) {
 		return usage("-scrape-share %v: want 0 < F <= 1", *scrapeShare)
@@ -306,14 +332,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *labelTTL == 0 {
 		*labelTTL = -1 // never
-	}
-	for _, v := range []int64{int64(*maxAggs), int64(*maxAggsTpl), int64(*maxTemplates), *maxBody, int64(*maxLabels), int64(*maxLabelBytes), int64(*maxConns),
-		int64(*maxHeader), int64(*maxSeries), int64(*maxScrapeBytes), int64(*maxScrapes), int64(*otlpPending), int64(*grace),
-		int64(*readHeaderTimeout), int64(*readTimeout), int64(*writeTimeout), int64(*idleTimeout), int64(*otlpTimeout), int64(*ckptEvery), int64(*historyN), *queueBytes,
-		int64(*maxReadings), int64(*maxMarks)} {
-		if v < 0 {
-			return usage("limits, timeouts and durations must not be negative")
-		}
 	}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "statsblob-collector: %v\n", err)

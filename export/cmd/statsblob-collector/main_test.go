@@ -73,12 +73,22 @@ func TestUsage(t *testing.T) {
 	f(2, "statsblob-collector: flag provided but not defined: -nope\nusage: statsblob-collector -templates FILE [-listen ADDR] [-window D] [-otlp URL] [flags]\nRun 'statsblob-collector -h' for help.\n", "-nope")
 	f(2, "statsblob-collector: -templates FILE is required\nusage: statsblob-collector", "-window", "1m")
 	f(0, "-max-conns N\n    \tat most N open connections (then 503 and close) (default 1024)", "-h")
-	f(0, "-shutdown-grace D\n    \ton SIGTERM, finish requests and push what is left within D (default 20s)", "-h")
-	f(2, "must not be negative", "-templates", "t.json", "-max-body", "-1")
-	f(2, "must not be negative", "-templates", "t.json", "-write-timeout", "-1s")
-	f(2, "must not be negative", "-templates", "t.json", "-queue-bytes", "-1")
-	f(2, "must not be negative", "-templates", "t.json", "-max-level-readings", "-1")
-	f(2, "must not be negative", "-templates", "t.json", "-max-sequence-marks", "-1")
+	f(0, "-shutdown-grace D\n    \ton SIGTERM, finish requests and push what is left within D (0: none, requests under way are cut and nothing is pushed) (default 20s)", "-h")
+	f(2, "-max-body -1: must be positive", "-templates", "t.json", "-max-body", "-1")
+	f(2, "-write-timeout -1s: must be positive", "-templates", "t.json", "-write-timeout", "-1s")
+	f(2, "-queue-bytes -1: must be positive", "-templates", "t.json", "-queue-bytes", "-1")
+	f(2, "-max-level-readings -1: must be positive", "-templates", "t.json", "-max-level-readings", "-1")
+	f(2, "-max-sequence-marks -1: must be positive", "-templates", "t.json", "-max-sequence-marks", "-1")
+	f(2, "-history -1: must not be negative", "-templates", "t.json", "-history", "-1")
+	// 0 quietly meant the default, which -h did not say.
+	f(2, "-max-aggregates 0: must be positive", "-templates", "t.json", "-max-aggregates", "0")
+	f(2, "-read-timeout 0s: must be positive", "-templates", "t.json", "-read-timeout", "0")
+	// Negative values went past the usage checks (collector.New or
+	// remotewrite.New refused some later, with exit 1, and only when
+	// used).
+	f(2, "-window -1m0s: must not be negative", "-templates", "t.json", "-window", "-1m")
+	f(2, "-sequence-mark-age -1s: must be positive", "-templates", "t.json", "-sequence-mark-age", "-1s")
+	f(2, "-remote-write-queue -1: must be positive", "-templates", "t.json", "-remote-write-queue", "-1")
 	// time.NewTicker panicked on these (goroutine 48 [running]: time.NewTicker).
 	f(2, "-otlp-interval 0s: must be positive", "-templates", "t.json", "-otlp", "http://127.0.0.1:1/v1/metrics", "-otlp-interval", "0")
 	f(2, "-otlp-interval -1s: must be positive", "-templates", "t.json", "-otlp-interval", "-1s")
@@ -132,6 +142,52 @@ func TestUsageChoices(t *testing.T) {
 			require.Equal(t, 1, code, "-%s %s: past the usage checks, to the missing file: %s", flag, v, stderr.String())
 		}
 	}
+}
+
+// TestUsageZero: every numeric flag either says in its help what 0
+// means, or refuses 0 as a usage error; and refuses a negative value as
+// a usage error. Before, most limits and timeouts quietly took 0 for
+// their default ("-max-aggregates 0" looked like no limit, or none
+// allowed, and was 100,000) and -h did not say so, and a negative
+// -window, -sequence-mark-age, -remote-write-queue or
+// -remote-write-lookback went past the usage checks.
+func TestUsageZero(t *testing.T) {
+	var help bytes.Buffer
+	require.Equal(t, 0, run(context.Background(), []string{"-h"}, &help, io.Discard))
+	flags := regexp.MustCompile(`(?m)^  -(\S+)(?: \S+)?\n    \t(.*)$`).FindAllStringSubmatch(help.String(), -1)
+	require.Greater(t, len(flags), 40)
+	none := filepath.Join(t.TempDir(), "none.json")
+	try := func(name, v string) (int, string) {
+		var stderr bytes.Buffer
+		code := run(context.Background(), []string{"-templates", none, "-" + name, v}, io.Discard, &stderr)
+		return code, stderr.String()
+	}
+	var zeroMeans, zeroRefused []string
+	for _, m := range flags {
+		name, text := m[1], m[2]
+		if _, stderr := try(name, "x"); !strings.Contains(stderr, `invalid value "x" for flag -`+name+`: parse error`) {
+			continue // not a number
+		}
+		code, stderr := try(name, "0")
+		switch code {
+		case 2:
+			zeroRefused = append(zeroRefused, name)
+		case 1: // past the usage checks, to the missing templates file
+			require.Contains(t, stderr, "no such file")
+			require.Contains(t, text, "0: ", "-%s takes 0: its help must say what 0 means", name)
+			zeroMeans = append(zeroMeans, name)
+		default:
+			t.Fatalf("-%s 0: exit %d: %s", name, code, stderr)
+		}
+		code, stderr = try(name, "-1")
+		if strings.Contains(stderr, "parse error") {
+			code, stderr = try(name, "-1s") // a duration
+		}
+		require.Equal(t, 2, code, "-%s -1: %s", name, stderr)
+		require.Regexp(t, `^statsblob-collector: (-`+name+` -1\S*: must (not be negative|be positive)|-scrape-share -1: want 0 < F <= 1)\n`, stderr)
+	}
+	require.Equal(t, []string{"history", "label-ttl", "max-aggregates-per-template", "shutdown-grace", "window"}, zeroMeans)
+	require.Len(t, zeroRefused, 26)
 }
 
 // otlpReceiver records the OTLP/HTTP requests it gets.
