@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -354,6 +355,68 @@ func TestFailedLogConcurrent(t *testing.T) {
 			require.NoError(t, life.s.Close())
 			require.Equal(t, total.Load(), pushed+p2, "pushed (delta OTLP), over both lives")
 			require.LessOrEqual(t, onClose+o2, total.Load(), "given to OnClose: never twice (a window held at the crash may be lost)")
+		})
+	}
+}
+
+// A post answered 503 because its log record failed counts once, in
+// statsblob_collector_blobs_rejected_total{reason="durability"}, though
+// it was added before the record failed; its sequenced retry is then a
+// duplicate. So each post counts once, as its answer says: posted =
+// accepted + duplicates + rejected (in posts of one blob; a batch's
+// blobs count in accepted). Before, the post added and refused counted
+// in accepted too: 3 accepted, 2 refused and 1 duplicate of 5 posts.
+func TestFailedLogCountsEachPostOnce(t *testing.T) {
+	kb := fixture.KitchenBlob(fixture.Kitchen()).Bytes()
+	for _, c := range []struct {
+		path  string
+		body  []byte
+		blobs int
+	}{
+		{"/v1/blobs", kb, 1},
+		{"/v1/batch", batch(t, "", kb, "x=1", kb), 2},
+	} {
+		t.Run(c.path, func(t *testing.T) {
+			d := &failingDisk{}
+			cfg := collector.WithDiskFault(collector.Config{DataDir: t.TempDir(), NoSync: true}, d.fault)
+			s, _ := newServer(t, cfg)
+			send := func(seq, want int) {
+				t.Helper()
+				code, msg := postH(t, s, c.path, "host=a", c.body,
+					map[string]string{aggregate.HeaderSender: "svc", aggregate.HeaderSeq: strconv.Itoa(seq)})
+				require.Equal(t, want, code, "seq %d: %s", seq, msg)
+			}
+			metrics := func() []string {
+				t.Helper()
+				lines, _ := scrapeLines(t, s, false)
+				var got []string
+				for _, l := range lines {
+					for _, name := range []string{"blobs_accepted_total ", "accepted_bytes_total ", `blobs_rejected_total{reason="durability"} `, "duplicates_total "} {
+						if strings.HasPrefix(l, "statsblob_collector_"+name) {
+							got = append(got, strings.TrimPrefix(l, "statsblob_collector_"))
+						}
+					}
+				}
+				return got
+			}
+			counts := func(accepted, rejected, duplicates int) []string {
+				return []string{fmt.Sprintf("accepted_bytes_total %d", accepted*len(kb)), fmt.Sprintf("blobs_accepted_total %d", accepted),
+					fmt.Sprintf(`blobs_rejected_total{reason="durability"} %d`, rejected), fmt.Sprintf("duplicates_total %d", duplicates)}
+			}
+			send(1, http.StatusNoContent)
+			d.set("write")
+			send(2, http.StatusServiceUnavailable) // added, then its record failed
+			send(3, http.StatusServiceUnavailable) // refused by the failed log, not added
+			require.Equal(t, slices.Repeat([]uint64{2}, c.blobs), s.Merged(), "posts merged, per label set")
+			require.Equal(t, counts(c.blobs, 2, 0), metrics())
+
+			d.set("")
+			require.NoError(t, s.Checkpoint()) // heals
+			send(2, http.StatusNoContent)      // a duplicate: it is in
+			send(3, http.StatusNoContent)
+			require.Equal(t, slices.Repeat([]uint64{3}, c.blobs), s.Merged())
+			require.Equal(t, counts(2*c.blobs, 2, 1), metrics(), "5 posts: 2 accepted, 2 refused, 1 duplicate")
+			require.NoError(t, s.Close())
 		})
 	}
 }

@@ -81,8 +81,10 @@
 // statsblob_collector_window_shorter_than_scrape).
 //
 // The server's own metrics, on the same /metrics:
-// statsblob_collector_blobs_accepted_total,
-// statsblob_collector_blobs_rejected_total{reason},
+// statsblob_collector_blobs_accepted_total (the blobs of posts answered
+// 204 that were added), statsblob_collector_blobs_rejected_total{reason}
+// (posts answered otherwise, each once: a post answered 503 for
+// durability may have been added, see durably),
 // statsblob_collector_accepted_bytes_total,
 // statsblob_collector_merge_seconds (a histogram),
 // statsblob_collector_aggregates, statsblob_collector_windows_total,
@@ -337,15 +339,17 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Each post counts once, as its answer says: its blobs in accepted
+	// (204), none (a duplicate's 204), or the post in rejected.
 	s.accepted = prometheus.NewCounter(prometheus.CounterOpts{Name: "statsblob_collector_blobs_accepted_total",
-		Help: "Blobs merged into an aggregate."})
+		Help: "Blobs merged into an aggregate and acknowledged (204). A post answered 503 for durability is counted in statsblob_collector_blobs_rejected_total alone, even when its blobs were merged before its -data-dir log record failed (they stay in the aggregates; a sequenced retry of it is then a duplicate)."})
 	s.rejected = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "statsblob_collector_blobs_rejected_total",
-		Help: "Blob posts refused, by reason."}, []string{"reason"})
+		Help: "Blob posts refused, by reason: each post answered other than 204, once, and never also in statsblob_collector_blobs_accepted_total (for posts of one blob: posted = accepted + statsblob_collector_duplicates_total + rejected)."}, []string{"reason"})
 	for _, r := range Reasons {
 		s.rejected.WithLabelValues(r)
 	}
 	s.bytesIn = prometheus.NewCounter(prometheus.CounterOpts{Name: "statsblob_collector_accepted_bytes_total",
-		Help: "Bytes of the blobs merged."})
+		Help: "Bytes of the blobs counted in statsblob_collector_blobs_accepted_total."})
 	s.mergeDur = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "statsblob_collector_merge_seconds",
 		Help: "Time to merge one blob into its aggregate.", Buckets: prometheus.ExponentialBuckets(1e-6, 4, 10)})
 	s.windows = prometheus.NewCounter(prometheus.CounterOpts{Name: "statsblob_collector_windows_total",
@@ -519,17 +523,36 @@ func (s *Server) accept(r *post) *rejection {
 	}
 	k := cl.keyOf(b.TplHash(), labels)
 	rec := func(at time.Time) *record { return newRecord(r, []frame{{labels: labels, blob: body}}, at) }
-	return s.durably(rec, func(at time.Time) *rejection {
+	var added tally
+	rej = s.durably(rec, func(at time.Time) *rejection {
 		return s.once(r, at, []string{k}, func([]bool) *rejection {
 			if rej := s.merge(k, t, labels, b, at); rej != nil {
 				return rej
 			}
 			s.levels.record(t, labels, r.header, func() time.Time { return at }, b)
-			s.accepted.Inc()
-			s.bytesIn.Add(float64(len(body)))
+			added = tally{blobs: 1, bytes: len(body)}
 			return nil
 		})
 	})
+	if rej == nil {
+		s.countAccepted(added)
+	}
+	return rej
+}
+
+// tally is what a post added: its blobs and their bytes.
+type tally struct{ blobs, bytes int }
+
+// countAccepted counts an acknowledged post's blobs in
+// statsblob_collector_blobs_accepted_total and _accepted_bytes_total.
+// Only once it is acknowledged: a post whose log record failed after its
+// add (durably) is answered 503 and counted in _blobs_rejected_total
+// alone, so that every post counts once, as its answer says.
+func (s *Server) countAccepted(t tally) {
+	if t.blobs > 0 {
+		s.accepted.Add(float64(t.blobs))
+		s.bytesIn.Add(float64(t.bytes))
+	}
 }
 
 // labels returns the query's labels, sorted by name and checked (cached:

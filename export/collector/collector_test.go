@@ -88,10 +88,10 @@ kitchen_lat_hist_bucket{host="b",le="49"} 5
 kitchen_lat_hist_bucket{host="b",le="+Inf"} 7
 kitchen_lat_hist_sum{host="b"} 1051
 kitchen_lat_hist_count{host="b"} 7
-# HELP statsblob_collector_blobs_accepted_total Blobs merged into an aggregate.
+# HELP statsblob_collector_blobs_accepted_total Blobs merged into an aggregate and acknowledged (204). A post answered 503 for durability is counted in statsblob_collector_blobs_rejected_total alone, even when its blobs were merged before its -data-dir log record failed (they stay in the aggregates; a sequenced retry of it is then a duplicate).
 # TYPE statsblob_collector_blobs_accepted_total counter
 statsblob_collector_blobs_accepted_total 3
-# HELP statsblob_collector_accepted_bytes_total Bytes of the blobs merged.
+# HELP statsblob_collector_accepted_bytes_total Bytes of the blobs counted in statsblob_collector_blobs_accepted_total.
 # TYPE statsblob_collector_accepted_bytes_total counter
 statsblob_collector_accepted_bytes_total `+itoa(3*len(kb))+`
 # HELP statsblob_collector_aggregates Aggregates (template and label set) in the current window.

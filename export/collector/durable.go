@@ -633,7 +633,10 @@ func (r *record) header(name string) string {
 // same. A post whose record would pass wal.MaxRecord is a 413, checked before the record is made; the log
 // goes on. A log that fails (a write, an fsync) makes this post and every
 // later one a 503 until it heals (the log may have lost the record: the
-// post is not acknowledged, though apply added it; see heal).
+// post is not acknowledged, though apply added it; see heal). Such a post
+// is counted as its answer says, in statsblob_collector_blobs_rejected_total
+// alone: apply must not count it accepted (its caller counts the
+// acknowledged post, countAccepted).
 func (s *Server) durably(rec func(at time.Time) *record, apply func(at time.Time) *rejection) *rejection {
 	at := s.cfg.Now()
 	if s.log == nil {

@@ -247,11 +247,18 @@ func (s *Server) acceptBatch(r *post) *rejection {
 		keys[i] = it.Key
 	}
 	rec := func(at time.Time) *record { return newRecord(r, frames, at) }
-	return s.durably(rec, func(at time.Time) *rejection { return s.addBatch(r, at, keys, items) })
+	var added tally
+	rej = s.durably(rec, func(at time.Time) *rejection { return s.addBatch(r, at, keys, items, &added) })
+	if rej == nil {
+		s.countAccepted(added)
+	}
+	return rej
 }
 
-// addBatch adds a checked batch's items (acceptBatch), posted at time at.
-func (s *Server) addBatch(r *post, at time.Time, keys []string, items []aggregate.Item) *rejection {
+// addBatch adds a checked batch's items (acceptBatch), posted at time
+// at, and sets *added to what it added (counted once the batch is
+// acknowledged: countAccepted).
+func (s *Server) addBatch(r *post, at time.Time, keys []string, items []aggregate.Item, added *tally) *rejection {
 	return s.once(r, at, keys, func(skip []bool) *rejection {
 		add := items[:0:0]
 		for i, it := range items {
@@ -267,8 +274,7 @@ func (s *Server) addBatch(r *post, at time.Time, keys []string, items []aggregat
 			n += it.B.CurSz()
 			s.levels.record(it.T, it.Labels, r.header, func() time.Time { return at }, it.B)
 		}
-		s.accepted.Add(float64(len(add)))
-		s.bytesIn.Add(float64(n))
+		*added = tally{blobs: len(add), bytes: n}
 		return nil
 	})
 }
