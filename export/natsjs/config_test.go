@@ -74,4 +74,12 @@ func TestCheckpointAndRetryChecked(t *testing.T) {
 	f(natsjs.MinCheckpoint, natsjs.MinTemplateRetry, errOffline, "")
 	f(0, 0, errOffline, "") // the defaults
 	f(-time.Second, -time.Second, errOffline, "")
+	// At most half the lease (10 s by default): JetStream redelivers a
+	// message not acknowledged within the lease, and acknowledgements go
+	// at checkpoints. Before, a checkpoint of 15 s was taken, and every
+	// message was redelivered before it was acknowledged.
+	f(5*time.Second, 0, errOffline, "")
+	f(5*time.Second+1, 0, voi.ErrInvalid, "natsjs: checkpoint every 5.000000001s, over half the lease of 10s (messages would be redelivered before their acknowledgement): invalid argument")
+	_, err := natsjs.NewConsumer(ctx, natsjs.Config{Setup: natsjs.Setup{LeaseTTL: 3 * time.Second}, JS: offlineJS{}, ID: "c1", Store: noStore{}, Checkpoint: 2 * time.Second})
+	require.EqualError(t, err, "natsjs: checkpoint every 2s, over half the lease of 3s (messages would be redelivered before their acknowledgement): invalid argument")
 }

@@ -61,7 +61,7 @@ type Config struct {
 	JS         jetstream.JetStream //
 	ID         string              // this collector's id, unique in the fleet
 	Store      Store               // where the owned partitions' aggregates live
-	Checkpoint time.Duration       // how often an owner stores its state and acknowledges; 0 is 2 seconds, else at least MinCheckpoint
+	Checkpoint time.Duration       // how often an owner stores its state and acknowledges; 0 is 2 seconds or a quarter of LeaseTTL if shorter, else at least MinCheckpoint and at most half LeaseTTL
 	Batch      int                 // messages fetched at once; 0 is 256
 	// MaxMarks bounds the sequence marks an owner keeps per partition,
 	// one per sender and label set (32 bytes each of the partition's
@@ -175,16 +175,20 @@ type owned struct {
 
 // NewConsumer checks cfg and opens the stream's buckets (Setup.Ensure must
 // have made them). A cfg without JS, ID or Store, or with a LeaseTTL
-// below MinLeaseTTL, a Checkpoint below MinCheckpoint or a TemplateRetry
-// below MinTemplateRetry (0 or negative is the default), is an error
-// wrapping voi.ErrInvalid.
+// below MinLeaseTTL, a Checkpoint below MinCheckpoint or over half the
+// LeaseTTL, or a TemplateRetry below MinTemplateRetry (0 or negative is
+// the default), is an error wrapping voi.ErrInvalid. (A message is
+// acknowledged at the checkpoint after it is merged, and JetStream
+// redelivers one not acknowledged within the LeaseTTL, its AckWait: a
+// checkpoint at half the lease leaves the other half for the state's
+// write.)
 func NewConsumer(ctx context.Context, cfg Config) (*Consumer, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
 	cfg.Setup = cfg.Setup.withDefaults()
 	if cfg.Checkpoint <= 0 {
-		cfg.Checkpoint = 2 * time.Second
+		cfg.Checkpoint = min(2*time.Second, cfg.LeaseTTL/4)
 	}
 	if cfg.Batch <= 0 {
 		cfg.Batch = 256
@@ -226,6 +230,10 @@ func (cfg *Config) check() error {
 	}
 	if cfg.Checkpoint > 0 && cfg.Checkpoint < MinCheckpoint {
 		return fmt.Errorf("natsjs: checkpoint every %v, more often than every %v: %w", cfg.Checkpoint, MinCheckpoint, voi.ErrInvalid)
+	}
+	if lease := cfg.Setup.withDefaults().LeaseTTL; cfg.Checkpoint > lease/2 {
+		return fmt.Errorf("natsjs: checkpoint every %v, over half the lease of %v (messages would be redelivered before their acknowledgement): %w",
+			cfg.Checkpoint, lease, voi.ErrInvalid)
 	}
 	if cfg.TemplateRetry > 0 && cfg.TemplateRetry < MinTemplateRetry {
 		return fmt.Errorf("natsjs: template retry every %v, more often than every %v: %w", cfg.TemplateRetry, MinTemplateRetry, voi.ErrInvalid)

@@ -67,7 +67,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	templates := fs.String("templates", "", "templates `FILE`: a template's JSON form or an array of them (required)")
 	listen := fs.String("listen", "127.0.0.1:9129", "`ADDR` to serve GET /metrics and /healthz on")
 	lease := fs.Duration("lease", 10*time.Second, fmt.Sprintf("how long a stopped collector's partitions stay its (`D`, at least %v)", natsjs.MinLeaseTTL))
-	checkpoint := fs.Duration("checkpoint", 2*time.Second, fmt.Sprintf("how often partition states are stored and messages acknowledged (`D`, at least %v)", natsjs.MinCheckpoint))
+	checkpoint := fs.Duration("checkpoint", 2*time.Second, fmt.Sprintf("how often partition states are stored and messages acknowledged (`D`, at least %v and at most half -lease; unset, a quarter of -lease if that is shorter)", natsjs.MinCheckpoint))
 	namespace := fs.String("namespace", "", "metric name `PREFIX`")
 	maxMarks := fs.Int("max-sequence-marks", natsjs.DefaultMaxMarks, "senders' label sets whose sequence is kept per partition (`N`, 32 bytes each of its state)")
 	maxWaiting := fs.Int("max-waiting", natsjs.DefaultMaxWaiting, "messages of unknown templates that may wait per partition (`N`, 8 bytes each of its state)")
@@ -95,8 +95,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *lease < natsjs.MinLeaseTTL {
 		return usage("-lease %v: want at least %v", *lease, natsjs.MinLeaseTTL)
 	}
+	ckptSet := false
+	fs.Visit(func(f *flag.Flag) { ckptSet = ckptSet || f.Name == "checkpoint" })
+	if !ckptSet {
+		*checkpoint = min(*checkpoint, *lease/4)
+	}
 	if *checkpoint < natsjs.MinCheckpoint {
 		return usage("-checkpoint %v: want at least %v", *checkpoint, natsjs.MinCheckpoint)
+	}
+	if *checkpoint > *lease/2 {
+		return usage("-checkpoint %v: want at most half -lease (%v): messages are acknowledged at checkpoints, and redelivered if not within the lease", *checkpoint, *lease)
 	}
 	if *retry < natsjs.MinTemplateRetry {
 		return usage("-template-retry %v: want at least %v", *retry, natsjs.MinTemplateRetry)

@@ -98,7 +98,7 @@ func TestUsage(t *testing.T) {
 	// A tiny -checkpoint or -template-retry made a partition's loop
 	// spin (a state stored, or a waiting message read, on every turn):
 	// before, both were taken.
-	f(0, "  -checkpoint D\n    \thow often partition states are stored and messages acknowledged (D, at least 100ms) (default 2s)\n", "", "-h")
+	f(0, "  -checkpoint D\n    \thow often partition states are stored and messages acknowledged (D, at least 100ms and at most half -lease; unset, a quarter of -lease if that is shorter) (default 2s)\n", "", "-h")
 	f(0, "  -template-retry D\n    \thow often messages of an unknown template are tried again (D, at least 100ms) (default 10s)\n", "", "-h")
 	f(2, "", "statsblob-collector: -checkpoint 1ns: want at least 100ms\n"+hint, "-templates", "none.json", "-checkpoint", "1ns")
 	f(2, "", "statsblob-collector: -checkpoint 0s: want at least 100ms\n"+hint, "-templates", "none.json", "-checkpoint", "0")
@@ -106,6 +106,11 @@ func TestUsage(t *testing.T) {
 	f(2, "", "statsblob-collector: -template-retry 1ns: want at least 100ms\n"+hint, "-templates", "none.json", "-template-retry", "1ns")
 	f(2, "", "statsblob-collector: -template-retry 99ms: want at least 100ms\n"+hint, "-templates", "none.json", "-template-retry", "99ms")
 	f(2, "", "statsblob-collector: -template-retry 0s: want at least 100ms\n"+hint, "-templates", "none.json", "-template-retry", "0")
+	// A -checkpoint over half -lease had every message redelivered
+	// before its acknowledgement; unset, it follows a short -lease.
+	f(2, "", "statsblob-collector: -checkpoint 3s: want at most half -lease (5s): messages are acknowledged at checkpoints, and redelivered if not within the lease\n"+hint,
+		"-templates", "none.json", "-lease", "5s", "-checkpoint", "3s")
 	var stdout, stderr bytes.Buffer
 	require.Equal(t, 1, run(context.Background(), []string{"-templates", "none.json", "-lease", "1s", "-checkpoint", "100ms", "-template-retry", "100ms"}, &stdout, &stderr), "past the checks")
+	require.Equal(t, 1, run(context.Background(), []string{"-templates", "none.json", "-lease", "1s"}, &stdout, &stderr), "past the checks: -checkpoint unset is 250ms")
 }
