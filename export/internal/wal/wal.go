@@ -884,15 +884,24 @@ func (l *Log) Stats() Stats {
 }
 
 // Close writes what is pending, syncs and closes the log. Appends after
-// Close fail with ErrClosed.
+// Close fail with ErrClosed. A failed log (Failed) writes nothing: the
+// records appended while the failing write or fsync was under way were
+// answered with the failure, and the failed segment is never written or
+// synced again (see Recover).
 func (l *Log) Close() error {
 	l.smu.Lock()
 	for l.syncing {
 		l.cond.Wait()
 	}
 	l.syncing = true
+	failed := l.err != nil
 	l.smu.Unlock()
-	upto, n, err := l.flush()
+	var upto uint64
+	var n int
+	var err error
+	if !failed {
+		upto, n, err = l.flush()
+	}
 	l.mu.Lock()
 	if cerr := l.f.Close(); err == nil {
 		err = cerr

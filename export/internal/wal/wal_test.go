@@ -826,3 +826,59 @@ func TestRecover(t *testing.T) {
 		})
 	}
 }
+
+// Close of a failed log writes nothing to the failed segment: a record
+// appended while the failing fsync was under way (its apply ran, and it
+// was answered with the failure) stays out of the log, as Recover leaves
+// it out, and no write or fsync touches the segment again. Before, Close
+// flushed it to the failed segment, which a restart then replayed.
+func TestCloseFailed(t *testing.T) {
+	dir := t.TempDir()
+	var mu sync.Mutex
+	armed, failedOps := false, []string(nil)
+	entered, release := make(chan struct{}), make(chan struct{})
+	fault := func(op, file string) error {
+		mu.Lock()
+		if armed && op == "sync" {
+			armed = false
+			mu.Unlock()
+			close(entered)
+			<-release
+			mu.Lock()
+			failedOps = []string{} // from now on, the log is failed
+			mu.Unlock()
+			return errDisk
+		}
+		if failedOps != nil {
+			failedOps = append(failedOps, op+" "+file)
+		}
+		mu.Unlock()
+		return nil
+	}
+	l, err := wal.Open(dir, wal.Options{NoSync: true, Fault: fault}, wal.Recovery{})
+	require.NoError(t, err)
+	mu.Lock()
+	armed = true
+	mu.Unlock()
+	errA := make(chan error, 1)
+	go func() { errA <- l.Append(rec(1), nil) }()
+	<-entered // A's record is written, its fsync under way
+	placed := make(chan struct{})
+	errB := make(chan error, 1)
+	go func() { errB <- l.Append(rec(2), func() { close(placed) }) }()
+	<-placed // B's record is pending, B waits for A's fsync
+	close(release)
+	require.ErrorIs(t, <-errA, errDisk)
+	require.ErrorIs(t, <-errB, wal.ErrClosed)
+	require.ErrorIs(t, l.Failed(), errDisk)
+	require.NoError(t, l.Close())
+	mu.Lock()
+	require.Empty(t, failedOps, "nothing written or synced after the failure")
+	mu.Unlock()
+
+	var got state
+	l, err = wal.Open(dir, wal.Options{NoSync: true}, got.recovery())
+	require.NoError(t, err)
+	require.Equal(t, state{sum: 1, n: 1}, got, "A's record (written, its fsync failed), not B's")
+	require.NoError(t, l.Close())
+}
