@@ -8,11 +8,17 @@ package wire
 import (
 	"encoding/binary"
 	"errors"
+	"math/bits"
 )
 
 // ErrShort is the error of a read past the end of a Reader made without
 // a short function (or whose function returned nil).
 var ErrShort = errors.New("wire: bytes cut short")
+
+// ErrVarint is the error of a varint Uvarint refuses (one past 64 bits,
+// or longer than its value's shortest form) of a Reader made without a
+// short function (or whose function returned nil).
+var ErrVarint = errors.New("wire: bad varint")
 
 // Reader reads little-endian fields from the front of a byte slice and
 // remembers the first error. Its zero value has nothing to read.
@@ -28,28 +34,41 @@ type Reader struct {
 	short func(what string, left int) error
 }
 
-// New returns a Reader of p whose reads past the end fail with the error
-// short returns (ErrShort if short is nil or returns nil): what names the
-// read ("uint8", "uint16", "uint32", "uint64", "bytes"), left is how many
-// bytes were left. short is called once at most, on the first error.
+// New returns a Reader of p whose failed reads fail with the error short
+// returns: what names the read, left is how many bytes were left when it
+// began. A read past the end is named for what it reads: "uint8",
+// "uint16", "uint32", "uint64", "bytes", or "uvarint" (a varint cut
+// before its last byte); a varint Uvarint refuses, for why: "uvarint past
+// 64 bits", "uvarint longer than its value". (A short function that
+// ignores what answers every failure as a read past the end: right for a
+// Reader that reads no varint.) If short is nil or returns nil, the error
+// is ErrShort for a read past the end, ErrVarint for a varint refused.
+// short is called once at most, on the first error.
 func New(p []byte, short func(what string, left int) error) Reader {
 	return Reader{p: p, short: short}
+}
+
+// failed fails the Reader as a read of what, unless it failed before
+// (its error then stays the first), and leaves nothing to read. dflt is
+// the error if there is no short function, or it returns nil.
+func (r *Reader) failed(what string, dflt error) {
+	if r.err == nil {
+		var err error
+		if r.short != nil {
+			err = r.short(what, len(r.p))
+		}
+		if err == nil {
+			err = dflt
+		}
+		r.err = err
+	}
+	r.p = nil
 }
 
 // take returns the next n bytes, or fails as a read of what.
 func (r *Reader) take(n int, what string) []byte {
 	if n < 0 || n > len(r.p) {
-		if r.err == nil {
-			var err error
-			if r.short != nil {
-				err = r.short(what, len(r.p))
-			}
-			if err == nil {
-				err = ErrShort
-			}
-			r.err = err
-		}
-		r.p = nil
+		r.failed(what, ErrShort)
 		return nil
 	}
 	b := r.p[:n:n]
@@ -89,6 +108,27 @@ func (r *Reader) U64() uint64 {
 	return 0
 }
 
+// Uvarint reads an unsigned varint (encoding/binary's, 1 to
+// binary.MaxVarintLen64 bytes) of the shortest form, the one
+// binary.AppendUvarint writes: a longer one (0x80 0x00 for 0) is refused,
+// as one past 64 bits is, so that a value read has one encoding and the
+// bytes are written again as they were read.
+func (r *Reader) Uvarint() uint64 {
+	v, k := binary.Uvarint(r.p)
+	switch {
+	case k == 0:
+		r.failed("uvarint", ErrShort)
+	case k < 0:
+		r.failed("uvarint past 64 bits", ErrVarint)
+	case k != (bits.Len64(v|1)+6)/7: // the shortest form's length
+		r.failed("uvarint longer than its value", ErrVarint)
+	default:
+		r.p = r.p[k:]
+		return v
+	}
+	return 0
+}
+
 // Bytes reads n bytes: the input itself, with capacity n; nil if they
 // are not all there (n negative or beyond Len), and after an error.
 func (r *Reader) Bytes(n int) []byte { return r.take(n, "bytes") }
@@ -114,7 +154,8 @@ func (r *Reader) Fail(err error) {
 	r.p = nil
 }
 
-// Err returns the first error: a short read's, or Fail's.
+// Err returns the first error: a short read's, a refused varint's, or
+// Fail's.
 func (r *Reader) Err() error { return r.err }
 
 // Len returns how many bytes are left to read.

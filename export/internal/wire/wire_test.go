@@ -1,9 +1,12 @@
 package wire_test
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -121,6 +124,71 @@ func TestReaderFail(t *testing.T) {
 	require.ErrorIs(t, r.Err(), wire.ErrShort)
 }
 
+// Uvarint reads binary.AppendUvarint's varints, and nothing else: a
+// varint cut short is a short read of "uvarint"; one past 64 bits, or
+// longer than its value's shortest form, is refused, named by why. A
+// refusal is as sticky as a short read, left being the bytes left before
+// the varint.
+func TestReaderUvarint(t *testing.T) {
+	for _, v := range []uint64{0, 1, 127, 128, 300, 1<<14 - 1, 1 << 14, 1<<63 - 1, 1 << 63, math.MaxUint64} {
+		p := binary.AppendUvarint(nil, v)
+		k := len(p)
+		p = append(p, 0x80) // the next field's first byte
+		r := wire.New(p, short(new([]string)))
+		require.Equal(t, v, r.Uvarint(), "%d", v)
+		require.NoError(t, r.Err())
+		require.Equal(t, []byte{0x80}, r.Rest(), "%d: %d bytes taken", v, k)
+	}
+	r := wire.New([]byte{0x96, 0x01, 0, 0x7f, 0x80, 0x80, 0x01}, nil)
+	require.Equal(t, []uint64{150, 0, 127, 1 << 14}, []uint64{r.Uvarint(), r.Uvarint(), r.Uvarint(), r.Uvarint()})
+	require.NoError(t, r.Err())
+	require.Zero(t, r.Len())
+
+	ff := func(n int, last ...byte) []byte { return append(bytes.Repeat([]byte{0xff}, n), last...) }
+	for _, c := range []struct {
+		name string
+		p    []byte
+		what string // the short function's, with the bytes left
+		dflt error  // the error without a short function
+	}{
+		{"nothing", nil, "uvarint@0", wire.ErrShort},
+		{"cut short", []byte{0x80}, "uvarint@1", wire.ErrShort},
+		{"cut short after 9 bytes", ff(9), "uvarint@9", wire.ErrShort},
+		{"a 10th byte over 1", ff(9, 2), "uvarint past 64 bits@10", wire.ErrVarint},
+		{"a 10th byte going on", ff(10, 1), "uvarint past 64 bits@11", wire.ErrVarint},
+		{"0 in 2 bytes", []byte{0x80, 0x00, 0x05}, "uvarint longer than its value@3", wire.ErrVarint},
+		{"1 in 3 bytes", []byte{0x81, 0x80, 0x00}, "uvarint longer than its value@3", wire.ErrVarint},
+		{"2^63-1 in 10 bytes", ff(9, 0), "uvarint longer than its value@10", wire.ErrVarint},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var calls []string
+			r := wire.New(c.p, short(&calls))
+			require.Zero(t, r.Uvarint())
+			what, left, _ := strings.Cut(c.what, "@")
+			want := fmt.Sprintf("cut: %s with %s left", what, left)
+			require.EqualError(t, r.Err(), want)
+			require.Zero(t, r.Len())
+			require.Zero(t, r.Uvarint()) // sticky
+			require.Zero(t, r.U8())
+			require.EqualError(t, r.Err(), want)
+			require.Equal(t, []string{c.what}, calls, "short is called once")
+
+			r = wire.New(c.p, nil)
+			require.Zero(t, r.Uvarint())
+			require.Same(t, c.dflt, r.Err())
+			r = wire.New(c.p, func(string, int) error { return nil })
+			require.Zero(t, r.Uvarint())
+			require.Same(t, c.dflt, r.Err())
+		})
+	}
+	var calls []string
+	r = wire.New([]byte{1}, short(&calls))
+	r.Fail(errCut)
+	require.Zero(t, r.Uvarint())
+	require.Same(t, errCut, r.Err(), "a failed Reader reads no varint")
+	require.Empty(t, calls)
+}
+
 func TestReaderFits(t *testing.T) {
 	r := wire.New(make([]byte, 12), nil)
 	f := func(n uint64, size int, want bool) {
@@ -149,6 +217,8 @@ func TestReaderAllocs(t *testing.T) {
 		_ = r.Bytes(int(r.U32()))
 		_ = r.Fits(uint64(r.U32()), 8)
 		_ = r.Rest()
+		_ = r.Uvarint()
+		_ = r.Uvarint()
 		_ = r.U64() // and the failure, with an error made beforehand
 		_ = r.U64()
 		_ = r.U64()
@@ -159,12 +229,16 @@ func TestReaderAllocs(t *testing.T) {
 }
 
 // FuzzReader runs a program of reads over any bytes: no read panics or
-// takes more than was there, what is read is the bytes' own, and once a
-// read fails, the error is the first and nothing more is read.
+// takes more than was there, what is read is the bytes' own (a varint,
+// the one encoding/binary reads, if it is of the shortest form: its last
+// byte not 0, unless it is its only one), and once a read fails, the
+// error is the first and nothing more is read.
 func FuzzReader(f *testing.F) {
-	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9}, []byte{0, 1, 2, 3, 4, 5})
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9}, []byte{0, 1, 2, 3, 4, 5, 6})
 	f.Add([]byte{}, []byte{4, 4})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff}, []byte{4, 5})
+	f.Add([]byte{0x96, 0x01, 0x80, 0x00, 0x05}, []byte{6, 6, 6})
+	f.Add(bytes.Repeat([]byte{0xff}, 11), []byte{6})
 	f.Fuzz(func(t *testing.T, p, ops []byte) {
 		var calls []string
 		r := wire.New(p, short(&calls))
@@ -173,7 +247,8 @@ func FuzzReader(f *testing.F) {
 		for _, op := range ops {
 			before := r.Len()
 			var n int
-			switch op % 6 {
+			refused := false // a varint refused: fewer bytes than it needs are no cause
+			switch op % 7 {
 			case 0:
 				n = 1
 				if v := r.U8(); r.Err() == nil {
@@ -197,6 +272,27 @@ func FuzzReader(f *testing.F) {
 			case 5:
 				_ = r.Fits(uint64(op), int(op>>4))
 				n = 0
+			case 6:
+				v := r.Uvarint()
+				if first != nil {
+					break
+				}
+				want, k := binary.Uvarint(p[at:])
+				switch {
+				case k == 0: // cut short
+					n = len(p) - at + 1
+				case k < 0 || k > 1 && p[at+k-1] == 0: // past 64 bits, or longer than its value
+					refused = true
+					why := "uvarint longer than its value"
+					if k < 0 {
+						why = "uvarint past 64 bits"
+					}
+					require.Equal(t, []string{fmt.Sprintf("%s@%d", why, before)}, calls)
+				default:
+					n = k
+					require.NoError(t, r.Err())
+					require.Equal(t, want, v)
+				}
 			}
 			switch {
 			case first != nil:
@@ -204,8 +300,12 @@ func FuzzReader(f *testing.F) {
 				require.Zero(t, r.Len())
 			case r.Err() != nil:
 				first = r.Err()
-				require.Greater(t, n, before)
+				if !refused {
+					require.Greater(t, n, before)
+				}
 				require.Zero(t, r.Len())
+				require.Len(t, calls, 1)
+				require.True(t, strings.HasSuffix(calls[0], fmt.Sprintf("@%d", before)), "%s: the bytes left before the read", calls[0])
 			default:
 				require.Equal(t, before-n, r.Len())
 				at += n
