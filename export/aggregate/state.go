@@ -15,6 +15,7 @@ import (
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
 	"github.com/statsblob/statsblob/export/internal/par"
+	"github.com/statsblob/statsblob/export/internal/wire"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -639,84 +640,53 @@ func (sw *stateWriter) str(v string) {
 	}
 }
 
-// stateReader reads the fields of a state, remembering the first error.
-type stateReader struct {
-	p   []byte
-	err error
+// stateReader reads the fields of a state (wire.Reader), its errors
+// wrapping ErrState and saying where the bytes were refused: how many
+// were left to the end of the state.
+type stateReader struct{ wire.Reader }
+
+func newStateReader(p []byte) *stateReader { return &stateReader{wire.New(p, stateShort)} }
+
+// stateError is the refusal of a state's bytes for what, left bytes from
+// their end.
+func stateError(what string, left int) error {
+	return fmt.Errorf("%w: %s at %d bytes from the end", ErrState, what, left)
 }
 
+// stateShort is the error of a read wire.Reader fails, as the state has
+// always named it.
+func stateShort(what string, left int) error {
+	switch what {
+	case "bytes": // (read only as strings)
+		what = "short string"
+	case "uvarint", "uvarint past 64 bits":
+		what = "bad varint"
+	case "uvarint longer than its value": // (so that a state is written again as it was read)
+		what = "varint longer than its value"
+	default:
+		what = "short " + what
+	}
+	return stateError(what, left)
+}
+
+// fail refuses the bytes for what, where the reader is, unless it has
+// refused them already.
 func (r *stateReader) fail(what string) {
-	if r.err == nil {
-		r.err = fmt.Errorf("%w: %s at %d bytes from the end", ErrState, what, len(r.p))
+	if r.Err() == nil {
+		r.Fail(stateError(what, r.Len()))
 	}
-	r.p = nil
 }
 
-func (r *stateReader) u32() uint32 {
-	if len(r.p) < 4 {
-		r.fail("short uint32")
-		return 0
-	}
-	v := binary.LittleEndian.Uint32(r.p)
-	r.p = r.p[4:]
-	return v
-}
-
-func (r *stateReader) u64() uint64 {
-	if len(r.p) < 8 {
-		r.fail("short uint64")
-		return 0
-	}
-	v := binary.LittleEndian.Uint64(r.p)
-	r.p = r.p[8:]
-	return v
-}
-
-func (r *stateReader) str() string {
-	n := r.u32()
-	if uint64(n) > uint64(len(r.p)) {
-		r.fail("short string")
-		return ""
-	}
-	s := string(r.p[:n])
-	r.p = r.p[n:]
-	return s
-}
-
-func (r *stateReader) u8() uint8 {
-	if len(r.p) < 1 {
-		r.fail("short uint8")
-		return 0
-	}
-	v := r.p[0]
-	r.p = r.p[1:]
-	return v
-}
+// str reads a string field: its length as a uint32, and its bytes.
+func (r *stateReader) str() string { return string(r.Bytes(int(r.U32()))) }
 
 // age reads the windows rotated since a post: at most maxAge.
 func (r *stateReader) age() uint8 {
-	a := r.u8()
+	a := r.U8()
 	if a > maxAge {
 		r.fail("age beyond 2")
 	}
 	return a
-}
-
-// uvarint reads a varint of the shortest form, the one
-// binary.AppendUvarint writes: a longer one is refused, so that a state
-// is written again as it was read.
-func (r *stateReader) uvarint() uint64 {
-	v, k := binary.Uvarint(r.p)
-	switch {
-	case k <= 0:
-		r.fail("bad varint")
-		return 0
-	case k != uvarintLen(v):
-		r.fail("varint longer than its value")
-		return 0
-	}
-	r.p = r.p[k:]
-	return v
 }
 
 // uvarintLen is the length of v's shortest varint.
@@ -731,7 +701,7 @@ func idleOf(last, at int64) uint64 { return uint64(last - at) }
 // last minus idle: it refuses an idle that would take it below the
 // earliest int64 (idleOf never writes one).
 func (r *stateReader) addTime(last int64) int64 {
-	idle := r.uvarint()
+	idle := r.Uvarint()
 	if idle > uint64(last)^1<<63 { // last - math.MinInt64
 		r.fail("idle beyond the earliest time")
 		return 0
@@ -744,8 +714,8 @@ func (r *stateReader) addTime(last int64) int64 {
 // write (a longer varint, the far form of a near time), so that a state
 // is written again as it was read.
 func (r *stateReader) markTime(base int64) (at int64, age uint8) {
-	v := r.uvarint()
-	if r.err != nil {
+	v := r.Uvarint()
+	if r.Err() != nil {
 		return 0, 0
 	}
 	if v&markTimeFar != markTimeFar {
@@ -757,8 +727,8 @@ func (r *stateReader) markTime(base int64) (at int64, age uint8) {
 		return 0, 0
 	}
 	age = r.age()
-	at = int64(r.u64())
-	if r.err == nil && zigzag(base-at) < 1<<62 {
+	at = int64(r.U64())
+	if r.Err() == nil && zigzag(base-at) < 1<<62 {
 		r.fail("far mark time that is near")
 	}
 	return at, age
@@ -793,8 +763,8 @@ func zigzagDecode(z uint64) int64 { return int64(z>>1) ^ -int64(z&1) }
 // count reads a count of items of at least min bytes each, bounded by what
 // is left, so that damaged bytes cannot make LoadState allocate much.
 func (r *stateReader) count(min int) int {
-	n := r.u32()
-	if uint64(n)*uint64(min) > uint64(len(r.p)) {
+	n := r.U32()
+	if !r.Fits(uint64(n), min) {
 		r.fail("count beyond the bytes")
 		return 0
 	}
@@ -828,8 +798,8 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 		return fmt.Errorf("%w: no state header", ErrState)
 	}
 	v1, v3 := version == 1, version == 3
-	r := &stateReader{p: p[len(stateMagic):]}
-	start := time.Unix(0, int64(r.u64()))
+	r := newStateReader(p[len(stateMagic):])
+	start := time.Unix(0, int64(r.U64()))
 	w := newWindow(start)
 	loaded := s.cfg.Now().UnixNano() // versions 1 and 2: the last-add times and the marks' (they are kept at least as long)
 	aggMin := 4 + 4 + 4 + 8 + 4
@@ -839,26 +809,26 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 	n := r.count(aggMin)
 	var last int64 // version 3: the latest of the last-add times, which one aggregate has at least
 	if v3 && n > 0 {
-		last = int64(r.u64())
+		last = int64(r.U64())
 	}
 	latest := false
 	keys := make([]string, 0, n) // what a mark refers to (versions 2 and 3): the aggregates' keys, then the key table
 	for range n {
 		key := r.str()
-		hash := r.u32()
+		hash := r.U32()
 		var labels []export.Label
 		for range r.count(8) {
 			labels = append(labels, export.Label{Name: r.str(), Value: r.str()})
 		}
-		blobs := r.u64()
+		blobs := r.U64()
 		at := loaded
 		if v3 {
 			at = r.addTime(last)
 			latest = latest || at == last
 		}
 		raw := r.str()
-		if r.err != nil {
-			return r.err
+		if r.Err() != nil {
+			return r.Err()
 		}
 		if _, dup := w.aggs[key]; dup {
 			return fmt.Errorf("%w: aggregate %q twice", ErrState, key)
@@ -896,8 +866,8 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 	if !v1 {
 		for range r.count(4) {
 			k := r.str()
-			if r.err != nil {
-				return r.err
+			if r.Err() != nil {
+				return r.Err()
 			}
 			if _, ok := w.aggs[k]; ok {
 				return fmt.Errorf("%w: the key table holds aggregate %q", ErrState, k)
@@ -922,12 +892,12 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 		id := r.str()
 		at, age := loaded, uint8(0)
 		if v3 {
-			at = int64(r.u64())
+			at = int64(r.U64())
 			age = r.age()
 		}
 		k := r.count(markMin)
-		if r.err != nil {
-			return r.err
+		if r.Err() != nil {
+			return r.Err()
 		}
 		if _, dup := senders[id]; dup { // (its marks, counted, would be held by none)
 			return fmt.Errorf("%w: sender %q twice", ErrState, id)
@@ -946,15 +916,15 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 			if v1 {
 				key = r.str()
 			} else {
-				ref = r.u32()
+				ref = r.U32()
 			}
-			hw := r.u64()
+			hw := r.U64()
 			mAt, mAge := loaded, uint8(0)
 			if v3 {
 				mAt, mAge = r.markTime(at)
 			}
-			if r.err != nil {
-				return r.err
+			if r.Err() != nil {
+				return r.Err()
 			}
 			var mk *markKey
 			if v1 {
@@ -979,11 +949,11 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 		}
 		senders[id] = p
 	}
-	if r.err != nil {
-		return r.err
+	if r.Err() != nil {
+		return r.Err()
 	}
-	if len(r.p) != 0 {
-		return fmt.Errorf("%w: %d bytes after the state", ErrState, len(r.p))
+	if r.Len() != 0 {
+		return fmt.Errorf("%w: %d bytes after the state", ErrState, r.Len())
 	}
 	for i := n; i < len(keys); i++ {
 		if kept[i] == nil {
