@@ -826,7 +826,7 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 			at = r.addTime(last)
 			latest = latest || at == last
 		}
-		raw := r.str()
+		raw := r.Bytes(int(r.U32())) // FromBytes copies it
 		if r.Err() != nil {
 			return r.Err()
 		}
@@ -847,7 +847,7 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 		if err != nil {
 			return fmt.Errorf("%w: aggregate %q: template %s: %w", ErrState, key, t.Name(), err)
 		}
-		b, err := blob.FromBytes([]byte(raw), blob.NewEnv(nil, 1))
+		b, err := blob.FromBytes(raw, blob.NewEnv(nil, 1))
 		if err == nil {
 			err = blob.Compatible(wt.empty, b)
 		}
