@@ -86,13 +86,15 @@ type op struct {
 // reset for data, a word without '=', a line over MaxLine bytes (plus the
 // longest VOI name), or data=reset without a Resetter give an error
 // wrapping voi.ErrInvalid and change nothing. A Resetter's own error stops
-// Apply there.
+// Apply there. The Resetter is given each VOI once, at the first line that
+// resets it, however many lines do.
 func (d Def) Apply(text string) error {
 	if err := d.check(); err != nil {
 		return err
 	}
 	var ops []op
-	limit := -1 // MaxLine plus the longest name, found at the first long line
+	limit := -1              // MaxLine plus the longest name, found at the first long line
+	var ids map[string]int32 // the VOIs' ids by name, made at the first name=
 	for n, line := range strings.Split(text, "\n") {
 		if len(line) > MaxLine && limit < 0 {
 			limit = MaxLine + d.longestName()
@@ -100,7 +102,7 @@ func (d Def) Apply(text string) error {
 		if len(line) > MaxLine && len(line) > limit {
 			return fmt.Errorf("statdef: line %d: %d bytes, over %d (%d and the longest VOI name): %w", n+1, len(line), limit, MaxLine, voi.ErrInvalid)
 		}
-		o, ok, err := d.parse(line)
+		o, ok, err := d.parse(line, &ids)
 		if err != nil {
 			return fmt.Errorf("statdef: line %d: %w", n+1, err)
 		}
@@ -108,6 +110,11 @@ func (d Def) Apply(text string) error {
 			ops = append(ops, o)
 		}
 	}
+	// Each VOI is reset once, however many lines reset it: a definition
+	// of many data=reset lines costs its lines plus the VOIs, not their
+	// product (a Resetter may note every reset, as the collector's logs
+	// them).
+	allReset, reset := false, map[int32]bool{}
 	for _, o := range ops {
 		if o.on >= 0 {
 			if o.all {
@@ -116,8 +123,16 @@ func (d Def) Apply(text string) error {
 				return err
 			}
 		}
-		if o.reset {
-			for _, id := range d.ids(o) {
+		if o.reset && !allReset {
+			ids := []int32{o.id}
+			if o.all {
+				ids, allReset = d.allIDs(), true
+			}
+			for _, id := range ids {
+				if reset[id] {
+					continue
+				}
+				reset[id] = true
 				if err := d.Reset.ResetVOI(id); err != nil {
 					return fmt.Errorf("statdef: reset of VOI %d: %w", id, err)
 				}
@@ -146,11 +161,8 @@ func (d Def) longestName() int {
 	return n
 }
 
-// ids returns the VOIs o applies to.
-func (d Def) ids(o op) []int32 {
-	if !o.all {
-		return []int32{o.id}
-	}
+// allIDs returns the ids of the template's VOIs.
+func (d Def) allIDs() []int32 {
 	var ids []int32
 	for _, v := range d.Template.VOIs() {
 		ids = append(ids, v.ID)
@@ -212,8 +224,11 @@ func QuoteName(name string) string {
 	return name
 }
 
-// parse reads one line; ok is false for a blank one.
-func (d Def) parse(line string) (op, bool, error) {
+// parse reads one line; ok is false for a blank one. *ids is the
+// template's VOI ids by name, made at the first line that names a VOI:
+// a definition of many lines reads the template's VOIs once, not once a
+// line.
+func (d Def) parse(line string, ids *map[string]int32) (op, bool, error) {
 	o := op{all: true, on: -1}
 	ws, err := words(line)
 	if err != nil || len(ws) == 0 {
@@ -223,7 +238,10 @@ func (d Def) parse(line string) (op, bool, error) {
 		w, k, v := wd.w, wd.k, wd.v
 		switch {
 		case k == "name" && i == 0:
-			id, ok := d.lookup(v)
+			if *ids == nil {
+				*ids = d.idsByName()
+			}
+			id, ok := (*ids)[v]
 			if !ok {
 				return o, false, fmt.Errorf("no VOI named %q in %s: %w", v, d.Template.Spec(), voi.ErrInvalid)
 			}
@@ -244,13 +262,17 @@ func (d Def) parse(line string) (op, bool, error) {
 	return o, true, nil
 }
 
-func (d Def) lookup(name string) (int32, bool) {
-	for _, v := range d.Template.VOIs() {
-		if v.Name == name {
-			return v.ID, true
+// idsByName returns the template's VOI ids by name: of a name several
+// VOIs share, the first added's (as tpl.Template.VOI finds it).
+func (d Def) idsByName() map[string]int32 {
+	vs := d.Template.VOIs()
+	ids := make(map[string]int32, len(vs))
+	for _, v := range vs {
+		if _, dup := ids[v.Name]; !dup {
+			ids[v.Name] = v.ID
 		}
 	}
-	return 0, false
+	return ids
 }
 
 // Write prints the definition: a line for all VOIs, then one per VOI in
