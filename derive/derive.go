@@ -92,8 +92,12 @@ func Compute(t *tpl.Template, prev, cur *blob.Blob, elapsed time.Duration) ([]Va
 // reset changed. Errors wrap voi.ErrInvalid: no template or reading, or a
 // blob of another template; and ErrWrongOrder too for readings given in
 // the wrong order: prev's last reset after cur's, or, with the same last
-// reset, counters that fell and none that rose (which a reset of every
-// counter with nothing counted since also gives: derive cur alone then).
+// reset, counters that fell and none that rose. A reset of every counter
+// alone (statdef's data=reset of all VOIs) gives that too, unless some
+// counter has since counted more than it had in prev: derive cur alone
+// then. (A counter reset alone that has since counted more than it had
+// looks like one that grew: its operand is then cur minus prev, as
+// rate() takes it.)
 func ComputeAt(t *tpl.Template, prev, cur *blob.Blob, elapsed time.Duration, at time.Time) ([]Value, error) {
 	if t == nil || cur == nil {
 		return nil, fmt.Errorf("derive: no template or no reading: %w", voi.ErrInvalid)

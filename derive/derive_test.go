@@ -428,3 +428,23 @@ func TestComputeCounterResetAlone(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 0.0, vs[1].Value)
 }
+
+// A template whose every counter was reset alone (statdef's data=reset of
+// all its VOIs) and has counted since, less than before, reads as the
+// wrong order too: nothing tells it from a reversed pair. One that has
+// counted more than before reads as growth.
+func TestComputeEveryCounterResetAlone(t *testing.T) {
+	tp := oneSum(t, voi.IntU64)
+	require.NoError(t, tp.SetDerived([]tpl.Derived{{Name: "a_diff", Op: tpl.OpDifference, Of: "a"}}))
+	b := blob.New(tp, nil)
+	require.NoError(t, b.UpdateU64(0, 1000))
+	prev := b.Clone()
+	require.NoError(t, b.ResetVOI(0))
+	require.NoError(t, b.UpdateU64(0, 300))
+	_, err := derive.Compute(tp, prev, b, time.Second)
+	require.ErrorIs(t, err, derive.ErrWrongOrder)
+	require.NoError(t, b.UpdateU64(0, 900))
+	vs, err := derive.Compute(tp, prev, b, time.Second)
+	require.NoError(t, err)
+	require.Equal(t, []derive.Value{{Name: "a_diff", Op: tpl.OpDifference, Value: 200}}, vs)
+}
