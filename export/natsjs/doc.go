@@ -103,6 +103,24 @@
 // its version's series without the label (the scrape's instance label
 // tells them apart) until one collector owns both.
 //
+// # Templates in the state
+//
+// A partition's state carries the templates of its aggregates (their
+// JSON forms, once each), so that it never depends on the templates
+// file keeping every version it ever merged: a collector whose file no
+// longer holds one (a version dropped after its rollout) still takes the
+// partition, exports the aggregates and merges new messages of the
+// template, which it learns from the state (SetStore.Learned,
+// SetStore.Logf): it ranks below the file's versions of its name (the
+// file's newest stays the newest) and stays known, as a template of
+// an earlier file read does, so every state the collector writes
+// carries it again. A state of an earlier version, which carries no
+// template, is stored again with them at the first checkpoint of a
+// collector that knows them; one that reaches a collector knowing none
+// of its aggregates' templates cannot be opened until one does (the
+// collector logs why at every try). Collectors before this version
+// cannot open a state it wrote: upgrade every collector of a stream.
+//
 // Messages the stream removes before any collector read them (all of
 // them down for longer than Setup.MaxAge) are lost unmerged: an owner
 // notices the gap between the partition's read position and the

@@ -223,11 +223,13 @@ func TestMergeRefusesLabelsTheExportsRefuse(t *testing.T) {
 	require.Len(t, st.Blobs(), 1)
 }
 
-// A partition's state is of version 1 ("SBAGG1"), which collectors of
-// every version read (a partition moves between collectors of two
-// versions), and loads in another SetStore to the same aggregates. The
-// aggregate package writes version 3 for a Set without senders unless
-// told (aggregate.Config.StateV1): it fails without NewSetStore's.
+// A partition's bytes are its templates ("SBNJS1", each template's hash
+// and JSON form once) and its Set's state of version 1 ("SBAGG1": a
+// partition's Set never expires an aggregate, so version 3's last-add
+// times would tell nothing), and load in another SetStore to the same
+// aggregates and the same bytes. The aggregate package writes version
+// 3 for a Set without senders unless told (aggregate.Config.StateV1): it
+// fails without NewSetStore's.
 func TestPartitionStateIsVersion1(t *testing.T) {
 	reg := tpl.NewRegistry()
 	tp, err := reg.New("T")
@@ -242,7 +244,13 @@ func TestPartitionStateIsVersion1(t *testing.T) {
 	}
 	state, err := part.Save()
 	require.NoError(t, err)
-	require.Equal(t, "SBAGG1\n", string(state[:7]))
+	require.Equal(t, "SBNJS1\n", string(state[:7]))
+	json, err := tp.MarshalJSON()
+	require.NoError(t, err)
+	head := binary.LittleEndian.AppendUint32(append([]byte("SBNJS1\n"), 1, 0, 0, 0), tp.Hash())
+	head = append(binary.LittleEndian.AppendUint32(head, uint32(len(json))), json...)
+	require.Equal(t, head, state[:len(head)])
+	require.Equal(t, "SBAGG1\n", string(state[len(head):len(head)+7]))
 	other := natsjs.NewSetStore(reg, aggregate.Config{})
 	moved, err := other.Open(0, state)
 	require.NoError(t, err)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/statsblob/statsblob/blob"
@@ -19,19 +20,35 @@ import (
 
 // SetStore is the Store of a collector: each owned partition's aggregates
 // are an aggregate.Set (wide aggregates, MergeAll-quality digests), its
-// state the Set's
+// state the templates of its aggregates and the Set's state
 // (AppendState/LoadState). A SetStore is an export.Source of the owned
 // partitions' aggregates: a partition that moves away stops being
 // exported at once. Over a TemplateSet, it tells apart the aggregates of
 // versions of a template that share a label set, as the HTTP collector
 // does (see the package documentation, Versions). It is safe for
 // concurrent use.
+//
+// A partition's state carries the templates of its aggregates (see
+// setstate.go): a collector whose templates file no longer holds one
+// (a version dropped since) still opens, merges and exports the
+// partition, and learns the template from the state, as if its file
+// held it below its own versions of the name (a TemplateSet ranks it
+// so; over another Templates the SetStore keeps it itself): the
+// messages of that template are merged from then on, and every state
+// the collector writes carries it again. Learned counts them, and Logf
+// logs each.
 type SetStore struct {
 	reg Templates
 	cfg aggregate.Config
 
-	mu    sync.RWMutex
-	parts map[int]*setPart
+	// Logf, if not nil, logs each template learned from a partition's
+	// state. Set it before the store's first use.
+	Logf func(format string, args ...any)
+
+	mu      sync.RWMutex
+	parts   map[int]*setPart
+	own     map[uint32]*tpl.Template // learned from states, for a reg that cannot learn
+	learned atomic.Int64
 }
 
 // Templates finds a blob's template by its hash: a *tpl.Registry (one
@@ -46,11 +63,14 @@ type Templates interface {
 // NewSetStore returns a SetStore whose blobs' templates are found in reg
 // (by hash) and whose Sets are configured by cfg. A template reg learns
 // later is found from then on: the messages waiting for it are merged.
-// Its states are of version 1 (cfg.StateV1 is set), which collectors of
-// every version read, so that a partition moves between collectors of
-// two versions: a partition's Set adds without a sender check (the
-// consumer makes it) and never expires an aggregate, so the aggregates'
-// last-add times a later version keeps would tell nothing.
+// Its Sets' states are of version 1 (cfg.StateV1 is set): a
+// partition's Set adds without a sender check (the consumer makes it)
+// and never expires an aggregate, so the aggregates' last-add times a
+// later version keeps would tell nothing. They follow the templates the
+// partition carries (see setstate.go): a collector of a version before
+// that cannot open a partition a later one stored, and leaves it to the
+// others (upgrade all the collectors of a stream; a later version reads
+// the earlier states).
 func NewSetStore(reg Templates, cfg aggregate.Config) *SetStore {
 	cfg.StateV1 = true
 	return &SetStore{reg: reg, cfg: cfg, parts: map[int]*setPart{}}
@@ -60,25 +80,160 @@ type setPart struct {
 	s   *SetStore
 	p   int
 	set *aggregate.Set
+	// tpls is the templates of the Set's aggregates (a partition's Set
+	// never drops one), and json their JSON forms, made once: what Save
+	// writes before the Set's state. The worker alone uses them.
+	tpls map[uint32]*tpl.Template
+	json map[uint32][]byte
 }
 
-// Open makes partition p's Set, from its state if there is one.
+// Open makes partition p's Set, from its state if there is one. A
+// template of the state's aggregates that the store does not know is
+// taken from the state, and learned. Errors: the state's bytes refused
+// (wrapping aggregate.ErrState), or an aggregate of a template neither
+// the store nor the state has (a state of an earlier version, which
+// carries none: wrapping voi.ErrNoTemplate too).
 func (s *SetStore) Open(p int, state []byte) (Partition, error) {
+	sp := &setPart{s: s, p: p, tpls: map[uint32]*tpl.Template{}, json: map[uint32][]byte{}}
 	set, err := aggregate.New(s.cfg, time.Now())
 	if err != nil {
 		return nil, err
 	}
 	if state != nil {
-		if err := set.LoadState(state, s.reg.ByHash); err != nil {
+		if set, err = sp.load(state); err != nil {
 			return nil, fmt.Errorf("natsjs: partition %d: %w", p, err)
 		}
 	}
-	sp := &setPart{s: s, p: p, set: set}
+	sp.set = set
 	s.mu.Lock()
 	s.parts[p] = sp
 	s.mu.Unlock()
 	return sp, nil
 }
+
+// load makes the Set of a partition's bytes, learning the templates it
+// takes from them.
+func (sp *setPart) load(state []byte) (*aggregate.Set, error) {
+	carried, rest, err := readSetState(state)
+	if err != nil {
+		return nil, err
+	}
+	byHash := make(map[uint32]carriedTpl, len(carried))
+	for _, c := range carried {
+		byHash[c.hash] = c
+	}
+	taken := map[uint32]*tpl.Template{} // from the state
+	var fresh []*tpl.Template           // in the state's order of them
+	lookup := func(hash uint32) (*tpl.Template, error) {
+		t, err := sp.s.lookup(hash)
+		if err != nil {
+			if t = taken[hash]; t == nil {
+				c, ok := byHash[hash]
+				if !ok {
+					return nil, err
+				}
+				ct, cerr := c.template()
+				if cerr != nil {
+					return nil, fmt.Errorf("%w (the state's copy: %w)", err, cerr)
+				}
+				t, taken[hash] = ct, ct
+			}
+		}
+		sp.tpls[hash] = t
+		return t, nil
+	}
+	set, err := aggregate.New(sp.s.cfg, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	if err := set.LoadState(rest, lookup); err != nil {
+		return nil, err
+	}
+	if len(taken) == 0 {
+		return set, nil
+	}
+	for _, c := range carried {
+		if t := taken[c.hash]; t != nil {
+			fresh = append(fresh, t)
+		}
+	}
+	if known := sp.s.learn(sp.p, fresh); !slices.Equal(known, fresh) {
+		// Another partition learned one of them first: load again with
+		// the store's, one template per hash.
+		clear(sp.tpls)
+		clear(taken)
+		byHash = nil
+		if set, err = aggregate.New(sp.s.cfg, time.Now()); err == nil {
+			err = set.LoadState(rest, lookup)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return set, nil
+}
+
+// lookup finds a template by hash: reg's, or one learned from a state.
+// Its error for neither is reg's.
+func (s *SetStore) lookup(hash uint32) (*tpl.Template, error) {
+	t, err := s.reg.ByHash(hash)
+	if err == nil {
+		return t, nil
+	}
+	s.mu.RLock()
+	t = s.own[hash]
+	s.mu.RUnlock()
+	if t != nil {
+		return t, nil
+	}
+	return nil, err
+}
+
+// learner is a Templates that learns templates, ranked below those it
+// knows (TemplateSet).
+type learner interface {
+	learn(ts []*tpl.Template) ([]*tpl.Template, int)
+}
+
+// learn makes the templates of ts, taken from partition p's state, known
+// to the store, and returns the store's template of each of their
+// hashes (ts's, unless another partition's state taught one first).
+func (s *SetStore) learn(p int, ts []*tpl.Template) []*tpl.Template {
+	var known []*tpl.Template
+	if l, ok := s.reg.(learner); ok {
+		known, _ = l.learn(ts)
+	} else {
+		s.mu.Lock()
+		if s.own == nil {
+			s.own = map[uint32]*tpl.Template{}
+		}
+		known = make([]*tpl.Template, len(ts))
+		for i, t := range ts {
+			if k := s.own[t.Hash()]; k != nil {
+				known[i] = k
+				continue
+			}
+			s.own[t.Hash()] = t
+			known[i] = t
+		}
+		s.mu.Unlock()
+	}
+	for i, t := range ts {
+		if known[i] == t {
+			s.learned.Add(1)
+			if s.Logf != nil {
+				s.Logf("natsjs: partition %d: template %q (hash %08x) learned from the partition's state: its aggregates are exported and its messages merged, though the templates do not hold it",
+					p, t.Name(), t.Hash())
+			}
+		}
+	}
+	return known
+}
+
+// Learned returns how many templates the store learned from partition
+// states (templates its Templates did not know when a partition was
+// opened: versions dropped from the templates file, say).
+func (s *SetStore) Learned() int { return int(s.learned.Load()) }
 
 // Label limits of a message: those the HTTP collector applies by
 // default (its -max-labels and -max-label-bytes).
@@ -99,7 +254,7 @@ func (sp *setPart) Merge(m Message) error {
 	if err := checkLabels(labels); err != nil {
 		return err
 	}
-	t, err := sp.s.reg.ByHash(m.TplHash)
+	t, err := sp.s.lookup(m.TplHash)
 	if err != nil {
 		return fmt.Errorf("%w %08x: %w", ErrUnknownTemplate, m.TplHash, err)
 	}
@@ -113,7 +268,13 @@ func (sp *setPart) Merge(m Message) error {
 	// No check by sender and sequence here (aggregate.Set.Once): the
 	// consumer makes it, in stream order (redeliveries come out of order,
 	// which a high-water mark kept here would take for duplicates).
-	return sp.set.Add(aggregateKey(m.TplHash, labels), t, labels, b)
+	if err := sp.set.Add(aggregateKey(m.TplHash, labels), t, labels, b); err != nil {
+		return err
+	}
+	if sp.tpls[m.TplHash] == nil {
+		sp.tpls[m.TplHash] = t
+	}
+	return nil
 }
 
 // exportLabels converts a message's labels.
@@ -150,8 +311,42 @@ func aggregateKey(hash uint32, labels []export.Label) string {
 	return b.String()
 }
 
-// Save returns the Set's state.
-func (sp *setPart) Save() ([]byte, error) { return sp.set.AppendState(nil), nil }
+// Save returns the partition's bytes: its aggregates' templates, then
+// the Set's state (see setstate.go).
+func (sp *setPart) Save() ([]byte, error) {
+	var order []*tpl.Template
+	if r, ok := sp.s.reg.(ranked); ok && len(sp.tpls) > 0 {
+		for _, t := range r.versionIndex().Templates() {
+			if sp.tpls[t.Hash()] != nil {
+				order = append(order, t)
+			}
+		}
+	}
+	if len(order) < len(sp.tpls) { // (not all ranked: a store's own, or no ranking)
+		in := make(map[uint32]bool, len(order))
+		for _, t := range order {
+			in[t.Hash()] = true
+		}
+		for _, h := range slices.Sorted(maps.Keys(sp.tpls)) {
+			if !in[h] {
+				order = append(order, sp.tpls[h])
+			}
+		}
+	}
+	carried := make([]carriedTpl, len(order))
+	for i, t := range order {
+		j := sp.json[t.Hash()]
+		if j == nil {
+			var err error
+			if j, err = t.MarshalJSON(); err != nil {
+				return nil, fmt.Errorf("natsjs: partition %d: template %08x: %w", sp.p, t.Hash(), err)
+			}
+			sp.json[t.Hash()] = j
+		}
+		carried[i] = carriedTpl{hash: t.Hash(), json: j}
+	}
+	return sp.set.AppendState(appendSetState(nil, carried)), nil
+}
 
 // Close stops exporting the partition.
 func (sp *setPart) Close() {

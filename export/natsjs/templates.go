@@ -2,6 +2,7 @@ package natsjs
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -15,7 +16,10 @@ import (
 // grows (a template once known stays known), with versions of one name
 // side by side, ranked. A SetStore over a TemplateSet tells apart the
 // aggregates of versions that share a label set (see the package
-// documentation, Versions). The zero value knows no template; a
+// documentation, Versions). A SetStore over it also teaches it the
+// templates partition states carry that it does not know, ranked below
+// the others (see the package documentation, Templates in the state).
+// The zero value knows no template; a
 // TemplateSet is safe for concurrent use and must not be copied.
 type TemplateSet struct {
 	mu  sync.Mutex // serialises Add
@@ -69,6 +73,41 @@ func (s *TemplateSet) Add(ts []*tpl.Template) int {
 	idx.versions = versions.New(append(order, file...))
 	s.idx.Store(idx)
 	return n
+}
+
+// learn makes known the templates of ts the set does not know (nil
+// entries skipped): templates found beside a partition's aggregates (its
+// state carries them, SetStore), not in the templates file. They rank
+// below every known template, in ts's order among them, so that one
+// never becomes the newest version of a name the set knows (the file's
+// ranking stands). It returns the set's template of each of ts's hashes
+// (the one known already, or ts's) and how many were new.
+func (s *TemplateSet) learn(ts []*tpl.Template) ([]*tpl.Template, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.index()
+	idx := &templateIndex{byHash: make(map[uint32]*tpl.Template, len(old.byHash)+len(ts))}
+	maps.Copy(idx.byHash, old.byHash)
+	out := make([]*tpl.Template, len(ts))
+	var fresh []*tpl.Template
+	for i, t := range ts {
+		if t == nil {
+			continue
+		}
+		if k := idx.byHash[t.Hash()]; k != nil {
+			out[i] = k
+			continue
+		}
+		idx.byHash[t.Hash()] = t
+		fresh = append(fresh, t)
+		out[i] = t
+	}
+	if len(fresh) == 0 {
+		return out, 0
+	}
+	idx.versions = versions.New(append(fresh, old.versions.Templates()...))
+	s.idx.Store(idx)
+	return out, len(fresh)
 }
 
 // index returns the current index (an empty one for the zero value).

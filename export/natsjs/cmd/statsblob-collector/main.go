@@ -13,7 +13,10 @@
 // that the messages waiting for them are merged. The file lists the
 // versions of a template name oldest first: where two versions' series
 // share a label set, the older's carry statsblob_template_hash, as the
-// HTTP collector's do (package natsjs, Versions). SIGTERM and SIGINT hand
+// HTTP collector's do (package natsjs, Versions). A partition's state
+// carries its aggregates' templates: a version dropped from the file is
+// learned from it (logged, statsblob_nats_templates_learned_total).
+// SIGTERM and SIGINT hand
 // the partitions back (after storing their state) before it exits.
 package main
 
@@ -127,6 +130,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 
 	store := natsjs.NewSetStore(reg, aggregate.Config{})
+	store.Logf = logger.Printf
 	src := export.SourceFunc(store.Blobs)
 	pc, err := promexport.New(src, export.Options{Namespace: *namespace})
 	if err != nil {
@@ -185,7 +189,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		logger.Print(err)
 		return 1
 	}
-	promReg.MustRegister(&consumerMetrics{c: cons})
+	promReg.MustRegister(&consumerMetrics{c: cons, s: store})
 	_ = cons.Run(ctx)
 	logger.Printf("stopped: partitions handed back, %+v", cons.Stats())
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -230,7 +234,10 @@ func reloadTemplates(ctx context.Context, hup <-chan os.Signal, s *natsjs.Templa
 }
 
 // consumerMetrics exports the consumer's partitions and counters.
-type consumerMetrics struct{ c *natsjs.Consumer }
+type consumerMetrics struct {
+	c *natsjs.Consumer
+	s *natsjs.SetStore
+}
 
 var (
 	partDesc    = prometheus.NewDesc("statsblob_nats_partition", "A partition this collector owns and exports (1).", []string{"partition"}, nil)
@@ -244,12 +251,14 @@ var (
 		"Messages the owned partitions hold until a stored state holds them.", nil, nil)
 	waitingDesc = prometheus.NewDesc("statsblob_nats_waiting_messages",
 		"Messages of templates this collector does not know, waiting in the owned partitions for them.", nil, nil)
+	learnedDesc = prometheus.NewDesc("statsblob_nats_templates_learned_total",
+		"Templates learned from partition states (versions the templates file no longer holds): their aggregates exported, their messages merged.", nil, nil)
 	gapsDesc = prometheus.NewDesc("statsblob_nats_stream_gaps_total",
 		"Times a partition found messages the stream had removed (its limits) before they were read: its own among them never merged.", nil, nil)
 )
 
 func (m *consumerMetrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{partDesc, ownedDesc, counterDesc, eventsDesc, ckptDesc, failDesc, unackedDesc, waitingDesc, gapsDesc} {
+	for _, d := range []*prometheus.Desc{partDesc, ownedDesc, counterDesc, eventsDesc, ckptDesc, failDesc, unackedDesc, waitingDesc, gapsDesc, learnedDesc} {
 		ch <- d
 	}
 }
@@ -273,4 +282,5 @@ func (m *consumerMetrics) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(unackedDesc, prometheus.GaugeValue, float64(st.Unacked))
 	ch <- prometheus.MustNewConstMetric(waitingDesc, prometheus.GaugeValue, float64(st.Waiting))
 	ch <- prometheus.MustNewConstMetric(gapsDesc, prometheus.CounterValue, float64(st.Gaps))
+	ch <- prometheus.MustNewConstMetric(learnedDesc, prometheus.CounterValue, float64(m.s.Learned()))
 }
