@@ -448,7 +448,11 @@ func (c *Consumer) start(parent context.Context, p int, leaseRev uint64, leased 
 	c.owned[p] = o
 	c.mu.Unlock()
 	c.taken.Add(1)
-	w := &worker{c: c, p: p, o: o, part: part, cons: cons, l: l, stateRev: stateRev, held: map[uint64]int{}}
+	// dirty for a state taken over: the first checkpoint stores it again
+	// as this version's Partition writes it (a SetStore's carries its
+	// templates), while the collector knows them, even if no message
+	// comes.
+	w := &worker{c: c, p: p, o: o, part: part, cons: cons, l: l, stateRev: stateRev, held: map[uint64]int{}, dirty: state != nil}
 	// Before the first fetch moves the consumer on: messages the stream
 	// removed while nobody read the partition.
 	w.checkGap(ctx, cons.CachedInfo().Delivered.Stream)
