@@ -95,6 +95,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *templates == "" || fs.NArg() > 0 {
 		return usage("-templates FILE is required, and no arguments")
 	}
+	// Every numeric flag must be positive (the durations have their
+	// minimums below): natsjs takes 0 or less for the default, so
+	// "-partitions 0" or "-max-waiting -1" quietly meant 16 or 65,536
+	// (TestUsageZero checks every numeric flag).
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"partitions", *parts}, {"replicas", *replicas}, {"max-sequence-marks", *maxMarks}, {"max-waiting", *maxWaiting}} {
+		if f.v <= 0 {
+			return usage("-%s %d: must be positive", f.name, f.v)
+		}
+	}
 	if *lease < natsjs.MinLeaseTTL {
 		return usage("-lease %v: want at least %v", *lease, natsjs.MinLeaseTTL)
 	}

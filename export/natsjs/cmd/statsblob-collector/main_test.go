@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -113,4 +116,44 @@ func TestUsage(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	require.Equal(t, 1, run(context.Background(), []string{"-templates", "none.json", "-lease", "1s", "-checkpoint", "100ms", "-template-retry", "100ms"}, &stdout, &stderr), "past the checks")
 	require.Equal(t, 1, run(context.Background(), []string{"-templates", "none.json", "-lease", "1s"}, &stdout, &stderr), "past the checks: -checkpoint unset is 250ms")
+}
+
+// TestUsageZero: every numeric flag refuses 0 and negative values as a
+// usage error (the rule of the HTTP command's TestUsageZero: 0 is either
+// stated in -h or refused; here no flag has a 0 of its own). Before,
+// -partitions, -replicas, -max-sequence-marks and -max-waiting took 0
+// or a negative value quietly for their default (natsjs's 0 or less):
+// "-partitions 0" ran with 16 partitions, "-max-waiting 0" let 65,536
+// messages wait.
+func TestUsageZero(t *testing.T) {
+	var help bytes.Buffer
+	require.Equal(t, 0, run(context.Background(), []string{"-h"}, &help, io.Discard))
+	flags := regexp.MustCompile(`(?m)^  -(\S+)(?: \S+)?\n    \t(.*)$`).FindAllStringSubmatch(help.String(), -1)
+	require.Greater(t, len(flags), 10)
+	none := filepath.Join(t.TempDir(), "none.json")
+	try := func(name, v string) (int, string) {
+		var stderr bytes.Buffer
+		code := run(context.Background(), []string{"-templates", none, "-" + name, v}, io.Discard, &stderr)
+		return code, stderr.String()
+	}
+	var numeric []string
+	for _, m := range flags {
+		name := m[1]
+		if _, stderr := try(name, "x"); !strings.Contains(stderr, `invalid value "x" for flag -`+name+`: parse error`) {
+			continue // not a number
+		}
+		numeric = append(numeric, name)
+		for _, v := range []string{"0", "-1"} {
+			code, stderr := try(name, v)
+			if strings.Contains(stderr, "parse error") {
+				code, stderr = try(name, v+"s") // a duration
+			}
+			require.Equal(t, 2, code, "-%s %s: %s", name, v, stderr)
+			require.Regexp(t, `^statsblob-collector: -`+name+` `+v+`\S*: (must be positive|want at least \S+)\n`, stderr)
+		}
+	}
+	require.Equal(t, []string{"checkpoint", "lease", "max-sequence-marks", "max-waiting", "partitions", "replicas", "template-retry"}, numeric)
+	code, stderr := try("partitions", "1")
+	require.Equal(t, 1, code, "past the checks, to the missing file")
+	require.Contains(t, stderr, "no such file")
 }
