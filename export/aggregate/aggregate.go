@@ -125,14 +125,14 @@ type Config struct {
 	// merged without the check for want of MaxMarks.
 	OnMarksFull func()
 	// StateV1 makes AppendState (and State) write a state without
-	// senders in version 1, which every earlier version reads, in place
-	// of version 3, which holds the aggregates' last-add times: a Set
-	// loaded from it takes the load's time for them, and so keeps an
-	// idle aggregate past an Expire cutoff by the time between the write
-	// and the load. For Sets that never expire aggregates and hand their
-	// states to collectors of earlier versions (package natsjs's
-	// partitions, which add without Once). A state with senders is
-	// written in version 3 in any case.
+	// senders in version 1, in place of version 3, which adds the
+	// aggregates' last-add times: a Set loaded from it takes the load's
+	// time for them, and so keeps an idle aggregate past an Expire cutoff
+	// by the time between the write and the load. For Sets that never
+	// expire aggregates, whose last-add times would tell nothing (package
+	// natsjs's partitions, which add without Once and wrap the state in
+	// their own framing). A state with senders is written in version 3 in
+	// any case.
 	StateV1 bool
 }
 

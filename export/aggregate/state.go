@@ -78,9 +78,8 @@ import (
 // keeps at most), the aggregates and senders in any order. LoadState
 // reads all three; AppendState writes version 3, or, with
 // Config.StateV1, version 1 for a state without senders (version 3 but
-// for last, the idles and x, one uint32), so that earlier versions read
-// it (the states of package natsjs's partitions, which keep no marks and
-// never expire, handed over between collectors of two versions).
+// for last, the idles and x, one uint32), for Sets whose aggregates never
+// expire (package natsjs's partitions, which keep no marks).
 const (
 	stateMagic   = "SBAGG3\n"
 	stateMagicV2 = "SBAGG2\n"
