@@ -195,17 +195,39 @@ func TestCumulativeCloseFails(t *testing.T) {
 
 // Run with an interval of 0 or less pushes every DefaultPushInterval: it
 // called time.NewTicker with it, which panics (the command's
-// -otlp-interval 0 took the process down).
+// -otlp-interval 0 took the process down). The server holds a post, so
+// that a push would be seen: a positive interval of 1 ms pushes it (the
+// control), and 0 or a negative interval must not push within 20 ms
+// (DefaultPushInterval is 10 s; a tick of less than 20 ms taken for it
+// fails here).
 func TestRunNonPositiveInterval(t *testing.T) {
-	for _, every := range []time.Duration{0, -time.Second} {
-		s, _ := newServer(t, collector.Config{})
+	pusher := func() (*collector.Pusher, *fakeExporter) {
+		t.Helper()
+		s, tp := newServer(t, collector.Config{})
+		code, body := post(t, s, http.MethodPost, "host=a", fixture.KitchenBlob(tp).Bytes())
+		require.Equal(t, http.StatusNoContent, code, body)
 		exp := &fakeExporter{}
-		p := s.NewPusher(exp, collector.PushConfig{})
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-		p.Run(ctx, every)
-		cancel()
+		return s.NewPusher(exp, collector.PushConfig{}), exp
+	}
+	pushes := func(exp *fakeExporter) int {
 		exp.mu.Lock()
-		require.Empty(t, exp.got, "no push within 20 ms of a %v interval", every)
-		exp.mu.Unlock()
+		defer exp.mu.Unlock()
+		return len(exp.got)
+	}
+
+	p, exp := pusher()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); p.Run(ctx, time.Millisecond) }()
+	require.Eventually(t, func() bool { return pushes(exp) > 0 }, 10*time.Second, time.Millisecond, "the control: a 1 ms interval pushes")
+	cancel()
+	<-done
+
+	for _, every := range []time.Duration{0, -time.Second} {
+		p, exp := pusher()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		p.Run(ctx, every) // returns when ctx is done
+		cancel()
+		require.Zero(t, pushes(exp), "no push within 20 ms of a %v interval", every)
 	}
 }
