@@ -49,3 +49,9 @@ func PushQueue(p *Pusher) int {
 	defer p.qmu.Unlock()
 	return len(p.queue)
 }
+
+// LogFailures reads statsblob_collector_log_failures_total and
+// _log_heals_total without a scrape.
+func LogFailures(s *Server) (failures, heals int) {
+	return int(testutil.ToFloat64(s.logFailures)), int(testutil.ToFloat64(s.logHeals))
+}
