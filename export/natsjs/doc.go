@@ -118,7 +118,10 @@
 // template, is stored again with them at the first checkpoint of a
 // collector that knows them; one that reaches a collector knowing none
 // of its aggregates' templates cannot be opened until one does (the
-// collector logs why at every try). Collectors before this version
+// collector logs why at every try). So upgrade first and drop versions
+// from the file after: once every collector of a stream runs this
+// version, each partition it owns has been stored with its templates
+// (within a checkpoint of the takeover). Collectors before this version
 // cannot open a state it wrote: upgrade every collector of a stream.
 //
 // Messages the stream removes before any collector read them (all of
