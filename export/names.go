@@ -126,12 +126,14 @@ const (
 // (CheckPostedLabels).
 const VersionLabel = "statsblob_template_hash"
 
-// ErrNameClash reports a series that blobs of two templates both export:
+// ErrNameClash reports a series that two blobs both export: blobs of
 // templates whose names sanitise alike ("web" and "WEB"), or whose
 // template and VOI names join alike ("a_b" with VOI "c", "a" with VOI
-// "b_c"). An exporter sends the first template's and refuses the other's
-// with an error that wraps ErrNameClash and names both templates.
-var ErrNameClash = errors.New("export: two templates export one series")
+// "b_c"), or blobs of one template whose label sets are one series ({}
+// and {host=""}: a label of empty value is no label). An exporter sends
+// the first blob's and refuses the other's with an error that wraps
+// ErrNameClash and names both templates, or both label sets (Clashes).
+var ErrNameClash = errors.New("export: two blobs export one series")
 
 // CheckPostedLabels is CheckLabels for labels a sender posts to a
 // collector, which may not be empty nor the collector's own

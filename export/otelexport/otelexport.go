@@ -102,7 +102,10 @@ func New(src export.Source, cfg Config) (*Producer, error) {
 // differ in case only, say; see export.Clashes), the Metrics takes the
 // first template's description, and a point both write (the same
 // attributes) is the first template's: the other's is left out and its
-// error, wrapping export.ErrNameClash, returned with the rest.
+// error, wrapping export.ErrNameClash, returned with the rest. So is a
+// point of a series two blobs of one template write (attributes {} and
+// {host=""}, one series to Prometheus: a label of empty value is no
+// label), the first blob's kept.
 func (p *Producer) Produce(context.Context) ([]metricdata.ScopeMetrics, error) {
 	var ms []export.Metric
 	var errs []error

@@ -362,7 +362,7 @@ func TestProducerNameClash(t *testing.T) {
 	require.NoError(t, err)
 	sms, err := p.Produce(context.Background())
 	require.ErrorIs(t, err, export.ErrNameClash)
-	require.EqualError(t, err, `export: series web.hits{host="a"} of template "WEB" is also template "web"'s: export: two templates export one series`)
+	require.EqualError(t, err, `export: series web.hits{host="a"} of template "WEB" is also template "web"'s: export: two blobs export one series`)
 	start := export.SBinTime(1_700_000_000 << 32)
 	pt := func(host string, v float64) metricdata.DataPoint[float64] {
 		return metricdata.DataPoint[float64]{Attributes: attribute.NewSet(attribute.String("host", host)), StartTime: start, Time: now, Value: v}
@@ -371,6 +371,35 @@ func TestProducerNameClash(t *testing.T) {
 		Name: "web.hits", Description: "statsblob web hits: SUM (INT_U64)",
 		Data: metricdata.Sum[float64]{Temporality: metricdata.CumulativeTemporality, IsMonotonic: true,
 			DataPoints: []metricdata.DataPoint[float64]{pt("a", 1), pt("b", 3)}}}}}, sms[0])
+}
+
+// Two blobs of one template under {} and {host=""} (a library's Source
+// may hand them out) are one series to Prometheus, where OTLP metrics
+// often end: the first blob's point is produced, the other's error
+// returned (export.ErrNameClash), naming both label sets. Before, the
+// Metrics held both points.
+func TestProducerOneTemplateOneSeries(t *testing.T) {
+	sumOf := func(v uint64) (*blob.Blob, *tpl.Template) {
+		tp, err := tpl.NewRegistry().New("web")
+		require.NoError(t, err)
+		require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "hits", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+		b := blob.New(tp, blob.NewEnv(func() int64 { return 1_700_000_000 << 32 }, 1))
+		require.NoError(t, b.UpdateU64(0, v))
+		return b, tp
+	}
+	first, tp := sumOf(1)
+	second, _ := sumOf(2)
+	p, err := otelexport.New(export.Static(export.Named{Blob: first, Template: tp},
+		export.Named{Blob: second, Template: tp, Labels: []export.Label{{Name: "host", Value: ""}}}),
+		otelexport.Config{Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	sms, err := p.Produce(context.Background())
+	require.ErrorIs(t, err, export.ErrNameClash)
+	require.EqualError(t, err, `export: series web.hits{} of template "web" with labels {host=""} is also its series with labels {}: export: two blobs export one series`)
+	metricdatatest.AssertEqual(t, metricdata.ScopeMetrics{Scope: instrumentation.Scope{Name: otelexport.ScopeName}, Metrics: []metricdata.Metrics{{
+		Name: "web.hits", Description: "statsblob web hits: SUM (INT_U64)",
+		Data: metricdata.Sum[float64]{Temporality: metricdata.CumulativeTemporality, IsMonotonic: true,
+			DataPoints: []metricdata.DataPoint[float64]{{Attributes: attribute.NewSet(), StartTime: export.SBinTime(1_700_000_000 << 32), Time: now, Value: 1}}}}}}, sms[0])
 }
 
 // A derived metric's unit reaches OTLP in UCUM whatever spelling

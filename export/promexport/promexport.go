@@ -62,7 +62,9 @@ func (c *Collector) Describe(chan<- *prometheus.Desc) {}
 // export.Clashes), the family's metrics carry the first template's HELP,
 // and a series both write is sent once, the first template's: the
 // other's is an invalid metric wrapping export.ErrNameClash that names
-// both templates.
+// both templates. So is a series two blobs of one template write (label
+// sets {} and {host=""}: a label of empty value is no label), the error
+// naming both label sets.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	var ms []export.Metric
 	for _, n := range c.src.Blobs() {

@@ -303,3 +303,32 @@ web_hits_total{host="a"} 1
 web_hits_total{host="b"} 3
 `, sb.String())
 }
+
+// Two blobs of one template under {} and {host=""} (a library's Source
+// may hand them out) write one series: Prometheus takes a label of empty
+// value for no label. Through a registry the first blob's series is
+// gathered, the other refused with an error naming both label sets
+// (export.ErrNameClash). Before, both were gathered as two series
+// (web_hits_total 1 and web_hits_total{host=""} 2: the registry tells
+// them apart), and a scrape stored one of them, named by nothing.
+func TestCollectorOneTemplateOneSeries(t *testing.T) {
+	web, webTp := sumBlob(t, "web", "hits", voi.IntU64, 1)
+	web2, _ := sumBlob(t, "web", "hits", voi.IntU64, 2)
+	c, err := promexport.New(export.Static(export.Named{Blob: web, Template: webTp},
+		export.Named{Blob: web2, Template: webTp, Labels: []export.Label{{Name: "host", Value: ""}}}), export.Options{})
+	require.NoError(t, err)
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(c))
+	mfs, err := reg.Gather()
+	require.ErrorIs(t, err, export.ErrNameClash)
+	require.EqualError(t, err, `export: series web_hits_total{} of template "web" with labels {host=""} is also its series with labels {}: export: two blobs export one series`)
+	var sb strings.Builder
+	for _, mf := range mfs {
+		_, err := expfmt.MetricFamilyToText(&sb, mf)
+		require.NoError(t, err)
+	}
+	require.Equal(t, `# HELP web_hits_total statsblob web hits: SUM (INT_U64)
+# TYPE web_hits_total counter
+web_hits_total 1
+`, sb.String())
+}

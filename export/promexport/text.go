@@ -38,11 +38,11 @@ import (
 // histogram x whose x_count is another template's gauge), the first
 // template's series is written and the other's left out and counted
 // (Omitted.Clashes, Omitted.FirstClash), and a family's HELP is its first
-// writer's. Besides, a blob's family whose name an extra family has (the
-// registry's own process_ and go_ families, say), and one an earlier blob
-// of the same template and constant labels wrote (the same blob handed out
-// twice), are left out and counted. A Text is safe for concurrent use
-// (scrapes take turns).
+// writer's; so is a series blobs of one template both export (the same
+// blob handed out twice, or label sets {} and {host=""}: a label of empty
+// value is no label). Besides, a blob's family whose name an extra family
+// has (the registry's own process_ and go_ families, say) is left out and
+// counted. A Text is safe for concurrent use (scrapes take turns).
 type Text struct {
 	c *Collector
 
@@ -57,7 +57,6 @@ type Text struct {
 // rendered is the text of one blob's metrics, by family.
 type rendered struct {
 	labels []export.Label
-	key    string // the labels, sorted: the series of blobs with other keys differ
 	start  time.Time
 	fams   []famText
 	// heads are the blob's metrics as export.Clashes reads them, and
@@ -151,7 +150,7 @@ type scratch struct {
 
 // render maps and renders n's blob, with sc as its scratch.
 func (t *Text) render(sc *scratch, n export.Named) *rendered {
-	r := &rendered{labels: n.Labels, key: labelsKey(n.Labels), start: n.Start}
+	r := &rendered{labels: n.Labels, start: n.Start}
 	var err error
 	if sc.ms, err = t.c.mapper.Append(sc.ms[:0], n); err == nil {
 		r.valid = true
@@ -170,24 +169,6 @@ func (t *Text) render(sc *scratch, n export.Named) *rendered {
 		}
 	}
 	return r
-}
-
-// labelsKey returns a blob's constant labels, sorted and without those of
-// empty value (Prometheus's {host=""} is {}), as one string: two blobs'
-// families of one name hold the same series only if their keys are equal
-// (the metrics' own labels, "bucket", "le" and "quantile", are reserved: no
-// constant label has their names).
-func labelsKey(labels []export.Label) string {
-	ls := slices.DeleteFunc(slices.Clone(labels), func(l export.Label) bool { return l.Value == "" })
-	slices.SortFunc(ls, func(a, b export.Label) int { return strings.Compare(a.Name, b.Name) })
-	var sb strings.Builder
-	for _, l := range ls {
-		sb.WriteString(l.Name)
-		sb.WriteByte(0xff)
-		sb.WriteString(l.Value)
-		sb.WriteByte(0xff)
-	}
-	return sb.String()
 }
 
 // famText is one family's lines of one blob.
@@ -227,9 +208,8 @@ func (t *Text) Forget() {
 type Omitted struct {
 	BySeries, ByBytes int
 	// Clashes counts the metrics of written blobs left out because
-	// export.Clashes gave their series or family to another template's
-	// blob, their family's name was an extra family's, or an earlier blob
-	// of their template and constant labels wrote their family.
+	// export.Clashes gave their series or family to another blob, or
+	// their family's name was an extra family's.
 	Clashes int
 	// FirstClash is export.Clashes's error for the first metric it left
 	// out of the blobs written (wrapping export.ErrNameClash and naming
@@ -289,18 +269,6 @@ func (t *Text) WriteWithin(w io.Writer, extra []*dto.MetricFamily, maxSeries, ma
 		}
 	}
 	cuts := t.clashes(rs)
-	// The blobs written, by template and constant labels: the first one's
-	// families become a set only when a second blob has both (the same
-	// blob handed out twice, say: its series are the first one's).
-	type dupKey struct {
-		labels string
-		hash   uint32
-	}
-	type written struct {
-		first *rendered
-		names map[string]bool
-	}
-	byKey := map[dupKey]*written{}
 	type part struct {
 		fam    int
 		lines  []byte
@@ -308,14 +276,6 @@ func (t *Text) WriteWithin(w io.Writer, extra []*dto.MetricFamily, maxSeries, ma
 	}
 	var keep []part
 	for k, r := range rs {
-		key := dupKey{r.key, r.hash}
-		wr := byKey[key]
-		if wr != nil && wr.names == nil {
-			wr.names = make(map[string]bool, len(wr.first.fams))
-			for _, ft := range wr.first.fams {
-				wr.names[ft.name] = true
-			}
-		}
 		var cut []error
 		if cuts != nil {
 			cut = cuts[k]
@@ -324,7 +284,7 @@ func (t *Text) WriteWithin(w io.Writer, extra []*dto.MetricFamily, maxSeries, ma
 		ns, nz, left := 0, 0, 0
 		for i := range r.fams {
 			ft := &r.fams[i]
-			if f := fams[ft.name]; f != nil && f.extra != nil || wr != nil && wr.names[ft.name] {
+			if f := fams[ft.name]; f != nil && f.extra != nil {
 				left += ft.metrics
 				continue
 			}
@@ -358,9 +318,6 @@ func (t *Text) WriteWithin(w io.Writer, extra []*dto.MetricFamily, maxSeries, ma
 				}
 			}
 		}
-		if wr == nil {
-			byKey[key] = &written{first: r}
-		}
 		for _, p := range keep {
 			ft := &r.fams[p.fam]
 			f := get(ft.name)
@@ -368,9 +325,6 @@ func (t *Text) WriteWithin(w io.Writer, extra []*dto.MetricFamily, maxSeries, ma
 				f.help, f.typ = ft.help, ft.typ
 			}
 			f.parts = append(f.parts, p.lines)
-			if wr != nil {
-				wr.names[ft.name] = true
-			}
 		}
 	}
 	for b, r := range t.cache {

@@ -175,18 +175,32 @@ func TestTextEachSeriesOnce(t *testing.T) {
 	}
 	text, om, clash := write(export.Named{Blob: web, Template: webTp, Labels: a}, export.Named{Blob: WEB, Template: WEBTp, Labels: a})
 	require.Equal(t, promexport.Omitted{Clashes: 1}, om)
-	require.Equal(t, `export: series web_hits_total{host="a"} of template "WEB" is also template "web"'s: export: two templates export one series`, clash)
+	require.Equal(t, `export: series web_hits_total{host="a"} of template "WEB" is also template "web"'s: export: two blobs export one series`, clash)
 	require.Equal(t, `# HELP web_hits_total statsblob web hits: SUM (INT_U64)
 # TYPE web_hits_total counter
 web_hits_total{host="a"} 1
 `, text)
 
-	// The same blob handed out twice with the same labels: once (no
-	// templates clash).
+	// The same blob handed out twice with the same labels: once, the
+	// other named as a clash of one template (export.Clashes).
 	text, om, clash = write(export.Named{Blob: web, Template: webTp, Labels: a}, export.Named{Blob: web, Template: webTp, Labels: a})
 	require.Equal(t, promexport.Omitted{Clashes: 1}, om)
-	require.Empty(t, clash)
+	require.Equal(t, `export: series web_hits_total{host="a"} of template "web" with labels {host="a"} is also its series with labels {host="a"}: export: two blobs export one series`, clash)
 	require.Equal(t, 1, strings.Count(text, "web_hits_total{"))
+
+	// Two blobs of one template under {} and {host=""}: one series, the
+	// first blob's. Before, both were written (web_hits_total 1 and
+	// web_hits_total{host=""} 5, one series to Prometheus) and nothing
+	// was named.
+	other, _ := sumBlob(t, "web", "hits", voi.IntU64, 5)
+	text, om, clash = write(export.Named{Blob: web, Template: webTp},
+		export.Named{Blob: other, Template: webTp, Labels: []export.Label{{Name: "host", Value: ""}}})
+	require.Equal(t, promexport.Omitted{Clashes: 1}, om)
+	require.Equal(t, `export: series web_hits_total{} of template "web" with labels {host=""} is also its series with labels {}: export: two blobs export one series`, clash)
+	require.Equal(t, `# HELP web_hits_total statsblob web hits: SUM (INT_U64)
+# TYPE web_hits_total counter
+web_hits_total 1
+`, text)
 
 	text, om, clash = write(export.Named{Blob: WEB, Template: WEBTp, Labels: a},
 		export.Named{Blob: web, Template: webTp, Labels: []export.Label{{Name: "host", Value: "b"}}})
@@ -202,7 +216,7 @@ web_hits_total{host="b"} 1
 	text, om, clash = write(export.Named{Blob: web, Template: webTp},
 		export.Named{Blob: WEB, Template: WEBTp, Labels: []export.Label{{Name: "host", Value: ""}}})
 	require.Equal(t, promexport.Omitted{Clashes: 1}, om)
-	require.Equal(t, `export: series web_hits_total{} of template "WEB" is also template "web"'s: export: two templates export one series`, clash)
+	require.Equal(t, `export: series web_hits_total{} of template "WEB" is also template "web"'s: export: two blobs export one series`, clash)
 	require.Equal(t, 1, strings.Count(text, "web_hits_total"+" 1\n"))
 	require.NotContains(t, text, "web_hits_total{")
 
@@ -212,7 +226,7 @@ web_hits_total{host="b"} 1
 	text, om, clash = write(export.Named{Blob: web, Template: webTp, Labels: a},
 		export.Named{Blob: gauge, Template: gaugeTp, Labels: []export.Label{{Name: "host", Value: "b"}}})
 	require.Equal(t, promexport.Omitted{Clashes: 1}, om)
-	require.Equal(t, fmt.Sprintf(`export: family web_hits_total of template "web" (hash %08x) is a counter in template "web" (hash %08x): export: two templates export one series`,
+	require.Equal(t, fmt.Sprintf(`export: family web_hits_total of template "web" (hash %08x) is a counter in template "web" (hash %08x): export: two blobs export one series`,
 		gaugeTp.Hash(), webTp.Hash()), clash)
 	require.Equal(t, `# HELP web_hits_total statsblob web hits: SUM (INT_U64)
 # TYPE web_hits_total counter
@@ -232,7 +246,7 @@ func TestTextClashesNotCountedAgainstBounds(t *testing.T) {
 	c, err := promexport.New(export.Static(export.Named{Blob: web, Template: webTp, Labels: a},
 		export.Named{Blob: WEB, Template: WEBTp, Labels: a}, export.Named{Blob: other, Template: otherTp, Labels: a}), export.Options{})
 	require.NoError(t, err)
-	const wantClash = `export: series web_hits_total{host="a"} of template "WEB" is also template "web"'s: export: two templates export one series`
+	const wantClash = `export: series web_hits_total{host="a"} of template "WEB" is also template "web"'s: export: two blobs export one series`
 	const webLines = `# HELP web_hits_total statsblob web hits: SUM (INT_U64)
 # TYPE web_hits_total counter
 web_hits_total{host="a"} 1
@@ -294,7 +308,7 @@ func TestTextClashesAsCollector(t *testing.T) {
 	require.Equal(t, sb.String(), again.String())
 	om, clash := withoutClash(t, om)
 	require.Equal(t, promexport.Omitted{Clashes: 2}, om)
-	require.Equal(t, `export: family a_b_hist_count of template "a_b" writes samples a_b_hist_count, as family a_b_hist of template "a" does: export: two templates export one series`, clash)
+	require.Equal(t, `export: family a_b_hist_count of template "a_b" writes samples a_b_hist_count, as family a_b_hist of template "a" does: export: two blobs export one series`, clash)
 	want := `# HELP a_b_hist statsblob a b: CRHIST32 (INT_U64)
 # TYPE a_b_hist histogram
 a_b_hist_bucket{host="a",le="99"} 1
@@ -347,6 +361,6 @@ func TestTextNativeHistogramSamples(t *testing.T) {
 	require.Len(t, parses(t, sb.String()), 2)
 	om, clash := withoutClash(t, om)
 	require.Equal(t, promexport.Omitted{Clashes: 1}, om)
-	require.Equal(t, `export: family n_x_tdigest_native_count of template "n_x" writes samples n_x_tdigest_native_count, as family n_x_tdigest_native of template "n" does: export: two templates export one series`, clash)
+	require.Equal(t, `export: family n_x_tdigest_native_count of template "n_x" writes samples n_x_tdigest_native_count, as family n_x_tdigest_native of template "n" does: export: two blobs export one series`, clash)
 	require.NotContains(t, sb.String(), "# TYPE n_x_tdigest_native_count")
 }

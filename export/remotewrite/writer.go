@@ -19,10 +19,11 @@
 // (queue_full, rejected: a 4xx other than 429, shutdown), and what a
 // snapshot sent leaves out in
 // statsblob_collector_remote_write_omitted_total{reason}: blobs the
-// mapping refuses (unmappable), and metrics whose series a blob of another
-// template wrote first (name_clash: template names that sanitise alike, or
-// two versions of one under one label set, export.Clashes; a request
-// holding a series twice is refused whole by Prometheus).
+// mapping refuses (unmappable), and metrics whose series another blob
+// wrote first (name_clash: template names that sanitise alike, two
+// versions of one under one label set, or blobs of one template under
+// label sets that are one series, {} and {host=""}; export.Clashes: a
+// request holding a series twice is refused whole by Prometheus).
 //
 // Native histograms: with HistogramsAuto (the default) a Writer sends
 // t-digests as native histograms until the server answers a request that
@@ -254,7 +255,7 @@ func New(cfg Config) (*Writer, error) {
 		w.unmarked.WithLabelValues(r)
 	}
 	w.omitted = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "statsblob_collector_remote_write_omitted_total",
-		Help: "What snapshots sent left out, by reason: unmappable, blobs the mapping refused (constant labels it rejects, a template that is not the blob's); name_clash, metrics whose series another template's blob wrote (export.Clashes)."},
+		Help: "What snapshots sent left out, by reason: unmappable, blobs the mapping refused (constant labels it rejects, a template that is not the blob's); name_clash, metrics whose series another blob wrote (export.Clashes)."},
 		[]string{"reason"})
 	for _, r := range []string{"unmappable", "name_clash"} {
 		w.omitted.WithLabelValues(r)
@@ -473,7 +474,7 @@ type attempt struct {
 	marked  []string
 	expired int
 	// unmappable counts the snapshot's blobs the mapping refused, clashes
-	// its metrics left out because another template's blob wrote their
+	// its metrics left out because another blob wrote their
 	// series (export.Clashes).
 	unmappable, clashes int
 }

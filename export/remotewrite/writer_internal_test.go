@@ -397,6 +397,49 @@ func TestNameClashAndUnmappableCounted(t *testing.T) {
 	require.Equal(t, 1.0, testutil.ToFloat64(w.omitted.WithLabelValues("unmappable")))
 }
 
+// Two blobs of one template under {host=a} and {host=a,zone=""} (a
+// library's Source may hand out such label sets; remote write leaves out a
+// label of empty value) write one series each: sent twice in one request
+// with different values, Prometheus refuses the whole request ("duplicate
+// sample for timestamp", a 400 the Writer does not retry), and every other
+// series of the snapshot is lost with it. The first blob's series is
+// sent, the other's counted (name_clash). Before, the request held each
+// of rwBlob's series twice and was refused: the server below answers as
+// Prometheus does.
+func TestOneTemplateOneSeriesSentOnce(t *testing.T) {
+	srv := newServer(t, func(_ int, ss []series) (int, string) {
+		seen := map[string]bool{}
+		for _, s := range ss {
+			k := strings.Fields(s.String())[0]
+			if seen[k] {
+				return http.StatusBadRequest, "duplicate sample for timestamp: " + k
+			}
+			seen[k] = true
+		}
+		return http.StatusNoContent, ""
+	})
+	w := newWriter(t, Config{URL: srv.URL, Labels: []export.Label{{Name: "collector", Value: "c1"}}})
+	first := rwBlob(t)
+	second := rwBlob(t)
+	require.NoError(t, second.Blob.UpdateU32(0, 7))
+	second.Labels = append(slices.Clone(second.Labels), export.Label{Name: "zone", Value: ""})
+	other := rwBlob(t)
+	other.Labels = []export.Label{{Name: "host", Value: "b"}}
+	require.NoError(t, w.Enqueue([]export.Named{first, second, other}, at, time.Time{}))
+	require.NoError(t, w.Close(context.Background()))
+	reqs := srv.requests()
+	require.Len(t, reqs, 1)
+	want := slices.Clone(rwBlobLines)
+	for _, l := range rwBlobLines {
+		want = append(want, strings.Replace(l, "host=a", "host=b", 1))
+	}
+	require.Equal(t, want, lines(reqs[0]))
+	require.Len(t, reqs[0], 22, "and the two native histograms")
+	require.Equal(t, 1.0, testutil.ToFloat64(w.requests.WithLabelValues("ok")))
+	require.Equal(t, 0.0, testutil.ToFloat64(w.dropped.WithLabelValues("rejected")))
+	require.Equal(t, 4.0, testutil.ToFloat64(w.omitted.WithLabelValues("name_clash")), "second's sum, histogram, summary and native histogram")
+}
+
 // Run with an interval of 0 or less enqueues every DefaultInterval: it
 // called time.NewTicker with it, which panics (the command's
 // -remote-write-interval 0 took the process down).
