@@ -40,9 +40,11 @@ import (
 // (Omitted.Clashes, Omitted.FirstClash), and a family's HELP is its first
 // writer's; so is a series blobs of one template both export (the same
 // blob handed out twice, or label sets {} and {host=""}: a label of empty
-// value is no label). Besides, a blob's family whose name an extra family
-// has (the registry's own process_ and go_ families, say) is left out and
-// counted. A Text is safe for concurrent use (scrapes take turns).
+// value is no label). Besides, a blob's family that writes a sample an
+// extra family writes (the registry's own process_ and go_ families, say;
+// a blob's gauge x_count beside an extra histogram x, or a blob's
+// histogram x beside an extra gauge x_count) is left out and counted. A
+// Text is safe for concurrent use (scrapes take turns).
 type Text struct {
 	c *Collector
 
@@ -209,7 +211,7 @@ type Omitted struct {
 	BySeries, ByBytes int
 	// Clashes counts the metrics of written blobs left out because
 	// export.Clashes gave their series or family to another blob, or
-	// their family's name was an extra family's.
+	// their family writes a sample an extra family writes.
 	Clashes int
 	// FirstClash is export.Clashes's error for the first metric it left
 	// out of the blobs written (wrapping export.ErrNameClash and naming
@@ -269,6 +271,7 @@ func (t *Text) WriteWithin(w io.Writer, extra []*dto.MetricFamily, maxSeries, ma
 		}
 	}
 	cuts := t.clashes(rs)
+	taken := extraTaken(extra)
 	type part struct {
 		fam    int
 		lines  []byte
@@ -284,7 +287,7 @@ func (t *Text) WriteWithin(w io.Writer, extra []*dto.MetricFamily, maxSeries, ma
 		ns, nz, left := 0, 0, 0
 		for i := range r.fams {
 			ft := &r.fams[i]
-			if f := fams[ft.name]; f != nil && f.extra != nil {
+			if taken.has(ft) {
 				left += ft.metrics
 				continue
 			}
@@ -360,6 +363,63 @@ func (t *Text) WriteWithin(w io.Writer, extra []*dto.MetricFamily, maxSeries, ma
 		}
 	}
 	return om, bw.Flush()
+}
+
+// taken is what the extra families of a write take from the blobs' families:
+// the names of the samples they write (an extra histogram x writes x_count,
+// as a blob's gauge x_count would), and, by name, the blobs' families
+// found to write one of them.
+type taken struct {
+	samples map[string]bool
+	fams    map[string]bool // a blob's family name -> whether it writes one of samples
+	buf     []byte
+}
+
+// extraTaken returns what the families of extra (those with metrics) take.
+func extraTaken(extra []*dto.MetricFamily) *taken {
+	tk := &taken{samples: map[string]bool{}, fams: map[string]bool{}}
+	for _, mf := range extra {
+		if len(mf.Metric) == 0 {
+			continue
+		}
+		name := mf.GetName()
+		tk.samples[name] = true
+		for _, sfx := range suffixes(mf.GetType().String()) {
+			tk.samples[name+sfx] = true
+		}
+	}
+	return tk
+}
+
+// suffixes returns what a family of the type typ ("histogram", or dto's
+// "HISTOGRAM") appends to its name in the names of its samples, beside
+// the name itself: as export.PromNames.
+func suffixes(typ string) []string {
+	switch strings.ToLower(typ) {
+	case "histogram", "gauge_histogram":
+		return []string{"_bucket", "_count", "_sum"}
+	case "summary":
+		return []string{"_count", "_sum"}
+	}
+	return nil
+}
+
+// has reports whether a sample of the blob's family ft is an extra
+// family's.
+func (tk *taken) has(ft *famText) bool {
+	if len(tk.samples) == 0 {
+		return false
+	}
+	is, ok := tk.fams[ft.name]
+	if !ok {
+		is = tk.samples[ft.name]
+		for _, sfx := range suffixes(ft.typ) {
+			tk.buf = append(append(tk.buf[:0], ft.name...), sfx...)
+			is = is || tk.samples[string(tk.buf)]
+		}
+		tk.fams[ft.name] = is
+	}
+	return is
 }
 
 // clashes is export.Clashes of the metrics of rs's blobs, one blob after

@@ -364,3 +364,79 @@ func TestTextNativeHistogramSamples(t *testing.T) {
 	require.Equal(t, `export: family n_x_tdigest_native_count of template "n_x" writes samples n_x_tdigest_native_count, as family n_x_tdigest_native of template "n" does: export: two blobs export one series`, clash)
 	require.NotContains(t, sb.String(), "# TYPE n_x_tdigest_native_count")
 }
+
+// TestTextExtraFamiliesBySampleNames: an extra family takes the names of
+// the samples it writes from the blobs' families, as export.Clashes does
+// between blobs: a blob's gauge x_count beside a registry's histogram x,
+// or a blob's histogram beside a registry's gauge named as its _count, is
+// left out and counted, and the exposition parses. Before, Text compared
+// family names only and wrote both families: expfmt's parser refused the
+// exposition ("second HELP line", or a histogram's _count read as a
+// gauge's).
+func TestTextExtraFamiliesBySampleNames(t *testing.T) {
+	histTp, err := tpl.NewRegistry().New("a")
+	require.NoError(t, err)
+	require.NoError(t, histTp.AddVOI(tpl.VOIDef{ID: 0, Name: "b", DType: voi.IntU64,
+		Stats: []tpl.StatSpec{tpl.Histogram(hist.Spec{DType: voi.CRHist32, Scheme: hist.Lin, LB: 0, UB: 200, StepInc: 100})}}))
+	h := blob.New(histTp, blob.NewEnv(func() int64 { return 0 }, 1))
+	require.NoError(t, h.UpdateU64(0, 50))
+	g, gTp := sumBlob(t, "x", "count", voi.IntS64, 7) // gauge x_count
+	for _, tc := range []struct {
+		what  string
+		named export.Named
+		extra prometheus.Collector
+		want  string
+	}{
+		{"a blob's gauge x_count, a registry's histogram x",
+			export.Named{Blob: g, Template: gTp, Labels: []export.Label{{Name: "host", Value: "a"}}},
+			prometheus.NewHistogram(prometheus.HistogramOpts{Name: "x", Help: "The registry's.", Buckets: []float64{1}}),
+			`# HELP x The registry's.
+# TYPE x histogram
+x_bucket{le="1"} 0
+x_bucket{le="+Inf"} 0
+x_sum 0
+x_count 0
+`},
+		{"a blob's histogram a_b_hist, a registry's gauge a_b_hist_count",
+			export.Named{Blob: h, Template: histTp, Labels: []export.Label{{Name: "host", Value: "a"}}},
+			prometheus.NewGauge(prometheus.GaugeOpts{Name: "a_b_hist_count", Help: "The registry's."}),
+			`# HELP a_b_hist_count The registry's.
+# TYPE a_b_hist_count gauge
+a_b_hist_count 0
+`},
+		{"a blob's histogram a_b_hist, a registry's summary a_b",
+			export.Named{Blob: h, Template: histTp, Labels: []export.Label{{Name: "host", Value: "a"}}},
+			prometheus.NewSummary(prometheus.SummaryOpts{Name: "a_b", Help: "The registry's."}),
+			`# HELP a_b The registry's.
+# TYPE a_b summary
+a_b_sum 0
+a_b_count 0
+# HELP a_b_hist statsblob a b: CRHIST32 (INT_U64)
+# TYPE a_b_hist histogram
+a_b_hist_bucket{host="a",le="99"} 1
+a_b_hist_bucket{host="a",le="199"} 1
+a_b_hist_bucket{host="a",le="+Inf"} 1
+a_b_hist_sum{host="a"} NaN
+a_b_hist_count{host="a"} 1
+`},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			c, err := promexport.New(export.Static(tc.named), export.Options{})
+			require.NoError(t, err)
+			reg := prometheus.NewRegistry()
+			reg.MustRegister(tc.extra)
+			extra, err := reg.Gather()
+			require.NoError(t, err)
+			var sb strings.Builder
+			om, err := c.NewText().WriteWithin(&sb, extra, 0, 0)
+			require.NoError(t, err)
+			parses(t, sb.String())
+			require.Equal(t, tc.want, sb.String())
+			if strings.Contains(tc.want, "statsblob") {
+				require.Equal(t, promexport.Omitted{}, om)
+			} else {
+				require.Equal(t, promexport.Omitted{Clashes: 1}, om)
+			}
+		})
+	}
+}
