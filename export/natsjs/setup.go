@@ -74,7 +74,8 @@ func consumerName(p int) string       { return fmt.Sprintf("p%d", p) }
 func partitionKey(p int) string       { return fmt.Sprintf("p%d", p) }
 
 // Ensure creates the stream and its buckets, or updates them to s;
-// collectors call it at start, so any of them can be first. The
+// collectors call it at start, so any of them can be first. An existing
+// stream keeps the settings s has no field for (MaxBytes, MaxMsgs, ...). The
 // partitions' consumers are made by their owners (see Consumer). A
 // LeaseTTL below MinLeaseTTL is an error wrapping voi.ErrInvalid.
 func (s Setup) Ensure(ctx context.Context, js jetstream.JetStream) error {
@@ -82,16 +83,22 @@ func (s Setup) Ensure(ctx context.Context, js jetstream.JetStream) error {
 		return err
 	}
 	s = s.withDefaults()
-	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:       s.Stream,
-		Subjects:   []string{s.Prefix + ".>"},
-		Storage:    jetstream.FileStorage,
-		Replicas:   s.Replicas,
-		MaxAge:     s.MaxAge,
-		Duplicates: s.Duplicates,
-		Retention:  jetstream.LimitsPolicy,
-	})
-	if err != nil {
+	// An existing stream keeps the settings Setup has no field for
+	// (MaxBytes, MaxMsgs, ...: an operator's sizing); only Setup's are
+	// set, so a collector's start does not undo them.
+	cfg := jetstream.StreamConfig{Name: s.Stream}
+	if st, err := js.Stream(ctx, s.Stream); err == nil {
+		cfg = st.CachedInfo().Config
+	} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("natsjs: stream %s: %w", s.Stream, err)
+	}
+	cfg.Subjects = []string{s.Prefix + ".>"}
+	cfg.Storage = jetstream.FileStorage
+	cfg.Replicas = s.Replicas
+	cfg.MaxAge = s.MaxAge
+	cfg.Duplicates = s.Duplicates
+	cfg.Retention = jetstream.LimitsPolicy
+	if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
 		return fmt.Errorf("natsjs: stream %s: %w", s.Stream, err)
 	}
 	for _, kv := range []jetstream.KeyValueConfig{
