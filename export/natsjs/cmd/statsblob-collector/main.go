@@ -7,6 +7,12 @@
 //	statsblob-collector -nats nats://n1:4222,nats://n2:4222 -stream STATSBLOB \
 //	    -templates templates.json -listen :9129
 //
+// -max-age sizes the stream's retention (24 h: at least the longest time
+// all collectors may be down) and -max-state the largest partition state
+// (8 MiB; the server's max_payload must take it: a nats-server without a
+// configuration takes 1 MiB, and the collector logs a -max-state past it at
+// start). Every collector of a stream must be given the same.
+//
 // It exports its partitions as statsblob_nats_partition{partition="3"} 1
 // and counts its work in statsblob_nats_* counters. SIGHUP adds the
 // templates file's new templates (a template once known stays known), so
@@ -29,6 +35,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -74,6 +81,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	namespace := fs.String("namespace", "", "metric name `PREFIX`")
 	maxMarks := fs.Int("max-sequence-marks", natsjs.DefaultMaxMarks, "senders' label sets whose sequence is kept per partition (`N`, 32 bytes each of its state)")
 	maxWaiting := fs.Int("max-waiting", natsjs.DefaultMaxWaiting, "messages of unknown templates that may wait per partition (`N`, 8 bytes each of its state)")
+	maxAge := fs.Duration("max-age", 24*time.Hour, "how long the stream keeps a message (`D`: at least the longest time all collectors may be down; every collector of a stream the same)")
+	maxState := fs.Int("max-state", 8<<20, "the largest partition state in `BYTES` (at most the server's max_payload)")
 	retry := fs.Duration("template-retry", 10*time.Second, fmt.Sprintf("how often messages of an unknown template are tried again (`D`, at least %v)", natsjs.MinTemplateRetry))
 	// As statsblob COMMAND: -h prints the help to stdout, a usage error
 	// its message and the synopsis to stderr.
@@ -102,7 +111,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"partitions", *parts}, {"replicas", *replicas}, {"max-sequence-marks", *maxMarks}, {"max-waiting", *maxWaiting}} {
+	}{{"partitions", *parts}, {"replicas", *replicas}, {"max-sequence-marks", *maxMarks}, {"max-waiting", *maxWaiting}, {"max-state", *maxState}} {
 		if f.v <= 0 {
 			return usage("-%s %d: must be positive", f.name, f.v)
 		}
@@ -120,6 +129,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *checkpoint > *lease/2 {
 		return usage("-checkpoint %v: want at most half -lease (%v): messages are acknowledged at checkpoints, and redelivered if not within the lease", *checkpoint, *lease)
+	}
+	if *maxState > math.MaxInt32 {
+		return usage("-max-state %d: want at most %d", *maxState, math.MaxInt32)
+	}
+	if *maxAge <= 0 {
+		return usage("-max-age %v: must be positive", *maxAge)
 	}
 	if *retry < natsjs.MinTemplateRetry {
 		return usage("-template-retry %v: want at least %v", *retry, natsjs.MinTemplateRetry)
@@ -176,7 +191,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		logger.Print(err)
 		return 1
 	}
-	setup := natsjs.Setup{Stream: *stream, Prefix: *prefix, Partitions: *parts, Replicas: *replicas, LeaseTTL: *lease}
+	setup := natsjs.Setup{Stream: *stream, Prefix: *prefix, Partitions: *parts, Replicas: *replicas, LeaseTTL: *lease,
+		MaxAge: *maxAge, MaxState: int32(*maxState)}
 	// The stream may be unreachable at start: keep serving /metrics and try
 	// again.
 	for {
@@ -194,6 +210,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if ctx.Err() != nil {
 		return 0
+	}
+	if mp := nc.MaxPayload(); int64(*maxState) > mp {
+		logger.Printf("the server takes messages of at most %d bytes (its max_payload), -max-state is %d: a partition state past %d bytes cannot be stored (raise max_payload in the server's configuration)",
+			mp, *maxState, mp)
 	}
 	cons, err := natsjs.NewConsumer(ctx, natsjs.Config{Setup: setup, JS: js, ID: *id, Store: store,
 		Checkpoint: *checkpoint, MaxMarks: *maxMarks, MaxWaiting: *maxWaiting, TemplateRetry: *retry, Logf: logger.Printf})

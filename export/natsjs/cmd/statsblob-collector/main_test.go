@@ -10,10 +10,14 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/statsblob/statsblob/export/natsjs"
+	"github.com/statsblob/statsblob/export/natsjs/internal/natstest"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -152,8 +156,59 @@ func TestUsageZero(t *testing.T) {
 			require.Regexp(t, `^statsblob-collector: -`+name+` `+v+`\S*: (must be positive|want at least \S+)\n`, stderr)
 		}
 	}
-	require.Equal(t, []string{"checkpoint", "lease", "max-sequence-marks", "max-waiting", "partitions", "replicas", "template-retry"}, numeric)
+	require.Equal(t, []string{"checkpoint", "lease", "max-age", "max-sequence-marks", "max-state", "max-waiting", "partitions", "replicas", "template-retry"}, numeric)
 	code, stderr := try("partitions", "1")
 	require.Equal(t, 1, code, "past the checks, to the missing file")
 	require.Contains(t, stderr, "no such file")
+}
+
+// TestStreamSized: -max-age and -max-state size the stream and the
+// partition states' bucket, and a -max-state past the server's
+// max_payload is logged at start. Before, neither flag existed: the
+// README told operators to size the stream's retention (Setup.MaxAge),
+// but every collector's start set it back to 24 hours, and a state past
+// the server's max_payload (1 MiB on a server without a configuration)
+// was first heard of when its checkpoints failed.
+func TestStreamSized(t *testing.T) {
+	c := natstest.Start(t, 1) // max_payload 8 MiB
+	nc, err := nats.Connect(c.URL())
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "templates.json")
+	require.NoError(t, os.WriteFile(file, []byte("[]"), 0o644))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr bytes.Buffer
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"-nats", c.URL(), "-templates", file, "-listen", "127.0.0.1:0", "-lease", "1s",
+			"-max-age", "72h", "-max-state", "16777216"}, io.Discard, &stderr)
+	}()
+	var bucket jetstream.KeyValueStatus
+	exited := -1
+	require.Eventually(t, func() bool {
+		select {
+		case exited = <-done:
+			return true
+		default:
+		}
+		kv, err := js.KeyValue(ctx, "STATSBLOB_state")
+		if err != nil {
+			return false
+		}
+		bucket, err = kv.Status(ctx)
+		return err == nil
+	}, 10*time.Second, 50*time.Millisecond)
+	if exited != -1 {
+		t.Fatalf("run returned %d: %s", exited, stderr.String())
+	}
+	st, err := js.Stream(ctx, "STATSBLOB")
+	require.NoError(t, err)
+	require.Equal(t, 72*time.Hour, st.CachedInfo().Config.MaxAge)
+	require.Equal(t, int32(16<<20), bucket.(*jetstream.KeyValueBucketStatus).StreamInfo().Config.MaxMsgSize)
+	cancel()
+	require.Equal(t, 0, <-done)
+	require.Contains(t, stderr.String(), "the server takes messages of at most 8388608 bytes (its max_payload), -max-state is 16777216: a partition state past 8388608 bytes cannot be stored (raise max_payload in the server's configuration)\n")
 }
