@@ -25,8 +25,8 @@ const (
 // nil once the stream has stored the message (its publish
 // acknowledgement), so the shipper's retries and backlog work as they do
 // over HTTP. A message the stream can never take (a body shorter than a
-// blob header, or larger than the stream's maximum message size) is a
-// permanent ship.SendError; other refusals of the stream (no leader,
+// blob header, or larger than the server's max_payload, 413, or the
+// stream's maximum message size) is a permanent ship.SendError; other refusals of the stream (no leader,
 // storage full) are a ship.SendError the shipper retries, and a publish
 // with no answer (the stream unreachable, ctx ended) an ordinary error,
 // retried too.
@@ -58,6 +58,10 @@ func (t *Transport) Send(ctx context.Context, m ship.Message) error {
 	_, err := t.JS.PublishMsg(ctx, msg, jetstream.WithMsgID(m.ID()))
 	if err == nil {
 		return nil
+	}
+	if errors.Is(err, nats.ErrMaxPayload) { // the client's check of the server's max_payload
+		return fmt.Errorf("natsjs: publish: %w", &ship.SendError{Status: 413, Permanent: true,
+			Msg: fmt.Sprintf("a %d-byte body is past the server's max_payload", len(m.Body))})
 	}
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) {
