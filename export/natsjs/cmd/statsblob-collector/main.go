@@ -76,7 +76,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	id := fs.String("id", "", "this collector's `ID`, unique in the fleet (default: host name and a random suffix)")
 	templates := fs.String("templates", "", "templates `FILE`: a template's JSON form or an array of them (required)")
 	listen := fs.String("listen", "127.0.0.1:9129", "`ADDR` to serve GET /metrics and /healthz on")
-	lease := fs.Duration("lease", 10*time.Second, fmt.Sprintf("how long a stopped collector's partitions stay its (`D`, at least %v)", natsjs.MinLeaseTTL))
+	lease := fs.Duration("lease", 10*time.Second, fmt.Sprintf("how long a killed collector's partitions stay its (SIGTERM hands them back at once) (`D`, at least %v)", natsjs.MinLeaseTTL))
 	checkpoint := fs.Duration("checkpoint", 2*time.Second, fmt.Sprintf("how often partition states are stored and messages acknowledged (`D`, at least %v and at most half -lease; unset, a quarter of -lease if that is shorter)", natsjs.MinCheckpoint))
 	namespace := fs.String("namespace", "", "metric name `PREFIX`")
 	maxMarks := fs.Int("max-sequence-marks", natsjs.DefaultMaxMarks, "senders' label sets whose sequence is kept per partition (`N`, 32 bytes each of its state)")

@@ -96,7 +96,7 @@ func TestUsage(t *testing.T) {
 		require.Equal(t, wantErr, stderr.String())
 	}
 	f(0, synopsis+"\nflags:\n  -checkpoint D\n", "", "-h")
-	f(0, "  -lease D\n    \thow long a stopped collector's partitions stay its (D, at least 1s) (default 10s)\n", "", "-h")
+	f(0, "  -lease D\n    \thow long a killed collector's partitions stay its (SIGTERM hands them back at once) (D, at least 1s) (default 10s)\n", "", "-h")
 	f(2, "", "statsblob-collector: flag provided but not defined: -nope\n"+hint, "-nope")
 	f(2, "", "statsblob-collector: -templates FILE is required, and no arguments\n"+hint)
 	f(2, "", "statsblob-collector: -lease 3ns: want at least 1s\n"+hint, "-templates", "none.json", "-lease", "3ns")
