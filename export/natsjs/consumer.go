@@ -136,7 +136,7 @@ type Stats struct {
 	Checkpoints uint64 // states stored
 	// CheckpointFailures counts the checkpoints that failed for another
 	// reason than a lost lease (the stream unreachable, a state past
-	// Setup.MaxState): the messages since the last stored state stay
+	// Setup.MaxState or the server's max_payload): the messages since the last stored state stay
 	// unacknowledged, and are redelivered until one succeeds. The first
 	// of a run of failures of a partition is logged.
 	CheckpointFailures uint64

@@ -21,7 +21,7 @@ type Setup struct {
 	MaxAge     time.Duration // how long the stream keeps a message; 0 is 24 hours (see the README: at least the longest outage of the collectors)
 	Duplicates time.Duration // the de-duplication window; 0 is 10 minutes (at least the shippers' longest retry)
 	LeaseTTL   time.Duration // how long a collector's partitions outlive it; 0 is 10 seconds, else at least MinLeaseTTL
-	MaxState   int32         // the largest partition state in bytes; 0 is 8 MiB (at most the server's max_payload)
+	MaxState   int32         // the largest partition state in bytes; 0 is 8 MiB (the server's max_payload must take it: 1 MiB on a server without a configuration file)
 }
 
 // MinLeaseTTL is the shortest Setup.LeaseTTL: a consumer renews its
