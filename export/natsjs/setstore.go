@@ -28,8 +28,10 @@ import (
 // does (see the package documentation, Versions). It is safe for
 // concurrent use.
 //
-// A partition's state carries the templates of its aggregates (see
-// setstate.go): a collector whose templates file no longer holds one
+// A partition's state (the bytes the consumer stores for it) carries
+// the templates of its aggregates, each once as its JSON form with its
+// hash, ahead of the Set's state: a collector whose templates file no
+// longer holds one
 // (a version dropped since) still opens, merges and exports the
 // partition, and learns the template from the state, as if its file
 // held it below its own versions of the name (a TemplateSet ranks it
@@ -66,11 +68,12 @@ type Templates interface {
 // Its Sets' states are of version 1 (cfg.StateV1 is set): a
 // partition's Set adds without a sender check (the consumer makes it)
 // and never expires an aggregate, so the aggregates' last-add times a
-// later version keeps would tell nothing. They follow the templates the
-// partition carries (see setstate.go): a collector of a version before
-// that cannot open a partition a later one stored, and leaves it to the
-// others (upgrade all the collectors of a stream; a later version reads
-// the earlier states).
+// later version keeps would tell nothing. In a partition's state the
+// Set's state follows the templates the partition carries (see
+// SetStore): a collector of a version from before partitions carried
+// templates cannot open a partition a later one stored, and leaves it to
+// the others (upgrade all the collectors of a stream; a later version
+// reads the earlier states).
 func NewSetStore(reg Templates, cfg aggregate.Config) *SetStore {
 	cfg.StateV1 = true
 	return &SetStore{reg: reg, cfg: cfg, parts: map[int]*setPart{}}
@@ -312,7 +315,7 @@ func aggregateKey(hash uint32, labels []export.Label) string {
 }
 
 // Save returns the partition's bytes: its aggregates' templates, then
-// the Set's state (see setstate.go).
+// the Set's state (the layout is setStateMagic's doc).
 func (sp *setPart) Save() ([]byte, error) {
 	var order []*tpl.Template
 	if r, ok := sp.s.reg.(ranked); ok && len(sp.tpls) > 0 {
