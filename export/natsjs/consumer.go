@@ -103,6 +103,10 @@ const (
 // it gets a 422 and is retried.
 var ErrUnknownTemplate = errors.New("natsjs: unknown template")
 
+// ErrNotReady is what Consumer.Ready wraps while the consumer cannot do
+// its work.
+var ErrNotReady = errors.New("natsjs: not ready")
+
 // Stats counts a Consumer's work.
 type Stats struct {
 	Merged  uint64 // messages merged
@@ -155,8 +159,9 @@ type Consumer struct {
 	cfg                     Config
 	owners, members, states jetstream.KeyValue
 
-	mu    sync.Mutex
-	owned map[int]*owned
+	mu       sync.Mutex
+	owned    map[int]*owned
+	notReady error // Ready's answer
 
 	merged, refused, skipped, checkpoints, taken, lost, released atomic.Uint64
 	ckptFailed, duplicates, unchecked, expired, waitFull, gaps   atomic.Uint64
@@ -205,7 +210,7 @@ func NewConsumer(ctx context.Context, cfg Config) (*Consumer, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	c := &Consumer{cfg: cfg, owned: map[int]*owned{}}
+	c := &Consumer{cfg: cfg, owned: map[int]*owned{}, notReady: fmt.Errorf("%w: not running yet", ErrNotReady)}
 	var err error
 	if c.owners, err = cfg.JS.KeyValue(ctx, cfg.ownersBucket()); err != nil {
 		return nil, fmt.Errorf("natsjs: %w", err)
@@ -264,6 +269,26 @@ func (c *Consumer) Stats() Stats {
 		Taken: c.taken.Load(), Lost: c.lost.Load(), Released: c.released.Load()}
 }
 
+// Ready returns nil while the consumer does its work: from the first
+// round of Run that reaches the stream's buckets (its heartbeat to the
+// members' bucket is stored), until a round fails to or Run stops. Else
+// it returns an error wrapping ErrNotReady that says why: Run not
+// started, the buckets unreachable (with the heartbeat's error: the
+// partitions owned are given up once their leases pass), or stopping.
+// A consumer that owns no partition (a fleet of more collectors than
+// partitions) is ready: it takes one as soon as one is free.
+func (c *Consumer) Ready() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.notReady
+}
+
+func (c *Consumer) setReady(err error) {
+	c.mu.Lock()
+	c.notReady = err
+	c.mu.Unlock()
+}
+
 // Run takes and keeps partitions until ctx ends, then stores every owned
 // partition's state, acknowledges what it covers and hands the partitions
 // back, so that the others take them at once. While the stream is
@@ -275,7 +300,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 		c.balance(ctx)
 		select {
 		case <-ctx.Done():
+			c.setReady(fmt.Errorf("%w: stopping: handing the partitions back", ErrNotReady))
 			c.releaseAll()
+			c.setReady(fmt.Errorf("%w: stopped", ErrNotReady))
 			return nil
 		case <-tick.C:
 		}
@@ -291,6 +318,11 @@ func (c *Consumer) balance(parent context.Context) {
 	defer cancel()
 	if _, err := c.members.Put(ctx, c.cfg.ID, []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
 		c.cfg.Logf("natsjs: heartbeat: %v", err)
+		if parent.Err() == nil {
+			c.setReady(fmt.Errorf("%w: the stream's buckets are unreachable: heartbeat: %w", ErrNotReady, err))
+		}
+	} else {
+		c.setReady(nil)
 	}
 	c.mu.Lock()
 	held := make(map[int]*owned, len(c.owned))

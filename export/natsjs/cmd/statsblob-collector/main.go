@@ -14,7 +14,12 @@
 // start). Every collector of a stream must be given the same.
 //
 // It exports its partitions as statsblob_nats_partition{partition="3"} 1
-// and counts its work in statsblob_nats_* counters. SIGHUP adds the
+// and counts its work in statsblob_nats_* counters, there (at 0) from the
+// start. As the HTTP collector's, GET /healthz answers 200 "ok" while the
+// process serves, and GET /readyz 200 "ready" while the collector works
+// with the stream (its last heartbeat stored), else 503 with why: the
+// stream not reached or not made yet, its buckets unreachable since
+// (the partitions owned are given up as their leases pass), stopping. SIGHUP adds the
 // templates file's new templates (a template once known stays known), so
 // that the messages waiting for them are merged. The file lists the
 // versions of a template name oldest first: where two versions' series
@@ -41,6 +46,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -75,7 +81,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	replicas := fs.Int("replicas", 1, "stream and bucket replicas `N` (3 on a 3-node cluster)")
 	id := fs.String("id", "", "this collector's `ID`, unique in the fleet (default: host name and a random suffix)")
 	templates := fs.String("templates", "", "templates `FILE`: a template's JSON form or an array of them (required)")
-	listen := fs.String("listen", "127.0.0.1:9129", "`ADDR` to serve GET /metrics and /healthz on")
+	listen := fs.String("listen", "127.0.0.1:9129", "`ADDR` to serve GET /metrics, /healthz and /readyz on")
 	lease := fs.Duration("lease", 10*time.Second, fmt.Sprintf("how long a killed collector's partitions stay its (SIGTERM hands them back at once) (`D`, at least %v)", natsjs.MinLeaseTTL))
 	checkpoint := fs.Duration("checkpoint", 2*time.Second, fmt.Sprintf("how often partition states are stored and messages acknowledged (`D`, at least %v and at most half -lease; unset, a quarter of -lease if that is shorter)", natsjs.MinCheckpoint))
 	namespace := fs.String("namespace", "", "metric name `PREFIX`")
@@ -165,7 +171,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	promReg := prometheus.NewRegistry()
-	promReg.MustRegister(pc)
+	// The collector's own metrics are there from the start, at zero
+	// until the consumer runs: a stream not reached yet shows as
+	// statsblob_nats_partitions_owned 0, not as missing series.
+	cm := &consumerMetrics{s: store}
+	promReg.MustRegister(pc, cm)
+	ready := &readiness{}
+	ready.set(errors.New("starting"))
 
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
@@ -174,7 +186,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(promReg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { text(w, http.StatusOK, "ok") })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if err := ready.err(); err != nil {
+			w.Header().Set("Retry-After", "1")
+			text(w, http.StatusServiceUnavailable, err.Error())
+			return
+		}
+		text(w, http.StatusOK, "ready")
+	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute}
 	go func() { _ = srv.Serve(ln) }()
 	logger.Printf("collector %s serving on %s", *id, ln.Addr())
@@ -203,6 +223,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			break
 		}
 		logger.Printf("stream not ready: %v", err)
+		ready.set(fmt.Errorf("stream %s not ready: %w", *stream, err))
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Second):
@@ -211,6 +232,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if ctx.Err() != nil {
 		return 0
 	}
+	ready.set(errors.New("starting the consumer"))
 	if mp := nc.MaxPayload(); int64(*maxState) > mp {
 		logger.Printf("the server takes messages of at most %d bytes (its max_payload), -max-state is %d: a partition state past %d bytes cannot be stored (raise max_payload in the server's configuration)",
 			mp, *maxState, mp)
@@ -221,7 +243,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		logger.Print(err)
 		return 1
 	}
-	promReg.MustRegister(&consumerMetrics{c: cons, s: store})
+	cm.c.Store(cons)
+	ready.cons.Store(cons)
 	_ = cons.Run(ctx)
 	logger.Printf("stopped: partitions handed back, %+v", cons.Stats())
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -265,9 +288,35 @@ func reloadTemplates(ctx context.Context, hup <-chan os.Signal, s *natsjs.Templa
 	}
 }
 
-// consumerMetrics exports the consumer's partitions and counters.
+// readiness is the answer of /readyz: the consumer's Ready once it
+// exists, else why it does not yet (the stream unreachable).
+type readiness struct {
+	cons     atomic.Pointer[natsjs.Consumer]
+	starting atomic.Pointer[error]
+}
+
+func (r *readiness) set(err error) { r.starting.Store(&err) }
+
+func (r *readiness) err() error {
+	if c := r.cons.Load(); c != nil {
+		return c.Ready()
+	}
+	return *r.starting.Load()
+}
+
+// text writes a plain-text answer, as the HTTP collector's /healthz and
+// /readyz do.
+func text(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, msg+"\n")
+}
+
+// consumerMetrics exports the consumer's partitions and counters: zero
+// until the consumer exists (c nil).
 type consumerMetrics struct {
-	c *natsjs.Consumer
+	c atomic.Pointer[natsjs.Consumer]
 	s *natsjs.SetStore
 }
 
@@ -296,12 +345,15 @@ func (m *consumerMetrics) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (m *consumerMetrics) Collect(ch chan<- prometheus.Metric) {
-	owned := m.c.Owned()
+	var owned []int
+	var st natsjs.Stats
+	if c := m.c.Load(); c != nil {
+		owned, st = c.Owned(), c.Stats()
+	}
 	for _, p := range owned {
 		ch <- prometheus.MustNewConstMetric(partDesc, prometheus.GaugeValue, 1, strconv.Itoa(p))
 	}
 	ch <- prometheus.MustNewConstMetric(ownedDesc, prometheus.GaugeValue, float64(len(owned)))
-	st := m.c.Stats()
 	for o, v := range map[string]uint64{"merged": st.Merged, "refused": st.Refused, "skipped": st.Skipped,
 		"duplicate": st.Duplicates, "unchecked": st.Unchecked, "expired": st.Expired, "wait_full": st.WaitFull} {
 		ch <- prometheus.MustNewConstMetric(counterDesc, prometheus.CounterValue, float64(v), o)

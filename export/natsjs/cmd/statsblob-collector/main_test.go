@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -211,4 +214,96 @@ func TestStreamSized(t *testing.T) {
 	cancel()
 	require.Equal(t, 0, <-done)
 	require.Contains(t, stderr.String(), "the server takes messages of at most 8388608 bytes (its max_payload), -max-state is 16777216: a partition state past 8388608 bytes cannot be stored (raise max_payload in the server's configuration)\n")
+}
+
+// syncBuffer is a bytes.Buffer for a log written while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// TestReadyz: /readyz tells whether the collector works with the stream
+// (503 and why while the stream is unreachable, at start or later; 200
+// once it is reached), /healthz is 200 throughout, and /metrics has the
+// collector's own metrics from the start. Before, there was no /readyz,
+// /healthz said "ok" while the stream was unreachable, and /metrics had
+// no statsblob_nats_ series until the consumer was made (not even
+// statsblob_nats_partitions_owned 0).
+func TestReadyz(t *testing.T) {
+	c := natstest.Start(t, 1)
+	url := c.URL()
+	c.StopNode(0) // unreachable at start
+	file := filepath.Join(t.TempDir(), "templates.json")
+	require.NoError(t, os.WriteFile(file, []byte("[]"), 0o644))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"-nats", url, "-templates", file, "-listen", "127.0.0.1:0", "-lease", "1s"}, io.Discard, &stderr)
+	}()
+	serving := regexp.MustCompile(`serving on (\S+)\n`)
+	var addr string
+	require.Eventually(t, func() bool {
+		m := serving.FindStringSubmatch(stderr.String())
+		if m != nil {
+			addr = m[1]
+		}
+		return m != nil
+	}, 10*time.Second, 10*time.Millisecond)
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + addr + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
+	}
+	metricLines := func() []string {
+		_, body := get("/metrics")
+		var own []string
+		for _, l := range strings.Split(body, "\n") {
+			if strings.HasPrefix(l, "statsblob_nats_partitions_owned ") || strings.HasPrefix(l, "statsblob_nats_messages_total{outcome=\"merged\"}") {
+				own = append(own, l)
+			}
+		}
+		return own
+	}
+	readyIs := func(status int, prefix string) {
+		t.Helper()
+		var got string
+		require.Eventually(t, func() bool {
+			code, body := get("/readyz")
+			got = fmt.Sprint(code, " ", body)
+			return code == status && strings.HasPrefix(body, prefix)
+		}, 15*time.Second, 20*time.Millisecond, "last /readyz: %s", &got)
+		code, body := get("/healthz")
+		require.Equal(t, http.StatusOK, code)
+		require.Equal(t, "ok\n", body)
+	}
+
+	readyIs(http.StatusServiceUnavailable, "stream STATSBLOB not ready: ")
+	require.Equal(t, []string{`statsblob_nats_messages_total{outcome="merged"} 0`, "statsblob_nats_partitions_owned 0"}, metricLines())
+
+	c.StartNode(0)
+	readyIs(http.StatusOK, "ready\n")
+	require.Eventually(t, func() bool { return metricLines()[1] == "statsblob_nats_partitions_owned 16" }, 10*time.Second, 20*time.Millisecond)
+
+	c.StopNode(0) // unreachable later
+	readyIs(http.StatusServiceUnavailable, "natsjs: not ready: the stream's buckets are unreachable: heartbeat: ")
+
+	cancel()
+	require.Equal(t, 0, <-done)
 }
