@@ -174,6 +174,7 @@ type owned struct {
 	cancel   context.CancelFunc
 	done     chan struct{}
 	release  atomic.Bool  // checkpoint and hand back (not lost)
+	lostWhy  string       // why the worker stopped on its own, for abandon's log line; set before done closes
 	unacked  atomic.Int64 // the worker's messages held for acknowledgement
 	waiting  atomic.Int64 // the worker's messages waiting for their template
 }
@@ -335,8 +336,7 @@ func (c *Consumer) balance(parent context.Context) {
 		rev, err := c.owners.Update(ctx, partitionKey(p), []byte(c.cfg.ID), o.leaseRev.Load())
 		if err != nil {
 			if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyNotFound) || isWrongSeq(err) {
-				c.cfg.Logf("natsjs: partition %d: lease lost: %v", p, err)
-				c.drop(p, false)
+				c.drop(p, false, fmt.Sprintf("its lease is another collector's: %v", err))
 				continue
 			}
 			c.cfg.Logf("natsjs: partition %d: renew: %v", p, err) // unreachable: retried next tick
@@ -355,7 +355,7 @@ func (c *Consumer) balance(parent context.Context) {
 	c.mu.Unlock()
 	if n > share {
 		for _, p := range c.Owned()[share:] {
-			c.drop(p, true)
+			c.drop(p, true, fmt.Sprintf("above this collector's share of %d partitions among %d collectors", share, len(members)))
 		}
 		return
 	}
@@ -380,7 +380,8 @@ func (c *Consumer) balance(parent context.Context) {
 			}
 			continue // owned by another collector (or unreachable)
 		}
-		if err := c.start(parent, p, rev, sent); err != nil {
+		why := fmt.Sprintf("its lease was free, this collector below its share of %d partitions among %d collectors", share, len(members))
+		if err := c.start(parent, p, rev, sent, why); err != nil {
 			c.cfg.Logf("natsjs: partition %d: %v", p, err)
 			_ = c.owners.Delete(ctx, partitionKey(p), jetstream.LastRevision(rev))
 			continue
@@ -396,8 +397,9 @@ func isWrongSeq(err error) bool {
 
 // drop stops partition p's worker: with release, after a last checkpoint
 // and giving its lease back; without, at once (the lease is lost: another
-// collector owns the partition and its state).
-func (c *Consumer) drop(p int, release bool) {
+// collector owns the partition and its state). It logs the change and
+// why.
+func (c *Consumer) drop(p int, release bool, why string) {
 	c.mu.Lock()
 	o := c.owned[p]
 	delete(c.owned, p)
@@ -413,8 +415,10 @@ func (c *Consumer) drop(p int, release bool) {
 		_ = c.owners.Delete(ctx, partitionKey(p), jetstream.LastRevision(o.leaseRev.Load()))
 		cancel()
 		c.released.Add(1)
+		c.cfg.Logf("natsjs: partition %d: handed back (%s)", p, why)
 	} else {
 		c.lost.Add(1)
+		c.cfg.Logf("natsjs: partition %d: lost (%s): no longer exported", p, why)
 	}
 }
 
@@ -431,6 +435,7 @@ func (c *Consumer) abandon(p int, o *owned) {
 		return
 	}
 	c.lost.Add(1)
+	c.cfg.Logf("natsjs: partition %d: lost (%s): no longer exported", p, o.lostWhy)
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.LeaseTTL)
 	defer cancel()
 	_ = c.owners.Delete(ctx, partitionKey(p), jetstream.LastRevision(o.leaseRev.Load()))
@@ -440,7 +445,7 @@ func (c *Consumer) releaseAll() {
 	var wg sync.WaitGroup
 	for _, p := range c.Owned() {
 		wg.Add(1)
-		go func() { defer wg.Done(); c.drop(p, true) }()
+		go func() { defer wg.Done(); c.drop(p, true, "stopping") }()
 	}
 	wg.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.LeaseTTL)
@@ -450,12 +455,17 @@ func (c *Consumer) releaseAll() {
 
 // start opens partition p from its stored state and starts its worker;
 // its lease (revision leaseRev) was written by a request sent at leased.
-func (c *Consumer) start(parent context.Context, p int, leaseRev uint64, leased time.Time) error {
+// It logs the change and why.
+func (c *Consumer) start(parent context.Context, p int, leaseRev uint64, leased time.Time, why string) error {
 	ctx, cancel := context.WithTimeout(parent, c.cfg.LeaseTTL)
 	defer cancel()
 	l, stateRev, state, err := c.loadState(ctx, p)
 	if err != nil {
 		return err
+	}
+	from := "no stored state"
+	if stateRev != 0 {
+		from = "from its stored state"
 	}
 	// Write the state back at once: a previous owner still running finds
 	// the revision moved and stops before it stores anything.
@@ -480,6 +490,7 @@ func (c *Consumer) start(parent context.Context, p int, leaseRev uint64, leased 
 	c.owned[p] = o
 	c.mu.Unlock()
 	c.taken.Add(1)
+	c.cfg.Logf("natsjs: partition %d: taken (%s), %s", p, why, from)
 	// dirty for a state taken over: the first checkpoint stores it again
 	// as this version's Partition writes it (a SetStore's carries its
 	// templates), while the collector knows them, even if no message
@@ -588,7 +599,7 @@ func (w *worker) run(ctx context.Context) {
 		if time.Now().After(next) {
 			err := w.checkpoint()
 			if errors.Is(err, errLost) {
-				w.c.cfg.Logf("natsjs: partition %d: %v", w.p, err)
+				w.o.lostWhy = fmt.Sprintf("its state was stored by another collector: %v", err)
 				return
 			}
 			w.noteCheckpoint(err)
@@ -613,10 +624,11 @@ func (w *worker) run(ctx context.Context) {
 // written, within the lease left.
 const leaseGiveUp = 0.75
 
-// giveUp logs that the worker gives its partition up for want of a
-// renewed lease; the worker then returns, which stops the export.
+// giveUp notes that the worker gives its partition up for want of a
+// renewed lease (abandon logs it); the worker then returns, which stops
+// the export.
 func (w *worker) giveUp() {
-	w.c.cfg.Logf("natsjs: partition %d: lease not renewed for %v: given up, no longer exported", w.p,
+	w.o.lostWhy = fmt.Sprintf("lease not renewed for %v, before another collector may take it",
 		time.Since(time.Unix(0, w.o.renewed.Load())).Round(time.Millisecond))
 }
 

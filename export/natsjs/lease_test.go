@@ -7,6 +7,8 @@ import (
 	"maps"
 	"net"
 	"net/url"
+	"regexp"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -144,4 +146,90 @@ func TestCutOffOwnerStopsExporting(t *testing.T) {
 		return out
 	}
 	require.Eventually(t, func() bool { return maps.Equal(want, sum()) }, 30*time.Second, 50*time.Millisecond)
+}
+
+// logLines collects a consumer's log lines.
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logLines) logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprintf(format, args...))
+}
+
+// matching returns the lines that match re.
+func (l *logLines) matching(re string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, s := range l.lines {
+		if regexp.MustCompile(re).MatchString(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// TestOwnershipLogged: every change of a partition's owner is logged
+// once, with the partition and why: taken, handed back (a collector
+// joined, stopping), lost (the lease not renewed). Before, only metrics
+// told a partition was taken or handed back, and a lost lease was
+// logged by whichever path noticed it, in words of its own.
+func TestOwnershipLogged(t *testing.T) {
+	cl := natstest.Start(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, js := connect(t, cl.URL())
+	setup := natsjs.Setup{Partitions: 2, LeaseTTL: time.Second}
+	require.NoError(t, setup.Ensure(ctx, js))
+	start := func(id, url string, log *logLines) (*natsjs.Consumer, func()) {
+		_, js := connect(t, url)
+		c, err := natsjs.NewConsumer(ctx, natsjs.Config{Setup: setup, JS: js, ID: id, Store: newMemStore(),
+			Checkpoint: 100 * time.Millisecond, Logf: log.logf})
+		require.NoError(t, err)
+		cctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { _ = c.Run(cctx); close(done) }()
+		var once sync.Once
+		stopWait := func() { once.Do(func() { stop(); <-done }) }
+		t.Cleanup(stopWait)
+		return c, stopWait
+	}
+	px := newCutProxy(t, cl.URL())
+	var logA, logB logLines
+	a, _ := start("a", px.url(), &logA)
+	require.Eventually(t, func() bool { return len(a.Owned()) == 2 }, 10*time.Second, 10*time.Millisecond)
+	require.Equal(t, []string{
+		"natsjs: partition 0: taken (its lease was free, this collector below its share of 2 partitions among 1 collectors), no stored state",
+		"natsjs: partition 1: taken (its lease was free, this collector below its share of 2 partitions among 1 collectors), no stored state",
+	}, sorted(logA.matching(`taken`)))
+
+	b, stopB := start("b", cl.URL(), &logB)
+	require.Eventually(t, func() bool { return len(b.Owned()) == 1 && len(a.Owned()) == 1 }, 10*time.Second, 10*time.Millisecond)
+	moved := b.Owned()[0]
+	require.Equal(t, []string{fmt.Sprintf("natsjs: partition %d: handed back (above this collector's share of 1 partitions among 2 collectors)", moved)},
+		logA.matching(`handed back|lost`))
+	require.Equal(t, []string{fmt.Sprintf("natsjs: partition %d: taken (its lease was free, this collector below its share of 1 partitions among 2 collectors), from its stored state", moved)},
+		logB.matching(`taken|handed back|lost`))
+
+	px.cut.Store(true) // a can no longer renew its lease
+	kept := a.Owned()[0]
+	require.Eventually(t, func() bool { return len(a.Owned()) == 0 }, 10*time.Second, 10*time.Millisecond)
+	lost := logA.matching(`lost`)
+	require.Len(t, lost, 1)
+	require.Regexp(t, fmt.Sprintf(`^natsjs: partition %d: lost \(lease not renewed for \d+ms, before another collector may take it\): no longer exported$`, kept), lost[0])
+
+	stopB()
+	require.Equal(t, []string{fmt.Sprintf("natsjs: partition %d: handed back (stopping)", moved)}, logB.matching(`handed back|lost`))
+	require.Equal(t, natsjs.Stats{Taken: 2, Released: 1, Lost: 1}, pick(a.Stats()))
+}
+
+func sorted(s []string) []string { slices.Sort(s); return s }
+
+// pick keeps the ownership counters of st.
+func pick(st natsjs.Stats) natsjs.Stats {
+	return natsjs.Stats{Taken: st.Taken, Released: st.Released, Lost: st.Lost}
 }

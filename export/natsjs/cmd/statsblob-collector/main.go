@@ -246,11 +246,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cm.c.Store(cons)
 	ready.cons.Store(cons)
 	_ = cons.Run(ctx)
-	logger.Printf("stopped: partitions handed back, %+v", cons.Stats())
+	logger.Print(stopped(cons.Stats()))
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(sctx)
 	return 0
+}
+
+// stopped is the log line of a consumer stopped with st: what became of
+// the partitions it took. Before, it said "partitions handed back" even
+// when all had been lost (the stream unreachable) and none was.
+func stopped(st natsjs.Stats) string {
+	var what string
+	switch {
+	case st.Taken == 0:
+		what = "no partition was taken"
+	case st.Released == 0 && st.Lost == st.Taken:
+		what = fmt.Sprintf("none of the %d partitions taken handed back: all lost (their leases passed, or another collector took them): the next owner takes each from its last stored state", st.Taken)
+	default:
+		what = fmt.Sprintf("of %d partitions taken, %d handed back, %d lost", st.Taken, st.Released, st.Lost)
+	}
+	return fmt.Sprintf("stopped: %s; %+v", what, st)
 }
 
 // loadTemplates adds to s the templates of file (tpl.ReadJSONList: one

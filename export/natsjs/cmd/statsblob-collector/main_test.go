@@ -307,3 +307,21 @@ func TestReadyz(t *testing.T) {
 	cancel()
 	require.Equal(t, 0, <-done)
 }
+
+// TestStopped: the stop line says what became of the partitions taken.
+// Before, it said "partitions handed back" whatever happened, even with
+// all of them lost and none handed back (Lost:8 Released:0, the server
+// down).
+func TestStopped(t *testing.T) {
+	for _, tc := range []struct {
+		st   natsjs.Stats
+		want string
+	}{
+		{natsjs.Stats{}, "stopped: no partition was taken; "},
+		{natsjs.Stats{Taken: 8, Lost: 8}, "stopped: none of the 8 partitions taken handed back: all lost (their leases passed, or another collector took them): the next owner takes each from its last stored state; "},
+		{natsjs.Stats{Taken: 8, Released: 8}, "stopped: of 8 partitions taken, 8 handed back, 0 lost; "},
+		{natsjs.Stats{Taken: 9, Released: 5, Lost: 4}, "stopped: of 9 partitions taken, 5 handed back, 4 lost; "},
+	} {
+		require.Equal(t, tc.want+fmt.Sprintf("%+v", tc.st), stopped(tc.st))
+	}
+}
