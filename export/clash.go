@@ -5,6 +5,8 @@ import (
 	"hash/maphash"
 	"slices"
 	"strings"
+
+	"github.com/statsblob/statsblob/export/internal/hashfmt"
 )
 
 // Clashes finds what blobs export as one family or one series, so that
@@ -208,7 +210,7 @@ func samplesClash(ms []Metric, i int, names []string, claimed map[string]claim) 
 // by hash too when the two names are the same.
 func templateOf(m, other *Metric) string {
 	if m.Template == other.Template {
-		return fmt.Sprintf("template %q (hash %08x)", m.Template, m.TemplateHash)
+		return fmt.Sprintf("template %q (hash %s)", m.Template, hashfmt.String(m.TemplateHash))
 	}
 	return fmt.Sprintf("template %q", m.Template)
 }

@@ -45,7 +45,7 @@ func TestClashes(t *testing.T) {
 				m("web", 1, "web_hits", "h1", export.KindGauge, "host", "a", "dc", "x"),
 				m("web", 2, "web_hits", "h2", export.KindGauge, "dc", "x", "host", "a"),
 			},
-			map[int]string{1: `export: series web_hits{dc="x",host="a"} of template "web" (hash 00000002) is also template "web" (hash 00000001)'s: export: two blobs export one series`},
+			map[int]string{1: `export: series web_hits{dc="x",host="a"} of template "web" (hash 2 (00000002)) is also template "web" (hash 1 (00000001))'s: export: two blobs export one series`},
 			[]string{"h1", "h1"}},
 		{"a label of empty value is no label: {} and {host=\"\"} are one series",
 			[]export.Metric{m("web", 1, "web_hits", "h1", export.KindGauge), m("WEB", 2, "web_hits", "h2", export.KindGauge, "host", "", "dc", "x"),
@@ -95,7 +95,7 @@ func TestClashes(t *testing.T) {
 			[]string{"h2", "h1"}},
 		{"one template, a histogram x and a gauge x_count",
 			[]export.Metric{m("a", 1, "x", "h1", export.KindHistogram), m("a", 1, "x_count", "h2", export.KindGauge, "host", "b")},
-			map[int]string{1: `export: family x_count of template "a" (hash 00000001) writes samples x_count, as family x of template "a" (hash 00000001) does: export: two blobs export one series`},
+			map[int]string{1: `export: family x_count of template "a" (hash 1 (00000001)) writes samples x_count, as family x of template "a" (hash 1 (00000001)) does: export: two blobs export one series`},
 			[]string{"h1", "h2"}},
 	} {
 		names := name

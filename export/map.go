@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/export/internal/hashfmt"
 	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/tdigest"
 	"github.com/statsblob/statsblob/voi"
@@ -139,7 +140,7 @@ func (m *Mapper) Append(dst []Metric, n Named) ([]Metric, error) {
 	tplName := fmt.Sprintf("tpl_%08x", b.TplHash())
 	if t := n.Template; t != nil {
 		if t.Hash() != b.TplHash() {
-			return dst, fmt.Errorf("export: blob of template hash %d exported with template %s: %w", b.TplHash(), t.Spec(), voi.ErrInvalid)
+			return dst, fmt.Errorf("export: blob of template hash %s exported with template %s: %w", hashfmt.String(b.TplHash()), t.Spec(), voi.ErrInvalid)
 		}
 		tplName = t.Name()
 	}

@@ -38,6 +38,7 @@ import (
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/export/internal/hashfmt"
 	"github.com/statsblob/statsblob/export/internal/par"
 	"github.com/statsblob/statsblob/ship"
 	"github.com/statsblob/statsblob/tpl"
@@ -191,8 +192,8 @@ func (s *Set) admit(w *window, fresh map[*tpl.Template]int) error {
 	}
 	for t, k := range fresh {
 		if n := w.perTpl[t]; n+k > s.cfg.MaxPerTemplate {
-			return fmt.Errorf("%w: %d aggregates of template hash %d in this window and %d new, at most %d",
-				ErrTemplateLimit, n, t.Hash(), k, s.cfg.MaxPerTemplate)
+			return fmt.Errorf("%w: %d aggregates of template hash %s in this window and %d new, at most %d",
+				ErrTemplateLimit, n, hashfmt.String(t.Hash()), k, s.cfg.MaxPerTemplate)
 		}
 	}
 	return nil

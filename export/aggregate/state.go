@@ -14,6 +14,7 @@ import (
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/export/internal/hashfmt"
 	"github.com/statsblob/statsblob/export/internal/par"
 	"github.com/statsblob/statsblob/export/internal/wire"
 	"github.com/statsblob/statsblob/tpl"
@@ -840,7 +841,7 @@ func (s *Set) LoadState(p []byte, lookup func(hash uint32) (*tpl.Template, error
 		// voi.ErrNotSupported).
 		t, err := lookup(hash)
 		if err != nil {
-			return fmt.Errorf("%w: aggregate %q: template hash %d: %w", ErrState, key, hash, err)
+			return fmt.Errorf("%w: aggregate %q: template hash %s: %w", ErrState, key, hashfmt.String(hash), err)
 		}
 		wt, err := s.wideOf(t)
 		if err != nil {

@@ -146,7 +146,7 @@ func TestStateReadErrors(t *testing.T) {
 
 		// What the bytes hold and the Set refuses: wrapping the cause too.
 		{"template lookup does not find", spec.edited(func(sp *stateSpec) { sp.aggs[0].hash++ }), nil,
-			fmt.Sprintf(`aggregate "a": template hash %d: hash %d: not found`, tp.Hash()+1, tp.Hash()+1)},
+			fmt.Sprintf(`aggregate "a": template hash %d (%08x): hash %d: not found`, tp.Hash()+1, tp.Hash()+1, tp.Hash()+1)},
 		{"template without a wide form", spec.bytes(), func(uint32) (*tpl.Template, error) { return empty, nil },
 			`aggregate "a": template EMPTY: tpl: widen EMPTY: no VOIs: invalid argument`},
 		{"blob cut short", spec.edited(func(sp *stateSpec) { sp.aggs[1].raw = sp.aggs[1].raw[:len(sp.aggs[1].raw)-1] }), nil,

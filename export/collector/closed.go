@@ -14,6 +14,7 @@ import (
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/export/internal/hashfmt"
 	"github.com/statsblob/statsblob/export/internal/wal"
 	"github.com/statsblob/statsblob/export/internal/wire"
 	"github.com/statsblob/statsblob/tpl"
@@ -206,7 +207,7 @@ func decodeClosed(p []byte, wide, known map[uint32]*tpl.Template) (Closed, error
 		}
 		w := wide[hash]
 		if w == nil {
-			return c, fmt.Errorf("aggregate %d: template hash %d is not the wide form of a known template: %w", i, hash, voi.ErrInvalid)
+			return c, fmt.Errorf("aggregate %d: template hash %s is not the wide form of a known template: %w", i, hashfmt.String(hash), voi.ErrInvalid)
 		}
 		b, err := blob.FromBytes([]byte(raw), nil)
 		if err == nil {

@@ -123,6 +123,7 @@ import (
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
 	"github.com/statsblob/statsblob/export/aggregate"
+	"github.com/statsblob/statsblob/export/internal/hashfmt"
 	"github.com/statsblob/statsblob/export/internal/wal"
 	"github.com/statsblob/statsblob/export/promexport"
 	"github.com/statsblob/statsblob/tpl"
@@ -515,7 +516,7 @@ func (s *Server) accept(r *post) *rejection {
 	}
 	t, err := s.lookup(b.TplHash())
 	if err != nil {
-		return reject(http.StatusUnprocessableEntity, "template", "unknown template hash %d", b.TplHash())
+		return reject(http.StatusUnprocessableEntity, "template", "unknown template hash %s", hashfmt.String(b.TplHash()))
 	}
 	labels, rej := g.admit(t, cl.labels)
 	if rej != nil {
@@ -672,7 +673,7 @@ func (s *Server) addRejection(err error, t *tpl.Template) *rejection {
 		s.hit("label_sets_per_template")
 		rej = reject(http.StatusTooManyRequests, "limit", "%v (-max-aggregates-per-template)", err)
 	default:
-		return reject(http.StatusUnprocessableEntity, "layout", "blob does not fit its template (hash %d): %v", t.Hash(), err)
+		return reject(http.StatusUnprocessableEntity, "layout", "blob does not fit its template (hash %s): %v", hashfmt.String(t.Hash()), err)
 	}
 	rej.retryAfter = s.freeIn()
 	return rej

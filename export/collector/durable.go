@@ -15,6 +15,7 @@ import (
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
 	"github.com/statsblob/statsblob/export/aggregate"
+	"github.com/statsblob/statsblob/export/internal/hashfmt"
 	"github.com/statsblob/statsblob/export/internal/wal"
 	"github.com/statsblob/statsblob/export/internal/wire"
 	"github.com/statsblob/statsblob/voi"
@@ -724,7 +725,7 @@ func (s *Server) replay(p []byte) error {
 		}
 		t, err := s.lookup(b.TplHash())
 		if err != nil {
-			return fmt.Errorf("collector: the log holds a blob of template hash %d, which the templates file no longer has: %w", b.TplHash(), err)
+			return fmt.Errorf("collector: the log holds a blob of template hash %s, which the templates file no longer has: %w", hashfmt.String(b.TplHash()), err)
 		}
 		k := prev.Key // a batch's frames mostly share their labels and template: one key
 		if i == 0 || prev.T != t || !sameLabels(f.labels, prev.Labels) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export/aggregate"
+	"github.com/statsblob/statsblob/export/internal/hashfmt"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -208,7 +209,7 @@ func (s *Server) acceptBatch(r *post) *rejection {
 		}
 		t, err := s.lookup(b.TplHash())
 		if err != nil {
-			rej = reject(http.StatusUnprocessableEntity, "template", "frame %d: unknown template hash %d", i, b.TplHash())
+			rej = reject(http.StatusUnprocessableEntity, "template", "frame %d: unknown template hash %s", i, hashfmt.String(b.TplHash()))
 			return errRefused
 		}
 		it, ok := keyed[admitted{cl, t}]
@@ -228,7 +229,7 @@ func (s *Server) acceptBatch(r *post) *rejection {
 			ref[t] = b
 		}
 		if err != nil {
-			rej = reject(http.StatusUnprocessableEntity, "layout", "frame %d: blob does not fit its template (hash %d): %v", i, t.Hash(), err)
+			rej = reject(http.StatusUnprocessableEntity, "layout", "frame %d: blob does not fit its template (hash %s): %v", i, hashfmt.String(t.Hash()), err)
 			return errRefused
 		}
 		it.B = b

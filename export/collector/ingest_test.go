@@ -217,7 +217,7 @@ func TestBatch(t *testing.T) {
 			{"bad blob", "", batch(t, "host=a", kb, "host=a", kb[:40]), 400, "blob", "frame 1: blob:"},
 			{"bad labels", "", batch(t, "host=a", kb, "le=1", kb), 400, "labels", `frame 1: `},
 			{"label twice", "host=x", batch(t, "host=a", kb), 400, "labels", `frame 0: label "host" given 2 times`},
-			{"unknown template", "", batch(t, "host=a", kb, "host=a", other), 422, "template", "frame 1: unknown template hash 7"},
+			{"unknown template", "", batch(t, "host=a", kb, "host=a", other), 422, "template", "frame 1: unknown template hash 7 (00000007)"},
 			{"limit", "", batch(t, "host=a", kb, "host=c", kb, "host=d", kb), 429, "limit", "at most 3"},
 		} {
 			t.Run(c.name, func(t *testing.T) {

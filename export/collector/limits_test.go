@@ -96,7 +96,7 @@ func TestRequestLimits(t *testing.T) {
 			{"label value bytes", "h=123456789", "", good, false, 400, "label_bytes", `label "h": name or value over 8 bytes (-max-label-bytes)` + "\n", ""},
 			{"label name bytes", "abcdefghi=1", "", good, false, 400, "label_bytes", `label "abcdefghi": name or value over 8 bytes (-max-label-bytes)` + "\n", ""},
 			{"label sets per template", "h=c", "", good, false, 429, "label_sets_per_template",
-				"aggregate: too many aggregates of one template: 2 aggregates of template hash " + itoa(int(tp.Hash())) +
+				"aggregate: too many aggregates of one template: 2 aggregates of template hash " + fmt.Sprintf("%d (%08x)", tp.Hash(), tp.Hash()) +
 					" in this window and 1 new, at most 2 (-max-aggregates-per-template)\n", "40"},
 			{"body bytes", "h=a", "", make([]byte, 2001), false, 413, "body_bytes", "body of 2001 bytes over the limit of 2000 (-max-body)\n", ""},
 			{"body bytes chunked", "h=a", "", make([]byte, 2001), true, 413, "body_bytes", "body over the limit of 2000 bytes (-max-body)\n", ""},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/export/internal/hashfmt"
 	"github.com/statsblob/statsblob/tostr"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -273,8 +274,8 @@ func (s *Server) getAggregate(w http.ResponseWriter, r *http.Request) {
 	var posts uint64
 	for i, n := range named {
 		if n.Template.Hash() != t.Hash() {
-			queryError(w, http.StatusConflict, "the matching aggregates are of several versions of template %.40q (hashes %08x and %08x): tell them apart with a label (%s=HASH selects a version)",
-				q.tpl, s.postedHash(named[0]), s.postedHash(n), VersionLabel)
+			queryError(w, http.StatusConflict, "the matching aggregates are of several versions of template %.40q (hashes %s and %s): tell them apart with a label (%s=HASH, HASH the hexadecimal form, selects a version)",
+				q.tpl, hashfmt.String(s.postedHash(named[0])), hashfmt.String(s.postedHash(n)), VersionLabel)
 			return
 		}
 		srcs[i] = n.Blob

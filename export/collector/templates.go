@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/export/internal/hashfmt"
 	"github.com/statsblob/statsblob/export/internal/versions"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
@@ -93,7 +94,7 @@ func (s *Server) lookup(hash uint32) (*tpl.Template, error) {
 	if t := s.tpls.idx.Load().byHash[hash]; t != nil {
 		return t, nil
 	}
-	return nil, fmt.Errorf("collector: template hash %d: %w", hash, voi.ErrNotFound)
+	return nil, fmt.Errorf("collector: template hash %s: %w", hashfmt.String(hash), voi.ErrNotFound)
 }
 
 // initTemplates indexes the configured templates.

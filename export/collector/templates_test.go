@@ -331,8 +331,8 @@ func TestQueryVersionsSharingALabelSet(t *testing.T) {
 
 	code, body, _ = get(t, s, "/v1/aggregate?tpl=KITCHEN&host=a", nil)
 	require.Equal(t, http.StatusConflict, code, body)
-	require.Contains(t, body, fmt.Sprintf("(hashes %08x and %08x): tell them apart with a label (statsblob_template_hash=HASH selects a version)",
-		k1.Hash(), k2.Hash()))
+	require.Contains(t, body, fmt.Sprintf("(hashes %d (%08x) and %d (%08x)): tell them apart with a label (statsblob_template_hash=HASH, HASH the hexadecimal form, selects a version)",
+		k1.Hash(), k1.Hash(), k2.Hash(), k2.Hash()))
 	code, body, h := get(t, s, fmt.Sprintf("/v1/aggregate?tpl=KITCHEN&host=a&%s=%08x", collector.VersionLabel, k1.Hash()), nil)
 	require.Equal(t, http.StatusOK, code, body)
 	require.Equal(t, "1", h.Get("Statsblob-Blobs"))

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/statsblob/statsblob/export/internal/hashfmt"
 	"github.com/statsblob/statsblob/internal/abi"
 	"github.com/statsblob/statsblob/ship"
 	"github.com/statsblob/statsblob/voi"
@@ -756,14 +757,14 @@ func (w *worker) wait(m Message) {
 	w.l.processed(m.StreamSeq, m.TplHash)
 	if w.l.nWaiting >= w.c.cfg.MaxWaiting {
 		if w.c.waitFull.Add(1) == 1 {
-			w.c.cfg.Logf("natsjs: partition %d: message %d of unknown template %08x dropped: %d messages wait already (Config.MaxWaiting; counted from now on, not logged)",
-				w.p, m.StreamSeq, m.TplHash, w.l.nWaiting)
+			w.c.cfg.Logf("natsjs: partition %d: message %d of unknown template %s dropped: %d messages wait already (Config.MaxWaiting; counted from now on, not logged)",
+				w.p, m.StreamSeq, hashfmt.String(m.TplHash), w.l.nWaiting)
 		}
 		return
 	}
 	if w.l.waiting[m.TplHash] == nil {
-		w.c.cfg.Logf("natsjs: partition %d: template %08x unknown: its messages wait for it in the stream (tried every %v)",
-			w.p, m.TplHash, w.c.cfg.TemplateRetry)
+		w.c.cfg.Logf("natsjs: partition %d: template %s unknown: its messages wait for it in the stream (tried every %v)",
+			w.p, hashfmt.String(m.TplHash), w.c.cfg.TemplateRetry)
 	}
 	w.l.wait(m.StreamSeq, m.TplHash, time.Now().Add(w.c.cfg.TemplateRetry))
 	w.o.waiting.Store(int64(w.l.nWaiting))
@@ -795,8 +796,8 @@ func (w *worker) drain(ctx context.Context, hash uint32, q *waitQueue) (more boo
 	expired := 0
 	defer func() {
 		if expired > 0 {
-			w.c.cfg.Logf("natsjs: partition %d: %d waiting messages of template %08x removed by the stream (its MaxAge) before the template was known: never merged",
-				w.p, expired, hash)
+			w.c.cfg.Logf("natsjs: partition %d: %d waiting messages of template %s removed by the stream (its MaxAge) before the template was known: never merged",
+				w.p, expired, hashfmt.String(hash))
 		}
 	}()
 	for w.l.waiting[hash] != nil {
@@ -840,7 +841,7 @@ func (w *worker) retryOne(ctx context.Context, hash uint32, seq uint64) (merged,
 	}
 	m, err := parse(raw.Header, raw.Data, seq)
 	if err == nil && m.TplHash != hash {
-		err = fmt.Errorf("template %08x, waited for %08x", m.TplHash, hash)
+		err = fmt.Errorf("template %s, waited for %s", hashfmt.String(m.TplHash), hashfmt.String(hash))
 	}
 	if err != nil {
 		w.refuse(seq, err)

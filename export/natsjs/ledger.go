@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/statsblob/statsblob/export/internal/hashfmt"
 	"github.com/statsblob/statsblob/export/internal/wire"
 )
 
@@ -342,11 +343,11 @@ func readLedger(v []byte, due time.Time) (*ledger, []byte, error) {
 			break
 		}
 		if k == 0 {
-			r.Fail(fmt.Errorf("template %08x waits with no message", h))
+			r.Fail(fmt.Errorf("template %s waits with no message", hashfmt.String(h)))
 			break
 		}
 		if i > 0 && h <= lastHash {
-			r.Fail(fmt.Errorf("template %08x after %08x", h, lastHash))
+			r.Fail(fmt.Errorf("template %s after %s", hashfmt.String(h), hashfmt.String(lastHash)))
 			break
 		}
 		lastHash = h
@@ -354,7 +355,7 @@ func readLedger(v []byte, due time.Time) (*ledger, []byte, error) {
 		for i := range q.seqs {
 			q.seqs[i] = r.U64()
 			if r.Err() == nil && i > 0 && q.seqs[i] <= q.seqs[i-1] {
-				r.Fail(fmt.Errorf("template %08x: waiting message %d after %d", h, q.seqs[i], q.seqs[i-1]))
+				r.Fail(fmt.Errorf("template %s: waiting message %d after %d", hashfmt.String(h), q.seqs[i], q.seqs[i-1]))
 			}
 		}
 		if r.Err() != nil {

@@ -117,13 +117,13 @@ func TestLedgerEncoding(t *testing.T) {
 	f("version", head(ledgerMagic, 3), "state: version 3, want 2")
 	f("done past the end", head(ledgerMagic, 2, 1), "state: 1 items of 36 bytes in 0 bytes")
 	f("marks missing", head(ledgerMagic, 2, 0), "state: truncated")
-	f("empty queue", head(ledgerMagic, 2, 0, 0, 1, 0xabc, 0), "state: template 00000abc waits with no message")
+	f("empty queue", head(ledgerMagic, 2, 0, 0, 1, 0xabc, 0), "state: template 2748 (00000abc) waits with no message")
 	unsorted := append(head(ledgerMagic, 2, 0, 0, 1, 0xabc, 2), make([]byte, 16)...)
 	binary.LittleEndian.PutUint64(unsorted[len(unsorted)-16:], 9)
-	f("queue out of order", unsorted, "state: template 00000abc: waiting message 0 after 9")
+	f("queue out of order", unsorted, "state: template 2748 (00000abc): waiting message 0 after 9")
 	twice := append(head(ledgerMagic, 2, 0, 0, 2, 0xabc, 1), make([]byte, 8)...)
 	twice = append(append(twice, head(0xabc, 1)...), make([]byte, 8)...)
-	f("queue twice", twice, "state: template 00000abc after 00000abc")
+	f("queue twice", twice, "state: template 2748 (00000abc) after 2748 (00000abc)")
 
 	// An entry given twice is refused, not taken once (a done message, a
 	// mark: the later overwrote the earlier) or twice (a waiting message
@@ -135,7 +135,7 @@ func TestLedgerEncoding(t *testing.T) {
 		return b
 	}
 	seqTwice := u64s(head(ledgerMagic, 2, 0, 0, 1, 0xabc, 2), 9, 9)
-	f("waiting message twice", seqTwice, "state: template 00000abc: waiting message 9 after 9")
+	f("waiting message twice", seqTwice, "state: template 2748 (00000abc): waiting message 9 after 9")
 	done := func(s uint64) []byte { return append(u64s(nil, s, 0), make([]byte, 4+16)...) }
 	doneTwice := append(append(head(ledgerMagic, 2, 2), done(7)...), done(7)...)
 	f("done twice", append(doneTwice, head(0, 0)...), "state: processed message 7 after 7")

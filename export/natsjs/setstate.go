@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/statsblob/statsblob/export/aggregate"
+	"github.com/statsblob/statsblob/export/internal/hashfmt"
 	"github.com/statsblob/statsblob/export/internal/wire"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
@@ -46,7 +47,7 @@ func (c carriedTpl) template() (*tpl.Template, error) {
 		return nil, err
 	}
 	if t.Hash() != c.hash {
-		return nil, fmt.Errorf("natsjs: the state's template %08x is of hash %08x: %w", c.hash, t.Hash(), voi.ErrInvalid)
+		return nil, fmt.Errorf("natsjs: the state's template %s is of hash %s: %w", hashfmt.String(c.hash), hashfmt.String(t.Hash()), voi.ErrInvalid)
 	}
 	return t, nil
 }
@@ -91,10 +92,10 @@ func readSetState(v []byte) ([]carriedTpl, []byte, error) {
 			break
 		}
 		if size == 0 || size > tpl.MaxJSONSize {
-			return nil, nil, fmt.Errorf("%w: natsjs: template %08x: a JSON form of %d bytes", aggregate.ErrState, c.hash, size)
+			return nil, nil, fmt.Errorf("%w: natsjs: template %s: a JSON form of %d bytes", aggregate.ErrState, hashfmt.String(c.hash), size)
 		}
 		if seen[c.hash] {
-			return nil, nil, fmt.Errorf("%w: natsjs: template %08x twice", aggregate.ErrState, c.hash)
+			return nil, nil, fmt.Errorf("%w: natsjs: template %s twice", aggregate.ErrState, hashfmt.String(c.hash))
 		}
 		seen[c.hash] = true
 		c.json = r.Bytes(int(size))

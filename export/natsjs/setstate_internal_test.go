@@ -67,11 +67,11 @@ func TestReadSetState(t *testing.T) {
 	}
 	f("no count", head(), "aggregate: bad state: natsjs: templates cut short")
 	f("count past the bytes", head(2, 0xabc, 1), "aggregate: bad state: natsjs: 2 templates in 8 bytes")
-	f("empty JSON", append(head(1, 0xabc, 0), 'x'), "aggregate: bad state: natsjs: template 00000abc: a JSON form of 0 bytes")
-	f("oversized JSON", append(head(1, 0xabc, tpl.MaxJSONSize+1), 'x'), "aggregate: bad state: natsjs: template 00000abc: a JSON form of 4194305 bytes")
+	f("empty JSON", append(head(1, 0xabc, 0), 'x'), "aggregate: bad state: natsjs: template 2748 (00000abc): a JSON form of 0 bytes")
+	f("oversized JSON", append(head(1, 0xabc, tpl.MaxJSONSize+1), 'x'), "aggregate: bad state: natsjs: template 2748 (00000abc): a JSON form of 4194305 bytes")
 	f("JSON cut short", append(head(1, 0xabc, 3), "{}"...), "aggregate: bad state: natsjs: templates cut short")
 	f("twice", append(append(head(2, 0xabc, 1), '{'), append(head(0xabc, 1)[len(setStateMagic):], '{')...),
-		"aggregate: bad state: natsjs: template 00000abc twice")
+		"aggregate: bad state: natsjs: template 2748 (00000abc) twice")
 
 	// A carried JSON form of another template than its hash says.
 	wrong := carriedTpl{hash: v1.Hash(), json: carriedOf(t, v2)[0].json}

@@ -12,6 +12,7 @@ import (
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export"
 	"github.com/statsblob/statsblob/export/aggregate"
+	"github.com/statsblob/statsblob/export/internal/hashfmt"
 	"github.com/statsblob/statsblob/export/internal/versions"
 	"github.com/statsblob/statsblob/ship"
 	"github.com/statsblob/statsblob/tpl"
@@ -225,7 +226,7 @@ func (s *SetStore) learn(p int, ts []*tpl.Template) []*tpl.Template {
 		if known[i] == t {
 			s.learned.Add(1)
 			if s.Logf != nil {
-				s.Logf("natsjs: partition %d: template %q (hash %08x) learned from the partition's state: its aggregates are exported and its messages merged, though the templates do not hold it",
+				s.Logf("natsjs: partition %d: template %q (hash %s) learned from the partition's state: its aggregates are exported and its messages merged, though the templates do not hold it",
 					p, t.Name(), t.Hash())
 			}
 		}
@@ -259,7 +260,7 @@ func (sp *setPart) Merge(m Message) error {
 	}
 	t, err := sp.s.lookup(m.TplHash)
 	if err != nil {
-		return fmt.Errorf("%w %08x: %w", ErrUnknownTemplate, m.TplHash, err)
+		return fmt.Errorf("%w %s: %w", ErrUnknownTemplate, hashfmt.String(m.TplHash), err)
 	}
 	b, err := blob.FromBytes(m.Body, blob.NewEnv(nil, 1))
 	if err != nil {
@@ -342,7 +343,7 @@ func (sp *setPart) Save() ([]byte, error) {
 		if j == nil {
 			var err error
 			if j, err = t.MarshalJSON(); err != nil {
-				return nil, fmt.Errorf("natsjs: partition %d: template %08x: %w", sp.p, t.Hash(), err)
+				return nil, fmt.Errorf("natsjs: partition %d: template %s: %w", sp.p, hashfmt.String(t.Hash()), err)
 			}
 			sp.json[t.Hash()] = j
 		}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/statsblob/statsblob/export/internal/hashfmt"
 	"github.com/statsblob/statsblob/export/internal/versions"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
@@ -124,7 +125,7 @@ func (s *TemplateSet) ByHash(hash uint32) (*tpl.Template, error) {
 	if t := s.index().byHash[hash]; t != nil {
 		return t, nil
 	}
-	return nil, fmt.Errorf("natsjs: no template with hash %08x: %w", hash, voi.ErrNoTemplate)
+	return nil, fmt.Errorf("natsjs: no template with hash %s: %w", hashfmt.String(hash), voi.ErrNoTemplate)
 }
 
 // Templates returns the known templates, ranked: the last of a name is

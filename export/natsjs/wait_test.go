@@ -79,7 +79,7 @@ func TestUnknownTemplateWaits(t *testing.T) {
 	require.Zero(t, st.Refused)
 	require.Equal(t, map[string]uint64{"KNOWN[{host web1}]": 1, "KNOWN[{host web2}]": 2}, setTotals(t, store))
 	mu.Lock()
-	require.Contains(t, logs, fmt.Sprintf("natsjs: partition 0: template %08x unknown: its messages wait for it in the stream (tried every 100ms)", req.Hash()))
+	require.Contains(t, logs, fmt.Sprintf("natsjs: partition 0: template %d (%08x) unknown: its messages wait for it in the stream (tried every 100ms)", req.Hash(), req.Hash()))
 	mu.Unlock()
 
 	require.Equal(t, req.Hash(), addCounter(t, reg, "REQ").Hash()) // the templates file updated, say

@@ -226,8 +226,8 @@ web_hits_total{host="b"} 1
 	text, om, clash = write(export.Named{Blob: web, Template: webTp, Labels: a},
 		export.Named{Blob: gauge, Template: gaugeTp, Labels: []export.Label{{Name: "host", Value: "b"}}})
 	require.Equal(t, promexport.Omitted{Clashes: 1}, om)
-	require.Equal(t, fmt.Sprintf(`export: family web_hits_total of template "web" (hash %08x) is a counter in template "web" (hash %08x): export: two blobs export one series`,
-		gaugeTp.Hash(), webTp.Hash()), clash)
+	require.Equal(t, fmt.Sprintf(`export: family web_hits_total of template "web" (hash %d (%08x)) is a counter in template "web" (hash %d (%08x)): export: two blobs export one series`,
+		gaugeTp.Hash(), gaugeTp.Hash(), webTp.Hash(), webTp.Hash()), clash)
 	require.Equal(t, `# HELP web_hits_total statsblob web hits: SUM (INT_U64)
 # TYPE web_hits_total counter
 web_hits_total{host="a"} 1
