@@ -164,6 +164,8 @@ type Consumer struct {
 	owned    map[int]*owned
 	notReady error // Ready's answer
 
+	hbFailures int // heartbeats failed in a row (balance's, which logs the first and the end of a run)
+
 	merged, refused, skipped, checkpoints, taken, lost, released atomic.Uint64
 	ckptFailed, duplicates, unchecked, expired, waitFull, gaps   atomic.Uint64
 }
@@ -178,6 +180,8 @@ type owned struct {
 	lostWhy  string       // why the worker stopped on its own, for abandon's log line; set before done closes
 	unacked  atomic.Int64 // the worker's messages held for acknowledgement
 	waiting  atomic.Int64 // the worker's messages waiting for their template
+
+	renewFailures int // renewals failed in a row (balance's, which logs the first of a run)
 }
 
 // NewConsumer checks cfg and opens the stream's buckets (Setup.Ensure must
@@ -318,12 +322,21 @@ func (c *Consumer) balance(parent context.Context) {
 	// leaderless cluster cannot hold the renewals back past the lease.
 	ctx, cancel := context.WithTimeout(parent, c.cfg.LeaseTTL/2)
 	defer cancel()
+	// Failures are logged at the first of a run and when it ends: an
+	// outage fails every round (a quarter of the lease), and a line a
+	// round would bury the lines that tell what changed.
 	if _, err := c.members.Put(ctx, c.cfg.ID, []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
-		c.cfg.Logf("natsjs: heartbeat: %v", err)
+		if c.hbFailures++; c.hbFailures == 1 {
+			c.cfg.Logf("natsjs: heartbeat: %v (retried every round; logged again when one succeeds)", err)
+		}
 		if parent.Err() == nil {
 			c.setReady(fmt.Errorf("%w: the stream's buckets are unreachable: heartbeat: %w", ErrNotReady, err))
 		}
 	} else {
+		if c.hbFailures > 0 {
+			c.cfg.Logf("natsjs: heartbeat stored again after %d failed rounds", c.hbFailures)
+			c.hbFailures = 0
+		}
 		c.setReady(nil)
 	}
 	c.mu.Lock()
@@ -340,9 +353,12 @@ func (c *Consumer) balance(parent context.Context) {
 				c.drop(p, false, fmt.Sprintf("its lease is another collector's: %v", err))
 				continue
 			}
-			c.cfg.Logf("natsjs: partition %d: renew: %v", p, err) // unreachable: retried next tick
+			if o.renewFailures++; o.renewFailures == 1 { // unreachable: retried next tick
+				c.cfg.Logf("natsjs: partition %d: renew: %v (retried every round until the lease runs out)", p, err)
+			}
 			continue
 		}
+		o.renewFailures = 0
 		o.leaseRev.Store(rev)
 		o.renewed.Store(sent.UnixNano())
 	}

@@ -233,3 +233,46 @@ func sorted(s []string) []string { slices.Sort(s); return s }
 func pick(st natsjs.Stats) natsjs.Stats {
 	return natsjs.Stats{Taken: st.Taken, Released: st.Released, Lost: st.Lost}
 }
+
+// TestOutageLoggedOnce: while the stream is unreachable every round's
+// heartbeat and every owned partition's renewal fail; each run of
+// failures is logged once at its start (and the heartbeat's again when
+// one succeeds), not once a round. Before, an outage wrote a heartbeat
+// line and a renew line per partition every quarter of the lease.
+func TestOutageLoggedOnce(t *testing.T) {
+	cl := natstest.Start(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, js := connect(t, cl.URL())
+	setup := natsjs.Setup{Partitions: 2, LeaseTTL: time.Second}
+	require.NoError(t, setup.Ensure(ctx, js))
+	var log logLines
+	c, err := natsjs.NewConsumer(ctx, natsjs.Config{Setup: setup, JS: js, ID: "a", Store: newMemStore(),
+		Checkpoint: 100 * time.Millisecond, Logf: log.logf})
+	require.NoError(t, err)
+	cctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = c.Run(cctx); close(done) }()
+	defer func() { stop(); <-done }()
+	require.Eventually(t, func() bool { return len(c.Owned()) == 2 && c.Ready() == nil }, 10*time.Second, 10*time.Millisecond)
+
+	cl.StopNode(0)
+	// Rounds every 250 ms, each at most 500 ms: at least four fail.
+	require.Eventually(t, func() bool { return len(c.Owned()) == 0 }, 10*time.Second, 10*time.Millisecond)
+	time.Sleep(3 * time.Second)
+	hb := log.matching(`^natsjs: heartbeat`)
+	require.Len(t, hb, 1, "%q", hb)
+	require.Regexp(t, `^natsjs: heartbeat: .* \(retried every round; logged again when one succeeds\)$`, hb[0])
+	for _, l := range log.matching(`renew: `) {
+		require.Regexp(t, `^natsjs: partition [01]: renew: .* \(retried every round until the lease runs out\)$`, l)
+	}
+	require.LessOrEqual(t, len(log.matching(`renew: `)), 2, "a run of each partition's failures logged once")
+
+	cl.StartNode(0)
+	cl.WaitReady()
+	require.Eventually(t, func() bool { return c.Ready() == nil }, 30*time.Second, 50*time.Millisecond)
+	again := log.matching(`^natsjs: heartbeat stored again`)
+	require.Len(t, again, 1)
+	require.Regexp(t, `^natsjs: heartbeat stored again after \d+ failed rounds$`, again[0])
+	require.Len(t, log.matching(`^natsjs: heartbeat: `), 1)
+}
