@@ -121,6 +121,7 @@ type metadata struct {
 	desc    string
 	vois    map[int32]VOIMeta
 	derived []Derived
+	scales  []DerivedScales // derived[i]'s, with vois: what DerivedScales returns for it
 }
 
 func (m *metadata) empty() bool { return m.desc == "" && len(m.vois) == 0 && len(m.derived) == 0 }
@@ -246,19 +247,22 @@ func (t *Template) defByNameLocked(name string) (VOIDef, bool) {
 }
 
 // checkDerived checks derived metrics against t's VOIs and their
-// metadata vois (t.mu held).
-func (t *Template) checkDerived(ds []Derived, vois map[int32]VOIMeta) error {
+// metadata vois (t.mu held), and returns their operands' factors.
+func (t *Template) checkDerived(ds []Derived, vois map[int32]VOIMeta) ([]DerivedScales, error) {
 	seen := map[string]bool{}
+	var scales []DerivedScales
 	for i, d := range ds {
-		if _, err := t.derivedScalesLocked(d, vois); err != nil {
-			return fmt.Errorf("tpl: derived metric %d (%q) of %q: %w", i, d.Name, t.name, err)
+		s, err := t.derivedScalesLocked(d, vois)
+		if err != nil {
+			return nil, fmt.Errorf("tpl: derived metric %d (%q) of %q: %w", i, d.Name, t.name, err)
 		}
 		if seen[d.Name] {
-			return fmt.Errorf("tpl: derived metric %d (%q) of %q: name used twice: %w", i, d.Name, t.name, voi.ErrInvalid)
+			return nil, fmt.Errorf("tpl: derived metric %d (%q) of %q: name used twice: %w", i, d.Name, t.name, voi.ErrInvalid)
 		}
 		seen[d.Name] = true
+		scales = append(scales, s)
 	}
-	return nil
+	return scales, nil
 }
 
 // operands says which operands each operation takes: Of, By, SumSq.
@@ -324,13 +328,14 @@ func (t *Template) SetVOIMeta(id int32, m VOIMeta) error {
 	}
 	// A new unit may leave a derived metric's declared unit without
 	// meaning (a result now in bytes, declared "us").
-	if err := t.checkDerived(t.meta.derived, vois); err != nil {
+	scales, err := t.checkDerived(t.meta.derived, vois)
+	if err != nil {
 		return fmt.Errorf("tpl: metadata of VOI %d of %q does not fit a derived metric: %w", id, t.name, err)
 	}
 	if len(vois) == 0 {
 		vois = nil
 	}
-	t.meta.vois = vois
+	t.meta.vois, t.meta.scales = vois, scales
 	return nil
 }
 
@@ -364,10 +369,11 @@ func (t *Template) Description() string {
 func (t *Template) SetDerived(ds []Derived) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if err := t.checkDerived(ds, t.meta.vois); err != nil {
+	scales, err := t.checkDerived(ds, t.meta.vois)
+	if err != nil {
 		return err
 	}
-	t.meta.derived = slices.Clone(ds)
+	t.meta.derived, t.meta.scales = slices.Clone(ds), scales
 	return nil
 }
 
@@ -411,10 +417,11 @@ func (t *Template) SetMetadata(m Metadata) error {
 		}
 		nm.vois[id] = v
 	}
-	if err := t.checkDerived(m.Derived, nm.vois); err != nil {
+	scales, err := t.checkDerived(m.Derived, nm.vois)
+	if err != nil {
 		return err
 	}
-	nm.derived = slices.Clone(m.Derived)
+	nm.derived, nm.scales = slices.Clone(m.Derived), scales
 	t.meta = nm
 	return nil
 }

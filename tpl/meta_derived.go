@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 
 	"github.com/statsblob/statsblob/voi"
@@ -126,11 +127,15 @@ type DerivedScales struct{ Of, By, SumSq float64 }
 
 // DerivedScales returns the factors of derived metric d's operands, with
 // the template's VOI metadata (whether or not d is one of its derived
-// metrics). Errors wrap voi.ErrInvalid, as SetDerived's: d is not valid
+// metrics: its own were worked out when they were set, and are not
+// again). Errors wrap voi.ErrInvalid, as SetDerived's: d is not valid
 // for the template, or its unit does not fit its result.
 func (t *Template) DerivedScales(d Derived) (DerivedScales, error) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
+	if i := slices.Index(t.meta.derived, d); i >= 0 {
+		return t.meta.scales[i], nil
+	}
 	s, err := t.derivedScalesLocked(d, t.meta.vois)
 	if err != nil {
 		return s, fmt.Errorf("tpl: derived metric %q of %q: %w", d.Name, t.name, err)

@@ -262,6 +262,12 @@ func TestDerivedScales(t *testing.T) {
 		got, err := tp.DerivedScales(d)
 		require.NoError(t, err)
 		require.Equal(t, want, got)
+		// Declared, the same factors, kept from SetDerived.
+		require.NoError(t, tp.SetDerived([]tpl.Derived{d}))
+		got, err = tp.DerivedScales(d)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+		require.NoError(t, tp.SetDerived(nil))
 	}
 	f(tpl.Derived{Op: tpl.OpAverage, Of: "latency_us", By: "requests"}, tpl.DerivedScales{Of: 1e-6, By: 1, SumSq: 1})
 	f(tpl.Derived{Op: tpl.OpAverage, Of: "latency_us", By: "requests", Unit: "us"}, tpl.DerivedScales{Of: 1, By: 1, SumSq: 1})
