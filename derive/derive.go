@@ -29,6 +29,7 @@
 package derive
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -310,27 +311,21 @@ func change(prev, cur *blob.Blob, id int32, kind tpl.Kind) (d float64, reset boo
 // diff returns c − p, two SUMs of one numeric type whose sizes sums
 // checked, exact for integers, and its sign.
 func diff(p, c blob.Stat) (float64, int) {
-	pv, _ := p.Value()
-	cv, _ := c.Value()
-	d, fell, rose := cv-pv, cv < pv, cv > pv
-	if c.DType.IsInt() {
-		pi, ci := intBits(p), intBits(c)
-		fell, rose = ci < pi, ci > pi
-		if c.DType.Signed() {
-			fell, rose = int64(ci) < int64(pi), int64(ci) > int64(pi)
-		}
-		// The magnitude of ci - pi fits in 64 bits for any two values of one type.
-		if d = float64(ci - pi); fell {
-			d = -float64(pi - ci)
-		}
+	if !c.DType.IsInt() {
+		pv, _ := p.Value()
+		cv, _ := c.Value() // a Q value: never NaN
+		return cv - pv, cmp.Compare(cv, pv)
 	}
-	switch {
-	case fell:
-		return d, -1
-	case rose:
-		return d, 1
+	pi, ci := intBits(p), intBits(c)
+	sign := cmp.Compare(ci, pi)
+	if c.DType.Signed() {
+		sign = cmp.Compare(int64(ci), int64(pi))
 	}
-	return d, 0
+	// The magnitude of ci - pi fits in 64 bits for any two values of one type.
+	if sign < 0 {
+		return -float64(pi - ci), sign
+	}
+	return float64(ci - pi), sign
 }
 
 // intBits returns an integer statistic's value as 64 bits, a signed one

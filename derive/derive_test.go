@@ -211,6 +211,35 @@ func TestComputeFallingSums(t *testing.T) {
 	require.Equal(t, derive.Value{Name: "d_rate", Op: tpl.OpRate, Value: 4, SinceReset: true}, vs[0])
 }
 
+// A Q counter that falls was reset alone, as an integer one: its operand
+// is its value in cur; a Q gauge falls.
+func TestComputeFallingQ(t *testing.T) {
+	tp, err := tpl.NewRegistry().New("Q")
+	require.NoError(t, err)
+	for i, n := range []string{"q", "g"} {
+		require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: int32(i), Name: n, DType: voi.QS64, Prec: 8, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	}
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 2, Name: "n", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	require.NoError(t, tp.SetVOIMeta(0, tpl.VOIMeta{Kind: tpl.KindCounter}))
+	require.NoError(t, tp.SetDerived([]tpl.Derived{
+		{Name: "q_diff", Op: tpl.OpDifference, Of: "q"},
+		{Name: "g_diff", Op: tpl.OpDifference, Of: "g"},
+	}))
+	b := blob.New(tp, nil)
+	require.NoError(t, b.UpdateFloat(0, 2.5))
+	require.NoError(t, b.UpdateFloat(1, 2.5))
+	prev := b.Clone()
+	require.NoError(t, b.UpdateFloat(0, -1.5))
+	require.NoError(t, b.UpdateFloat(1, -1.5))
+	require.NoError(t, b.UpdateU64(2, 1)) // a counter rises
+	vs, err := derive.Compute(tp, prev, b, time.Second)
+	require.NoError(t, err)
+	require.Equal(t, []derive.Value{
+		{Name: "q_diff", Op: tpl.OpDifference, Value: 1, SinceReset: true},
+		{Name: "g_diff", Op: tpl.OpDifference, Value: -1.5},
+	}, vs)
+}
+
 // A derived metric's value is in its declared unit: operands with units
 // are scaled to their base units and the result converted to the unit
 // declared (of the same dimension, or tpl refuses it); operands without
