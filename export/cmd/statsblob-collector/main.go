@@ -189,8 +189,6 @@ func (l *labelFlag) Set(s string) error {
 	return nil
 }
 
-// run runs the command: -h prints the help to stdout; everything else
-// (usage errors, the log) goes to stderr.
 // sign is the sign of the value of fs's numeric flag name: -1, 0 or +1.
 func sign(fs *flag.FlagSet, name string) int {
 	switch v := fs.Lookup(name).Value.(flag.Getter).Get().(type) {
@@ -204,6 +202,8 @@ func sign(fs *flag.FlagSet, name string) int {
 	panic("statsblob-collector: -" + name + " is not an integer or a duration")
 }
 
+// run runs the command: -h prints the help to stdout; everything else
+// (usage errors, the log) goes to stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("statsblob-collector", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // parse errors are printed by usage, the help to stdout
