@@ -19,6 +19,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/statsblob/statsblob/derive"
+
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/hist"
 	"github.com/statsblob/statsblob/tpl"
@@ -139,8 +141,10 @@ var ErrUnmatched = fmt.Errorf("devstat: End without a Start: %w", voi.ErrInvalid
 // ErrWrongOrder is wrapped by Compute's error for two readings given in
 // the wrong order (the later one first): the earlier reading's last reset
 // is after the later one's, or its counters exceed the later one's
-// without a reset between them. It wraps voi.ErrInvalid.
-var ErrWrongOrder = fmt.Errorf("readings in the wrong order: %w", voi.ErrInvalid)
+// without a reset between them. It is derive.ErrWrongOrder (one sentinel
+// for readings of a blob given the wrong way round), which wraps
+// voi.ErrInvalid.
+var ErrWrongOrder = derive.ErrWrongOrder
 
 // Txn is an outstanding transaction: what Start returns and End takes.
 // Its zero value is not a transaction.

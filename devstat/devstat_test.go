@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statsblob/statsblob/blob"
+	"github.com/statsblob/statsblob/derive"
 	"github.com/statsblob/statsblob/devstat"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
@@ -293,4 +294,10 @@ func TestEndZeroTxn(t *testing.T) {
 	hi, err := s.FetchU64(devstat.VOILatency, voi.Max)
 	require.NoError(t, err)
 	require.Equal(t, uint64(1000), hi)
+}
+
+// One sentinel for readings given the wrong way round, whichever package
+// computed from them.
+func TestErrWrongOrderIsDerives(t *testing.T) {
+	require.ErrorIs(t, devstat.ErrWrongOrder, derive.ErrWrongOrder)
 }
