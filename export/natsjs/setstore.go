@@ -104,7 +104,7 @@ func (s *SetStore) Open(p int, state []byte) (Partition, error) {
 		return nil, err
 	}
 	if state != nil {
-		if set, err = sp.load(state); err != nil {
+		if set, err = sp.load(set, state); err != nil {
 			return nil, fmt.Errorf("natsjs: partition %d: %w", p, err)
 		}
 	}
@@ -115,9 +115,10 @@ func (s *SetStore) Open(p int, state []byte) (Partition, error) {
 	return sp, nil
 }
 
-// load makes the Set of a partition's bytes, learning the templates it
-// takes from them.
-func (sp *setPart) load(state []byte) (*aggregate.Set, error) {
+// load loads a partition's bytes into set, a new Set, learning the
+// templates it takes from them, and returns the Set that holds them: set,
+// or a new one if it had to load again.
+func (sp *setPart) load(set *aggregate.Set, state []byte) (*aggregate.Set, error) {
 	carried, rest, err := readSetState(state)
 	if err != nil {
 		return nil, err
@@ -145,10 +146,6 @@ func (sp *setPart) load(state []byte) (*aggregate.Set, error) {
 		}
 		sp.tpls[hash] = t
 		return t, nil
-	}
-	set, err := aggregate.New(sp.s.cfg, time.Now())
-	if err != nil {
-		return nil, err
 	}
 	if err := set.LoadState(rest, lookup); err != nil {
 		return nil, err
