@@ -2,12 +2,14 @@ package natsjs
 
 import (
 	"encoding/binary"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/statsblob/statsblob/blob"
 	"github.com/statsblob/statsblob/export/aggregate"
+	"github.com/statsblob/statsblob/export/internal/hashfmt"
 	"github.com/statsblob/statsblob/ship"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
@@ -146,11 +148,15 @@ func TestOpenLearnsOneTemplatePerHash(t *testing.T) {
 
 	// Over a plain registry, the store keeps what it learns itself.
 	plain := NewSetStore(tpl.NewRegistry(), aggregate.Config{})
+	var logged []string
+	plain.Logf = func(format string, args ...any) { logged = append(logged, fmt.Sprintf(format, args...)) }
 	for p := range 2 {
 		_, err := plain.Open(p, state)
 		require.NoError(t, err)
 	}
 	require.Equal(t, 1, plain.Learned())
+	require.Equal(t, []string{fmt.Sprintf("natsjs: partition 0: template \"REQ\" (hash %s) learned from the partition's state: its aggregates are exported and its messages merged, though the templates do not hold it",
+		hashfmt.String(v1.Hash()))}, logged)
 	blobs = plain.Blobs()
 	require.Len(t, blobs, 2)
 	require.Same(t, blobs[0].Posted, blobs[1].Posted)

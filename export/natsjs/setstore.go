@@ -224,7 +224,7 @@ func (s *SetStore) learn(p int, ts []*tpl.Template) []*tpl.Template {
 			s.learned.Add(1)
 			if s.Logf != nil {
 				s.Logf("natsjs: partition %d: template %q (hash %s) learned from the partition's state: its aggregates are exported and its messages merged, though the templates do not hold it",
-					p, t.Name(), t.Hash())
+					p, t.Name(), hashfmt.String(t.Hash()))
 			}
 		}
 	}
