@@ -109,13 +109,7 @@ func TestCutOffOwnerStopsExporting(t *testing.T) {
 	start := func(id, url string) (*natsjs.Consumer, *memStore) {
 		_, js := connect(t, url)
 		store := newMemStore()
-		c, err := natsjs.NewConsumer(ctx, natsjs.Config{Setup: setup, JS: js, ID: id, Store: store,
-			Checkpoint: 100 * time.Millisecond, Logf: func(f string, a ...any) { t.Logf(id+": "+f, a...) }})
-		require.NoError(t, err)
-		cctx, stop := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() { _ = c.Run(cctx); close(done) }()
-		t.Cleanup(func() { stop(); <-done })
+		c, _ := runConsumer(t, ctx, js, setup, id, store, nil)
 		return c, store
 	}
 
@@ -160,6 +154,9 @@ func (l *logLines) logf(format string, args ...any) {
 	l.lines = append(l.lines, fmt.Sprintf(format, args...))
 }
 
+// to makes cfg log to l (runConsumer's tune).
+func (l *logLines) to(cfg *natsjs.Config) { cfg.Logf = l.logf }
+
 // matching returns the lines that match re.
 func (l *logLines) matching(re string) []string {
 	l.mu.Lock()
@@ -187,16 +184,7 @@ func TestOwnershipLogged(t *testing.T) {
 	require.NoError(t, setup.Ensure(ctx, js))
 	start := func(id, url string, log *logLines) (*natsjs.Consumer, func()) {
 		_, js := connect(t, url)
-		c, err := natsjs.NewConsumer(ctx, natsjs.Config{Setup: setup, JS: js, ID: id, Store: newMemStore(),
-			Checkpoint: 100 * time.Millisecond, Logf: log.logf})
-		require.NoError(t, err)
-		cctx, stop := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() { _ = c.Run(cctx); close(done) }()
-		var once sync.Once
-		stopWait := func() { once.Do(func() { stop(); <-done }) }
-		t.Cleanup(stopWait)
-		return c, stopWait
+		return runConsumer(t, ctx, js, setup, id, newMemStore(), log.to)
 	}
 	px := newCutProxy(t, cl.URL())
 	var logA, logB logLines
@@ -247,13 +235,7 @@ func TestOutageLoggedOnce(t *testing.T) {
 	setup := natsjs.Setup{Partitions: 2, LeaseTTL: time.Second}
 	require.NoError(t, setup.Ensure(ctx, js))
 	var log logLines
-	c, err := natsjs.NewConsumer(ctx, natsjs.Config{Setup: setup, JS: js, ID: "a", Store: newMemStore(),
-		Checkpoint: 100 * time.Millisecond, Logf: log.logf})
-	require.NoError(t, err)
-	cctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { _ = c.Run(cctx); close(done) }()
-	defer func() { stop(); <-done }()
+	c, _ := runConsumer(t, ctx, js, setup, "a", newMemStore(), log.to)
 	require.Eventually(t, func() bool { return len(c.Owned()) == 2 && c.Ready() == nil }, 10*time.Second, 10*time.Millisecond)
 
 	cl.StopNode(0)
