@@ -57,9 +57,12 @@ var stateCases = []stateCase{
 }
 
 // build makes the case's Set, of template tp; post adds one more blob to
-// every aggregate.
+// every aggregate. It skips a big case with -short.
 func (c stateCase) build(b *testing.B) (s *aggregate.Set, tp *tpl.Template, post func()) {
 	b.Helper()
+	if c.big && testing.Short() {
+		b.Skip("-short")
+	}
 	var bl *blob.Blob
 	if c.perSet > 0 {
 		var fleet []*blob.Blob
@@ -113,9 +116,6 @@ func (c stateCase) build(b *testing.B) (s *aggregate.Set, tp *tpl.Template, post
 func BenchmarkAppendState(b *testing.B) {
 	for _, c := range stateCases {
 		b.Run(c.name, func(b *testing.B) {
-			if c.big && testing.Short() {
-				b.Skip("-short")
-			}
 			s, _, post := c.build(b)
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -151,9 +151,6 @@ func BenchmarkSnapshot(b *testing.B) {
 				name = c.name + "/ingest"
 			}
 			b.Run(name, func(b *testing.B) {
-				if c.big && testing.Short() {
-					b.Skip("-short")
-				}
 				s, _, post := c.build(b)
 				b.ReportAllocs()
 				b.ResetTimer()
@@ -246,9 +243,6 @@ func liveHeap() uint64 {
 func BenchmarkLoadState(b *testing.B) {
 	for _, c := range stateCases {
 		b.Run(c.name, func(b *testing.B) {
-			if c.big && testing.Short() {
-				b.Skip("-short")
-			}
 			s, tp, post := c.build(b)
 			post()
 			state := s.AppendState(nil)
