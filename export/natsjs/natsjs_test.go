@@ -120,6 +120,18 @@ func counterTemplate(t *testing.T) *tpl.Template {
 	return tp
 }
 
+// sumTemplate is a registry holding template T (one VOI x, a sum) and a
+// blob of T counting 1.
+func sumTemplate(t *testing.T) (*tpl.Registry, *tpl.Template, *blob.Blob) {
+	reg := tpl.NewRegistry()
+	tp, err := reg.New("T")
+	require.NoError(t, err)
+	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
+	b := blob.New(tp, nil)
+	require.NoError(t, b.UpdateU64(0, 1))
+	return reg, tp, b
+}
+
 func connect(t *testing.T, url string) (*nats.Conn, jetstream.JetStream) {
 	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
 	require.NoError(t, err)
@@ -190,12 +202,7 @@ func TestShipThroughJetStream(t *testing.T) {
 // HTTP collector applies, is refused rather than merged into an aggregate
 // no export shows (before, all four were merged and acknowledged).
 func TestMergeRefusesLabelsTheExportsRefuse(t *testing.T) {
-	reg := tpl.NewRegistry()
-	tp, err := reg.New("T")
-	require.NoError(t, err)
-	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
-	b := blob.New(tp, nil)
-	require.NoError(t, b.UpdateU64(0, 1))
+	reg, tp, b := sumTemplate(t)
 	st := natsjs.NewSetStore(reg, aggregate.Config{})
 	part, err := st.Open(0, nil)
 	require.NoError(t, err)
@@ -231,12 +238,7 @@ func TestMergeRefusesLabelsTheExportsRefuse(t *testing.T) {
 // 3 for a Set without senders unless told (aggregate.Config.StateV1): it
 // fails without NewSetStore's.
 func TestPartitionStateIsVersion1(t *testing.T) {
-	reg := tpl.NewRegistry()
-	tp, err := reg.New("T")
-	require.NoError(t, err)
-	require.NoError(t, tp.AddVOI(tpl.VOIDef{ID: 0, Name: "x", DType: voi.IntU64, Stats: []tpl.StatSpec{tpl.Sum()}}))
-	b := blob.New(tp, nil)
-	require.NoError(t, b.UpdateU64(0, 1))
+	reg, tp, b := sumTemplate(t)
 	part, err := natsjs.NewSetStore(reg, aggregate.Config{}).Open(0, nil)
 	require.NoError(t, err)
 	for i, host := range []string{"a", "b", "a"} {
