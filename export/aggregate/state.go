@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/bits"
 	"runtime"
 	"slices"
 	"strings"
@@ -362,7 +361,7 @@ func (st *State) make() {
 			n += 8 + int64(len(l.Name)+len(l.Value))
 		}
 		if !st.v1 {
-			n += int64(uvarintLen(idleOf(st.last, sa.at)))
+			n += int64(wire.UvarintLen(idleOf(st.last, sa.at)))
 		}
 	}
 	if !st.v1 {
@@ -688,9 +687,6 @@ func (r *stateReader) age() uint8 {
 	}
 	return a
 }
-
-// uvarintLen is the length of v's shortest varint.
-func uvarintLen(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
 
 // idleOf is an aggregate's idle field: last (the latest last-add time of
 // the state's aggregates) minus its last-add time at, nanoseconds. (The

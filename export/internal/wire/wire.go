@@ -120,7 +120,7 @@ func (r *Reader) Uvarint() uint64 {
 		r.failed("uvarint", ErrShort)
 	case k < 0:
 		r.failed("uvarint past 64 bits", ErrVarint)
-	case k != (bits.Len64(v|1)+6)/7: // the shortest form's length
+	case k != UvarintLen(v):
 		r.failed("uvarint longer than its value", ErrVarint)
 	default:
 		r.p = r.p[k:]
@@ -128,6 +128,11 @@ func (r *Reader) Uvarint() uint64 {
 	}
 	return 0
 }
+
+// UvarintLen returns the length of v's shortest varint, the one
+// binary.AppendUvarint writes (1 to binary.MaxVarintLen64 bytes): how a
+// writer measures a varint field without writing it.
+func UvarintLen(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
 
 // Bytes reads n bytes: the input itself, with capacity n; nil if they
 // are not all there (n negative or beyond Len), and after an error.

@@ -205,6 +205,21 @@ func TestReaderFits(t *testing.T) {
 	f(math.MaxUint64, 0, true)
 }
 
+// UvarintLen is the length binary.AppendUvarint writes, at each length's
+// bounds.
+func TestUvarintLen(t *testing.T) {
+	for _, tc := range []struct {
+		v    uint64
+		want int
+	}{
+		{0, 1}, {1<<7 - 1, 1}, {1 << 7, 2}, {1<<14 - 1, 2}, {1 << 14, 3},
+		{1<<56 - 1, 8}, {1 << 56, 9}, {1<<63 - 1, 9}, {1 << 63, 10}, {math.MaxUint64, 10},
+	} {
+		require.Equal(t, tc.want, wire.UvarintLen(tc.v), "%d", tc.v)
+		require.Len(t, binary.AppendUvarint(nil, tc.v), tc.want, "%d", tc.v)
+	}
+}
+
 // The reads of a decoder's hot path allocate nothing.
 func TestReaderAllocs(t *testing.T) {
 	p := make([]byte, 64)
