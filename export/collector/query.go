@@ -121,7 +121,7 @@ func (q *aggQuery) matches(name string, labels []export.Label, posted func() uin
 	if q.tpl != "" && q.tpl != name {
 		return false
 	}
-	if q.version != "" && !glob(q.version, fmt.Sprintf("%08x", posted())) {
+	if q.version != "" && !glob(q.version, hashfmt.Hex(posted())) {
 		return false
 	}
 	for _, m := range q.match {

@@ -9,5 +9,10 @@ package hashfmt
 import "fmt"
 
 // String returns h as "2503678372 (953b19a4)": the hexadecimal part is
-// what internal/versions writes for export.VersionLabel.
-func String(h uint32) string { return fmt.Sprintf("%d (%08x)", h, h) }
+// Hex's.
+func String(h uint32) string { return fmt.Sprintf("%d (%s)", h, Hex(h)) }
+
+// Hex returns h as eight lowercase hexadecimal digits ("953b19a4"): the
+// value of export.VersionLabel that internal/versions writes and a
+// collector's query matches.
+func Hex(h uint32) string { return fmt.Sprintf("%08x", h) }

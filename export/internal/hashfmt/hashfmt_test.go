@@ -21,3 +21,8 @@ func TestString(t *testing.T) {
 		require.Equal(t, tc.want, hashfmt.String(tc.h))
 	}
 }
+
+func TestHex(t *testing.T) {
+	require.Equal(t, "00000007", hashfmt.Hex(7))
+	require.Equal(t, "953b19a4", hashfmt.Hex(2503678372))
+}

@@ -17,13 +17,13 @@
 package versions
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/statsblob/statsblob/export"
+	"github.com/statsblob/statsblob/export/internal/hashfmt"
 	"github.com/statsblob/statsblob/tpl"
 )
 
@@ -127,7 +127,7 @@ func (x *Index) Label(ns []export.Named) []export.Named {
 		if n := x.newest[t.Name()]; n != nil && n.Hash() == h {
 			continue // the newest version keeps its series
 		}
-		labels := append(slices.Clip(ns[i].Labels), export.Label{Name: export.VersionLabel, Value: fmt.Sprintf("%08x", h)})
+		labels := append(slices.Clip(ns[i].Labels), export.Label{Name: export.VersionLabel, Value: hashfmt.Hex(h)})
 		slices.SortFunc(labels, func(a, b export.Label) int { return strings.Compare(a.Name, b.Name) })
 		ns[i].Labels = labels
 	}
