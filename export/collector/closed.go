@@ -16,7 +16,6 @@ import (
 	"github.com/statsblob/statsblob/export"
 	"github.com/statsblob/statsblob/export/internal/hashfmt"
 	"github.com/statsblob/statsblob/export/internal/wal"
-	"github.com/statsblob/statsblob/export/internal/wire"
 	"github.com/statsblob/statsblob/tpl"
 	"github.com/statsblob/statsblob/voi"
 )
@@ -176,7 +175,7 @@ func decodeClosed(p []byte, wide, known map[uint32]*tpl.Template) (Closed, error
 	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(p[len(p)-4:]) {
 		return c, fmt.Errorf("a closed window failing its checksum: %w", voi.ErrInvalid)
 	}
-	d := closedDecoder(body[len(closedMagic):])
+	d := newDecoder(body[len(closedMagic):], errClosedFile)
 	c.Start = time.Unix(0, int64(d.U64()))
 	c.End = time.Unix(0, int64(d.U64()))
 	n := d.U32()
@@ -237,13 +236,6 @@ func decodeClosed(p []byte, wide, known map[uint32]*tpl.Template) (Closed, error
 	}
 	return c, d.Err()
 }
-
-// closedDecoder returns a decoder of a closed window's fields, p.
-func closedDecoder(p []byte) decoder {
-	return decoder{Reader: wire.New(p, closedCutShort), base: errClosedFile}
-}
-
-func closedCutShort(string, int) error { return fmt.Errorf("%w: cut short", errClosedFile) }
 
 // takeRecovered returns the closed windows read from DataDir, once.
 func (s *Server) takeRecovered() []Closed {

@@ -440,7 +440,7 @@ var errRecord = fmt.Errorf("collector: bad log record: %w", voi.ErrInvalid)
 // but not written so) give an error wrapping voi.ErrInvalid: one record
 // has one encoding.
 func decodeRecord(p []byte) (*record, error) {
-	d := recordDecoder(p)
+	d := newDecoder(p, errRecord)
 	v := d.U8()
 	switch {
 	case d.Err() != nil, v == recordVersion, v == recordV2, v == recordV1:
@@ -590,12 +590,11 @@ type decoder struct {
 	base error
 }
 
-// recordDecoder returns a decoder of a log record, p.
-func recordDecoder(p []byte) decoder {
-	return decoder{Reader: wire.New(p, recordCutShort), base: errRecord}
+// newDecoder returns a decoder of p whose errors wrap base; a read past
+// the end is "cut short".
+func newDecoder(p []byte, base error) decoder {
+	return decoder{Reader: wire.New(p, func(string, int) error { return fmt.Errorf("%w: cut short", base) }), base: base}
 }
-
-func recordCutShort(string, int) error { return fmt.Errorf("%w: cut short", errRecord) }
 
 func (d *decoder) fail(what string) { d.Fail(fmt.Errorf("%w: %s", d.base, what)) }
 
