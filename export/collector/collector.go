@@ -530,7 +530,7 @@ func (s *Server) accept(r *post) *rejection {
 			if rej := s.merge(k, t, labels, b, at); rej != nil {
 				return rej
 			}
-			s.levels.record(t, labels, r.header, func() time.Time { return at }, b)
+			s.levels.record(t, labels, r.header, at, b)
 			added = tally{blobs: 1, bytes: len(body)}
 			return nil
 		})

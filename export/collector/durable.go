@@ -752,7 +752,7 @@ func (s *Server) replay(p []byte) error {
 			return err
 		}
 		for _, it := range add {
-			s.levels.record(it.T, it.Labels, rec.header, func() time.Time { return addAt }, it.B)
+			s.levels.record(it.T, it.Labels, rec.header, addAt, it.B)
 		}
 		return nil
 	}

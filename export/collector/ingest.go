@@ -273,7 +273,7 @@ func (s *Server) addBatch(r *post, at time.Time, keys []string, items []aggregat
 		n := 0
 		for _, it := range add {
 			n += it.B.CurSz()
-			s.levels.record(it.T, it.Labels, r.header, func() time.Time { return at }, it.B)
+			s.levels.record(it.T, it.Labels, r.header, at, it.B)
 		}
 		*added = tally{blobs: len(add), bytes: n}
 		return nil

@@ -151,9 +151,9 @@ func (q *readingList) toBack(r *reading) {
 }
 
 // record keeps the levels of blob b of template t, posted by the
-// request's sender at now(), for t's aggregates with labels. Blobs of templates
-// without relative-update VOIs cost a lookup.
-func (l *levels) record(t *tpl.Template, labels []export.Label, h func(string) string, now func() time.Time, b *blob.Blob) {
+// request's sender at time at, for t's aggregates with labels. Blobs of
+// templates without relative-update VOIs cost a lookup.
+func (l *levels) record(t *tpl.Template, labels []export.Label, h func(string) string, at time.Time, b *blob.Blob) {
 	ids := l.gaugeIDs(t)
 	if len(ids) == 0 {
 		return
@@ -178,7 +178,6 @@ func (l *levels) record(t *tpl.Template, labels []export.Label, h func(string) s
 	k := levelKey(t, labels)
 	sender := h(ship.HeaderSender)
 	seq, _ := strconv.ParseUint(h(ship.HeaderSeq), 10, 64)
-	at := now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.by == nil {

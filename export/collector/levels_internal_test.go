@@ -84,9 +84,9 @@ func TestLevelsEvictLeastRecentlyHeardFromListFront(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
 	clock := func() time.Time { return now } // one time for all: the order heard is what counts
 	for i := range MaxLevelSenders {
-		l.record(tp, labels, senderHeaders(strconv.Itoa(i)), clock, b)
+		l.record(tp, labels, senderHeaders(strconv.Itoa(i)), clock(), b)
 	}
-	l.record(tp, labels, senderHeaders("0"), clock, b) // heard again: now the most recent
+	l.record(tp, labels, senderHeaders("0"), clock(), b) // heard again: now the most recent
 	ls := l.by[levelKey(tp, labels)]
 	require.Equal(t, "1", ls.heard.front.sender)
 	require.Equal(t, "0", ls.heard.back.sender)
@@ -97,7 +97,7 @@ func TestLevelsEvictLeastRecentlyHeardFromListFront(t *testing.T) {
 		if front.sender != want {
 			t.Fatalf("new sender %d: the list's front is %q, not the least recently heard %q", i, front.sender, want)
 		}
-		l.record(tp, labels, senderHeaders(fresh), clock, b)
+		l.record(tp, labels, senderHeaders(fresh), clock(), b)
 		if _, kept := ls.senders[want]; kept || front.link[inSet].next != nil || ls.heard.back.sender != fresh || len(ls.senders) != MaxLevelSenders {
 			t.Fatalf("new sender %d: %q kept %v (unlinked: %v), back %q, %d readings", i, want, kept,
 				front.link[inSet].next == nil, ls.heard.back.sender, len(ls.senders))
@@ -121,7 +121,7 @@ func TestLevelReadingsBeyondMaxEvictTheGloballyOldest(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
 	clock := func() time.Time { return now }
 	set := func(v string) []export.Label { return []export.Label{{Name: "pool", Value: v}} }
-	rec := func(pool, sender string) { l.record(tp, set(pool), senderHeaders(sender), clock, b) }
+	rec := func(pool, sender string) { l.record(tp, set(pool), senderHeaders(sender), clock(), b) }
 	sum := func(pool string) float64 { return l.sum(levelKey(tp, set(pool)))[0] }
 
 	rec("a", "s1")
@@ -166,7 +166,7 @@ func TestLevelReadingsBeyondMaxEvictTheGloballyOldest(t *testing.T) {
 	// counted as its eviction.
 	m := levels{max: MaxLevelSenders + 10, evicted: func() { evicted++ }}
 	for i := range MaxLevelSenders + 5 {
-		m.record(tp, set("big"), senderHeaders(strconv.Itoa(i)), clock, b)
+		m.record(tp, set("big"), senderHeaders(strconv.Itoa(i)), clock(), b)
 	}
 	require.Equal(t, 3, evicted)
 	require.Equal(t, MaxLevelSenders, m.n)
