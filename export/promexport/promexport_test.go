@@ -7,7 +7,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
 	"github.com/stretchr/testify/require"
 
 	"github.com/statsblob/statsblob/blob"
@@ -287,21 +286,14 @@ func TestCollectorNameClash(t *testing.T) {
 	c, err := promexport.New(export.Static(export.Named{Blob: web, Template: webTp, Labels: a},
 		export.Named{Blob: WEBa, Template: WEBTp, Labels: a}, export.Named{Blob: WEBb, Template: WEBTp, Labels: b}), export.Options{})
 	require.NoError(t, err)
-	reg := prometheus.NewPedanticRegistry()
-	require.NoError(t, reg.Register(c))
-	mfs, err := reg.Gather()
+	got, err := gathered(t, c)
 	require.ErrorIs(t, err, export.ErrNameClash)
 	require.ErrorContains(t, err, `series web_hits_total{host="a"} of template "WEB" is also template "web"'s`)
-	var sb strings.Builder
-	for _, mf := range mfs {
-		_, err := expfmt.MetricFamilyToText(&sb, mf)
-		require.NoError(t, err)
-	}
 	require.Equal(t, `# HELP web_hits_total statsblob web hits: SUM (INT_U64)
 # TYPE web_hits_total counter
 web_hits_total{host="a"} 1
 web_hits_total{host="b"} 3
-`, sb.String())
+`, got)
 }
 
 // Two blobs of one template under {} and {host=""} (a library's Source
@@ -317,18 +309,11 @@ func TestCollectorOneTemplateOneSeries(t *testing.T) {
 	c, err := promexport.New(export.Static(export.Named{Blob: web, Template: webTp},
 		export.Named{Blob: web2, Template: webTp, Labels: []export.Label{{Name: "host", Value: ""}}}), export.Options{})
 	require.NoError(t, err)
-	reg := prometheus.NewPedanticRegistry()
-	require.NoError(t, reg.Register(c))
-	mfs, err := reg.Gather()
+	got, err := gathered(t, c)
 	require.ErrorIs(t, err, export.ErrNameClash)
 	require.EqualError(t, err, `export: series web_hits_total{} of template "web" with labels {host=""} is also its series with labels {}: export: two blobs export one series`)
-	var sb strings.Builder
-	for _, mf := range mfs {
-		_, err := expfmt.MetricFamilyToText(&sb, mf)
-		require.NoError(t, err)
-	}
 	require.Equal(t, `# HELP web_hits_total statsblob web hits: SUM (INT_U64)
 # TYPE web_hits_total counter
 web_hits_total 1
-`, sb.String())
+`, got)
 }

@@ -96,6 +96,21 @@ func parses(t *testing.T, text string) map[string]*dto.MetricFamily {
 	return mfs
 }
 
+// gathered returns what a pedantic registry gathers of c, written family
+// by family as the text format, and Gather's error.
+func gathered(t *testing.T, c prometheus.Collector) (string, error) {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(c))
+	mfs, err := reg.Gather()
+	var sb strings.Builder
+	for _, mf := range mfs {
+		_, ferr := expfmt.MetricFamilyToText(&sb, mf)
+		require.NoError(t, ferr)
+	}
+	return sb.String(), err
+}
+
 // withoutClash returns om without its FirstClash, and the error's text
 // ("" if none), having checked that it wraps export.ErrNameClash.
 func withoutClash(t *testing.T, om promexport.Omitted) (promexport.Omitted, string) {
@@ -322,21 +337,14 @@ a_b_hist_count{host="a"} 2
 	// What a registry gathers of the Collector, written family by family
 	// in name order: the same text, and the two gauges refused with the
 	// same error.
-	reg := prometheus.NewPedanticRegistry()
-	require.NoError(t, reg.Register(c))
-	mfs, err := reg.Gather()
+	got, err := gathered(t, c)
 	var errs prometheus.MultiError
 	require.ErrorAs(t, err, &errs)
 	require.Len(t, errs, 2)
 	for _, err := range errs {
 		require.EqualError(t, err, clash)
 	}
-	sb.Reset()
-	for _, mf := range mfs {
-		_, err := expfmt.MetricFamilyToText(&sb, mf)
-		require.NoError(t, err)
-	}
-	require.Equal(t, want, sb.String())
+	require.Equal(t, want, got)
 }
 
 // TestTextNativeHistogramSamples: the text format writes a native
