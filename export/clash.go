@@ -173,16 +173,8 @@ func sameLabels(a, b []Label) bool {
 // labelSet writes labels as {name="value",...}, sorted by name, those of
 // empty value too.
 func labelSet(labels []Label) string {
-	labels = slices.SortedFunc(slices.Values(labels), labelOrder)
 	var b strings.Builder
-	b.WriteByte('{')
-	for i, l := range labels {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, "%s=%q", l.Name, l.Value)
-	}
-	b.WriteByte('}')
+	writeLabels(&b, labels, true)
 	return b.String()
 }
 
@@ -219,25 +211,31 @@ func templateOf(m, other *Metric) string {
 // name{label="value",...}, labels sorted by name, without those of empty
 // value (for Prometheus, {host=""} is {}).
 func seriesKey(name string, labels []Label) string {
+	var b strings.Builder
+	b.WriteString(name)
+	writeLabels(&b, labels, false)
+	return b.String()
+}
+
+// writeLabels writes labels to b as {name="value",...}, sorted by name,
+// those of empty value only if empty.
+func writeLabels(b *strings.Builder, labels []Label, empty bool) {
 	if !slices.IsSortedFunc(labels, labelOrder) {
 		labels = slices.SortedFunc(slices.Values(labels), labelOrder)
 	}
-	var b strings.Builder
-	b.WriteString(name)
 	b.WriteByte('{')
 	sep := false
 	for _, l := range labels {
-		if l.Value == "" {
+		if l.Value == "" && !empty {
 			continue
 		}
 		if sep {
 			b.WriteByte(',')
 		}
-		fmt.Fprintf(&b, "%s=%q", l.Name, l.Value)
+		fmt.Fprintf(b, "%s=%q", l.Name, l.Value)
 		sep = true
 	}
 	b.WriteByte('}')
-	return b.String()
 }
 
 func labelOrder(a, b Label) int { return strings.Compare(a.Name, b.Name) }
