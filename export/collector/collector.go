@@ -715,22 +715,15 @@ func (s *Server) Merged() []uint64 { return s.set.Merged() }
 // whose rotation's record fails is closed but held, not shipped, until
 // the log heals.
 func (s *Server) Rotate() Closed {
-	c, _ := s.rotate()
-	return c
-}
-
-// rotate is Rotate; false if no window was shipped because the log
-// failed.
-func (s *Server) rotate() (Closed, bool) {
 	if s.log == nil {
 		c, _ := s.closeWindow()
-		return s.ship(c), true
+		return s.ship(c)
 	}
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
 	if s.healLocked() != nil {
 		s.rotHeld.Inc()
-		return Closed{}, false
+		return Closed{}
 	}
 	var c Closed
 	saved := false
@@ -743,14 +736,14 @@ func (s *Server) rotate() (Closed, bool) {
 		if s.log.Failed() != nil {
 			s.rotHeld.Inc()
 		}
-		return Closed{}, false
+		return Closed{}
 	case err != nil: // closed, its record maybe not on disk: held
 		s.held, s.heldSaved = &c, saved
 		s.rotHeld.Inc()
-		return Closed{}, false
+		return Closed{}
 	}
 	_ = s.checkpoint() // logged and counted
-	return s.ship(c), true
+	return s.ship(c)
 }
 
 // closeWindow closes the current window and starts the next, and writes
